@@ -1,0 +1,107 @@
+"""Run directories and atomic file writes.
+
+A run directory (``runs/<system>-<verb>-<UTC timestamp>/`` unless ``--out`` is given) holds
+``config.json``, ``metrics.csv``, ``summary.json``, ``plots/``, ``media/`` and ``checkpoints/``.
+Every file is written to a temporary name in the same folder and renamed into place, so a crash
+mid-write leaves the previous version intact.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from animat.errors import RunDirError
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` via a temp file + fsync + rename; returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return str(obj)
+    if isinstance(obj, (tuple, set)):
+        return list(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
+    return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=_jsonable) + "\n")
+
+
+def atomic_write_csv(path: str | os.PathLike, rows: Iterable[Mapping[str, Any]], fields: list[str]) -> Path:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: row.get(k, "") for k in fields})
+    return atomic_write_text(path, buf.getvalue())
+
+
+def atomic_save_npz(path: str | os.PathLike, **arrays: np.ndarray) -> Path:
+    """Save arrays as an uncompressed ``.npz`` atomically."""
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return atomic_write_bytes(path, buf.getvalue())
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def utc_stamp() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def new_run_dir(system: str, verb: str, out: str | os.PathLike | None = None, root: str | os.PathLike = "runs") -> Path:
+    """Create a fresh run directory; never reuse one that already holds files.
+
+    ``out`` names the folder explicitly; it may exist only if empty. Without it the folder is
+    ``<root>/<system>-<verb>-<UTC timestamp>`` (with a numeric suffix if that exists already).
+    """
+    if out is not None:
+        path = Path(out)
+        if path.exists() and (not path.is_dir() or any(path.iterdir())):
+            raise RunDirError(f"output directory {str(path)!r} already exists and is not empty; choose another --out")
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    base = Path(root) / f"{system}-{verb}-{utc_stamp()}"
+    path, n = base, 1
+    while True:
+        try:
+            path.mkdir(parents=True, exist_ok=False)
+            return path
+        except FileExistsError:
+            n += 1
+            path = base.with_name(f"{base.name}-{n}")
