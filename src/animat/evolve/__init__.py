@@ -1,0 +1,1 @@
+"""Neuroevolution engine: vectorised MLPs, genomes, the genetic algorithm, checkpoints, evaluation."""
