@@ -1,0 +1,46 @@
+"""``animat <system> <verb>``: the command line. Thin: parse, call, report.
+
+Exit status: 0 ok, 2 bad input (one-line error), 1 internal failure, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from animat.errors import AnimatError
+from animat.fly.cli import app as fly_app
+
+app = typer.Typer(help="animat: simulate a body, evolve or learn how it moves.", no_args_is_help=True, add_completion=False)
+app.add_typer(fly_app, name="fly")
+
+err = Console(stderr=True)
+
+
+def main() -> None:
+    try:
+        app(standalone_mode=False)
+    except AnimatError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except Exception as exc:  # click's usage errors come through here in non-standalone mode
+        import click
+
+        if isinstance(exc, click.exceptions.Abort):
+            err.print("aborted")
+            sys.exit(130)
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(2)
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""A flapping fly whose wings a neural network drives, evolved to fly."""

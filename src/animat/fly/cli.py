@@ -1,0 +1,135 @@
+"""``animat fly train|replay``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from animat import runs
+from animat.errors import CheckpointError, ConfigError
+from animat.evolve.checkpoint import load_genome
+from animat.fly.model import FlyParams
+from animat.fly.train import TrainConfig, train
+
+app = typer.Typer(help="A flapping fly whose wings a neural network drives, evolved to fly.", no_args_is_help=True)
+console = Console()
+
+
+def _layers(text: Optional[str]) -> Optional[list[int]]:
+    if text is None:
+        return None
+    try:
+        return [int(x) for x in text.replace(",", " ").split()]
+    except ValueError:
+        raise ConfigError(f"--layers must be integers like '15,20,20,3', got {text!r}") from None
+
+
+def _print_summary(summary: dict, out: Path, keys: list[str]) -> None:
+    table = Table(show_header=False, box=None)
+    for k in keys:
+        if k in summary:
+            v = summary[k]
+            table.add_row(k, f"{v:.4g}" if isinstance(v, float) else str(v))
+    console.print(table)
+    console.print(f"results: [bold]{out}[/]")
+
+
+FLIGHT_KEYS = ["seconds", "final_height", "min_height_change_body_lengths", "mean_lateral_drift_body_lengths", "stroke_cycles", "stroke_cycles_per_3s", "crashed"]
+
+
+@app.command("train")
+def train_cmd(
+    generations: Optional[int] = typer.Option(None, "--generations", "-g", help="Number of generations."),
+    population: Optional[int] = typer.Option(None, "--population", "-p", help="Flies per generation."),
+    seconds: Optional[float] = typer.Option(None, "--seconds", "-s", help="Episode length (s)."),
+    fitness: Optional[str] = typer.Option(None, "--fitness", "-f", help="mean-height | final-height | lateral."),
+    layers: Optional[str] = typer.Option(None, "--layers", help="Network layers, e.g. '15,20,20,3'."),
+    control_ms: Optional[float] = typer.Option(None, "--control-ms", help="Control interval (ms)."),
+    asymmetric: Optional[bool] = typer.Option(None, "--asymmetric/--symmetric", help="Drive both wings (18 in, 6 out)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed."),
+    backend: Optional[str] = typer.Option(None, "--backend", help="local | ray."),
+    address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address (with --backend ray)."),
+    replay_seconds: Optional[float] = typer.Option(None, "--replay-seconds", help="Replay length of the best fly (s)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of training options."),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the interrupted run in this directory."),
+) -> None:
+    """Evolve flies; writes a run directory with metrics, plots, the best genome and its flight."""
+    options = dict(
+        generations=generations, population=population, seconds=seconds, fitness=fitness, layers=_layers(layers),
+        control_ms=control_ms, asymmetric=asymmetric, seed=seed, backend=backend, address=address, replay_seconds=replay_seconds,
+    )
+    if resume is not None:
+        if not (resume / "config.json").is_file():
+            raise CheckpointError(f"--resume {str(resume)!r}: no config.json there; is it a fly training run directory?")
+        if any(v is not None for k, v in options.items() if k not in ("backend", "address", "generations")) or config:
+            raise ConfigError("--resume continues a run with its own config; only --generations, --backend and --address may change")
+        stored = runs.read_json(resume / "config.json")
+        cfg = TrainConfig.build(None, **{**stored, **{k: v for k, v in options.items() if v is not None}})
+        run_dir = resume
+    else:
+        cfg = TrainConfig.build(config, **options)
+        run_dir = runs.new_run_dir("fly", "train", out)
+    console.print(f"fly train: {cfg.population} flies × {cfg.generations} generations × {cfg.seconds:g} s, fitness {cfg.fitness}, run dir {run_dir}")
+    start = time.perf_counter()
+    columns = [
+        TextColumn("gen"), MofNCompleteColumn(), BarColumn(),
+        TextColumn("best {task.fields[best]}  mean {task.fields[mean]}  crashes {task.fields[crashes]}"),
+        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+    ]
+    with Progress(*columns, console=console, transient=False) as progress:
+        task = progress.add_task("train", total=cfg.generations, best="-", mean="-", crashes="-")
+
+        def on_generation(row: dict) -> None:
+            fmt = lambda v: "nan" if v is None else f"{float(v):.3f}"
+            progress.update(task, completed=int(row["generation"]) + 1, best=fmt(row["best"]), mean=fmt(row["mean"]), crashes=row["crashes"])
+
+        try:
+            summary = train(cfg, run_dir, resume=resume is not None, on_generation=on_generation)
+        except KeyboardInterrupt:
+            console.print(f"interrupted; continue with: animat fly train --resume {run_dir}")
+            raise
+    console.print(f"trained in {time.perf_counter() - start:.1f} s")
+    _print_summary(summary, run_dir, ["best_fitness", "generations", "total_crashes", "mean_seconds_per_generation"] + [f"replay_{k}" for k in FLIGHT_KEYS] + [k for k in summary if k.startswith("replay_check_")])
+
+
+def _load_for_replay(source: Path):
+    """A run directory (best_genome + config.json) or a genome file (.npz/.json saved by animat)."""
+    if source.is_dir():
+        genome_file = source / "best_genome.npz"
+        if not genome_file.exists():
+            raise CheckpointError(f"{str(source)!r} holds no best_genome.npz; is it a fly training run directory?")
+        params = TrainConfig.build(None, **runs.read_json(source / "config.json")).fly_params()
+        saved = load_genome(genome_file)
+        return params, saved.genome
+    if not source.exists():
+        raise CheckpointError(f"{str(source)!r} does not exist; give a run directory or a best_genome.npz")
+    saved = load_genome(source)
+    params = FlyParams.from_dict(saved.extra.get("fly", {}))
+    return params, saved.genome
+
+
+@app.command("replay")
+def replay_cmd(
+    source: Path = typer.Argument(..., help="Run directory or genome file (.npz)."),
+    seconds: float = typer.Option(30.0, "--seconds", "-s", help="Simulated time (s)."),
+    anim_seconds: float = typer.Option(6.0, "--anim-seconds", help="Seconds of flight in the animation."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
+) -> None:
+    """Re-simulate a saved genome for any duration: trajectory.npz, plots, animation, summary.json."""
+    from animat.fly.replay import write_replay
+
+    if not seconds > 0 or not anim_seconds > 0:
+        raise ConfigError(f"--seconds and --anim-seconds must be > 0, got {seconds} and {anim_seconds}")
+    params, genome = _load_for_replay(source)
+    run_dir = runs.new_run_dir("fly", "replay", out)
+    summary = write_replay(params, genome, seconds, run_dir, anim_seconds=anim_seconds, title=f"replay of {source.name}")
+    summary["source"] = str(source)
+    runs.atomic_write_json(run_dir / "summary.json", summary)
+    _print_summary(summary, run_dir, FLIGHT_KEYS + [k for k in summary if k.startswith("check_")])

@@ -1,0 +1,144 @@
+"""Fly parameters (the "paper" preset) and body geometry.
+
+The preset keeps the original 2022 project's simulation units and constants: body 2 × 4 × 1
+units (x = width, y = length, forward; z = height, up), mass 5, triangular wings with legs 3
+(span) and 2 (root chord) hinged at the body's sides, air density 0.1225, drag coefficient 1.28,
+g = 9.81, wing limits flap ±π/3, feathering ±0.4, sweep ±0.2 rad. What changed to make it
+physically sound is listed in :mod:`animat.fly.physics`.
+
+Wing angles are ordered ``(flap, feather, sweep)``:
+- flap: rotation about the body's long axis at the hinge, positive = tip up;
+- feather: rotation about the wing's span (leading-edge) axis, positive = leading edge up;
+- sweep: rotation about the body's vertical axis at the hinge, positive = tip forward (+y).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields, replace
+
+import numpy as np
+
+from animat.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class FlyParams:
+    """Physical and numerical parameters of one fly (hashable: passed to jit as a static argument).
+
+    Units: the preset's simulation units (length u, mass m, time s). Angles in rad.
+    """
+
+    body_size: tuple[float, float, float] = (2.0, 4.0, 1.0)  # (width x, length y, height z), u
+    mass: float = 5.0
+    wing_span: float = 3.0  # leg of the triangle along the span (outwards), u
+    wing_chord: float = 2.0  # leg of the triangle along the body (backwards from the hinge), u
+    # Right-wing hinge in the body frame (left wing: mirrored in x). y = 0.4 puts the centre of
+    # pressure of a flat flapping wing (area weighted by r^2) over the centre of mass.
+    hinge: tuple[float, float, float] = (1.0, 0.4, 0.0)
+    rho: float = 0.1225  # air density
+    cd_wing: float = 1.28  # flat-plate drag coefficient
+    cd_body: float = 1.28
+    gravity: float = 9.81
+    angle_limits: tuple[float, float, float] = (math.pi / 3, 0.4, 0.2)  # ± (flap, feather, sweep), rad
+    # Angular-speed limits (rad/s). 30 rad/s flap lets a fast-down/slow-up feathering stroke lift
+    # ~1.5× the weight (test_physics.test_feathering_stroke_lifts); the original had none.
+    speed_limits: tuple[float, float, float] = (30.0, 20.0, 10.0)
+    dt: float = 0.001  # physics step, s
+    control_dt: float = 0.01  # the network sets new wing targets this often, s
+    wing_elements: int = 2  # each wing is split into wing_elements² sub-triangles for the air force
+    max_speed: float = 1.0e3  # |v| above this (u/s) is a crash (runaway)
+    max_angular_speed: float = 1.0e3  # |omega| above this (rad/s) is a crash
+    asymmetric: bool = False  # True: the network drives both wings (18 inputs, 6 outputs)
+
+    def __post_init__(self):
+        if self.dt <= 0 or self.control_dt <= 0:
+            raise ConfigError(f"dt and control_dt must be > 0 s, got dt={self.dt}, control_dt={self.control_dt}")
+        ratio = self.control_dt / self.dt
+        if abs(ratio - round(ratio)) > 1e-6 or round(ratio) < 1:
+            raise ConfigError(f"control_dt ({self.control_dt} s) must be a whole multiple of dt ({self.dt} s)")
+        if self.mass <= 0 or min(self.body_size) <= 0 or self.wing_span <= 0 or self.wing_chord <= 0:
+            raise ConfigError("mass, body_size, wing_span and wing_chord must be > 0")
+        if self.rho < 0 or self.cd_wing < 0 or self.cd_body < 0:
+            raise ConfigError("rho, cd_wing and cd_body must be >= 0")
+        if min(self.angle_limits) < 0 or min(self.speed_limits) <= 0:
+            raise ConfigError("angle_limits must be >= 0 and speed_limits > 0 rad/s")
+
+    @property
+    def steps_per_control(self) -> int:
+        return int(round(self.control_dt / self.dt))
+
+    @property
+    def body_length(self) -> float:
+        return float(max(self.body_size))
+
+    @property
+    def n_inputs(self) -> int:
+        """Observation size: position, orientation, velocity, angular velocity (3 each) + wing angles."""
+        return 12 + (6 if self.asymmetric else 3)
+
+    @property
+    def n_outputs(self) -> int:
+        return 6 if self.asymmetric else 3
+
+    def inertia(self) -> np.ndarray:
+        """Principal moments of the solid cuboid about its centre, ``(3,)``: m (b² + c²) / 12, ..."""
+        a, b, c = self.body_size
+        return self.mass / 12.0 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "FlyParams":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ConfigError(f"unknown fly parameter(s) {unknown}; expected some of {sorted(known)}")
+        cleaned = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+        return cls(**cleaned)
+
+    def with_(self, **changes) -> "FlyParams":
+        return replace(self, **changes)
+
+
+PRESETS = {"paper": FlyParams()}
+
+
+def box_corners(size) -> np.ndarray:
+    """The 8 corners ``(8, 3)`` of a box centred at 0, index = 4*ix + 2*iy + iz (0 = minus side)."""
+    half = np.asarray(size, dtype=np.float32) / 2.0
+    signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=np.float32)
+    return signs * half
+
+
+def wing_triangle(params: FlyParams) -> np.ndarray:
+    """Right wing's 3 points in its own frame (origin at the hinge): hinge, tip, root trailing edge."""
+    return np.array([[0.0, 0.0, 0.0], [params.wing_span, 0.0, 0.0], [0.0, -params.wing_chord, 0.0]], dtype=np.float32)
+
+
+def wing_elements(params: FlyParams) -> tuple[np.ndarray, np.ndarray]:
+    """Quadrature points ``(K, 3)`` (wing frame) and their areas ``(K,)`` for integrating air forces.
+
+    The wing is split into ``wing_elements²`` equal sub-triangles, each integrated with the
+    edge-midpoint rule (3 points, weight area/3 each), which is exact for quadratics — the flat-plate
+    force ``(n·v)²`` is quadratic over a rigid flat wing while ``n·v`` keeps its sign. Shared
+    midpoints are merged (``3 n (n + 1) / 2`` points).
+    """
+    n = params.wing_elements
+    p0, p1, p2 = wing_triangle(params).astype(np.float64)
+    grid = lambda i, j: p0 + (i / n) * (p1 - p0) + (j / n) * (p2 - p0)
+    tris = []
+    for i in range(n):
+        for j in range(n - i):
+            tris.append((grid(i, j), grid(i + 1, j), grid(i, j + 1)))
+            if i + j < n - 1:
+                tris.append((grid(i + 1, j), grid(i + 1, j + 1), grid(i, j + 1)))
+    area = 0.5 * params.wing_span * params.wing_chord / (n * n)
+    weights: dict[tuple, float] = {}
+    for a, b, c in tris:
+        for m in ((a + b) / 2, (b + c) / 2, (a + c) / 2):
+            key = tuple(np.round(m, 9))
+            weights[key] = weights.get(key, 0.0) + area / 3.0
+    pts = np.array(list(weights), dtype=np.float32)
+    return pts, np.array(list(weights.values()), dtype=np.float32)

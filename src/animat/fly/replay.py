@@ -1,0 +1,79 @@
+"""Re-simulate one genome and write its trajectory, plots, animation and summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from animat import runs
+from animat.errors import ConfigError
+from animat.evolve.genome import Genome
+from animat.fly.analysis import acceptance, flight_summary
+from animat.fly.geometry import fly_points_world
+from animat.fly.model import FlyParams
+from animat.fly.rollout import Trajectory, simulate_population
+from animat.viz import plots
+from animat.viz.animate import animate_body, box_faces
+
+ANIMATION_FPS = 25
+
+
+def check_genome(params: FlyParams, genome: Genome) -> None:
+    """The network must read the fly's observation and drive its wings."""
+    if genome.layers[0] != params.n_inputs or genome.layers[-1] != params.n_outputs:
+        raise ConfigError(
+            f"network layers {list(genome.layers)} do not fit the fly: it needs {params.n_inputs} inputs and "
+            f"{params.n_outputs} outputs ({'asymmetric' if params.asymmetric else 'symmetric'} wings)"
+        )
+
+
+def fly_genome(params: FlyParams, genome: Genome, seconds: float) -> tuple[np.ndarray, Trajectory]:
+    """Simulate one genome for ``seconds``; returns times ``(T,)`` s and its Trajectory (arrays ``(T, ...)``)."""
+    if not seconds > 0:
+        raise ConfigError(f"--seconds must be > 0, got {seconds}")
+    check_genome(params, genome)
+    nets = {k: v[None] for k, v in genome.params.items()}
+    traj = simulate_population(params, nets, genome.activations, seconds)
+    traj = Trajectory(*(x[0] for x in traj))
+    t = params.control_dt * np.arange(1, traj.pos.shape[0] + 1)
+    return t, traj
+
+
+def animation_frames(params: FlyParams, traj: Trajectory, t: np.ndarray, seconds: float, fps: int = ANIMATION_FPS):
+    """Polygons per frame for the first ``seconds`` s at ``fps`` frames per simulated second."""
+    stride = max(1, int(round(1.0 / (fps * params.control_dt))))
+    idx = np.arange(0, min(len(t), int(round(seconds / params.control_dt))), stride)
+    body, wings = fly_points_world(params, traj.pos[idx], traj.quat[idx], traj.wing[idx])
+    frames = []
+    for b, w in zip(body, wings):
+        polys = [{"vertices": f, "color": "tab:brown", "alpha": 0.9} for f in box_faces(b)]
+        polys += [{"vertices": tri, "color": "tab:cyan", "alpha": 0.6} for tri in w]
+        frames.append(polys)
+    return frames, idx
+
+
+def write_replay(params: FlyParams, genome: Genome, seconds: float, out: Path, *, anim_seconds: float = 6.0, title: str = "fly") -> dict:
+    """Fly ``genome`` for ``seconds`` and write into ``out``: ``trajectory.npz``, ``plots/height.png``,
+    ``plots/topview.png``, ``plots/wings.png``, ``media/flight.gif``. Returns the flight summary."""
+    out = Path(out)
+    t, traj = fly_genome(params, genome, seconds)
+    L = params.body_length
+    runs.atomic_save_npz(
+        out / "trajectory.npz",
+        t=t.astype(np.float32),
+        position=traj.pos,
+        quaternion=traj.quat,
+        wing_angles=traj.wing.reshape(len(t), -1),
+        crashed=traj.crashed,
+    )
+    summary = flight_summary(params, t, traj.pos, traj.wing, traj.crashed)
+    summary.update({f"check_{k}": v for k, v in acceptance(summary).items()})
+    plots.height_plot(t, traj.pos[:, 2], out / "plots" / "height.png", start=0.0, floor=-2 * L, body_length=L, title=f"{title}: height")
+    plots.topview_plot(traj.pos[:, 0], traj.pos[:, 1], out / "plots" / "topview.png", body_length=L, title=f"{title}: top view")
+    n = min(len(t), int(round(3.0 / params.control_dt)))
+    names = ("flap", "feather", "sweep")
+    plots.series_plot(t[:n], {f"right {a}": traj.wing[:n, 0, i] for i, a in enumerate(names)}, out / "plots" / "wings.png", ylabel="angle (rad)", title=f"{title}: wing angles (first 3 s)")
+    frames, idx = animation_frames(params, traj, t, min(anim_seconds, seconds))
+    animate_body(frames, out / "media" / "flight.gif", fps=ANIMATION_FPS, trail=traj.pos[idx], times=t[idx], title=title)
+    return summary

@@ -1,0 +1,66 @@
+"""Fitness functions of the fly (maximised) and the batched fitness object the engine calls.
+
+All heights are in simulation units relative to the start (z up). A crashed fly gets NaN, which the
+engine ranks worst and counts as a crash.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from animat.errors import ConfigError
+from animat.fly.model import FlyParams
+from animat.fly.rollout import Trajectory, simulate_population
+
+
+def mean_height(pos: np.ndarray) -> np.ndarray:
+    """Mean height over the episode. ``pos (..., T, 3)`` -> ``(...)``."""
+    return pos[..., :, 2].mean(axis=-1)
+
+
+def final_height(pos: np.ndarray) -> np.ndarray:
+    """Height at the end of the episode."""
+    return pos[..., -1, 2]
+
+
+def lateral(pos: np.ndarray) -> np.ndarray:
+    """Final height − (mean |x| + mean |y|) / 5: climb while staying over the start point."""
+    drift = np.abs(pos[..., :, 0]).mean(axis=-1) + np.abs(pos[..., :, 1]).mean(axis=-1)
+    return pos[..., -1, 2] - drift / 5.0
+
+
+FITNESS = {"mean-height": mean_height, "final-height": final_height, "lateral": lateral}
+
+
+def fitness_function(name: str):
+    try:
+        return FITNESS[name]
+    except KeyError:
+        raise ConfigError(f"unknown fitness {name!r}; expected one of {sorted(FITNESS)}") from None
+
+
+def score(traj: Trajectory, name: str) -> np.ndarray:
+    """Fitness per fly from a trajectory with arrays ``(P, T, ...)``; NaN where the fly crashed."""
+    values = fitness_function(name)(traj.pos).astype(np.float64)
+    return np.where(traj.crashed[:, -1], np.nan, values)
+
+
+@dataclass(frozen=True)
+class FlyFitness:
+    """Batched fitness for the engine: stacked network tree -> fitness ``(P,)``. Picklable (for Ray):
+    the jitted rollout is rebuilt (and cached) in whichever process calls it."""
+
+    params: FlyParams
+    seconds: float
+    name: str
+    activations: tuple[str, ...]
+
+    def __post_init__(self):
+        fitness_function(self.name)
+        if not self.seconds > 0:
+            raise ConfigError(f"episode length must be > 0 s, got {self.seconds}")
+
+    def __call__(self, nets) -> np.ndarray:
+        return score(simulate_population(self.params, nets, self.activations, self.seconds), self.name)

@@ -1,0 +1,166 @@
+"""Glue between the fly and the engine: configuration, the training run, its run directory."""
+
+from __future__ import annotations
+
+import math
+import time
+import tomllib
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from animat import runs
+from animat.errors import ConfigError, RunDirError
+from animat.evolve.checkpoint import export_pickle, save_genome
+from animat.evolve.evaluate import make_evaluator
+from animat.evolve.population import METRIC_FIELDS, Population
+from animat.fly.model import FlyParams
+from animat.fly.replay import check_genome, write_replay
+from animat.fly.tasks import FlyFitness, fitness_function
+from animat.viz import plots
+
+
+@dataclass
+class TrainConfig:
+    """Everything that defines a training run (resolved: defaults < config file < command line)."""
+
+    generations: int = 100
+    population: int = 200
+    seconds: float = 3.0  # episode length, s
+    fitness: str = "lateral"
+    layers: list[int] = field(default_factory=lambda: [15, 20, 20, 3])
+    activations: str = "tanh"
+    control_ms: float = 10.0
+    asymmetric: bool = False
+    seed: int = 0
+    init_std: float = 1.0
+    crossover_prob: float = 0.5
+    mutation_rate: float = 0.05
+    mutation: str = "normal"
+    mutation_std: float | None = None
+    pool_frac: float = 0.1
+    elite_frac: float = 0.05
+    fitness_threshold: float | None = None
+    delta_fitness: float | None = None
+    save_every: int = 1
+    backend: str = "local"
+    address: str | None = None
+    replay_seconds: float = 30.0
+    anim_seconds: float = 6.0
+    fly: dict = field(default_factory=dict)  # FlyParams overrides, e.g. {"speed_limits": [30, 20, 10]}
+
+    def fly_params(self) -> FlyParams:
+        base = FlyParams.from_dict(self.fly)
+        return base.with_(control_dt=self.control_ms / 1000.0, asymmetric=self.asymmetric)
+
+    def validate(self) -> "TrainConfig":
+        fitness_function(self.fitness)
+        for name in ("generations", "population"):
+            if int(getattr(self, name)) < 1:
+                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("seconds", "control_ms", "replay_seconds", "anim_seconds", "init_std"):
+            if not float(getattr(self, name)) > 0:
+                raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
+        if self.population < 4:
+            raise ConfigError(f"population must be >= 4 (elites and a mating pool), got {self.population}")
+        if self.backend not in ("local", "ray"):
+            raise ConfigError(f"unknown backend {self.backend!r}; expected 'local' or 'ray'")
+        params = self.fly_params()
+        if self.layers[0] != params.n_inputs or self.layers[-1] != params.n_outputs:
+            raise ConfigError(
+                f"network layers {self.layers} do not fit the fly: first layer must be {params.n_inputs} "
+                f"(observation size) and last {params.n_outputs} (wing angles){' with --asymmetric' if self.asymmetric else ''}"
+            )
+        return self
+
+    @classmethod
+    def build(cls, file: str | Path | None = None, **overrides: Any) -> "TrainConfig":
+        values: dict[str, Any] = {}
+        if file is not None:
+            values.update(load_toml(file))
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ConfigError(f"unknown training option(s) {unknown} in {file or 'options'}; expected some of {sorted(known)}")
+        cfg = cls(**values)
+        cfg.layers = [int(n) for n in cfg.layers]
+        return cfg.validate()
+
+
+def load_toml(path: str | Path) -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file {str(path)!r} not found")
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {str(path)!r} is not valid TOML: {exc}") from None
+
+
+def output_names(cfg: TrainConfig) -> list[str]:
+    names = ["flap", "feather", "sweep"]
+    return [f"{side} {n}" for side in ("right", "left") for n in names] if cfg.asymmetric else names
+
+
+def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: Callable[[dict], Any] | None = None) -> dict:
+    """Evolve flies per ``cfg`` into run directory ``out`` (already created, or the one being resumed).
+
+    Writes ``config.json``, ``metrics.csv`` (per generation), ``checkpoints/`` (resumable),
+    ``best_genome.npz/.json`` (+ ``best_genome.pkl`` export), ``plots/fitness.png``, and a replay
+    of the best fly (see :func:`animat.fly.replay.write_replay`); returns ``summary.json``'s content.
+    """
+    params = cfg.fly_params()
+    ckpt = out / "checkpoints"
+    if resume:
+        pop = Population.resume(ckpt)
+        if pop.generation >= cfg.generations:
+            raise RunDirError(f"run {str(out)!r} already finished its {cfg.generations} generations; nothing to resume")
+    else:
+        runs.atomic_write_json(out / "config.json", asdict(cfg))
+        pop = Population(cfg.population, cfg.layers, cfg.activations, cfg.init_std, cfg.seed)
+    fitness = FlyFitness(params, float(cfg.seconds), cfg.fitness, pop.activations)
+    history = list(pop.history)
+
+    def record(row: dict) -> None:
+        history.append(row)
+        runs.atomic_write_csv(out / "metrics.csv", history, METRIC_FIELDS)
+        if on_generation is not None:
+            on_generation(row)
+
+    evaluator = make_evaluator(fitness, pop.layers, pop.activations, True, backend=cfg.backend, address=cfg.address)
+    t0 = time.perf_counter()
+    try:
+        result = pop.run(
+            fitness, cfg.generations, batched=True, crossover_prob=cfg.crossover_prob, mutation_rate=cfg.mutation_rate,
+            mutation=cfg.mutation, mutation_std=cfg.mutation_std, pool_frac=cfg.pool_frac, elite_frac=cfg.elite_frac,
+            output_names=output_names(cfg), fitness_threshold=cfg.fitness_threshold, delta_fitness=cfg.delta_fitness,
+            save_every=cfg.save_every, out_dir=ckpt, evaluator=evaluator, on_generation=record,
+        )
+    finally:
+        evaluator.close()
+    train_seconds = time.perf_counter() - t0
+    best = result.best_genome
+    check_genome(params, best)
+    extra = {"fly": params.to_dict(), "fitness": cfg.fitness, "seconds": cfg.seconds}
+    save_genome(out / "best_genome.npz", best, result.best_fitness, extra)
+    export_pickle(best, out / "best_genome.pkl")
+    plots.fitness_plot(result.history, out / "plots" / "fitness.png", title=f"fly, {cfg.fitness} fitness")
+    flight = write_replay(params, best, cfg.replay_seconds, out, anim_seconds=cfg.anim_seconds, title=f"best fly ({cfg.fitness})")
+    last = result.history[-1]
+    summary = {
+        "generations": int(result.generation),
+        "population": cfg.population,
+        "fitness": cfg.fitness,
+        "best_fitness": float(result.best_fitness),
+        "last_generation_mean_fitness": float(last["mean"]) if last["mean"] is not None else math.nan,
+        "total_crashes": int(sum(int(r["crashes"]) for r in result.history)),
+        "train_seconds_this_session": round(train_seconds, 3),
+        "mean_seconds_per_generation": float(np.mean([float(r["seconds"]) for r in result.history])),
+        **{f"replay_{k}": v for k, v in flight.items()},
+    }
+    runs.atomic_write_json(out / "summary.json", summary)
+    return summary

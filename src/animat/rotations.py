@@ -1,0 +1,87 @@
+"""Rotations in JAX: unit quaternions (w, x, y, z), rotation matrices, axis rotations.
+
+Orientation is integrated as a unit quaternion with the exponential map (never by integrating
+Euler-angle rates); Euler angles appear only as an observation.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+
+def quat_mul(a, b):
+    """Hamilton product ``a ⊗ b`` of quaternions ``(..., 4)`` (w first)."""
+    aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
+    bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
+    return jnp.stack(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ],
+        axis=-1,
+    )
+
+
+def quat_to_mat(q):
+    """Rotation matrix ``(..., 3, 3)`` of unit quaternion ``q (..., 4)``: world = R @ body."""
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    return jnp.stack(
+        [
+            jnp.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            jnp.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            jnp.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        axis=-2,
+    )
+
+
+def quat_exp(rotvec):
+    """Quaternion of the rotation by vector ``rotvec (..., 3)`` (axis × angle, rad); exact, safe at 0."""
+    angle = jnp.linalg.norm(rotvec, axis=-1, keepdims=True)
+    half = 0.5 * angle
+    # sin(half)/angle with its Taylor series near 0 (avoids 0/0 in value and gradient).
+    small = angle < 1e-4
+    safe = jnp.where(small, 1.0, angle)
+    k = jnp.where(small, 0.5 - angle**2 / 48.0, jnp.sin(half) / safe)
+    return jnp.concatenate([jnp.cos(half), k * rotvec], axis=-1)
+
+
+def integrate_quat(q, omega_body, dt):
+    """Advance orientation ``q`` by body-frame angular velocity ``omega_body`` (rad/s) over ``dt`` s."""
+    q = quat_mul(q, quat_exp(omega_body * dt))
+    return q / jnp.linalg.norm(q, axis=-1, keepdims=True)
+
+
+def euler_xyz(q):
+    """Angles (about x, about y, about z) in rad, ZYX convention, of quaternion ``q (..., 4)``."""
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    ax = jnp.arctan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
+    ay = jnp.arcsin(jnp.clip(2 * (w * y - z * x), -1.0, 1.0))
+    az = jnp.arctan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    return jnp.stack([ax, ay, az], axis=-1)
+
+
+def rot_x(a):
+    c, s = jnp.cos(a), jnp.sin(a)
+    o, z = jnp.ones_like(a), jnp.zeros_like(a)
+    return jnp.stack([jnp.stack([o, z, z], -1), jnp.stack([z, c, -s], -1), jnp.stack([z, s, c], -1)], -2)
+
+
+def rot_y(a):
+    c, s = jnp.cos(a), jnp.sin(a)
+    o, z = jnp.ones_like(a), jnp.zeros_like(a)
+    return jnp.stack([jnp.stack([c, z, s], -1), jnp.stack([z, o, z], -1), jnp.stack([-s, z, c], -1)], -2)
+
+
+def rot_z(a):
+    c, s = jnp.cos(a), jnp.sin(a)
+    o, z = jnp.ones_like(a), jnp.zeros_like(a)
+    return jnp.stack([jnp.stack([c, -s, z], -1), jnp.stack([s, c, z], -1), jnp.stack([z, z, o], -1)], -2)
+
+
+def homogeneous(R, t):
+    """4×4 homogeneous matrix ``M = T × R`` from rotation ``R (3,3)`` and translation ``t (3,)``."""
+    top = jnp.concatenate([R, t[:, None]], axis=1)
+    return jnp.concatenate([top, jnp.array([[0.0, 0.0, 0.0, 1.0]], dtype=R.dtype)], axis=0)

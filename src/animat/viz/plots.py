@@ -1,0 +1,194 @@
+"""Static plots (PNG) for run directories: fitness curves, height, top view, time series.
+
+Every function renders with matplotlib's Agg backend (no display needed), writes the PNG
+atomically (render to memory, then :func:`animat.runs.atomic_write_bytes`) and returns the path.
+Physics-agnostic: inputs are plain arrays and dicts.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")  # never need a display
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from animat.errors import AnimatError  # noqa: E402
+from animat.runs import atomic_write_bytes  # noqa: E402
+
+
+class VizError(AnimatError, ValueError):
+    """Bad input to a plot or animation (mismatched lengths, unknown file type, ...)."""
+
+__all__ = ["VizError", "fitness_plot", "height_plot", "topview_plot", "series_plot", "save_figure"]
+
+_FIGSIZE = (7.0, 4.2)
+_DPI = 100
+
+
+def save_figure(fig: "matplotlib.figure.Figure", path: str | os.PathLike, *, dpi: int = _DPI) -> Path:
+    """Render ``fig`` to PNG bytes, write them atomically to ``path``, close the figure."""
+    buf = io.BytesIO()
+    try:
+        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    finally:
+        plt.close(fig)
+    return atomic_write_bytes(path, buf.getvalue())
+
+
+def _col(rows: Sequence[Mapping[str, Any]], key: str) -> np.ndarray:
+    """Column ``key`` as float64; missing, None or non-numeric entries become NaN."""
+    out = np.full(len(rows), np.nan)
+    for i, r in enumerate(rows):
+        v = r.get(key)
+        if v is None or v == "":
+            continue
+        try:
+            out[i] = float(v)
+        except (TypeError, ValueError):
+            pass
+    return out
+
+
+def fitness_plot(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike, title: str = "Fitness") -> Path:
+    """Best and mean fitness per generation (median dashed if present), saved as PNG.
+
+    rows: one dict per generation with ``generation``, ``best``, ``mean`` and optionally
+    ``median`` and ``crashes`` (values may be strings, as read back from ``metrics.csv``).
+    Non-finite values (NaN, inf from crashed individuals) are skipped; the lines join the
+    finite points on either side. ``crashes`` (if any are non-zero) are grey bars on a right axis.
+    """
+    rows = list(rows)
+    fig, ax = plt.subplots(figsize=_FIGSIZE)
+    if not rows:
+        ax.text(0.5, 0.5, "no generations", ha="center", va="center", transform=ax.transAxes)
+    else:
+        gen = _col(rows, "generation")
+        if np.all(np.isnan(gen)):
+            gen = np.arange(len(rows), dtype=float)
+        best, mean, median = _col(rows, "best"), _col(rows, "mean"), _col(rows, "median")
+        for arr in (best, mean, median):
+            arr[~np.isfinite(arr)] = np.nan
+        marker = "o" if len(rows) == 1 else None
+        for arr, style, colour, lw, name in (
+            (best, "-", "C0", 2.0, "best"),
+            (mean, "-", "C1", 1.5, "mean"),
+            (median, "--", "C2", 1.2, "median"),
+        ):
+            ok = np.isfinite(arr) & np.isfinite(gen)  # skip NaN generations, keep the line joined
+            if ok.any():
+                ax.plot(gen[ok], arr[ok], style, color=colour, lw=lw, label=name, marker=marker)
+        crashes = _col(rows, "crashes")
+        if np.nansum(crashes) > 0:
+            ax2 = ax.twinx()
+            ax2.bar(gen, np.nan_to_num(crashes), color="0.6", alpha=0.3, width=0.8, label="crashes")
+            ax2.set_ylabel("crashes", color="0.4")
+            ax2.yaxis.get_major_locator().set_params(integer=True)
+            ax2.tick_params(axis="y", colors="0.4")
+            ax.set_zorder(ax2.get_zorder() + 1)
+            ax.patch.set_visible(False)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="best", frameon=False)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_xlabel("generation")
+    ax.set_ylabel("fitness")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    return save_figure(fig, path)
+
+
+def height_plot(
+    t: Sequence[float] | np.ndarray,
+    z: Sequence[float] | np.ndarray,
+    path: str | os.PathLike,
+    *,
+    start: float | None = None,
+    floor: float | None = None,
+    body_length: float | None = None,
+    title: str = "Height",
+) -> Path:
+    """Height ``z`` (m) against time ``t`` (s), with optional labelled lines for the start
+    height and a floor (e.g. start − 2 body lengths). With ``body_length`` a right-hand axis
+    shows the height change in body lengths relative to ``start`` (or z[0])."""
+    t, z = np.asarray(t, float).ravel(), np.asarray(z, float).ravel()
+    _check_same_len(t, z, "t", "z")
+    fig, ax = plt.subplots(figsize=_FIGSIZE)
+    ax.plot(t, z, color="C0", lw=1.8, label="height")
+    if start is not None:
+        ax.axhline(start, color="C2", ls="--", lw=1, label=f"start ({start:.3g} m)")
+    if floor is not None:
+        ax.axhline(floor, color="C3", ls=":", lw=1.2, label=f"floor ({floor:.3g} m)")
+    if body_length is not None and body_length > 0:
+        ref = float(start) if start is not None else (float(z[0]) if z.size else 0.0)
+        sec = ax.secondary_yaxis("right", functions=(lambda h: (h - ref) / body_length, lambda b: b * body_length + ref))
+        sec.set_ylabel("Δ height (body lengths)")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("height z (m)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", frameon=False)
+    return save_figure(fig, path)
+
+
+def topview_plot(
+    x: Sequence[float] | np.ndarray,
+    y: Sequence[float] | np.ndarray,
+    path: str | os.PathLike,
+    *,
+    body_length: float | None = None,
+    title: str = "Top view",
+) -> Path:
+    """Trajectory seen from above (x against y, equal aspect), start and end marked.
+    With ``body_length`` the axes are in body lengths instead of metres."""
+    x, y = np.asarray(x, float).ravel(), np.asarray(y, float).ravel()
+    _check_same_len(x, y, "x", "y")
+    unit = "m"
+    if body_length is not None and body_length > 0:
+        x, y, unit = x / body_length, y / body_length, "body lengths"
+    fig, ax = plt.subplots(figsize=(5.5, 5.5))
+    ax.plot(x, y, color="C0", lw=1.5)
+    if x.size:
+        ax.plot(x[0], y[0], "o", color="C2", ms=8, label="start")
+        ax.plot(x[-1], y[-1], "s", color="C3", ms=8, label="end")
+        ax.legend(loc="best", frameon=False)
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_xlabel(f"x ({unit})")
+    ax.set_ylabel(f"y ({unit})")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    return save_figure(fig, path)
+
+
+def series_plot(
+    t: Sequence[float] | np.ndarray,
+    series: Mapping[str, Sequence[float] | np.ndarray],
+    path: str | os.PathLike,
+    *,
+    ylabel: str = "",
+    title: str = "",
+) -> Path:
+    """Several named lines against time ``t`` (s), e.g. wing angles; one legend entry each."""
+    t = np.asarray(t, float).ravel()
+    fig, ax = plt.subplots(figsize=_FIGSIZE)
+    for name, values in series.items():
+        v = np.asarray(values, float).ravel()
+        _check_same_len(t, v, "t", repr(name))
+        ax.plot(t, v, lw=1.4, label=str(name))
+    if series:
+        ax.legend(loc="best", frameon=False, ncol=1 if len(series) <= 4 else 2)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    return save_figure(fig, path)
+
+
+def _check_same_len(a: np.ndarray, b: np.ndarray, na: str, nb: str) -> None:
+    if a.shape[0] != b.shape[0]:
+        raise VizError(f"{na} and {nb} must have the same length, got {a.shape[0]} and {b.shape[0]}")
+

@@ -1,0 +1,143 @@
+"""Plots write readable PNGs; animations write GIFs with one frame per input frame."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from animat.errors import AnimatError
+from animat.viz import (
+    VizError,
+    animate_body,
+    box_faces,
+    fitness_plot,
+    height_plot,
+    series_plot,
+    topview_plot,
+)
+
+CORNERS = np.array(list(itertools.product((-1.0, 1.0), repeat=3))) * np.array([0.5, 0.2, 0.1])
+
+
+def _png_ok(path):
+    assert path.exists() and path.stat().st_size > 0
+    with Image.open(path) as im:
+        assert im.format == "PNG"
+        assert im.size[0] > 0 and im.size[1] > 0
+
+
+def _body_frames(n, move=True):
+    """A box with two wing triangles, translating and rotating about z when ``move``."""
+    frames, trail = [], []
+    for i in range(n):
+        a = 0.4 * i if move else 0.0
+        R = np.array([[np.cos(a), -np.sin(a), 0], [np.sin(a), np.cos(a), 0], [0, 0, 1]])
+        c = np.array([0.3 * i, 0.0, 2.0 - 0.1 * i]) if move else np.zeros(3)
+        polys = [{"vertices": f, "color": "tab:blue", "alpha": 0.9} for f in box_faces(CORNERS @ R.T + c)]
+        for s in (1, -1):
+            tri = np.array([[0.2, 0.2 * s, 0.1], [-0.2, 0.2 * s, 0.1], [0.0, 0.9 * s, 0.1]]) @ R.T + c
+            polys.append({"vertices": tri, "color": "tab:orange", "alpha": 0.7})
+        frames.append(polys)
+        trail.append(c)
+    return frames, np.array(trail)
+
+
+def _gif_frames(path):
+    with Image.open(path) as im:
+        out = []
+        for k in range(im.n_frames):
+            im.seek(k)
+            out.append(np.asarray(im.convert("RGB")))
+    return out
+
+
+def test_fitness_plot_writes_png_and_tolerates_nan(tmp_path):
+    rows = [
+        {"generation": g, "best": float(g), "mean": (g / 2 if g != 2 else float("nan")), "median": g / 3, "crashes": g % 2}
+        for g in range(6)
+    ]
+    _png_ok(fitness_plot(rows, tmp_path / "plots" / "fitness.png"))
+    # strings as read back from metrics.csv, no optional columns, all-NaN mean, one row
+    _png_ok(fitness_plot([{"generation": "0", "best": "1.5", "mean": "nan"}], tmp_path / "one.png", title="x"))
+    _png_ok(fitness_plot([], tmp_path / "empty.png"))
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_height_topview_series_plots(tmp_path):
+    t = np.linspace(0, 2, 50)
+    z = 5 - t**2
+    p = height_plot(t, z, tmp_path / "h.png", start=5.0, floor=3.0, body_length=1.0, title="Height")
+    assert p == tmp_path / "h.png"
+    _png_ok(p)
+    _png_ok(height_plot(t, z, tmp_path / "h2.png"))
+    _png_ok(topview_plot(np.cos(t), np.sin(t), tmp_path / "top.png", body_length=0.5))
+    _png_ok(series_plot(t, {"left": np.sin(t), "right": np.cos(t)}, tmp_path / "s.png", ylabel="rad", title="Wings"))
+    with pytest.raises(ValueError, match="same length"):
+        height_plot(t, z[:-1], tmp_path / "bad.png")
+
+
+def test_box_faces_cover_the_cuboid():
+    faces = box_faces(CORNERS)
+    assert len(faces) == 6
+    seen = set()
+    for f in faces:
+        assert f.shape == (4, 3)
+        idx = {int(np.flatnonzero((CORNERS == v).all(axis=1))[0]) for v in f}
+        assert len(idx) == 4
+        # a face of a cuboid: its 4 corners share one coordinate
+        assert any(np.ptp(f[:, k]) == 0 for k in range(3))
+        # cyclic order: consecutive corners are edges (differ in exactly one coordinate)
+        for a, b in zip(f, np.roll(f, -1, axis=0)):
+            assert np.count_nonzero(a != b) == 1
+        seen |= idx
+    assert seen == set(range(8))
+    with pytest.raises(VizError):
+        box_faces(np.zeros((4, 3)))
+
+
+def test_animate_body_gif_frames(tmp_path):
+    frames, trail = _body_frames(5)
+    out = animate_body(frames, tmp_path / "media" / "body.gif", fps=10, trail=trail,
+                       times=np.arange(5) / 10, title="test", dpi=40)
+    assert out == tmp_path / "media" / "body.gif"
+    imgs = _gif_frames(out)
+    assert len(imgs) == 5
+    assert imgs[0].shape[0] > 0 and imgs[0].shape[1] > 0
+    assert not np.array_equal(imgs[0], imgs[-1])
+    with Image.open(out) as im:
+        assert im.info.get("loop") == 0
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_animate_body_without_trail_or_times(tmp_path):
+    frames, _ = _body_frames(3, move=False)
+    out = animate_body(frames, tmp_path / "still.gif", dpi=40, view_size=2.0)
+    # a still body still yields one GIF frame per input frame (the frame counter changes)
+    assert len(_gif_frames(out)) == 3
+
+
+def test_animate_body_rejects_bad_input(tmp_path):
+    frames, trail = _body_frames(2)
+    with pytest.raises(ValueError, match=r"\.gif or \.mp4"):
+        animate_body(frames, tmp_path / "body.txt")
+    with pytest.raises(AnimatError):
+        animate_body(frames, tmp_path / "body.avi")
+    with pytest.raises(ValueError, match="trail"):
+        animate_body(frames, tmp_path / "a.gif", trail=trail[:1])
+    with pytest.raises(ValueError, match="times"):
+        animate_body(frames, tmp_path / "a.gif", times=[0.0])
+    with pytest.raises(ValueError, match="at least one frame"):
+        animate_body([], tmp_path / "a.gif")
+    assert not list(tmp_path.iterdir())
+
+
+def test_mp4_without_ffmpeg_names_the_package(tmp_path, monkeypatch):
+    import animat.viz.animate as anim
+
+    monkeypatch.setattr(anim, "ffmpeg_available", lambda: False)
+    frames, _ = _body_frames(2)
+    with pytest.raises(VizError, match="imageio-ffmpeg"):
+        animate_body(frames, tmp_path / "a.mp4")
