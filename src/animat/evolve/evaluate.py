@@ -8,10 +8,12 @@ Two fitness styles (the engine's contract):
 
 from __future__ import annotations
 
+import os
 from typing import Callable, Sequence
 
 import numpy as np
 
+from animat.errors import ConfigError
 from animat.evolve import network
 from animat.evolve.genome import Genome
 
@@ -40,3 +42,165 @@ class LocalEvaluator:
 
     def close(self) -> None:
         pass
+
+
+# --------------------------------------------------------------------------------------------
+# Ray backend (optional extra: ``pip install 'animat[distributed]'``)
+# --------------------------------------------------------------------------------------------
+
+_RAY_MISSING = "--backend ray needs the 'distributed' extra: pip install 'animat[distributed]'"
+BACKENDS = ("local", "ray")
+
+
+def _import_ray():
+    try:
+        import ray
+    except ImportError as err:
+        raise ConfigError(_RAY_MISSING) from err
+    return ray
+
+
+def _probe_address(address: str, timeout_s: float = 5.0) -> None:
+    """Fail fast on an unreachable ``host:port`` (``ray.init`` itself retries for minutes).
+
+    ``"auto"``/``"local"`` and addresses without a port are left to ``ray.init``.
+    """
+    import socket
+
+    target = address.split("://", 1)[-1].rstrip("/")
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit():
+        return
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+            pass
+    except OSError as err:
+        raise ConfigError(f"cannot reach Ray cluster at {address!r}: {err}") from None
+
+
+def _evaluate_chunk(fitness: Callable, genes: np.ndarray, layers: tuple, activations: tuple, batched: bool) -> np.ndarray:
+    """Ray task body: one contiguous chunk of the population (a pure function of its inputs)."""
+    return evaluate_genes(fitness, genes, layers, activations, batched)
+
+
+class RayEvaluator:
+    """Evaluate a generation on Ray workers, the population split into contiguous chunks.
+
+    Each chunk is one ``@ray.remote`` task running :func:`evaluate_genes`; results are gathered by
+    chunk index (never completion order) and concatenated, so the output equals
+    :class:`LocalEvaluator`'s for a per-genome fitness, and for a batched one up to XLA's batch-size
+    dependent rounding. A task whose worker dies (process killed, node lost) is retried up to
+    ``max_retries`` times; since the fitness is a pure function of the chunk, a retry gives the same
+    values. A chunk that still fails raises ``RuntimeError`` (no partial results); an exception raised
+    by the fitness itself is not retried and propagates as Ray's ``RayTaskError`` (also an instance of
+    the original exception class).
+
+    ``address``: ``None`` starts a local Ray instance (``num_cpus=num_workers`` if given), else
+    ``ray.init(address=...)`` (``"auto"``, ``"host:port"``, ``"ray://host:10001"``). If Ray is already
+    initialised in this process it is used as is and ``address`` is ignored. ``close()`` shuts Ray
+    down only if this evaluator started it. ``chunks``: number of tasks per generation (default
+    ``num_workers``, else the cluster's CPU count).
+    """
+
+    def __init__(
+        self,
+        fitness: Callable,
+        layers: Sequence[int],
+        activations: Sequence[str],
+        batched: bool,
+        *,
+        address: str | None = None,
+        num_workers: int | None = None,
+        chunks: int | None = None,
+        max_retries: int = 3,
+    ):
+        for name, value in (("num_workers", num_workers), ("chunks", chunks)):
+            if value is not None and int(value) < 1:
+                raise ConfigError(f"{name} must be >= 1, got {value}")
+        if int(max_retries) < 0:
+            raise ConfigError(f"max_retries must be >= 0, got {max_retries}")
+        ray = _import_ray()
+        self._ray = ray
+        self.layers, self.activations, self.batched = tuple(layers), tuple(activations), bool(batched)
+        self.max_retries = int(max_retries)
+        self._owns_ray = False
+        if not ray.is_initialized():
+            self._init_ray(address, num_workers)
+        if chunks is None:
+            chunks = num_workers or int(ray.cluster_resources().get("CPU", 1)) or 1
+        self.chunks = int(chunks)
+        self._fitness_ref = ray.put(fitness)  # shipped to the object store once, not per task
+        self._task = ray.remote(max_retries=self.max_retries, retry_exceptions=False)(_evaluate_chunk)
+
+    def _init_ray(self, address: str | None, num_workers: int | None) -> None:
+        ray = self._ray
+        # JAX on a GPU node would preallocate 75% of device memory in every worker; Ray leaves
+        # CUDA_VISIBLE_DEVICES alone for tasks that ask for no GPU, so keep workers from hogging it.
+        env = {"XLA_PYTHON_CLIENT_PREALLOCATE": os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE", "false")}
+        kwargs = dict(log_to_driver=False, runtime_env={"env_vars": env})
+        try:
+            if address is None:
+                ray.init(num_cpus=num_workers, include_dashboard=False, **kwargs)
+            else:
+                _probe_address(address)
+                ray.init(address=address, **kwargs)
+        except ConfigError:
+            raise
+        except (ConnectionError, TimeoutError, ValueError, RuntimeError) as err:
+            where = "a local Ray instance" if address is None else f"Ray cluster at {address!r}"
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise ConfigError(f"cannot start/connect to {where}: {first}") from None
+        self._owns_ray = True
+
+    def __call__(self, genes: np.ndarray) -> np.ndarray:
+        ray = self._ray
+        genes = np.asarray(genes, dtype=np.float32)
+        if genes.shape[0] == 0:
+            return np.zeros(0, dtype=np.float64)
+        bounds = np.linspace(0, genes.shape[0], min(self.chunks, genes.shape[0]) + 1).round().astype(int)
+        spans = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+        refs = [self._task.remote(self._fitness_ref, genes[a:b], self.layers, self.activations, self.batched) for a, b in spans]
+        out = []
+        try:
+            for (a, b), ref in zip(spans, refs):  # by chunk index, never completion order
+                try:
+                    out.append(ray.get(ref))
+                except ray.exceptions.RayTaskError:
+                    raise  # the fitness itself raised: not retried, propagate its error
+                except ray.exceptions.RayError as err:
+                    raise RuntimeError(
+                        f"Ray chunk of genomes [{a}, {b}) failed after {self.max_retries} retries: "
+                        f"{type(err).__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}"
+                    ) from err
+        except BaseException:
+            for ref in refs:
+                try:
+                    ray.cancel(ref, force=False)
+                except Exception:
+                    pass
+            raise
+        return np.concatenate(out).astype(np.float64, copy=False)
+
+    def close(self) -> None:
+        """Release the fitness from the object store; shut Ray down only if we started it."""
+        self._fitness_ref = None
+        if self._owns_ray and self._ray.is_initialized():
+            self._ray.shutdown()
+        self._owns_ray = False
+
+
+def make_evaluator(
+    fitness: Callable,
+    layers: Sequence[int],
+    activations: Sequence[str],
+    batched: bool,
+    backend: str = "local",
+    address: str | None = None,
+    num_workers: int | None = None,
+):
+    """``"local"`` -> :class:`LocalEvaluator`, ``"ray"`` -> :class:`RayEvaluator`."""
+    if backend == "local":
+        return LocalEvaluator(fitness, layers, activations, batched)
+    if backend == "ray":
+        return RayEvaluator(fitness, layers, activations, batched, address=address, num_workers=num_workers)
+    raise ConfigError(f"unknown backend {backend!r}; expected one of {list(BACKENDS)}")

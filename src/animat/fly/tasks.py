@@ -31,7 +31,16 @@ def lateral(pos: np.ndarray) -> np.ndarray:
     return pos[..., -1, 2] - drift / 5.0
 
 
-FITNESS = {"mean-height": mean_height, "final-height": final_height, "lateral": lateral}
+def hover(pos: np.ndarray) -> np.ndarray:
+    """Hold altitude over the start point: −(mean |Δz| + (mean |x| + mean |y|) / 5) (start at the origin).
+
+    Not one of the paper's three; the default job uses it because a fly that keeps its height stays in
+    the states it was trained on, so it keeps flying well past the training episode."""
+    drift = np.abs(pos[..., :, 0]).mean(axis=-1) + np.abs(pos[..., :, 1]).mean(axis=-1)
+    return -(np.abs(pos[..., :, 2]).mean(axis=-1) + drift / 5.0)
+
+
+FITNESS = {"mean-height": mean_height, "final-height": final_height, "lateral": lateral, "hover": hover}
 
 
 def fitness_function(name: str):

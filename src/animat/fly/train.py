@@ -114,9 +114,8 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
     of the best fly (see :func:`animat.fly.replay.write_replay`); returns ``summary.json``'s content.
     """
     params = cfg.fly_params()
-    ckpt = out / "checkpoints"
     if resume:
-        pop = Population.resume(ckpt)
+        pop = Population.resume(out)
         if pop.generation >= cfg.generations:
             raise RunDirError(f"run {str(out)!r} already finished its {cfg.generations} generations; nothing to resume")
     else:
@@ -138,7 +137,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
             fitness, cfg.generations, batched=True, crossover_prob=cfg.crossover_prob, mutation_rate=cfg.mutation_rate,
             mutation=cfg.mutation, mutation_std=cfg.mutation_std, pool_frac=cfg.pool_frac, elite_frac=cfg.elite_frac,
             output_names=output_names(cfg), fitness_threshold=cfg.fitness_threshold, delta_fitness=cfg.delta_fitness,
-            save_every=cfg.save_every, out_dir=ckpt, evaluator=evaluator, on_generation=record,
+            save_every=cfg.save_every, out_dir=out, evaluator=evaluator, on_generation=record,
         )
     finally:
         evaluator.close()
