@@ -9,6 +9,21 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 
+def mat_vec(R, v):
+    """``R (..., 3, 3) @ v (..., 3)`` written elementwise, so XLA fuses it (batched tiny dots are slow on CPU)."""
+    return jnp.sum(R * v[..., None, :], axis=-1)
+
+
+def mat_t_vec(R, v):
+    """``R^T @ v`` elementwise (see :func:`mat_vec`)."""
+    return jnp.sum(R * v[..., :, None], axis=-2)
+
+
+def mat_mul(A, B):
+    """``A (..., 3, 3) @ B (..., 3, 3)`` elementwise (see :func:`mat_vec`)."""
+    return jnp.sum(A[..., :, :, None] * B[..., None, :, :], axis=-2)
+
+
 def quat_mul(a, b):
     """Hamilton product ``a ⊗ b`` of quaternions ``(..., 4)`` (w first)."""
     aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from animat.fly.model import FlyParams, wing_elements
-from animat.rotations import rot_x, rot_y, rot_z
+from animat.rotations import mat_mul, mat_vec, rot_x, rot_y, rot_z
 
 MIRROR = np.diag([-1.0, 1.0, 1.0]).astype(np.float32)  # body-frame reflection for the left wing
 
@@ -19,7 +19,7 @@ MIRROR = np.diag([-1.0, 1.0, 1.0]).astype(np.float32)  # body-frame reflection f
 def wing_rotation(angles):
     """Rotation ``(..., 3, 3)`` wing frame -> body frame for ``angles (..., 3)`` = (flap, feather, sweep)."""
     flap, feather, sweep = angles[..., 0], angles[..., 1], angles[..., 2]
-    return rot_z(sweep) @ rot_y(-flap) @ rot_x(feather)
+    return mat_mul(mat_mul(rot_z(sweep), rot_y(-flap)), rot_x(feather))
 
 
 def wing_angular_velocity(angles, rates):
@@ -30,7 +30,7 @@ def wing_angular_velocity(angles, rates):
     flap, sweep = angles[..., 0], angles[..., 2]
     rz = rot_z(sweep)
     y_axis = rz[..., :, 1]
-    x_axis = (rz @ rot_y(-flap))[..., :, 0]
+    x_axis = mat_mul(rz, rot_y(-flap))[..., :, 0]
     z_axis = jnp.zeros_like(y_axis).at[..., 2].set(1.0)
     return rates[..., 2:3] * z_axis - rates[..., 0:1] * y_axis + rates[..., 1:2] * x_axis
 
@@ -59,12 +59,12 @@ def wing_points_body(params: FlyParams, angles, rates):
     hinge = jnp.asarray(params.hinge, dtype=jnp.float32)
     R = wing_rotation(angles)  # (2, 3, 3)
     omega = wing_angular_velocity(angles, rates)  # (2, 3)
-    arm = jnp.einsum("wij,kj->wki", R, jnp.asarray(cents))  # (2, K, 3), from the hinge
+    arm = mat_vec(R[:, None], jnp.asarray(cents)[None])  # (2, K, 3), from the hinge
     vel = jnp.cross(omega[:, None, :], arm)
     pts = hinge + arm
     nrm = jnp.broadcast_to(R[:, None, :, 2], arm.shape)
-    mirror = jnp.stack([jnp.eye(3, dtype=jnp.float32), jnp.asarray(MIRROR)])  # right as is, left mirrored
-    flip = lambda a: jnp.einsum("wij,wkj->wki", mirror, a).reshape(-1, 3)
+    sign = jnp.asarray(np.stack([np.ones(3), np.diag(MIRROR)]), jnp.float32)[:, None, :]  # left wing mirrored
+    flip = lambda a: (sign * a).reshape(-1, 3)
     return flip(pts), flip(vel), flip(nrm)
 
 

@@ -26,7 +26,7 @@ import jax.numpy as jnp
 
 from animat.fly.kinematics import servo, wing_points_body
 from animat.fly.model import FlyParams, wing_elements
-from animat.rotations import integrate_quat, quat_to_mat
+from animat.rotations import integrate_quat, mat_t_vec, mat_vec, quat_to_mat
 
 
 class FlyState(NamedTuple):
@@ -57,35 +57,47 @@ def initial_state(pos=(0.0, 0.0, 0.0), wing=None) -> FlyState:
     )
 
 
-def wing_forces(params: FlyParams, state: FlyState, angles, rates):
-    """Air forces on all wing elements. Returns ``forces (2K, 3)`` world frame and ``points (2K, 3)`` body frame."""
+def wing_forces_body(params: FlyParams, R, state: FlyState, angles, rates):
+    """Air forces on all wing elements, body frame ``(2K, 3)``, and their points ``(2K, 3)`` (body frame).
+    ``R (3, 3)`` is the body's orientation matrix (passed in so a step computes it once)."""
     _, area = wing_elements(params)
     area = jnp.tile(jnp.asarray(area), 2)[:, None]  # (2K, 1): right then left
-    R = quat_to_mat(state.quat)
     pts, vrel, nrm = wing_points_body(params, angles, rates)
-    v_body = R.T @ state.vel + jnp.cross(state.omega, pts) + vrel  # element velocity, body frame
+    v_body = mat_t_vec(R, state.vel) + jnp.cross(state.omega, pts) + vrel  # element velocity, body frame
     vn = jnp.sum(v_body * nrm, axis=-1, keepdims=True)
-    f_body = -0.5 * params.rho * params.cd_wing * area * vn * jnp.abs(vn) * nrm
-    return f_body @ R.T, pts
+    return -0.5 * params.rho * params.cd_wing * area * vn * jnp.abs(vn) * nrm, pts
 
 
-def body_drag(params: FlyParams, state: FlyState):
+def wing_forces(params: FlyParams, state: FlyState, angles, rates):
+    """Air forces on all wing elements. Returns ``forces (2K, 3)`` world frame and ``points (2K, 3)`` body frame."""
+    R = quat_to_mat(state.quat)
+    f_body, pts = wing_forces_body(params, R, state, angles, rates)
+    return mat_vec(R, f_body), pts
+
+
+def body_drag(params: FlyParams, state: FlyState, R=None):
     """Drag on the body, world frame ``(3,)``: −½ ρ C_D (Σ A_i |v_i|) v."""
     a, b, c = params.body_size
     faces = jnp.array([b * c, a * c, a * b], jnp.float32)  # areas normal to body x, y, z
-    v_body = quat_to_mat(state.quat).T @ state.vel
+    v_body = mat_t_vec(quat_to_mat(state.quat) if R is None else R, state.vel)
     return -0.5 * params.rho * params.cd_body * jnp.sum(faces * jnp.abs(v_body)) * state.vel
 
 
 def body_step(params: FlyParams, state: FlyState, forces, points) -> FlyState:
     """Integrate the body over ``dt`` under point ``forces (K, 3)`` (world) at ``points (K, 3)`` (body
     frame, relative to the centre of mass) plus body drag and gravity. Wing angles are left as they are."""
-    dt = params.dt
     R = quat_to_mat(state.quat)
+    return integrate_body(params, state, R, jnp.sum(forces, axis=0), mat_t_vec(R, forces), points)
+
+
+def integrate_body(params: FlyParams, state: FlyState, R, force_world, forces_body, points) -> FlyState:
+    """Newton–Euler update over ``dt``: net point force ``force_world (3,)``, the same forces in the body
+    frame ``forces_body (K, 3)`` acting at ``points (K, 3)`` (for the torque), plus drag and gravity."""
+    dt = params.dt
     inertia = jnp.asarray(params.inertia(), jnp.float32)
-    force = jnp.sum(forces, axis=0) + body_drag(params, state)
+    force = force_world + body_drag(params, state, R)
     acc = force / params.mass + jnp.array([0.0, 0.0, -params.gravity], jnp.float32)
-    torque = jnp.sum(jnp.cross(points, forces @ R), axis=0)  # τ = r × F, body frame
+    torque = jnp.sum(jnp.cross(points, forces_body), axis=0)  # τ = r × F, body frame
     omega_dot = (torque - jnp.cross(state.omega, inertia * state.omega)) / inertia
     omega = state.omega + omega_dot * dt
     return state._replace(
@@ -109,6 +121,7 @@ def step(params: FlyParams, state: FlyState, target) -> FlyState:
     """One physics step of ``dt``: servo the wings towards ``target (2, 3)`` rad, apply air forces,
     gravity and drag, integrate. Pure and jittable."""
     rates, wing = servo(params, state.wing, target)
-    forces, points = wing_forces(params, state, state.wing, rates)
-    new = body_step(params, state, forces, points)._replace(wing=wing)
+    R = quat_to_mat(state.quat)
+    f_body, points = wing_forces_body(params, R, state, state.wing, rates)
+    new = integrate_body(params, state, R, mat_vec(R, jnp.sum(f_body, axis=0)), f_body, points)._replace(wing=wing)
     return check_crash(params, state, new)

@@ -1,5 +1,6 @@
 """Fitness functions of the fly (maximised) and the batched fitness object the engine calls.
 
+Each takes ``pos (..., T, 3)`` and ``quat (..., T, 4)`` recorded every control tick and returns ``(...)``.
 All heights are in simulation units relative to the start (z up). A crashed fly gets NaN, which the
 engine ranks worst and counts as a crash.
 """
@@ -15,29 +16,33 @@ from animat.fly.model import FlyParams
 from animat.fly.rollout import Trajectory, simulate_population
 
 
-def mean_height(pos: np.ndarray) -> np.ndarray:
+def mean_height(pos: np.ndarray, quat: np.ndarray | None = None) -> np.ndarray:
     """Mean height over the episode. ``pos (..., T, 3)`` -> ``(...)``."""
     return pos[..., :, 2].mean(axis=-1)
 
 
-def final_height(pos: np.ndarray) -> np.ndarray:
+def final_height(pos: np.ndarray, quat: np.ndarray | None = None) -> np.ndarray:
     """Height at the end of the episode."""
     return pos[..., -1, 2]
 
 
-def lateral(pos: np.ndarray) -> np.ndarray:
+def lateral(pos: np.ndarray, quat: np.ndarray | None = None) -> np.ndarray:
     """Final height − (mean |x| + mean |y|) / 5: climb while staying over the start point."""
     drift = np.abs(pos[..., :, 0]).mean(axis=-1) + np.abs(pos[..., :, 1]).mean(axis=-1)
     return pos[..., -1, 2] - drift / 5.0
 
 
-def hover(pos: np.ndarray) -> np.ndarray:
-    """Hold altitude over the start point: −(mean |Δz| + (mean |x| + mean |y|) / 5) (start at the origin).
+def hover(pos: np.ndarray, quat: np.ndarray) -> np.ndarray:
+    """Hold altitude, upright, over the start point (start at the origin):
+    −(mean |Δz| + (mean |x| + mean |y|) / 5 + 4 · mean (1 − cos tilt)), tilt = angle of the body's z axis
+    from vertical (the last term is up to 8 u when upside down).
 
-    Not one of the paper's three; the default job uses it because a fly that keeps its height stays in
-    the states it was trained on, so it keeps flying well past the training episode."""
+    Not one of the paper's three; the default job uses it because a fly that keeps its height and
+    attitude stays in the states it was trained on, so it keeps flying well past the training episode."""
     drift = np.abs(pos[..., :, 0]).mean(axis=-1) + np.abs(pos[..., :, 1]).mean(axis=-1)
-    return -(np.abs(pos[..., :, 2]).mean(axis=-1) + drift / 5.0)
+    w, x, y = quat[..., 0], quat[..., 1], quat[..., 2]
+    cos_tilt = 1.0 - 2.0 * (x * x + y * y)  # R[2, 2]
+    return -(np.abs(pos[..., :, 2]).mean(axis=-1) + drift / 5.0 + 4.0 * (1.0 - cos_tilt).mean(axis=-1))
 
 
 FITNESS = {"mean-height": mean_height, "final-height": final_height, "lateral": lateral, "hover": hover}
@@ -52,7 +57,7 @@ def fitness_function(name: str):
 
 def score(traj: Trajectory, name: str) -> np.ndarray:
     """Fitness per fly from a trajectory with arrays ``(P, T, ...)``; NaN where the fly crashed."""
-    values = fitness_function(name)(traj.pos).astype(np.float64)
+    values = fitness_function(name)(traj.pos, traj.quat).astype(np.float64)
     return np.where(traj.crashed[:, -1], np.nan, values)
 
 

@@ -1,0 +1,224 @@
+"""Checkpoints: arrays in ``.npz`` plus a JSON manifest with metadata and the npz's sha256.
+
+Safe by default: arrays are loaded with ``allow_pickle=False`` and the checksum and every array's
+shape and dtype are verified first. Writes are atomic (npz first, then its manifest); population
+checkpoints go to a new name per generation (``checkpoints/gen-000050.npz`` + ``.json``) and then
+``checkpoints/latest.json`` is replaced, so a crash mid-write leaves the previous checkpoint valid.
+The last ``keep`` generations are kept.
+
+Pickles are written only for compatibility with the original project (:func:`export_pickle`);
+this module never unpickles anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import pickle
+import re
+from pathlib import Path
+from typing import Any, Mapping, NamedTuple
+
+import numpy as np
+
+from animat import runs
+from animat.errors import CheckpointError
+from animat.evolve.genome import Genome
+
+FORMAT = "animat-checkpoint"
+VERSION = 1
+CHECKPOINT_DIR = "checkpoints"
+LATEST = "latest.json"
+_GEN_RE = re.compile(r"^gen-(\d+)\.json$")
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, **{k: np.asarray(v) for k, v in arrays.items()})
+    return buf.getvalue()
+
+
+def write_checkpoint(manifest_path: str | os.PathLike, arrays: Mapping[str, np.ndarray], kind: str, meta: Mapping[str, Any]) -> Path:
+    """Write ``<stem>.npz`` then the manifest ``manifest_path`` (``<stem>.json``), both atomically.
+
+    ``arrays`` must be plain numeric arrays (no objects); ``meta`` JSON-serialisable. Returns the manifest path.
+    """
+    manifest_path = Path(manifest_path)
+    npz_path = manifest_path.with_suffix(".npz")
+    arrays = {k: np.asarray(v) for k, v in arrays.items()}
+    for name, arr in arrays.items():
+        if arr.dtype == object:
+            raise TypeError(f"checkpoint array {name!r} has dtype object; only numeric arrays are stored")
+    data = _npz_bytes(arrays)
+    runs.atomic_write_bytes(npz_path, data)
+    manifest = {
+        "format": FORMAT,
+        "version": VERSION,
+        "kind": kind,
+        "npz": npz_path.name,
+        "sha256": _sha256(data),
+        "arrays": {k: {"shape": list(v.shape), "dtype": v.dtype.str} for k, v in arrays.items()},
+        "meta": dict(meta),
+    }
+    runs.atomic_write_json(manifest_path, manifest)
+    return manifest_path
+
+
+def _manifest_for(path: Path) -> Path:
+    """Resolve a run dir, a checkpoints dir, ``latest.json``, a manifest or an npz to a manifest path."""
+    if path.is_dir():
+        if (path / CHECKPOINT_DIR).is_dir():
+            path = path / CHECKPOINT_DIR
+        path = path / LATEST
+    if path.suffix == ".npz":
+        path = path.with_suffix(".json")
+    if path.name == LATEST:
+        try:
+            pointer = runs.read_json(path)
+            return path.parent / str(pointer["manifest"])
+        except FileNotFoundError:
+            raise CheckpointError(f"no checkpoint at {str(path)!r} (file missing)") from None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise CheckpointError(f"checkpoint pointer {str(path)!r} is corrupt: {exc}") from None
+    return path
+
+
+def read_checkpoint(path: str | os.PathLike, kind: str | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Load and verify a checkpoint; returns ``(arrays, meta)``.
+
+    ``path``: a run directory, its ``checkpoints/`` folder (both use ``latest.json``), a manifest
+    ``.json`` or its ``.npz``. Raises :class:`CheckpointError` naming the file if anything is missing,
+    corrupt, of another ``kind`` or inconsistent with its manifest.
+    """
+    manifest_path = _manifest_for(Path(path))
+    try:
+        manifest = runs.read_json(manifest_path)
+    except FileNotFoundError:
+        raise CheckpointError(f"no checkpoint at {str(manifest_path)!r} (file missing)") from None
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(f"checkpoint manifest {str(manifest_path)!r} is corrupt: {exc}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise CheckpointError(f"{str(manifest_path)!r} is not an animat checkpoint manifest")
+    if kind is not None and manifest.get("kind") != kind:
+        raise CheckpointError(f"{str(manifest_path)!r} holds a {manifest.get('kind')!r} checkpoint, expected {kind!r}")
+    npz_path = manifest_path.parent / str(manifest.get("npz", ""))
+    try:
+        data = npz_path.read_bytes()
+    except OSError:
+        raise CheckpointError(f"checkpoint data {str(npz_path)!r} is missing (named by {str(manifest_path)!r})") from None
+    if _sha256(data) != manifest.get("sha256"):
+        raise CheckpointError(f"checkpoint data {str(npz_path)!r} is corrupt (sha256 does not match its manifest)")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except Exception as exc:  # noqa: BLE001 - any decoding failure is a corrupt file
+        raise CheckpointError(f"checkpoint data {str(npz_path)!r} cannot be read: {exc}") from None
+    expected = manifest.get("arrays", {})
+    if set(expected) != set(arrays):
+        raise CheckpointError(f"checkpoint data {str(npz_path)!r} holds arrays {sorted(arrays)}, manifest lists {sorted(expected)}")
+    for name, spec in expected.items():
+        arr = arrays[name]
+        if list(arr.shape) != list(spec["shape"]) or arr.dtype.str != spec["dtype"]:
+            raise CheckpointError(
+                f"checkpoint array {name!r} in {str(npz_path)!r} is {arr.dtype.str}{list(arr.shape)}, "
+                f"manifest says {spec['dtype']}{spec['shape']}"
+            )
+    return arrays, dict(manifest.get("meta", {}))
+
+
+def _generations(ckpt_dir: Path) -> list[tuple[int, Path]]:
+    """``(generation, manifest)`` of every ``gen-*.json`` in ``ckpt_dir``, oldest first."""
+    found = []
+    for p in ckpt_dir.iterdir():
+        m = _GEN_RE.match(p.name)
+        if m:
+            found.append((int(m.group(1)), p))
+    return sorted(found)
+
+
+def checkpoint_name(generation: int) -> str:
+    return f"gen-{int(generation):06d}.json"
+
+
+def save_checkpoint(out_dir: str | os.PathLike, generation: int, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], keep: int = 3) -> Path:
+    """Write ``out_dir/checkpoints/gen-<generation>.{npz,json}``, point ``latest.json`` at it, keep the last ``keep``.
+
+    Returns the manifest path.
+    """
+    ckpt_dir = Path(out_dir) / CHECKPOINT_DIR
+    manifest = write_checkpoint(ckpt_dir / checkpoint_name(generation), arrays, "population", meta)
+    runs.atomic_write_json(ckpt_dir / LATEST, {"manifest": manifest.name, "generation": int(generation)})
+    if keep and keep > 0:
+        for gen, path in _generations(ckpt_dir)[:-keep]:
+            if gen == int(generation):
+                continue
+            path.unlink(missing_ok=True)
+            path.with_suffix(".npz").unlink(missing_ok=True)
+    return manifest
+
+
+def list_checkpoints(out_dir: str | os.PathLike) -> list[Path]:
+    """Manifest paths under ``out_dir/checkpoints`` (or ``out_dir`` itself), oldest generation first."""
+    path = Path(out_dir)
+    if (path / CHECKPOINT_DIR).is_dir():
+        path = path / CHECKPOINT_DIR
+    if not path.is_dir():
+        return []
+    return [p for _, p in _generations(path)]
+
+
+class SavedGenome(NamedTuple):
+    genome: Genome
+    fitness: float
+    extra: dict
+
+
+def _genome_manifest_path(path: str | os.PathLike) -> Path:
+    path = Path(path)
+    return path.with_suffix(".json") if path.suffix in (".npz", ".json") else path.with_name(path.name + ".json")
+
+
+def save_genome(path: str | os.PathLike, genome: Genome, fitness: float, extra: Mapping[str, Any] | None = None) -> Path:
+    """Save one genome as ``<stem>.npz`` (genes) + ``<stem>.json`` (layers, activations, fitness, extra, sha256).
+
+    ``path`` may end in ``.npz``, ``.json`` or have no suffix. Returns the npz path.
+    """
+    manifest = _genome_manifest_path(path)
+    meta = {
+        "layers": list(genome.layers),
+        "activations": list(genome.activations),
+        "fitness": float(fitness) if np.isfinite(fitness) else None,
+        "extra": dict(extra or {}),
+    }
+    write_checkpoint(manifest, {"genes": genome.genes}, "genome", meta)
+    return manifest.with_suffix(".npz")
+
+
+def load_genome(path: str | os.PathLike) -> SavedGenome:
+    """Load a genome saved by :func:`save_genome` (checksum verified): ``(genome, fitness, extra)``."""
+    manifest = _genome_manifest_path(path)
+    arrays, meta = read_checkpoint(manifest, kind="genome")
+    try:
+        genome = Genome(tuple(meta["layers"]), arrays["genes"], tuple(meta["activations"]))
+    except (KeyError, ValueError, TypeError) as exc:
+        raise CheckpointError(f"genome file {str(manifest)!r} is inconsistent: {exc}") from None
+    fitness = meta.get("fitness")
+    return SavedGenome(genome, float("nan") if fitness is None else float(fitness), dict(meta.get("extra", {})))
+
+
+def export_pickle(genome: Genome, path: str | os.PathLike) -> Path:
+    """Write a pickle of ``{"layers", "activations", "params": {"W1": ..., "b1": ...}, "genes"}`` (plain
+    lists/NumPy arrays) for tools of the original project. Never read back by this package."""
+    obj = {
+        "layers": list(genome.layers),
+        "activations": list(genome.activations),
+        "params": {k: np.array(v) for k, v in genome.params.items()},
+        "genes": np.array(genome.genes),
+    }
+    return runs.atomic_write_bytes(path, pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
