@@ -67,12 +67,12 @@ def param_count(layers: Sequence[int]) -> int:
 def unflatten(genes: jax.Array, layers: Sequence[int]) -> Params:
     """Flat genes ``(..., G)`` -> parameter dict with arrays ``(..., n_k, n_{k-1})``; leading axes kept."""
     lead = genes.shape[:-1]
+    if genes.shape[-1] != param_count(layers):
+        raise ConfigError(f"{genes.shape[-1]} genes do not fit layers {list(layers)} ({param_count(layers)} needed)")
     params, i = {}, 0
     for name, (a, b) in param_shapes(layers):
         params[name] = genes[..., i : i + a * b].reshape(*lead, a, b)
         i += a * b
-    if i != genes.shape[-1]:
-        raise ConfigError(f"{genes.shape[-1]} genes do not fit layers {list(layers)} ({i} needed)")
     return params
 
 
