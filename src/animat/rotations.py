@@ -54,13 +54,14 @@ def quat_to_mat(q):
 
 def quat_exp(rotvec):
     """Quaternion of the rotation by vector ``rotvec (..., 3)`` (axis × angle, rad); exact, safe at 0."""
-    angle = jnp.linalg.norm(rotvec, axis=-1, keepdims=True)
-    half = 0.5 * angle
-    # sin(half)/angle with its Taylor series near 0 (avoids 0/0 in value and gradient).
-    small = angle < 1e-4
-    safe = jnp.where(small, 1.0, angle)
-    k = jnp.where(small, 0.5 - angle**2 / 48.0, jnp.sin(half) / safe)
-    return jnp.concatenate([jnp.cos(half), k * rotvec], axis=-1)
+    sq = jnp.sum(rotvec * rotvec, axis=-1, keepdims=True)
+    # Near 0 use the Taylor series of cos(θ/2) and sin(θ/2)/θ, and keep sqrt away from 0 so the
+    # gradient is finite too.
+    small = sq < 1e-8
+    angle = jnp.sqrt(jnp.where(small, 1.0, sq))
+    k = jnp.where(small, 0.5 - sq / 48.0, jnp.sin(0.5 * angle) / angle)
+    c = jnp.where(small, 1.0 - sq / 8.0, jnp.cos(0.5 * angle))
+    return jnp.concatenate([c, k * rotvec], axis=-1)
 
 
 def integrate_quat(q, omega_body, dt):

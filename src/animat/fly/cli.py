@@ -15,7 +15,7 @@ from animat import runs
 from animat.errors import CheckpointError, ConfigError
 from animat.evolve.checkpoint import load_genome
 from animat.fly.model import FlyParams
-from animat.fly.train import TrainConfig, train
+from animat.fly.train import TrainConfig, load_toml, train
 
 app = typer.Typer(help="A flapping fly whose wings a neural network drives, evolved to fly.", no_args_is_help=True)
 console = Console()
@@ -118,13 +118,23 @@ def _load_for_replay(source: Path):
 @app.command("replay")
 def replay_cmd(
     source: Path = typer.Argument(..., help="Run directory or genome file (.npz)."),
-    seconds: float = typer.Option(30.0, "--seconds", "-s", help="Simulated time (s)."),
-    anim_seconds: float = typer.Option(6.0, "--anim-seconds", help="Seconds of flight in the animation."),
+    seconds: Optional[float] = typer.Option(None, "--seconds", "-s", help="Simulated time (s) [30]."),
+    anim_seconds: Optional[float] = typer.Option(None, "--anim-seconds", help="Seconds of flight in the animation [6]."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file with seconds / anim_seconds."),
 ) -> None:
     """Re-simulate a saved genome for any duration: trajectory.npz, plots, animation, summary.json."""
     from animat.fly.replay import write_replay
 
+    values = {"seconds": 30.0, "anim_seconds": 6.0}
+    if config is not None:
+        loaded = load_toml(config)
+        unknown = sorted(set(loaded) - set(values))
+        if unknown:
+            raise ConfigError(f"unknown replay option(s) {unknown} in {str(config)!r}; expected some of {sorted(values)}")
+        values.update(loaded)
+    values.update({k: v for k, v in (("seconds", seconds), ("anim_seconds", anim_seconds)) if v is not None})
+    seconds, anim_seconds = float(values["seconds"]), float(values["anim_seconds"])
     if not seconds > 0 or not anim_seconds > 0:
         raise ConfigError(f"--seconds and --anim-seconds must be > 0, got {seconds} and {anim_seconds}")
     params, genome = _load_for_replay(source)

@@ -45,7 +45,8 @@ def servo(params: FlyParams, angles, target):
     vmax = jnp.asarray(params.speed_limits, dtype=jnp.float32)
     target = jnp.clip(target, -lim, lim)
     rates = jnp.clip((target - angles) / params.dt, -vmax, vmax)
-    return rates, jnp.clip(angles + rates * params.dt, -lim, lim)
+    new = jnp.clip(angles + rates * params.dt, -lim, lim)
+    return (new - angles) / params.dt, new
 
 
 def wing_points_body(params: FlyParams, angles, rates):

@@ -33,16 +33,17 @@ class FlyParams:
     mass: float = 5.0
     wing_span: float = 3.0  # leg of the triangle along the span (outwards), u
     wing_chord: float = 2.0  # leg of the triangle along the body (backwards from the hinge), u
-    # Right-wing hinge in the body frame (left wing: mirrored in x). y = 0.4 puts the centre of
-    # pressure of a flat flapping wing (area weighted by r^2) over the centre of mass.
-    hinge: tuple[float, float, float] = (1.0, 0.4, 0.0)
+    # Right-wing hinge in the body frame (left wing: mirrored in x): on the upper edge of the side,
+    # as an insect's wings sit on top of the thorax. y = 0.4 puts the centre of pressure of a flat
+    # flapping wing (area weighted by r^2) over the centre of mass.
+    hinge: tuple[float, float, float] = (1.0, 0.4, 0.5)
     rho: float = 0.1225  # air density
     cd_wing: float = 1.28  # flat-plate drag coefficient
     cd_body: float = 1.28
     gravity: float = 9.81
     angle_limits: tuple[float, float, float] = (math.pi / 3, 0.4, 0.2)  # ± (flap, feather, sweep), rad
     # Angular-speed limits (rad/s). 30 rad/s flap lets a fast-down/slow-up feathering stroke lift
-    # ~1.5× the weight (test_physics.test_feathering_stroke_lifts); the original had none.
+    # ~1.8× the weight (tests/fly/test_physics.py); the original had none.
     speed_limits: tuple[float, float, float] = (30.0, 20.0, 10.0)
     dt: float = 0.001  # physics step, s
     control_dt: float = 0.01  # the network sets new wing targets this often, s

@@ -56,26 +56,49 @@ def wing_targets(params: FlyParams, out) -> jax.Array:
     return t if params.asymmetric else jnp.concatenate([t, t], axis=0)
 
 
-def rollout(params: FlyParams, net, activations: Sequence[str], n_ticks: int, state0: FlyState):
-    """Fly one network for ``n_ticks`` control ticks from ``state0``; returns (final state, Trajectory)."""
+def rollout(params: FlyParams, net, activations: Sequence[str], n_ticks: int, state0: FlyState, noise=None):
+    """Fly one network for ``n_ticks`` control ticks from ``state0``; returns (final state, Trajectory).
+    ``noise (n_ticks, n_inputs)``, if given, is added to the observation at each tick (sensor noise)."""
 
-    def tick(state, _):
-        obs = observe(params, state, state0.pos)
+    def tick(state, obs_noise):
+        obs = observe(params, state, state0.pos) + obs_noise
         target = wing_targets(params, activate(net, obs[:, None], activations)[:, 0])
         state, _ = jax.lax.scan(lambda s, _: (step(params, s, target), None), state, None, length=params.steps_per_control)
         return state, Trajectory(state.pos, state.quat, state.wing, state.crashed)
 
-    return jax.lax.scan(tick, state0, None, length=n_ticks)
+    if noise is None:
+        noise = jnp.zeros((n_ticks, params.n_inputs), jnp.float32)
+    return jax.lax.scan(tick, state0, noise)
 
 
 @functools.lru_cache(maxsize=32)
 def population_rollout(params: FlyParams, activations: tuple[str, ...], n_ticks: int):
-    """Jitted ``(nets (P, ...) stacked tree, start_pos (3,)) -> Trajectory`` with arrays ``(P, T, ...)``."""
+    """Jitted ``(nets (P, ...) stacked tree, starts: FlyState (S, ...), noise (S, T, n_inputs)) ->
+    Trajectory (P, S, T, ...)``: every network flies from every start with that start's sensor noise."""
 
-    def run(nets, start_pos):
-        return jax.vmap(lambda net: rollout(params, net, activations, n_ticks, initial_state(start_pos))[1])(nets)
+    def run(nets, starts, noise):
+        per_net = lambda net: jax.vmap(lambda s0, n: rollout(params, net, activations, n_ticks, s0, n)[1])(starts, noise)
+        return jax.vmap(per_net)(nets)
 
     return jax.jit(run)
+
+
+def start_states(params: FlyParams, n: int, seed: int = 0, scale: float = 1.0) -> FlyState:
+    """``n`` start states (leading axis ``n``). Start 0: at rest, level, wings at zero, at the origin.
+    The others are perturbed within the left–right symmetry plane (a symmetric fly has no roll or yaw
+    torque to correct anything else): velocity y, z uniform ±0.5 u/s, pitch ±0.15 rad, pitch rate
+    ±0.5 rad/s, wing angles uniform within ±50% of their limits (both wings alike), times ``scale``."""
+    rng = np.random.default_rng(seed)
+    m = n - 1
+    vel = np.zeros((n, 3), np.float32)
+    vel[1:, 1:] = rng.uniform(-0.5, 0.5, (m, 2)) * scale
+    pitch = np.concatenate([[0.0], rng.uniform(-0.15, 0.15, m) * scale])
+    quat = np.stack([np.cos(pitch / 2), np.sin(pitch / 2), 0 * pitch, 0 * pitch], axis=1).astype(np.float32)
+    omega = np.zeros((n, 3), np.float32)
+    omega[1:, 0] = rng.uniform(-0.5, 0.5, m) * scale
+    wing = np.zeros((n, 2, 3), np.float32)
+    wing[1:] = (rng.uniform(-0.5, 0.5, (m, 1, 3)) * min(scale, 2.0) * np.asarray(params.angle_limits))
+    return FlyState(pos=np.zeros((n, 3), np.float32), vel=vel, quat=quat, omega=omega, wing=wing, crashed=np.zeros(n, bool))
 
 
 def n_ticks_for(params: FlyParams, seconds: float) -> int:
@@ -83,8 +106,25 @@ def n_ticks_for(params: FlyParams, seconds: float) -> int:
     return max(1, int(round(seconds / params.control_dt)))
 
 
-def simulate_population(params: FlyParams, nets, activations: Sequence[str], seconds: float, start=(0.0, 0.0, 0.0)) -> Trajectory:
-    """Simulate every network of the stacked tree ``nets`` for ``seconds``; NumPy arrays ``(P, T, ...)``."""
-    fn = population_rollout(params, tuple(activations), n_ticks_for(params, seconds))
-    traj = fn(jax.tree_util.tree_map(jnp.asarray, nets), jnp.asarray(start, jnp.float32))
-    return Trajectory(*(np.asarray(x) for x in traj))
+def sensor_noise(params: FlyParams, n_starts: int, n_ticks: int, std: float, seed: int = 0) -> np.ndarray:
+    """Gaussian sensor noise ``(n_starts, n_ticks, n_inputs)`` in network-input units; none for start 0."""
+    noise = np.random.default_rng(seed + 1).normal(0.0, std, (n_starts, n_ticks, params.n_inputs)).astype(np.float32)
+    noise[0] = 0.0
+    return noise
+
+
+def simulate_population(params: FlyParams, nets, activations: Sequence[str], seconds: float, starts: FlyState | None = None, noise=None) -> Trajectory:
+    """Simulate every network of the stacked tree ``nets`` for ``seconds``.
+
+    Without ``starts``: from rest at the origin, arrays ``(P, T, ...)``; with ``starts`` (a FlyState
+    with a leading axis ``S``, see :func:`start_states`): arrays ``(P, S, T, ...)``. ``noise``
+    ``(S, T, n_inputs)``: sensor noise per start (default none).
+    """
+    n_ticks = n_ticks_for(params, seconds)
+    fn = population_rollout(params, tuple(activations), n_ticks)
+    s0 = start_states(params, 1) if starts is None else starts
+    if noise is None:
+        noise = np.zeros((s0.pos.shape[0], n_ticks, params.n_inputs), np.float32)
+    traj = fn(jax.tree_util.tree_map(jnp.asarray, nets), jax.tree_util.tree_map(jnp.asarray, s0), jnp.asarray(noise))
+    traj = Trajectory(*(np.asarray(x) for x in traj))
+    return Trajectory(*(x[:, 0] for x in traj)) if starts is None else traj

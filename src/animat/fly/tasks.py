@@ -13,7 +13,7 @@ import numpy as np
 
 from animat.errors import ConfigError
 from animat.fly.model import FlyParams
-from animat.fly.rollout import Trajectory, simulate_population
+from animat.fly.rollout import Trajectory, n_ticks_for, sensor_noise, simulate_population, start_states
 
 
 def mean_height(pos: np.ndarray, quat: np.ndarray | None = None) -> np.ndarray:
@@ -56,9 +56,13 @@ def fitness_function(name: str):
 
 
 def score(traj: Trajectory, name: str) -> np.ndarray:
-    """Fitness per fly from a trajectory with arrays ``(P, T, ...)``; NaN where the fly crashed."""
+    """Fitness per fly from a trajectory with arrays ``(P, [S,] T, ...)``: the mean over the ``S`` starts;
+    NaN where the fly crashed (from any start)."""
     values = fitness_function(name)(traj.pos, traj.quat).astype(np.float64)
-    return np.where(traj.crashed[:, -1], np.nan, values)
+    crashed = traj.crashed[..., -1]
+    if values.ndim == 2:
+        values, crashed = values.mean(axis=1), crashed.any(axis=1)
+    return np.where(crashed, np.nan, values)
 
 
 @dataclass(frozen=True)
@@ -70,11 +74,20 @@ class FlyFitness:
     seconds: float
     name: str
     activations: tuple[str, ...]
+    starts: int = 1  # each fly flies from this many start states (start 0 at rest; see start_states)
+    seed: int = 0  # seeds the perturbed starts and noise (fixed for a run, so fitness stays deterministic)
+    noise: float = 0.0  # sensor-noise std (network-input units) on every start but the first
 
     def __post_init__(self):
         fitness_function(self.name)
         if not self.seconds > 0:
             raise ConfigError(f"episode length must be > 0 s, got {self.seconds}")
+        if self.starts < 1:
+            raise ConfigError(f"starts must be >= 1, got {self.starts}")
 
     def __call__(self, nets) -> np.ndarray:
-        return score(simulate_population(self.params, nets, self.activations, self.seconds), self.name)
+        if self.starts == 1 and self.noise == 0:
+            return score(simulate_population(self.params, nets, self.activations, self.seconds), self.name)
+        starts = start_states(self.params, self.starts, self.seed)
+        noise = sensor_noise(self.params, self.starts, n_ticks_for(self.params, self.seconds), self.noise, self.seed)
+        return score(simulate_population(self.params, nets, self.activations, self.seconds, starts, noise), self.name)

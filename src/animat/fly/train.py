@@ -30,6 +30,8 @@ class TrainConfig:
     population: int = 200
     seconds: float = 3.0  # episode length, s
     fitness: str = "lateral"
+    starts: int = 1  # start states per fly (1: at rest only; more: perturbed starts too, for robustness)
+    noise: float = 0.0  # sensor-noise std on the perturbed starts (network-input units)
     layers: list[int] = field(default_factory=lambda: [15, 20, 20, 3])
     activations: str = "tanh"
     control_ms: float = 10.0
@@ -121,7 +123,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
     else:
         runs.atomic_write_json(out / "config.json", asdict(cfg))
         pop = Population(cfg.population, cfg.layers, cfg.activations, cfg.init_std, cfg.seed)
-    fitness = FlyFitness(params, float(cfg.seconds), cfg.fitness, pop.activations)
+    fitness = FlyFitness(params, float(cfg.seconds), cfg.fitness, pop.activations, cfg.starts, cfg.seed, cfg.noise)
     history = list(pop.history)
 
     def record(row: dict) -> None:
