@@ -17,6 +17,7 @@ from animat.viz import plots
 from animat.viz.animate import animate_body, box_faces
 
 ANIMATION_FPS = 25
+UNIT = "u"  # the paper preset's simulation length unit
 
 
 def check_genome(params: FlyParams, genome: Genome) -> None:
@@ -69,11 +70,11 @@ def write_replay(params: FlyParams, genome: Genome, seconds: float, out: Path, *
     )
     summary = flight_summary(params, t, traj.pos, traj.wing, traj.crashed)
     summary.update({f"check_{k}": v for k, v in acceptance(summary).items()})
-    plots.height_plot(t, traj.pos[:, 2], out / "plots" / "height.png", start=0.0, floor=-2 * L, body_length=L, title=f"{title}: height")
-    plots.topview_plot(traj.pos[:, 0], traj.pos[:, 1], out / "plots" / "topview.png", body_length=L, title=f"{title}: top view")
+    plots.height_plot(t, traj.pos[:, 2], out / "plots" / "height.png", start=0.0, floor=-2 * L, body_length=L, title=f"{title}: height", unit=UNIT)
+    plots.topview_plot(traj.pos[:, 0], traj.pos[:, 1], out / "plots" / "topview.png", body_length=L, title=f"{title}: top view", unit=UNIT)
     n = min(len(t), int(round(3.0 / params.control_dt)))
     names = ("flap", "feather", "sweep")
     plots.series_plot(t[:n], {f"right {a}": traj.wing[:n, 0, i] for i, a in enumerate(names)}, out / "plots" / "wings.png", ylabel="angle (rad)", title=f"{title}: wing angles (first 3 s)")
     frames, idx = animation_frames(params, traj, t, min(anim_seconds, seconds))
-    animate_body(frames, out / "media" / "flight.gif", fps=ANIMATION_FPS, trail=traj.pos[idx], times=t[idx], title=title)
+    animate_body(frames, out / "media" / "flight.gif", fps=ANIMATION_FPS, trail=traj.pos[idx], times=t[idx], title=title, unit=UNIT)
     return summary

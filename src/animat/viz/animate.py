@@ -77,6 +77,7 @@ def animate_body(
     view_size: float | None = None,
     dpi: int = 80,
     ground: float | None = None,
+    unit: str = "m",
 ) -> Path:
     """Render a polygon body over time to ``path`` (``.gif``, or ``.mp4`` if imageio-ffmpeg is
     installed) and return the path.
@@ -91,6 +92,7 @@ def animate_body(
         bounding radius about that centre over all frames, so the view is 2x the body wide.
     elev, azim: camera angles in degrees (matplotlib's convention).
     dpi: resolution; the default 80 gives 544x448 pixels.
+    unit: length unit of the axis labels (default m; the fly's paper preset uses "u").
 
     Faces are shaded by their angle to a fixed light, so rotations read clearly. The GIF loops
     forever. Raises :class:`VizError` (a ValueError) on an unsupported suffix or inconsistent
@@ -138,7 +140,7 @@ def animate_body(
     if not np.isfinite(half) or half <= 0:
         raise VizError(f"view_size must be a positive number of metres, got {view_size}")
 
-    images = _render(verts, frames, centres, trail, times, title, elev, azim, half, dpi, ground)
+    images = _render(verts, frames, centres, trail, times, title, elev, azim, half, dpi, ground, unit)
     if suffix == ".gif":
         return atomic_write_bytes(path, _gif_bytes(images, fps))
     return atomic_write_bytes(path, _mp4_bytes(images, fps))
@@ -163,7 +165,7 @@ def _shade(v: np.ndarray, color: str, alpha: float) -> tuple[float, float, float
     return (r * k, g * k, b * k, float(alpha))
 
 
-def _render(verts, frames, centres, trail, times, title, elev, azim, half, dpi, ground):
+def _render(verts, frames, centres, trail, times, title, elev, azim, half, dpi, ground, unit):
     """Draw every frame on one reused figure; returns a list of (H, W, 3) uint8 images."""
     w_px, h_px = (int(16 * round(s * dpi / 80 / 16)) or 16 for s in _FIG_PX)
     fig = plt.figure(figsize=(w_px / dpi, h_px / dpi), dpi=dpi)
@@ -172,9 +174,9 @@ def _render(verts, frames, centres, trail, times, title, elev, azim, half, dpi, 
         fig.subplots_adjust(left=0.0, right=0.95, bottom=0.02, top=0.95)
         ax.view_init(elev=elev, azim=azim)
         ax.set_box_aspect((1, 1, 1))
-        ax.set_xlabel("x (m)", labelpad=-2)
-        ax.set_ylabel("y (m)", labelpad=-2)
-        ax.set_zlabel("z (m)", labelpad=-2)
+        ax.set_xlabel(f"x ({unit})", labelpad=-2)
+        ax.set_ylabel(f"y ({unit})", labelpad=-2)
+        ax.set_zlabel(f"z ({unit})", labelpad=-2)
         for axis in (ax.xaxis, ax.yaxis, ax.zaxis):
             axis.set_major_locator(MaxNLocator(4))
         ax.tick_params(labelsize=7, pad=0)

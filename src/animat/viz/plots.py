@@ -111,24 +111,25 @@ def height_plot(
     floor: float | None = None,
     body_length: float | None = None,
     title: str = "Height",
+    unit: str = "m",
 ) -> Path:
-    """Height ``z`` (m) against time ``t`` (s), with optional labelled lines for the start
-    height and a floor (e.g. start − 2 body lengths). With ``body_length`` a right-hand axis
+    """Height ``z`` (``unit``, default m) against time ``t`` (s), with optional labelled lines for the
+    start height and a floor (e.g. start − 2 body lengths). With ``body_length`` a right-hand axis
     shows the height change in body lengths relative to ``start`` (or z[0])."""
     t, z = np.asarray(t, float).ravel(), np.asarray(z, float).ravel()
     _check_same_len(t, z, "t", "z")
     fig, ax = plt.subplots(figsize=_FIGSIZE)
     ax.plot(t, z, color="C0", lw=1.8, label="height")
     if start is not None:
-        ax.axhline(start, color="C2", ls="--", lw=1, label=f"start ({start:.3g} m)")
+        ax.axhline(start, color="C2", ls="--", lw=1, label=f"start ({start:.3g} {unit})")
     if floor is not None:
-        ax.axhline(floor, color="C3", ls=":", lw=1.2, label=f"floor ({floor:.3g} m)")
+        ax.axhline(floor, color="C3", ls=":", lw=1.2, label=f"floor ({floor:.3g} {unit})")
     if body_length is not None and body_length > 0:
         ref = float(start) if start is not None else (float(z[0]) if z.size else 0.0)
         sec = ax.secondary_yaxis("right", functions=(lambda h: (h - ref) / body_length, lambda b: b * body_length + ref))
         sec.set_ylabel("Δ height (body lengths)")
     ax.set_xlabel("time (s)")
-    ax.set_ylabel("height z (m)")
+    ax.set_ylabel(f"height z ({unit})")
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(loc="best", frameon=False)
@@ -142,12 +143,12 @@ def topview_plot(
     *,
     body_length: float | None = None,
     title: str = "Top view",
+    unit: str = "m",
 ) -> Path:
-    """Trajectory seen from above (x against y, equal aspect), start and end marked.
-    With ``body_length`` the axes are in body lengths instead of metres."""
+    """Trajectory seen from above (x against y, equal aspect, ``unit`` default m), start and end
+    marked. With ``body_length`` the axes are in body lengths instead."""
     x, y = np.asarray(x, float).ravel(), np.asarray(y, float).ravel()
     _check_same_len(x, y, "x", "y")
-    unit = "m"
     if body_length is not None and body_length > 0:
         x, y, unit = x / body_length, y / body_length, "body lengths"
     fig, ax = plt.subplots(figsize=(5.5, 5.5))
