@@ -9,19 +9,29 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 
+def dot3(a, b):
+    """Dot product over the last axis (size 3), as multiply-adds (fusable; see :func:`mat_vec`)."""
+    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
+
+
+def sum_rows(a):
+    """``a.sum(axis=0)`` for a short leading axis, as a chain of adds that XLA fuses (a reduce op over a
+    small axis inside a vmapped step costs several times more on CPU)."""
+    out = a[0]
+    for i in range(1, a.shape[0]):
+        out = out + a[i]
+    return out
+
+
 def mat_vec(R, v):
-    """``R (..., 3, 3) @ v (..., 3)`` written elementwise, so XLA fuses it (batched tiny dots are slow on CPU)."""
-    return jnp.sum(R * v[..., None, :], axis=-1)
+    """``R (..., 3, 3) @ v (..., 3)`` as three multiply-adds of columns: pure elementwise work that XLA
+    fuses (on CPU a batched tiny dot or a reduce over a size-3 axis costs ~100× more)."""
+    return R[..., :, 0] * v[..., 0:1] + R[..., :, 1] * v[..., 1:2] + R[..., :, 2] * v[..., 2:3]
 
 
 def mat_t_vec(R, v):
-    """``R^T @ v`` elementwise (see :func:`mat_vec`)."""
-    return jnp.sum(R * v[..., :, None], axis=-2)
-
-
-def mat_mul(A, B):
-    """``A (..., 3, 3) @ B (..., 3, 3)`` elementwise (see :func:`mat_vec`)."""
-    return jnp.sum(A[..., :, :, None] * B[..., None, :, :], axis=-2)
+    """``R^T @ v`` (see :func:`mat_vec`)."""
+    return R[..., 0, :] * v[..., 0:1] + R[..., 1, :] * v[..., 1:2] + R[..., 2, :] * v[..., 2:3]
 
 
 def quat_mul(a, b):
@@ -54,7 +64,7 @@ def quat_to_mat(q):
 
 def quat_exp(rotvec):
     """Quaternion of the rotation by vector ``rotvec (..., 3)`` (axis × angle, rad); exact, safe at 0."""
-    sq = jnp.sum(rotvec * rotvec, axis=-1, keepdims=True)
+    sq = dot3(rotvec, rotvec)[..., None]
     # Near 0 use the Taylor series of cos(θ/2) and sin(θ/2)/θ, and keep sqrt away from 0 so the
     # gradient is finite too.
     small = sq < 1e-8
@@ -67,7 +77,7 @@ def quat_exp(rotvec):
 def integrate_quat(q, omega_body, dt):
     """Advance orientation ``q`` by body-frame angular velocity ``omega_body`` (rad/s) over ``dt`` s."""
     q = quat_mul(q, quat_exp(omega_body * dt))
-    return q / jnp.linalg.norm(q, axis=-1, keepdims=True)
+    return q / jnp.sqrt(q[..., 0:1] ** 2 + dot3(q[..., 1:], q[..., 1:])[..., None])
 
 
 def euler_xyz(q):

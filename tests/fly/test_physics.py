@@ -437,3 +437,13 @@ def test_fly_params_validation():
     assert FlyParams.from_dict(P.to_dict()) == P
     assert FlyParams.from_dict({"body_size": [2.0, 4.0, 1.0]}) == P  # lists from JSON become tuples
     hash(P.with_(rho=0.0))  # usable as a jit static argument
+
+
+def test_wing_rotation_closed_form_matches_matrix_product():
+    """The multiplied-out wing rotation equals R_z(sweep) · R_y(−flap) · R_x(feather)."""
+    from animat.fly.kinematics import wing_rotation
+    from animat.rotations import rot_x, rot_y, rot_z
+
+    a = jnp.asarray(np.random.default_rng(0).uniform(-1.2, 1.2, (50, 3)), jnp.float32)
+    ref = rot_z(a[:, 2]) @ rot_y(-a[:, 0]) @ rot_x(a[:, 1])
+    np.testing.assert_allclose(np.asarray(wing_rotation(a)), np.asarray(ref), atol=1e-6)

@@ -11,15 +11,27 @@ import jax.numpy as jnp
 import numpy as np
 
 from animat.fly.model import FlyParams, wing_elements
-from animat.rotations import mat_mul, mat_vec, rot_x, rot_y, rot_z
+from animat.rotations import mat_vec
 
 MIRROR = np.diag([-1.0, 1.0, 1.0]).astype(np.float32)  # body-frame reflection for the left wing
 
 
+def _trig(angles):
+    """cos and sin of (flap, feather, sweep) ``(..., 3)``."""
+    return jnp.cos(angles), jnp.sin(angles)
+
+
 def wing_rotation(angles):
-    """Rotation ``(..., 3, 3)`` wing frame -> body frame for ``angles (..., 3)`` = (flap, feather, sweep)."""
-    flap, feather, sweep = angles[..., 0], angles[..., 1], angles[..., 2]
-    return mat_mul(mat_mul(rot_z(sweep), rot_y(-flap)), rot_x(feather))
+    """Rotation ``(..., 3, 3)`` wing frame -> body frame for ``angles (..., 3)`` = (flap, feather, sweep):
+    ``R_z(sweep) · R_y(−flap) · R_x(feather)``, multiplied out in closed form (elementwise, so fast)."""
+    c, s = _trig(angles)
+    cy, sy = c[..., 0], -s[..., 0]  # R_y(−flap)
+    cx, sx = c[..., 1], s[..., 1]
+    cz, sz = c[..., 2], s[..., 2]
+    col0 = jnp.stack([cz * cy, sz * cy, -sy], -1)
+    col1 = jnp.stack([-sz * cx + cz * sy * sx, cz * cx + sz * sy * sx, cy * sx], -1)
+    col2 = jnp.stack([sz * sx + cz * sy * cx, -cz * sx + sz * sy * cx, cy * cx], -1)
+    return jnp.stack([col0, col1, col2], -1)
 
 
 def wing_angular_velocity(angles, rates):
@@ -27,12 +39,11 @@ def wing_angular_velocity(angles, rates):
 
     Exact for the composition R_z(s) R_y(−f) R_x(φ): ω = ṡ ẑ − ḟ R_z(s) ŷ + φ̇ R_z(s) R_y(−f) x̂.
     """
-    flap, sweep = angles[..., 0], angles[..., 2]
-    rz = rot_z(sweep)
-    y_axis = rz[..., :, 1]
-    x_axis = mat_mul(rz, rot_y(-flap))[..., :, 0]
-    z_axis = jnp.zeros_like(y_axis).at[..., 2].set(1.0)
-    return rates[..., 2:3] * z_axis - rates[..., 0:1] * y_axis + rates[..., 1:2] * x_axis
+    c, s = _trig(angles)
+    cy, sy = c[..., 0], -s[..., 0]
+    cz, sz = c[..., 2], s[..., 2]
+    df, dphi, ds = rates[..., 0], rates[..., 1], rates[..., 2]
+    return jnp.stack([df * sz + dphi * cz * cy, -df * cz + dphi * sz * cy, ds - dphi * sy], -1)
 
 
 def servo(params: FlyParams, angles, target):

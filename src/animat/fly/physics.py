@@ -26,7 +26,7 @@ import jax.numpy as jnp
 
 from animat.fly.kinematics import servo, wing_points_body
 from animat.fly.model import FlyParams, wing_elements
-from animat.rotations import integrate_quat, mat_t_vec, mat_vec, quat_to_mat
+from animat.rotations import dot3, integrate_quat, mat_t_vec, mat_vec, quat_to_mat, sum_rows
 
 
 class FlyState(NamedTuple):
@@ -64,7 +64,7 @@ def wing_forces_body(params: FlyParams, R, state: FlyState, angles, rates):
     area = jnp.tile(jnp.asarray(area), 2)[:, None]  # (2K, 1): right then left
     pts, vrel, nrm = wing_points_body(params, angles, rates)
     v_body = mat_t_vec(R, state.vel) + jnp.cross(state.omega, pts) + vrel  # element velocity, body frame
-    vn = jnp.sum(v_body * nrm, axis=-1, keepdims=True)
+    vn = dot3(v_body, nrm)[..., None]
     return -0.5 * params.rho * params.cd_wing * area * vn * jnp.abs(vn) * nrm, pts
 
 
@@ -80,14 +80,14 @@ def body_drag(params: FlyParams, state: FlyState, R=None):
     a, b, c = params.body_size
     faces = jnp.array([b * c, a * c, a * b], jnp.float32)  # areas normal to body x, y, z
     v_body = mat_t_vec(quat_to_mat(state.quat) if R is None else R, state.vel)
-    return -0.5 * params.rho * params.cd_body * jnp.sum(faces * jnp.abs(v_body)) * state.vel
+    return -0.5 * params.rho * params.cd_body * dot3(faces, jnp.abs(v_body)) * state.vel
 
 
 def body_step(params: FlyParams, state: FlyState, forces, points) -> FlyState:
     """Integrate the body over ``dt`` under point ``forces (K, 3)`` (world) at ``points (K, 3)`` (body
     frame, relative to the centre of mass) plus body drag and gravity. Wing angles are left as they are."""
     R = quat_to_mat(state.quat)
-    return integrate_body(params, state, R, jnp.sum(forces, axis=0), mat_t_vec(R, forces), points)
+    return integrate_body(params, state, R, sum_rows(forces), mat_t_vec(R, forces), points)
 
 
 def integrate_body(params: FlyParams, state: FlyState, R, force_world, forces_body, points) -> FlyState:
@@ -97,7 +97,7 @@ def integrate_body(params: FlyParams, state: FlyState, R, force_world, forces_bo
     inertia = jnp.asarray(params.inertia(), jnp.float32)
     force = force_world + body_drag(params, state, R)
     acc = force / params.mass + jnp.array([0.0, 0.0, -params.gravity], jnp.float32)
-    torque = jnp.sum(jnp.cross(points, forces_body), axis=0)  # τ = r × F, body frame
+    torque = sum_rows(jnp.cross(points, forces_body))  # τ = r × F, body frame
     omega_dot = (torque - jnp.cross(state.omega, inertia * state.omega)) / inertia
     omega = state.omega + omega_dot * dt
     return state._replace(
@@ -123,5 +123,5 @@ def step(params: FlyParams, state: FlyState, target) -> FlyState:
     rates, wing = servo(params, state.wing, target)
     R = quat_to_mat(state.quat)
     f_body, points = wing_forces_body(params, R, state, state.wing, rates)
-    new = integrate_body(params, state, R, mat_vec(R, jnp.sum(f_body, axis=0)), f_body, points)._replace(wing=wing)
+    new = integrate_body(params, state, R, mat_vec(R, sum_rows(f_body)), f_body, points)._replace(wing=wing)
     return check_crash(params, state, new)
