@@ -1,0 +1,141 @@
+"""The fly command line end to end: outputs, exact resume, replay, and one-line errors on bad input."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from animat import cli
+
+TINY = ["--population", "8", "--seconds", "0.2", "--replay-seconds", "0.5"]
+
+
+def animat(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
+    """Run ``animat ARGS`` in-process; returns (exit code, stdout, stderr)."""
+    monkeypatch.setattr(sys, "argv", ["animat", *args])
+    code = 0
+    try:
+        cli.main()
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def metrics(run) -> list[dict]:
+    with open(run / "metrics.csv") as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """One tiny training run shared by the tests that only read it."""
+    out = tmp_path_factory.mktemp("run") / "train"
+    mp = pytest.MonkeyPatch()
+    mp.setattr(sys, "argv", ["animat", "fly", "train", "--generations", "3", *TINY, "--seed", "1", "--out", str(out)])
+    try:
+        cli.main()
+    except SystemExit as exc:
+        assert not exc.code
+    finally:
+        mp.undo()
+    return out
+
+
+def test_train_writes_the_run_directory(trained):
+    for name in ["config.json", "metrics.csv", "summary.json", "best_genome.npz", "best_genome.json", "best_genome.pkl",
+                 "trajectory.npz", "plots/fitness.png", "plots/height.png", "plots/topview.png", "plots/wings.png",
+                 "media/flight.gif", "checkpoints/latest.json"]:
+        assert (trained / name).is_file(), name
+    rows = metrics(trained)
+    assert [int(r["generation"]) for r in rows] == [0, 1, 2]
+    assert set(rows[0]) >= {"best", "mean", "median", "crashes", "seconds"}
+    best = [float(r["best"]) for r in rows]
+    assert best == sorted(best)  # elitism: the best never gets worse
+    summary = json.loads((trained / "summary.json").read_text())
+    assert summary["generations"] == 3 and summary["best_fitness"] == pytest.approx(best[-1])
+    config = json.loads((trained / "config.json").read_text())
+    assert config["seed"] == 1 and config["population"] == 8
+
+
+def test_replay_writes_trajectory_and_summary(trained, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "replay"
+    code, _, err = animat(monkeypatch, capsys, "fly", "replay", str(trained), "--seconds", "1.5", "--out", str(out))
+    assert code == 0, err
+    traj = np.load(out / "trajectory.npz", allow_pickle=False)
+    assert traj["t"].shape == (150,) and traj["position"].shape == (150, 3)
+    assert traj["quaternion"].shape == (150, 4) and traj["wing_angles"].shape == (150, 6)
+    np.testing.assert_allclose(np.linalg.norm(traj["quaternion"], axis=1), 1.0, atol=1e-5)
+    summary = json.loads((out / "summary.json").read_text())
+    for key in ["seconds", "body_length", "start_height", "min_height", "final_height", "mean_abs_x", "mean_abs_y", "stroke_cycles", "crashed"]:
+        assert key in summary, key
+    assert summary["seconds"] == pytest.approx(1.5) and summary["body_length"] == 4.0
+    assert summary["final_height"] == pytest.approx(float(traj["position"][-1, 2]))
+    # the genome file alone replays the same flight
+    out2 = tmp_path / "replay2"
+    code, _, err = animat(monkeypatch, capsys, "fly", "replay", str(trained / "best_genome.npz"), "--seconds", "1.5", "--out", str(out2))
+    assert code == 0, err
+    np.testing.assert_array_equal(np.load(out2 / "trajectory.npz")["position"], traj["position"])
+
+
+def test_resumed_run_equals_uninterrupted(tmp_path, monkeypatch, capsys):
+    full, part = tmp_path / "full", tmp_path / "part"
+    assert animat(monkeypatch, capsys, "fly", "train", "--generations", "4", *TINY, "--out", str(full))[0] == 0
+    assert animat(monkeypatch, capsys, "fly", "train", "--generations", "2", *TINY, "--out", str(part))[0] == 0
+    code, _, err = animat(monkeypatch, capsys, "fly", "train", "--resume", str(part), "--generations", "4")
+    assert code == 0, err
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
+    assert strip(metrics(part)) == strip(metrics(full))
+    a, b = np.load(full / "best_genome.npz"), np.load(part / "best_genome.npz")
+    np.testing.assert_array_equal(a["genes"], b["genes"])
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["fly", "train", "--fitness", "altitude"], "unknown fitness"),
+        (["fly", "train", "--layers", "10,20,3"], "do not fit the fly"),
+        (["fly", "train", "--asymmetric"], "do not fit the fly"),
+        (["fly", "train", "--seconds", "-1"], "seconds must be > 0"),
+        (["fly", "train", "--generations", "0"], "generations must be >= 1"),
+        (["fly", "train", "--backend", "dask"], "unknown backend"),
+        (["fly", "train", "--config", "no-such-file.toml"], "not found"),
+        (["fly", "replay", "no-such-run"], "does not exist"),
+        (["fly", "replay", ".", "--seconds", "-3"], "must be > 0"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args, message, monkeypatch, capsys, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = animat(monkeypatch, capsys, *args)
+    assert code == 2
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "runs").exists()  # nothing written
+
+
+def test_never_overwrites_an_earlier_run(trained, monkeypatch, capsys):
+    before = {p: p.stat().st_mtime_ns for p in trained.rglob("*") if p.is_file()}
+    code, _, err = animat(monkeypatch, capsys, "fly", "train", "--generations", "1", *TINY, "--out", str(trained))
+    assert code == 2 and "already exists" in err
+    assert {p: p.stat().st_mtime_ns for p in trained.rglob("*") if p.is_file()} == before
+    code, _, err = animat(monkeypatch, capsys, "fly", "train", "--resume", str(trained))
+    assert code == 2 and "already finished" in err
+    assert {p: p.stat().st_mtime_ns for p in trained.rglob("*") if p.is_file()} == before
+
+
+def test_corrupt_or_missing_checkpoint_is_an_error(trained, tmp_path, monkeypatch, capsys):
+    import shutil
+
+    run = tmp_path / "copy"
+    shutil.copytree(trained, run)
+    data = bytearray((run / "best_genome.npz").read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    (run / "best_genome.npz").write_bytes(bytes(data))
+    code, _, err = animat(monkeypatch, capsys, "fly", "replay", str(run), "--out", str(tmp_path / "r"))
+    assert code == 2 and "corrupt" in err and len(err.strip().splitlines()) == 1
+    code, _, err = animat(monkeypatch, capsys, "fly", "train", "--resume", str(tmp_path))
+    assert code == 2 and "config.json" in err
