@@ -77,7 +77,10 @@ def quat_exp(rotvec):
 def integrate_quat(q, omega_body, dt):
     """Advance orientation ``q`` by body-frame angular velocity ``omega_body`` (rad/s) over ``dt`` s."""
     q = quat_mul(q, quat_exp(omega_body * dt))
-    return q / jnp.sqrt(q[..., 0:1] ** 2 + dot3(q[..., 1:], q[..., 1:])[..., None])
+    # Renormalise with one Newton step of 1/sqrt(|q|²) (|q|² = 1 + ε -> 1 − O(ε²)): only multiply-adds,
+    # so the result is bit-identical whatever the batch size (XLA CPU's vectorised rsqrt is not).
+    sq = q[..., 0:1] ** 2 + dot3(q[..., 1:], q[..., 1:])[..., None]
+    return q * (1.5 - 0.5 * sq)
 
 
 def euler_xyz(q):

@@ -225,3 +225,18 @@ def test_fly_fitness_is_deterministic_and_validated():
         tasks.FlyFitness(P, 0.0, "lateral", ACTS)
     with pytest.raises(ConfigError):
         tasks.FlyFitness(P, -1.0, "mean-height", ACTS)
+
+
+def test_fitness_does_not_depend_on_batch_size():
+    from animat.fly.tasks import FlyFitness
+
+    """A genome scores bit-identically alone, in a small batch and in a large one, so a replay or a Ray
+    chunk reproduces training exactly even though random-network flights are chaotic."""
+    from animat.evolve import network as nw
+
+    layers = [15, 20, 20, 3]
+    genes = np.asarray(nw.init_genes(jax.random.PRNGKey(7), 37, layers, 1.0))
+    fit = FlyFitness(FlyParams(), 2.0, "lateral", ("tanh",) * 3, starts=2, seed=3, noise=0.05)
+    full = fit(nw.unflatten(genes, layers))
+    for lo, hi in [(0, 1), (5, 6), (36, 37), (3, 8)]:
+        np.testing.assert_array_equal(fit(nw.unflatten(genes[lo:hi], layers)), full[lo:hi])

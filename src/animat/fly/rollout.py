@@ -125,6 +125,13 @@ def simulate_population(params: FlyParams, nets, activations: Sequence[str], sec
     s0 = start_states(params, 1) if starts is None else starts
     if noise is None:
         noise = np.zeros((s0.pos.shape[0], n_ticks, params.n_inputs), np.float32)
-    traj = fn(jax.tree_util.tree_map(jnp.asarray, nets), jax.tree_util.tree_map(jnp.asarray, s0), jnp.asarray(noise))
-    traj = Trajectory(*(np.asarray(x) for x in traj))
+    nets = jax.tree_util.tree_map(jnp.asarray, nets)
+    size = jax.tree_util.tree_leaves(nets)[0].shape[0]
+    if size == 1:
+        # XLA compiles a batch of one to scalar code that rounds differently from the vectorised code
+        # of any larger batch; flights are chaotic, so one fly is flown as two to reproduce training
+        # (and every other batch size) bit for bit.
+        nets = jax.tree_util.tree_map(lambda a: jnp.concatenate([a, a]), nets)
+    traj = fn(nets, jax.tree_util.tree_map(jnp.asarray, s0), jnp.asarray(noise))
+    traj = Trajectory(*(np.asarray(x)[:size] for x in traj))
     return Trajectory(*(x[:, 0] for x in traj)) if starts is None else traj
