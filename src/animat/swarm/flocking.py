@@ -23,7 +23,9 @@ paper's unitless lengths). With the sigma-norm ``||z||_s = (sqrt(1 + eps ||z||^2
   ``d_b = ||d'||_s``.
 
 Defaults from the paper: d = 7, r = 1.2 d, d' = 0.6 d, r' = 1.2 d', eps = 0.1, a = b = 5, h = 0.2 for
-phi_a, 0.9 for phi_b, c2 = 2 sqrt(c1). Integration is semi-implicit Euler (``p += dt u; q += dt p``)
+phi_a, 0.9 for phi_b, c2 = 2 sqrt(c1). The gamma gain c1 = 0.02 is ours (the paper leaves it to
+the example): a stronger pull compresses a 150-agent flock below 0.9 d at its centre (c1 = 0.05
+settles with 24% deviation), a much weaker one takes minutes to gather it. Integration is semi-implicit Euler (``p += dt u; q += dt p``)
 at dt = 0.01. Neighbour terms are computed all-pairs here or on a cell list (:mod:`animat.swarm.grid`).
 """
 
@@ -49,6 +51,10 @@ __all__ = [
     "phi_alpha",
     "phi_beta",
     "pair_terms",
+    "pair_weights",
+    "gamma_accel",
+    "euler_step",
+    "clearance",
     "alpha_accel_allpairs",
     "beta_accel",
     "accel",
@@ -78,8 +84,8 @@ class FlockParams:
     h_beta: float = 0.9
     c1_alpha: float = 1.0
     c2_alpha: float = 1.0
-    c1: float = 0.05
-    c2: float = 2.0 * math.sqrt(0.05)
+    c1: float = 0.02
+    c2: float = 2.0 * math.sqrt(0.02)
     c1_beta: float = 10.0
     c2_beta: float = 2.0 * math.sqrt(10.0)
     algorithm: int = 2
@@ -109,7 +115,7 @@ class FlockParams:
         vals.setdefault("r", 1.2 * d)
         vals.setdefault("d_beta", 0.6 * d)
         vals.setdefault("r_beta", 1.2 * vals["d_beta"])
-        c1 = vals.setdefault("c1", 0.05)
+        c1 = vals.setdefault("c1", 0.02)
         vals.setdefault("c2", 2.0 * math.sqrt(max(c1, 0.0)))
         c1b = vals.setdefault("c1_beta", 10.0)
         vals.setdefault("c2_beta", 2.0 * math.sqrt(max(c1b, 0.0)))
@@ -267,33 +273,43 @@ def phi_beta(z: jnp.ndarray, prm: FlockParams) -> jnp.ndarray:
     return bump(z / prm.d_b, prm.h_beta) * (sigma1(z - prm.d_b) - 1.0)
 
 
-def pair_terms(dq: jnp.ndarray, dp: jnp.ndarray, prm: FlockParams) -> jnp.ndarray:
-    """Alpha interaction of agent i with j given dq = q_j - q_i, dp = p_j - p_i (..., d); returns
-    ``c1a phi_a(||dq||_s) n_ij + c2a a_ij dp`` (..., d). Zero for dq = dp = 0 (the agent itself)
-    and beyond range r (the bump vanishes there), so callers need no cutoff."""
-    z2 = jnp.sum(dq * dq, axis=-1, keepdims=True)
+def pair_weights(z2: jnp.ndarray, prm: FlockParams) -> tuple[jnp.ndarray, jnp.ndarray]:
+    """Weights of the alpha interaction for squared distances ``z2 = ||q_j - q_i||^2``: the term of j in
+    u_i is ``w1 (q_j - q_i) + w2 (p_j - p_i)`` with ``w1 = c1a phi_a(||.||_s) / sqrt(1 + eps z2)``
+    (so that ``w1 dq = c1a phi_a n_ij``) and ``w2 = c2a a_ij``. Both vanish beyond range r (the bump
+    is 0 there), so callers need no cutoff; the agent itself (dq = dp = 0) adds nothing."""
     s = jnp.sqrt(1.0 + prm.eps * z2)
     z = (s - 1.0) / prm.eps
     rho = bump(z / prm.r_alpha, prm.h_alpha)  # = a_ij, shared with phi_a
     phi = 0.5 * ((prm.a + prm.b) * sigma1(z - prm.d_alpha + prm.c_phi) + (prm.a - prm.b))
-    return (prm.c1_alpha * rho * phi / s) * dq + (prm.c2_alpha * rho) * dp
+    return prm.c1_alpha * rho * phi / s, prm.c2_alpha * rho
+
+
+def pair_terms(dq: jnp.ndarray, dp: jnp.ndarray, prm: FlockParams) -> jnp.ndarray:
+    """Alpha interaction ``c1a phi_a(||dq||_s) n_ij + c2a a_ij dp`` (..., d) for dq = q_j - q_i,
+    dp = p_j - p_i (..., d). (The hot paths use :func:`pair_weights` on separate components.)"""
+    w1, w2 = pair_weights(jnp.sum(dq * dq, axis=-1, keepdims=True), prm)
+    return w1 * dq + w2 * dp
+
+
+def _alpha_rows(qb, pb, q, p, prm):
+    """Sum over all j of the terms for the rows (B, d) against all agents (N, d), component-wise."""
+    dim = q.shape[1]
+    dqs = [q[None, :, k] - qb[:, k, None] for k in range(dim)]
+    w1, w2 = pair_weights(sum(x * x for x in dqs), prm)
+    return jnp.stack([jnp.sum(w1 * dqs[k] + w2 * (p[None, :, k] - pb[:, k, None]), axis=1) for k in range(dim)], axis=1)
 
 
 def alpha_accel_allpairs(q: jnp.ndarray, p: jnp.ndarray, prm: FlockParams, block: int = 1024) -> jnp.ndarray:
     """Alpha-agent control (N, d) by summing over all pairs; rows in blocks of ``block`` to bound memory."""
     n = q.shape[0]
     if n <= block:
-        return jnp.sum(pair_terms(q[None, :, :] - q[:, None, :], p[None, :, :] - p[:, None, :], prm), axis=1)
+        return _alpha_rows(q, p, q, p, prm)
     nb = -(-n // block)
     pad = nb * block - n
     qi = jnp.pad(q, ((0, pad), (0, 0))).reshape(nb, block, -1)
     pi = jnp.pad(p, ((0, pad), (0, 0))).reshape(nb, block, -1)
-
-    def rows(args):
-        qb, pb = args
-        return jnp.sum(pair_terms(q[None, :, :] - qb[:, None, :], p[None, :, :] - pb[:, None, :], prm), axis=1)
-
-    return jax.lax.map(rows, (qi, pi)).reshape(nb * block, -1)[:n]
+    return jax.lax.map(lambda a: _alpha_rows(a[0], a[1], q, p, prm), (qi, pi)).reshape(nb * block, -1)[:n]
 
 
 def beta_accel(q: jnp.ndarray, p: jnp.ndarray, prm: FlockParams, obs: Obstacles) -> jnp.ndarray:

@@ -24,7 +24,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from animat.swarm.flocking import FlockParams, pair_terms
+from animat.swarm.flocking import FlockParams, pair_weights
 
 __all__ = ["GridInfo", "cell_size", "alpha_accel_grid", "capacity_bucket"]
 
@@ -60,10 +60,33 @@ def cell_size(extent: jnp.ndarray, r: float, max_cells: int) -> jnp.ndarray:
     return jnp.maximum(jnp.float32(r), c_min * (1.0 + 1e-5) + 1e-6)
 
 
+def _cell_order(cid: jnp.ndarray, max_cells: int) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
+    """Counting sort of agents by cell id without comparisons: returns (order (N,), start
+    (max_cells + 1,), rounds). Ranks within a cell come from rounds of scatter-max: in each round
+    every cell elects its highest pending agent, which takes the next slot; the rounds equal the
+    fullest cell's count. (XLA's comparison sort on CPU costs ~5x more at N = 1e4.)"""
+    n = cid.shape[0]
+    ids = jnp.arange(n, dtype=jnp.int32)
+
+    def body(carry):
+        k, slot = carry
+        pending = slot < 0
+        key = jnp.where(pending, cid, max_cells)  # placed agents vote in a dummy row
+        winner = jnp.full((max_cells + 1,), -1, jnp.int32).at[key].max(ids)
+        won = pending & (winner[cid] == ids)
+        return k + 1, jnp.where(won, k, slot)
+
+    rounds, slot = jax.lax.while_loop(lambda c: jnp.any(c[1] < 0), body, (jnp.int32(0), jnp.full((n,), -1, jnp.int32)))
+    counts = jnp.zeros((max_cells,), jnp.int32).at[cid].add(1)
+    start = jnp.concatenate([jnp.zeros((1,), jnp.int32), jnp.cumsum(counts)])
+    order = jnp.zeros((n,), jnp.int32).at[start[cid] + slot].set(ids)
+    return order, start, rounds
+
+
 @partial(jax.jit, static_argnames=("prm", "capacity", "max_cells"))
 def alpha_accel_grid(q: jnp.ndarray, p: jnp.ndarray, prm: FlockParams, capacity: int, max_cells: int) -> tuple[jnp.ndarray, GridInfo]:
-    """Alpha-agent control (N, d) of :func:`animat.swarm.flocking.pair_terms` summed over the
-    neighbours found on the cell list; plus :class:`GridInfo`. Exact when ``not info.overflow``."""
+    """Alpha-agent control (N, d) -- :func:`animat.swarm.flocking.pair_weights` summed over the
+    neighbours found on the cell list -- and :class:`GridInfo`. Exact when ``not info.overflow``."""
     n, dim = q.shape
     lo = jnp.min(q, axis=0)
     ext = jnp.max(q, axis=0) - lo
@@ -72,11 +95,9 @@ def alpha_accel_grid(q: jnp.ndarray, p: jnp.ndarray, prm: FlockParams, capacity:
     ci = jnp.clip(jnp.floor((q - lo) / c).astype(jnp.int32), 0, ncell - 1)  # (N, d)
     stride = jnp.concatenate([jnp.ones((1,), jnp.int32), jnp.cumprod(ncell)[:-1]])
     cid = ci @ stride
-    order = jnp.argsort(cid)
-    counts = jnp.zeros((max_cells,), jnp.int32).at[cid].add(1)
-    start = jnp.concatenate([jnp.zeros((1,), jnp.int32), jnp.cumsum(counts)])  # (max_cells + 1,)
+    order, start, _ = _cell_order(cid, max_cells)
     cis = ci[order]
-    state = jnp.concatenate([q, p], axis=1)[order]  # (N, 2d) in cell order
+    qs, ps = q[order], p[order]  # cell order
     x = cis[:, 0]
     x_lo = jnp.maximum(x - 1, 0)
     x_hi = jnp.minimum(x + 1, ncell[0] - 1)
@@ -87,17 +108,17 @@ def alpha_accel_grid(q: jnp.ndarray, p: jnp.ndarray, prm: FlockParams, capacity:
         ok = jnp.all((rows >= 0) & (rows < ncell[1:]), axis=1)
         base = jnp.where(ok, rows @ stride[1:], 0)
         a = start[base + x_lo]
-        b = start[base + x_hi + 1]
-        run = jnp.where(ok, b - a, 0)
+        run = jnp.where(ok, start[base + x_hi + 1] - a, 0)
         runs.append(run)
         idx_all.append(jnp.minimum(a[:, None] + slots, n - 1))
         valid_all.append(slots < run[:, None])
-    idx = jnp.concatenate(idx_all, axis=1)  # (N, K)
+    idx = jnp.concatenate(idx_all, axis=1)  # (N, K) candidate rows in cell order
     valid = jnp.concatenate(valid_all, axis=1)
-    nb = state[idx]  # (N, K, 2d)
-    dq = jnp.where(valid[..., None], nb[..., :dim] - state[:, None, :dim], 0.0)
-    dp = jnp.where(valid[..., None], nb[..., dim:] - state[:, None, dim:], 0.0)
-    u_sorted = jnp.sum(pair_terms(dq, dp, prm), axis=1)
+    dqs = [jnp.where(valid, qs[:, k][idx] - qs[:, k, None], 0.0) for k in range(dim)]
+    w1, w2 = pair_weights(sum(x * x for x in dqs), prm)
+    u_sorted = jnp.stack(
+        [jnp.sum(w1 * dqs[k] + jnp.where(valid, w2 * (ps[:, k][idx] - ps[:, k, None]), 0.0), axis=1) for k in range(dim)], axis=1
+    )
     u = jnp.zeros_like(u_sorted).at[order].set(u_sorted)
     max_run = jnp.max(jnp.stack(runs))
     return u, GridInfo(max_run > capacity, max_run, c)

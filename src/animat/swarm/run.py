@@ -1,0 +1,370 @@
+"""``animat swarm run SCHEME``: configuration, simulation and the run directory.
+
+A run directory holds ``config.json`` (resolved), ``trajectory.npz`` (``positions`` (T, N, d),
+``velocities`` where they exist, ``t``), ``metrics.csv`` (one row per recorded frame),
+``summary.json`` (final metrics; the dt bound where one applies), ``plots/metrics.png`` and
+``media/swarm.gif``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from animat import runs
+from animat.errors import ConfigError
+from animat.swarm import linear
+from animat.swarm.flocking import FlockParams, Obstacles, check_start_outside
+from animat.swarm.metrics import METRIC_NAMES, metrics_series
+
+SCHEMES = ("consensus", "second-order", "ellipse", "segment", "circle", "flocking")
+
+# per-scheme defaults: agents, dt, steps
+DEFAULTS = {
+    "consensus": dict(agents=8, dt=0.49, steps=300),
+    "second-order": dict(agents=8, dt=0.2, steps=600),
+    "ellipse": dict(agents=20, dt=1.0, steps=600),
+    "segment": dict(agents=10, dt=1.0, steps=400),
+    "circle": dict(agents=13, dt=0.05, steps=600),
+    "flocking": dict(agents=150, dt=0.01, steps=6000),
+}
+LINEAR_PARAMS = {"alpha": 1.0, "omega": 1.0, "radius": 1.0, "weight": 1.0}
+MAX_FRAMES = 150
+
+
+@dataclass
+class SwarmConfig:
+    """Everything that defines a swarm run (defaults < config file < command line)."""
+
+    scheme: str = "flocking"
+    agents: int | None = None
+    dt: float | None = None
+    steps: int | None = None
+    seed: int = 0
+    scale: float = 1.0  # consensus / second-order: s in s*A
+    algorithm: int = 2
+    dim: int = 2
+    params: dict = field(default_factory=dict)  # model parameters: d, r, a, b, h, eps, c1, c2, alpha, ...
+    spheres: list = field(default_factory=list)  # [[x, y(, z), R], ...]
+    walls: list = field(default_factory=list)  # [[px, py(, pz), nx, ny(, nz)], ...]
+    obstacles_file: str | None = None
+    gamma_pos: list | None = None
+    gamma_vel: list | None = None
+    spread: float | None = None  # half-width of the random start box (flocking)
+    speed: float = 2.0  # initial velocities uniform in [-speed, speed]^d (flocking)
+    min_separation: float = 3.0  # no two agents start closer (flocking)
+    record_every: int | None = None
+    neighbours: str = "grid"
+    animation: bool = True
+
+    @classmethod
+    def build(cls, file: str | Path | None = None, **overrides: Any) -> "SwarmConfig":
+        values: dict[str, Any] = {}
+        if file is not None:
+            values.update(load_toml(file))
+        values.update({k: v for k, v in overrides.items() if v is not None and v != [] and v != {}})
+        if "params" in overrides and overrides["params"]:
+            values["params"] = {**(load_toml(file).get("params", {}) if file else {}), **overrides["params"]}
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ConfigError(f"unknown swarm option(s) {unknown} in {file or 'options'}; expected some of {sorted(known)}")
+        cfg = cls(**values)
+        return cfg.resolve()
+
+    def resolve(self) -> "SwarmConfig":
+        if self.scheme not in SCHEMES:
+            raise ConfigError(f"unknown scheme {self.scheme!r}; expected one of {', '.join(SCHEMES)}")
+        for k, v in DEFAULTS[self.scheme].items():
+            if getattr(self, k) is None:
+                setattr(self, k, v)
+        self.agents, self.steps, self.seed = int(self.agents), int(self.steps), int(self.seed)
+        self.dt, self.scale = float(self.dt), float(self.scale)
+        if not (math.isfinite(self.dt) and self.dt > 0):
+            raise ConfigError(f"--dt must be > 0, got {self.dt}")
+        if self.steps < 1:
+            raise ConfigError(f"--steps must be >= 1, got {self.steps}")
+        if self.agents < 3:
+            raise ConfigError(f"{self.scheme} needs at least 3 agents (--agents), got {self.agents}")
+        if self.dim not in (2, 3):
+            raise ConfigError(f"--dim must be 2 or 3, got {self.dim}")
+        if self.scheme != "flocking" and self.dim != 2:
+            raise ConfigError(f"the {self.scheme} scheme is planar; --dim 3 applies to flocking only")
+        if self.record_every is None:
+            self.record_every = max(1, -(-self.steps // MAX_FRAMES))
+        if self.neighbours not in ("grid", "allpairs"):
+            raise ConfigError(f"--neighbours must be grid or allpairs, got {self.neighbours!r}")
+        if self.scheme == "flocking":
+            self.flock_params()  # validates
+        else:
+            unknown = sorted(set(self.params) - set(LINEAR_PARAMS))
+            if unknown:
+                raise ConfigError(f"unknown parameter(s) {unknown} for {self.scheme}; expected some of {sorted(LINEAR_PARAMS)}")
+        return self
+
+    def flock_params(self) -> FlockParams:
+        return FlockParams.build(self.params, algorithm=self.algorithm, dt=self.dt)
+
+    def linear_param(self, name: str) -> float:
+        try:
+            return float(self.params.get(name, LINEAR_PARAMS[name]))
+        except (TypeError, ValueError):
+            raise ConfigError(f"parameter {name} must be a number, got {self.params.get(name)!r}") from None
+
+    def obstacles(self) -> Obstacles:
+        dim = self.dim
+        spheres = [(s[:dim], s[dim]) for s in map(list, self.spheres)] if self.spheres else []
+        walls = [(w[:dim], w[dim:]) for w in map(list, self.walls)] if self.walls else []
+        for s in self.spheres:
+            if len(s) != dim + 1:
+                raise ConfigError(f"a sphere in {dim}D is {dim + 1} numbers (centre, radius), got {s}")
+        for w in self.walls:
+            if len(w) != 2 * dim:
+                raise ConfigError(f"a wall in {dim}D is {2 * dim} numbers (point, normal), got {w}")
+        if self.obstacles_file:
+            spheres_f, walls_f = read_obstacles(self.obstacles_file, dim)
+            spheres, walls = spheres + spheres_f, walls + walls_f
+        if self.algorithm == 3 and not spheres and not walls:
+            spheres, walls = default_obstacles(dim)
+        return Obstacles.make(dim, spheres, walls)
+
+
+def load_toml(path: str | Path) -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file {str(path)!r} not found")
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {str(path)!r} is not valid TOML: {exc}") from None
+
+
+def read_obstacles(path: str | Path, dim: int) -> tuple[list, list]:
+    """Obstacles from JSON or TOML: ``spheres = [{center = [...], radius = R}]``,
+    ``walls = [{point = [...], normal = [...]}]``."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"obstacles file {str(path)!r} not found")
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(path.read_text())
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"obstacles file {str(path)!r} is not valid JSON: {exc}") from None
+    else:
+        data = load_toml(path)
+    try:
+        spheres = [(s["center"], s["radius"]) for s in data.get("spheres", [])]
+        walls = [(w["point"], w["normal"]) for w in data.get("walls", [])]
+    except (KeyError, TypeError) as exc:
+        raise ConfigError(f"obstacles file {str(path)!r}: spheres need center and radius, walls point and normal ({exc})") from None
+    return spheres, walls
+
+
+def default_obstacles(dim: int) -> tuple[list, list]:
+    """Algorithm 3's default scene: two spheres across the path to the gamma-agent, and a floor."""
+    if dim == 2:
+        return [((120.0, 10.0), 12.0), ((170.0, -25.0), 10.0)], [((0.0, -70.0), (0.0, 1.0))]
+    return [((120.0, 10.0, 0.0), 12.0), ((170.0, -25.0, 5.0), 10.0)], [((0.0, 0.0, -70.0), (0.0, 0.0, 1.0))]
+
+
+def flock_start(cfg: SwarmConfig, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Random start: positions uniform in a box of half-width ``spread`` (default: a density of one
+    150 agents in 2D: +-45) with no two closer than ``min_separation``; velocities uniform in
+    [-speed, speed]^d."""
+    prm = cfg.flock_params()
+    n, dim = cfg.agents, cfg.dim
+    spread = cfg.spread if cfg.spread is not None else 0.53 * prm.d * n ** (1.0 / dim)
+    if not spread > 0:
+        raise ConfigError(f"spread must be > 0, got {spread}")
+    sep = float(cfg.min_separation)
+    if sep > 0 and n * (sep ** dim) > 0.5 * (2 * spread) ** dim:
+        raise ConfigError(f"cannot place {n} agents at least {sep} apart in a box of half-width {spread}; lower min_separation or raise spread")
+    q = rng.uniform(-spread, spread, (n, dim))
+    if sep > 0:
+        from scipy.spatial import cKDTree
+
+        for _ in range(1000):  # redraw agents that start too close to an earlier one
+            pairs = cKDTree(q).query_pairs(sep, output_type="ndarray")
+            if pairs.size == 0:
+                break
+            bad = np.unique(pairs.max(axis=1))
+            q[bad] = rng.uniform(-spread, spread, (bad.size, dim))
+    p = rng.uniform(-cfg.speed, cfg.speed, (n, dim))
+    return q, p
+
+
+def gamma_defaults(cfg: SwarmConfig) -> tuple[np.ndarray, np.ndarray]:
+    dim = cfg.dim
+    pos = cfg.gamma_pos if cfg.gamma_pos is not None else ([250.0] + [0.0] * (dim - 1) if cfg.algorithm == 3 else [0.0] * dim)
+    vel = cfg.gamma_vel if cfg.gamma_vel is not None else [0.0] * dim
+    pos, vel = np.asarray(pos, float).ravel(), np.asarray(vel, float).ravel()
+    if pos.shape != (dim,) or vel.shape != (dim,):
+        raise ConfigError(f"--gamma-pos/--gamma-vel need {dim} numbers each, got {pos.tolist()} and {vel.tolist()}")
+    return pos, vel
+
+
+# --------------------------------------------------------------------------------------------------
+
+
+def simulate(cfg: SwarmConfig, on_progress: Callable[[int], None] | None = None) -> dict:
+    """Run the scheme; returns dict(positions, velocities, t, rows, summary, links, obstacles, warnings)."""
+    rng = np.random.default_rng(cfg.seed)
+    n, s = cfg.agents, cfg.scheme
+    out: dict[str, Any] = {"velocities": None, "links": None, "obstacles": None, "warnings": []}
+    summary: dict[str, Any] = {"scheme": s, "agents": n, "steps": cfg.steps, "dt": cfg.dt, "seed": cfg.seed}
+    every = cfg.record_every
+    if s in ("consensus", "second-order"):
+        ends = np.array([[0.0, 0.0], [n - 1.0, 0.0]])
+        x0 = rng.normal(0.0, 0.25 * n, (n, 2))
+        x0[0], x0[-1] = ends
+        target = np.linspace(ends[0], ends[1], n)
+        if s == "consensus":
+            bound = linear.consensus_dt_max(n, cfg.scale)
+            res = linear.simulate_consensus(x0, cfg.dt, cfg.steps, cfg.scale, every)
+            summary.update(scale=cfg.scale, dt_max=bound, dt_over_dt_max=cfg.dt / bound)
+        else:
+            alpha = cfg.linear_param("alpha")
+            bound = linear.second_order_dt_max(n, alpha, cfg.scale)
+            v0 = rng.normal(0.0, 1.0, (n, 2))
+            res = linear.simulate_second_order(x0, v0, cfg.dt, cfg.steps, alpha, cfg.scale, every)
+            summary.update(scale=cfg.scale, alpha=alpha, dt_max=bound, dt_over_dt_max=cfg.dt / bound)
+        if cfg.dt >= bound:
+            out["warnings"].append(f"dt = {cfg.dt:g} exceeds the stability bound dt_max = {bound:.6g}: explicit Euler diverges")
+        with np.errstate(over="ignore", invalid="ignore"):
+            err = np.max(np.linalg.norm(res.positions - target[None], axis=2), axis=1)
+        rows = [{"frame": i, "t": float(t), "error": float(e)} for i, (t, e) in enumerate(zip(res.t, err))]
+        summary.update(final_error=float(err[-1]), initial_error=float(err[0]), converged=bool(np.isfinite(err[-1]) and err[-1] < 1e-3 * max(err[0], 1e-12)))
+    elif s == "ellipse":
+        p0 = rng.normal(size=(n, 2))
+        res = linear.simulate_ellipse(p0, cfg.steps, record_every=every)
+        s_inv = np.linalg.inv(linear.ellipse_limit_matrix(p0))
+        resid = np.abs(np.einsum("tni,ij,tnj->tn", res.positions, s_inv, res.positions) - 1.0).max(axis=1)
+        evals, evecs = np.linalg.eigh(np.linalg.inv(s_inv))
+        rows = [{"frame": i, "t": float(t), "ellipse_residual": float(e)} for i, (t, e) in enumerate(zip(res.t, resid))]
+        summary.update(final_ellipse_residual=float(resid[-1]), axis_angles_deg=np.degrees(np.arctan2(evecs[1], evecs[0])).tolist(), semi_axes=np.sqrt(evals).tolist())
+    elif s == "segment":
+        p0 = rng.normal(0.0, 0.3 * n, (n, 2))
+        p0[0], p0[-1] = (0.0, 0.0), (n - 1.0, 0.0)
+        res = linear.simulate_segment(p0, cfg.steps, cfg.linear_param("weight"), every)
+        gaps = np.linalg.norm(np.diff(res.positions, axis=1), axis=2)
+        spread = (gaps.max(1) - gaps.min(1)) / gaps.mean(1)
+        rows = [{"frame": i, "t": float(t), "spacing_spread": float(e)} for i, (t, e) in enumerate(zip(res.t, spread))]
+        summary.update(final_spacing_spread=float(spread[-1]))
+    elif s == "circle":
+        th0 = np.sort(rng.uniform(0.0, 2 * np.pi, n))
+        omega, alpha = cfg.linear_param("omega"), cfg.linear_param("alpha")
+        res = linear.simulate_circle(th0, cfg.dt, cfg.steps, omega, alpha, cfg.linear_param("radius"), cfg.linear_param("weight"), every)
+        gaps = np.diff(res.angles, axis=1)
+        spread = (gaps.max(1) - gaps.min(1)) / (2 * np.pi / (n - 1))
+        rows = [{"frame": i, "t": float(t), "spacing_spread": float(e), "theta0": float(a)} for i, (t, e, a) in enumerate(zip(res.t, spread, res.angles[:, 0]))]
+        rate = (res.angles[-1, 0] - res.angles[-2, 0]) / (res.t[-1] - res.t[-2]) if len(res.t) > 1 else float("nan")
+        summary.update(final_spacing_spread=float(spread[-1]), rotation_rate=float(rate), set_rotation_rate=alpha * omega)
+    else:
+        return _simulate_flocking(cfg, rng, out, summary, on_progress)
+    out.update(positions=res.positions, velocities=res.velocities, t=res.t, rows=rows, summary=summary)
+    if on_progress:
+        on_progress(cfg.steps)
+    return out
+
+
+def flock_setup(cfg: SwarmConfig) -> tuple[FlockParams, Obstacles, np.ndarray, np.ndarray]:
+    """(params, obstacles, q0, p0) from the config; raises ConfigError if an obstacle overlaps the start."""
+    rng = np.random.default_rng(cfg.seed)
+    prm = cfg.flock_params()
+    obs = cfg.obstacles() if cfg.algorithm == 3 else Obstacles.empty(cfg.dim)
+    q0, p0 = flock_start(cfg, rng)
+    check_start_outside(q0, obs)
+    return prm, obs, q0, p0
+
+
+def _simulate_flocking(cfg, rng, out, summary, on_progress):
+    from animat.swarm.simulate import simulate_flock
+
+    prm, obs, q0, p0 = flock_setup(cfg)
+    qr, pr = gamma_defaults(cfg)
+    run = simulate_flock(q0, p0, prm, cfg.steps, obstacles=obs, gamma_pos=qr, gamma_vel=pr, record_every=cfg.record_every,
+                         neighbours=cfg.neighbours, on_chunk=on_progress)
+    rows = metrics_series(run.positions, run.velocities, run.t, prm.d, prm.r)
+    if obs.count:
+        from animat.swarm.flocking import clearance
+
+        for row, q in zip(rows, run.positions):
+            row["min_clearance"] = float(clearance(q, obs).min())
+    final = rows[-1]
+    summary.update({f"final_{k}": v for k, v in final.items() if k not in ("frame", "t")})
+    summary.update(algorithm=cfg.algorithm, dim=cfg.dim, neighbours=run.neighbours, capacity=run.capacity, overflow_events=len(run.events),
+                   params=prm.to_dict(), obstacles=obs.to_dict(), simulated_seconds=float(run.t[-1]))
+    out["warnings"].extend(run.events)
+    out.update(positions=run.positions, velocities=run.velocities, t=run.t, rows=rows, summary=summary, links=prm.r, obstacles=obs.to_dict(), gamma=run.gamma)
+    return out
+
+
+def write_run(cfg: SwarmConfig, run_dir: Path, on_progress: Callable[[int], None] | None = None) -> dict:
+    """Simulate and write the run directory; returns the summary (also in summary.json)."""
+    from animat.viz import plots
+    from animat.viz.points import animate_points
+
+    run_dir = Path(run_dir)
+    runs.atomic_write_json(run_dir / "config.json", asdict(cfg))
+    res = simulate(cfg, on_progress)
+    arrays = {"positions": np.asarray(res["positions"], np.float32 if cfg.scheme == "flocking" else np.float64), "t": res["t"]}
+    if res["velocities"] is not None:
+        arrays["velocities"] = res["velocities"]
+    if res.get("gamma") is not None:
+        arrays["gamma"] = res["gamma"]
+    runs.atomic_save_npz(run_dir / "trajectory.npz", **arrays)
+    rows = res["rows"]
+    fields_ = list(rows[0].keys())
+    runs.atomic_write_csv(run_dir / "metrics.csv", rows, fields_)
+    _metrics_panel(rows, run_dir / "plots" / "metrics.png", cfg.scheme)
+    summary = res["summary"]
+    summary["warnings"] = res["warnings"]
+    if cfg.animation:
+        pos = np.asarray(res["positions"], float)
+        with np.errstate(over="ignore", invalid="ignore"):
+            pos = np.where(np.abs(pos) < 1e6, pos, np.nan)  # diverged states are left out of the drawing
+        stride = max(1, -(-len(pos) // MAX_FRAMES))
+        idx = np.arange(0, len(pos), stride)
+        try:
+            animate_points(pos[idx], run_dir / "media" / "swarm.gif", trails=8, links=res["links"], obstacles=res["obstacles"],
+                           times=res["t"][idx], title=cfg.scheme, follow=cfg.scheme == "flocking" and cfg.algorithm != 1)
+            summary["animation"] = "media/swarm.gif"
+        except Exception as exc:  # the run's numbers matter more than its movie
+            summary["warnings"].append(f"animation skipped: {exc}")
+    runs.atomic_write_json(run_dir / "summary.json", summary)
+    return summary
+
+
+def _metrics_panel(rows: list[dict], path: Path, scheme: str) -> Path:
+    """All numeric metrics against time, one small axis each (log scale for errors)."""
+    import matplotlib.pyplot as plt
+
+    from animat.viz.plots import save_figure
+
+    keys = [k for k in rows[0] if k not in ("frame", "t", "theta0")]
+    t = np.array([r["t"] for r in rows], float)
+    cols = 2 if len(keys) > 1 else 1
+    nrow = -(-len(keys) // cols)
+    fig, axes = plt.subplots(nrow, cols, figsize=(5.0 * cols, 2.4 * nrow), squeeze=False)
+    for ax, k in zip(axes.ravel(), keys):
+        v = np.array([r[k] for r in rows], float)
+        ok = np.isfinite(v)
+        ax.plot(t[ok], v[ok], lw=1.4)
+        if k in ("error", "ellipse_residual", "spacing_spread", "deviation_energy", "velocity_mismatch") and np.all(v[ok] > 0) and ok.any():
+            ax.set_yscale("log")
+        ax.set_title(k, fontsize=9)
+        ax.grid(alpha=0.3)
+    for ax in axes.ravel()[len(keys):]:
+        ax.axis("off")
+    for ax in axes[-1]:
+        ax.set_xlabel("t")
+    fig.suptitle(f"{scheme}: metrics")
+    fig.tight_layout()
+    return save_figure(fig, path)
