@@ -1,0 +1,1 @@
+"""Imitation of motion clips (DeepMimic-style): clips, a humanoid3d character in MuJoCo, rewards."""

@@ -1,0 +1,337 @@
+"""DeepMimic's humanoid3d as a MuJoCo model built in code (``mujoco.MjSpec``), and pose mapping.
+
+Skeleton: 15 links, 45 kg. A free root (pelvis); ball joints at chest, neck, hips, ankles and
+shoulders; hinges at knees and elbows; the wrists are fixed (a hand body welded to the forearm).
+Offsets, shapes and masses are DeepMimic's ``humanoid3d_character.txt`` (MIT, © 2018 Xue Bin Peng),
+transcribed below in its own Y-up frame and mapped to Z-up by :mod:`animat.imitate.clip`'s R;
+:func:`load_skeleton` reads the file itself and a test checks the transcription against it.
+
+Bodies carry DeepMimic's joint names (a body is named after the joint that moves it) and
+every body frame is the DeepMimic frame mapped by R, so clip rotations are joint rotations as they
+are. Geoms: sphere ``Param0`` is a diameter; capsule ``Param0`` a diameter and ``Param1`` the
+length of its straight part, along the body's y_dm (Z-up: z); box ``Param0..2`` full sizes.
+Only body–floor contacts are enabled (DeepMimic's character does not collide with itself).
+
+Actuation (chosen here): knees and elbows are MuJoCo position actuators (kp, kv; force limited to
+the joint's torque limit). Ball joints have no MuJoCo actuator — position actuators act on scalar
+joints — so :func:`apply_ball_pd` writes ``kp · log(q⁻¹ q_target)`` (child frame, clipped per axis to
+the torque limit) into ``qfrc_applied`` each physics step, and their ``kd`` is MuJoCo joint damping,
+integrated implicitly (``implicitfast``) so that 600 Hz stays stable with DeepMimic's gains (the
+damping part is therefore not clipped). Gains are DeepMimic's ``humanoid3d_ctrl.txt`` values.
+Physics runs at 600 Hz (``TIMESTEP``), the policy at 30 Hz (``CONTROL_HZ``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from animat.errors import ConfigError
+from animat.imitate import quat
+from animat.imitate.clip import HINGE_AXIS, JOINT_NAMES, MotionState, vec_dm_to_zup
+
+TIMESTEP = 1.0 / 600.0  # s
+CONTROL_HZ = 30.0
+SUBSTEPS = int(round(1.0 / (TIMESTEP * CONTROL_HZ)))  # 20
+DEFAULT_ROOT_HEIGHT = 0.9  # m; the walk clip's root starts at 0.85 m
+
+# DeepMimic humanoid3d_ctrl.txt: (kp N·m/rad, kd N·m·s/rad) per joint
+PD_GAINS = {
+    "chest": (1000.0, 100.0), "neck": (100.0, 10.0),
+    "right_hip": (500.0, 50.0), "right_knee": (500.0, 50.0), "right_ankle": (400.0, 40.0),
+    "right_shoulder": (400.0, 40.0), "right_elbow": (300.0, 30.0),
+    "left_hip": (500.0, 50.0), "left_knee": (500.0, 50.0), "left_ankle": (400.0, 40.0),
+    "left_shoulder": (400.0, 40.0), "left_elbow": (300.0, 30.0),
+}
+
+
+@dataclass(frozen=True)
+class JointDef:
+    """A DeepMimic joint; ``offset`` (m) from the parent joint in DeepMimic's Y-up frame."""
+
+    name: str
+    type: str  # none (root) | spherical | revolute | fixed
+    parent: int
+    offset: tuple[float, float, float]
+    torque_limit: float  # N·m
+    diff_weight: float  # DeepMimic's per-joint reward weight
+    end_effector: bool
+    limits: tuple[float, float] = (0.0, 0.0)  # rad, revolute only
+
+
+@dataclass(frozen=True)
+class BodyDef:
+    """A link's shape; ``offset`` (m) of the shape from its joint, Y-up; ``params`` as in the file."""
+
+    name: str
+    shape: str  # sphere | capsule | box
+    mass: float  # kg
+    offset: tuple[float, float, float]
+    params: tuple[float, float, float]
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    joints: tuple[JointDef, ...]
+    bodies: tuple[BodyDef, ...]
+
+    @property
+    def end_effectors(self) -> tuple[str, ...]:
+        return tuple(j.name for j in self.joints if j.end_effector)
+
+    @property
+    def total_mass(self) -> float:
+        return float(sum(b.mass for b in self.bodies))
+
+
+def _side(side: str, sign: float, hip: int, knee: int, shoulder: int, elbow: int) -> tuple[list[JointDef], list[BodyDef]]:
+    j = [
+        JointDef(f"{side}_hip", "spherical", 0, (0.0, 0.0, sign * 0.084887), 200.0, 0.5, False),
+        JointDef(f"{side}_knee", "revolute", hip, (0.0, -0.421546, 0.0), 150.0, 0.3, False, (-3.14, 0.0)),
+        JointDef(f"{side}_ankle", "spherical", knee, (0.0, -0.40987, 0.0), 90.0, 0.2, True),
+        JointDef(f"{side}_shoulder", "spherical", 1, (-0.02405, 0.2435, sign * 0.18311), 100.0, 0.3, False),
+        JointDef(f"{side}_elbow", "revolute", shoulder, (0.0, -0.274788, 0.0), 60.0, 0.2, False, (0.0, 3.14)),
+        JointDef(f"{side}_wrist", "fixed", elbow, (0.0, -0.258947, 0.0), 0.0, 0.0, True),
+    ]
+    b = [
+        BodyDef(f"{side}_hip", "capsule", 4.5, (0.0, -0.21, 0.0), (0.11, 0.3, 0.11)),
+        BodyDef(f"{side}_knee", "capsule", 3.0, (0.0, -0.2, 0.0), (0.1, 0.31, 0.1)),
+        BodyDef(f"{side}_ankle", "box", 1.0, (0.045, -0.0225, 0.0), (0.177, 0.055, 0.09)),
+        BodyDef(f"{side}_shoulder", "capsule", 1.5, (0.0, -0.14, 0.0), (0.09, 0.18, 0.09)),
+        BodyDef(f"{side}_elbow", "capsule", 1.0, (0.0, -0.12, 0.0), (0.08, 0.135, 0.08)),
+        BodyDef(f"{side}_wrist", "sphere", 0.5, (0.0, 0.0, 0.0), (0.08, 0.08, 0.08)),
+    ]
+    return j, b
+
+
+def default_skeleton() -> Skeleton:
+    """humanoid3d, transcribed (DeepMimic's joint order: root, chest, neck, right leg, right arm, left …)."""
+    joints = [
+        JointDef("root", "none", -1, (0.0, 0.0, 0.0), 0.0, 1.0, False),
+        JointDef("chest", "spherical", 0, (0.0, 0.236151, 0.0), 200.0, 0.5, False),
+        JointDef("neck", "spherical", 1, (0.0, 0.223894, 0.0), 50.0, 0.3, False),
+    ]
+    bodies = [
+        BodyDef("root", "sphere", 6.0, (0.0, 0.07, 0.0), (0.18, 0.18, 0.18)),
+        BodyDef("chest", "sphere", 14.0, (0.0, 0.12, 0.0), (0.22, 0.22, 0.22)),
+        BodyDef("neck", "sphere", 2.0, (0.0, 0.175, 0.0), (0.205, 0.205, 0.205)),
+    ]
+    rj, rb = _side("right", 1.0, hip=3, knee=4, shoulder=6, elbow=7)
+    lj, lb = _side("left", -1.0, hip=9, knee=10, shoulder=12, elbow=13)
+    # DeepMimic order: right hip, knee, ankle, shoulder, elbow, wrist, then the same on the left
+    return Skeleton(tuple(joints + rj + lj), tuple(bodies + rb + lb))
+
+
+def load_skeleton(path: str | os.PathLike) -> Skeleton:
+    """Read DeepMimic's ``humanoid3d_character.txt`` (Skeleton.Joints and BodyDefs)."""
+    try:
+        obj = json.loads(Path(path).read_text(encoding="utf-8"))
+        joints, bodies = [], []
+        for j in obj["Skeleton"]["Joints"]:
+            if any(float(j.get(f"AttachTheta{a}", 0.0)) != 0.0 for a in "XYZ"):
+                raise ConfigError(f"{str(path)!r}: joint {j['Name']!r} has a non-zero AttachTheta; not supported")
+            joints.append(JointDef(
+                str(j["Name"]), str(j["Type"]), int(j["Parent"]), (float(j["AttachX"]), float(j["AttachY"]), float(j["AttachZ"])),
+                float(j.get("TorqueLim", 0.0)), float(j.get("DiffWeight", 0.0)), bool(j.get("IsEndEffector", 0)),
+                (float(j["LimLow0"]), float(j["LimHigh0"])) if j["Type"] == "revolute" else (0.0, 0.0),
+            ))
+        for b in obj["BodyDefs"]:
+            bodies.append(BodyDef(
+                str(b["Name"]), str(b["Shape"]), float(b["Mass"]), (float(b["AttachX"]), float(b["AttachY"]), float(b["AttachZ"])),
+                (float(b["Param0"]), float(b["Param1"]), float(b["Param2"])),
+            ))
+    except ConfigError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"{str(path)!r}: not a DeepMimic character file ({type(exc).__name__}: {exc})") from None
+    skel = Skeleton(tuple(joints), tuple(bodies))
+    names = [j.name for j in skel.joints if j.type in ("spherical", "revolute")]
+    if tuple(names) != JOINT_NAMES or [b.name for b in skel.bodies] != [j.name for j in skel.joints]:
+        raise ConfigError(f"{str(path)!r}: not the humanoid3d skeleton; actuated joints {names}, expected {list(JOINT_NAMES)}")
+    return skel
+
+
+def build_spec(skeleton: Skeleton | None = None, timestep: float = TIMESTEP) -> mujoco.MjSpec:
+    """The humanoid as an editable ``MjSpec`` (floor included)."""
+    skel = skeleton or default_skeleton()
+    spec = mujoco.MjSpec()
+    spec.modelname = "humanoid3d"
+    spec.compiler.degree = False  # ranges in rad
+    spec.option.timestep = timestep
+    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    floor = spec.worldbody.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[20.0, 20.0, 0.1])
+    floor.contype, floor.conaffinity = 0, 1
+    floor.rgba = [0.8, 0.8, 0.8, 1.0]
+    bodies = {}
+    for i, (jd, bd) in enumerate(zip(skel.joints, skel.bodies)):
+        parent = spec.worldbody if jd.parent < 0 else bodies[jd.parent]
+        pos = [0.0, 0.0, DEFAULT_ROOT_HEIGHT] if jd.parent < 0 else vec_dm_to_zup(jd.offset).tolist()
+        body = parent.add_body(name=jd.name, pos=pos)
+        bodies[i] = body
+        if jd.type == "none":
+            body.add_freejoint(name="root")
+        elif jd.type == "spherical":
+            body.add_joint(name=jd.name, type=mujoco.mjtJoint.mjJNT_BALL, damping=PD_GAINS[jd.name][1])
+        elif jd.type == "revolute":
+            body.add_joint(name=jd.name, type=mujoco.mjtJoint.mjJNT_HINGE, axis=HINGE_AXIS.tolist(), range=list(jd.limits), limited=mujoco.mjtLimited.mjLIMITED_TRUE)
+        geom = body.add_geom(name=bd.name, pos=vec_dm_to_zup(bd.offset).tolist(), mass=bd.mass)
+        if bd.shape == "sphere":
+            geom.type, geom.size = mujoco.mjtGeom.mjGEOM_SPHERE, [bd.params[0] / 2, 0.0, 0.0]
+        elif bd.shape == "capsule":
+            geom.type, geom.size = mujoco.mjtGeom.mjGEOM_CAPSULE, [bd.params[0] / 2, bd.params[1] / 2, 0.0]
+        elif bd.shape == "box":
+            geom.type, geom.size = mujoco.mjtGeom.mjGEOM_BOX, (np.abs(vec_dm_to_zup(bd.params)) / 2).tolist()
+        else:
+            raise ConfigError(f"body {bd.name!r}: shape {bd.shape!r} not supported (sphere, capsule, box)")
+        geom.contype, geom.conaffinity = 1, 0  # touches the floor, not itself
+        geom.rgba = [0.47, 0.55, 0.69, 1.0]
+    for jd in skel.joints:
+        if jd.type == "revolute":
+            kp, kd = PD_GAINS[jd.name]
+            act = spec.add_actuator(name=jd.name, target=jd.name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+            act.set_to_position(kp=kp, kv=kd)
+            act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
+            act.forcerange = [-jd.torque_limit, jd.torque_limit]
+    return spec
+
+
+def build_model(skeleton: Skeleton | None = None, timestep: float = TIMESTEP) -> mujoco.MjModel:
+    """Compile the humanoid (default: the transcribed humanoid3d)."""
+    return build_spec(skeleton, timestep).compile()
+
+
+# --------------------------------------------------------------------------------------------
+# pose mapping
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where each clip joint lives in a model's qpos/qvel. ``hinge[j]``: scalar joint or ball."""
+
+    qpos: np.ndarray  # (12,) int
+    dof: np.ndarray  # (12,) int
+    hinge: np.ndarray  # (12,) bool
+    actuator: np.ndarray  # (12,) int, -1 for ball joints
+    root_body: int
+    end_effector_bodies: np.ndarray  # (E,) int: right ankle, right wrist, left ankle, left wrist
+    torque_limit: np.ndarray  # (12,) N·m
+    kp: np.ndarray  # (12,)
+
+    @staticmethod
+    def of(model: mujoco.MjModel, skeleton: Skeleton | None = None) -> "Layout":
+        skel = skeleton or default_skeleton()
+        ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in JOINT_NAMES]
+        if min(ids) < 0:
+            raise ConfigError(f"model lacks joint(s) {[n for n, i in zip(JOINT_NAMES, ids) if i < 0]}")
+        limits = {j.name: j.torque_limit for j in skel.joints}
+        return Layout(
+            qpos=np.array([model.jnt_qposadr[i] for i in ids]),
+            dof=np.array([model.jnt_dofadr[i] for i in ids]),
+            hinge=np.array([model.jnt_type[i] == mujoco.mjtJoint.mjJNT_HINGE for i in ids]),
+            actuator=np.array([mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, n) for n in JOINT_NAMES]),
+            root_body=mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "root"),
+            end_effector_bodies=np.array([mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, n) for n in skel.end_effectors]),
+            torque_limit=np.array([limits[n] for n in JOINT_NAMES]),
+            kp=np.array([PD_GAINS[n][0] for n in JOINT_NAMES]),
+        )
+
+
+def set_pose(model: mujoco.MjModel, data: mujoco.MjData, state: MotionState, layout: Layout | None = None) -> None:
+    """Write a clip state (Z-up) into ``data.qpos``/``qvel``; call ``mj_forward`` for kinematics.
+
+    A revolute joint takes the angle of its rotation about ``HINGE_AXIS`` (any off-axis part of the
+    given rotation is dropped) and the component of its angular velocity along that axis.
+    """
+    lay = layout or Layout.of(model)
+    data.qpos[0:3] = state.root_pos
+    data.qpos[3:7] = quat.normalize(state.root_quat)
+    data.qvel[0:3] = state.root_vel
+    data.qvel[3:6] = state.root_angvel
+    for j in range(len(JOINT_NAMES)):
+        a, d = lay.qpos[j], lay.dof[j]
+        if lay.hinge[j]:
+            data.qpos[a] = quat.angle_about(state.joint_quats[j], HINGE_AXIS)
+            data.qvel[d] = float(np.dot(state.joint_angvel[j], HINGE_AXIS))
+        else:
+            data.qpos[a : a + 4] = quat.normalize(state.joint_quats[j])
+            data.qvel[d : d + 3] = state.joint_angvel[j]
+
+
+def get_pose(model: mujoco.MjModel, data: mujoco.MjData, layout: Layout | None = None) -> MotionState:
+    """Read ``data.qpos``/``qvel`` back as a clip state (the inverse of :func:`set_pose`)."""
+    lay = layout or Layout.of(model)
+    jq = np.empty((len(JOINT_NAMES), 4))
+    jw = np.empty((len(JOINT_NAMES), 3))
+    for j in range(len(JOINT_NAMES)):
+        a, d = lay.qpos[j], lay.dof[j]
+        if lay.hinge[j]:
+            jq[j] = quat.about_axis(HINGE_AXIS, data.qpos[a])
+            jw[j] = data.qvel[d] * HINGE_AXIS
+        else:
+            jq[j] = data.qpos[a : a + 4]
+            jw[j] = data.qvel[d : d + 3]
+    return MotionState(
+        root_pos=data.qpos[0:3].copy(), root_quat=data.qpos[3:7].copy(), joint_quats=jq,
+        root_vel=data.qvel[0:3].copy(), root_angvel=data.qvel[3:6].copy(), joint_angvel=jw,
+    )
+
+
+@dataclass(frozen=True)
+class Kinematics:
+    """What the imitation reward compares. ``end_effectors``: (E, 3) m world (feet = ankle joints,
+    hands = wrist joints); ``com``: (3,) m; ``com_vel``: (3,) m/s."""
+
+    state: MotionState
+    end_effectors: np.ndarray
+    com: np.ndarray
+    com_vel: np.ndarray
+
+
+def kinematics(model: mujoco.MjModel, data: mujoco.MjData, layout: Layout | None = None) -> Kinematics:
+    """Kinematic quantities of ``data`` (needs ``mj_forward`` or a step to have run)."""
+    lay = layout or Layout.of(model)
+    mujoco.mj_subtreeVel(model, data)
+    return Kinematics(
+        state=get_pose(model, data, lay),
+        end_effectors=data.xpos[lay.end_effector_bodies].copy(),
+        com=data.subtree_com[lay.root_body].copy(),
+        com_vel=data.subtree_linvel[lay.root_body].copy(),
+    )
+
+
+def pose_kinematics(model: mujoco.MjModel, data: mujoco.MjData, state: MotionState, layout: Layout | None = None) -> Kinematics:
+    """Set ``state``, run forward kinematics, and return its :class:`Kinematics`."""
+    lay = layout or Layout.of(model)
+    set_pose(model, data, state, lay)
+    mujoco.mj_forward(model, data)
+    return kinematics(model, data, lay)
+
+
+def set_pd_targets(model: mujoco.MjModel, data: mujoco.MjData, targets: np.ndarray, layout: Layout | None = None) -> None:
+    """Set the hinge position actuators' targets from ``targets (12, 4)`` (rotations, clip order)."""
+    lay = layout or Layout.of(model)
+    for j in np.nonzero(lay.hinge)[0]:
+        data.ctrl[lay.actuator[j]] = quat.angle_about(targets[j], HINGE_AXIS)
+
+
+def apply_ball_pd(model: mujoco.MjModel, data: mujoco.MjData, targets: np.ndarray, layout: Layout | None = None) -> np.ndarray:
+    """Write the ball joints' proportional PD torques into ``data.qfrc_applied``; returns them (8, 3) N·m.
+
+    τ = kp · log(q⁻¹ ⊗ q_target) in the child frame, clipped per axis to ± the torque limit; the
+    kd part is the joints' MuJoCo damping (implicit). Call before every physics step.
+    """
+    lay = layout or Layout.of(model)
+    balls = np.nonzero(~lay.hinge)[0]
+    out = np.empty((balls.size, 3))
+    for n, j in enumerate(balls):
+        a, d = lay.qpos[j], lay.dof[j]
+        err = quat.log(quat.mul(quat.conj(data.qpos[a : a + 4]), targets[j]))
+        tau = np.clip(lay.kp[j] * err, -lay.torque_limit[j], lay.torque_limit[j])
+        data.qfrc_applied[d : d + 3] = tau
+        out[n] = tau
+    return out

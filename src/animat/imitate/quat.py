@@ -1,0 +1,91 @@
+"""NumPy unit-quaternion helpers (w, x, y, z) for the MuJoCo side of ``animat.imitate``.
+
+All functions broadcast over leading axes: ``q: (..., 4)``, ``v: (..., 3)``. A rotation vector is
+axis × angle (rad). ``animat.rotations`` holds the JAX versions used by the jitted systems.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def normalize(q: np.ndarray) -> np.ndarray:
+    q = np.asarray(q, dtype=np.float64)
+    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+
+
+def conj(q: np.ndarray) -> np.ndarray:
+    q = np.asarray(q, dtype=np.float64)
+    return q * np.array([1.0, -1.0, -1.0, -1.0])
+
+
+def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product ``a ⊗ b`` (apply ``b`` first, then ``a``)."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    aw, ax, ay, az = np.moveaxis(a, -1, 0)
+    bw, bx, by, bz = np.moveaxis(b, -1, 0)
+    return np.stack(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ],
+        axis=-1,
+    )
+
+
+def rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Rotate vectors ``v (..., 3)`` by unit quaternions ``q (..., 4)``."""
+    v = np.asarray(v, dtype=np.float64)
+    qv = np.concatenate([np.zeros(v.shape[:-1] + (1,)), v], axis=-1)
+    return mul(mul(q, qv), conj(q))[..., 1:]
+
+
+def log(q: np.ndarray) -> np.ndarray:
+    """Rotation vector (rad) of a unit quaternion, the shortest way round (|angle| ≤ π)."""
+    q = np.asarray(q, dtype=np.float64)
+    q = np.where(q[..., :1] < 0.0, -q, q)
+    v = q[..., 1:]
+    s = np.linalg.norm(v, axis=-1, keepdims=True)
+    angle = 2.0 * np.arctan2(s, q[..., :1])
+    scale = np.where(s > 1e-12, angle / np.maximum(s, 1e-300), 2.0)  # small-angle limit: 2 v
+    return v * scale
+
+
+def exp(r: np.ndarray) -> np.ndarray:
+    """Unit quaternion of a rotation vector ``r (..., 3)`` (rad)."""
+    r = np.asarray(r, dtype=np.float64)
+    angle = np.linalg.norm(r, axis=-1, keepdims=True)
+    half = 0.5 * angle
+    k = np.where(angle > 1e-12, np.sin(half) / np.maximum(angle, 1e-300), 0.5)
+    return np.concatenate([np.cos(half), r * k], axis=-1)
+
+
+def angle_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Angle (rad, in [0, π]) of the rotation ``a⁻¹ ⊗ b`` taking ``a`` to ``b`` (``b ⊖ a``)."""
+    d = np.abs(np.sum(normalize(a) * normalize(b), axis=-1))
+    return 2.0 * np.arccos(np.clip(d, 0.0, 1.0))
+
+
+def slerp(a: np.ndarray, b: np.ndarray, u: float | np.ndarray) -> np.ndarray:
+    """Spherical interpolation from ``a`` (u=0) to ``b`` (u=1) along the shorter arc."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    u = np.asarray(u, dtype=np.float64)[..., None] if np.ndim(u) else u
+    delta = mul(conj(a), b)
+    return normalize(mul(a, exp(log(delta) * u)))
+
+
+def about_axis(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    """Quaternions of rotations by ``angle (...,)`` rad about the unit ``axis (3,)``."""
+    angle = np.asarray(angle, dtype=np.float64)[..., None]
+    return np.concatenate([np.cos(0.5 * angle), np.sin(0.5 * angle) * np.asarray(axis, dtype=np.float64)], axis=-1)
+
+
+def angle_about(q: np.ndarray, axis: np.ndarray) -> np.ndarray:
+    """Signed angle (rad, in (-π, π]) of ``q`` about ``axis``; exact for rotations about that axis."""
+    q = np.asarray(q, dtype=np.float64)
+    q = np.where(q[..., :1] < 0.0, -q, q)
+    return 2.0 * np.arctan2(q[..., 1:] @ np.asarray(axis, dtype=np.float64), q[..., 0])

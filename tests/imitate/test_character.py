@@ -1,0 +1,108 @@
+"""The humanoid3d model: structure, mass, pose mapping, kinematic replay, PD servos."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import mujoco
+import numpy as np
+import pytest
+
+from animat.imitate import quat
+from animat.imitate.character import (
+    SUBSTEPS, TIMESTEP, Layout, apply_ball_pd, build_model, default_skeleton, get_pose, load_skeleton, pose_kinematics,
+    set_pd_targets, set_pose,
+)
+from animat.imitate.check import replay_rewards, wrap_seam_deg
+from animat.imitate.clip import JOINT_NAMES, find_shared_deepmimic, load_clip
+from animat.imitate.demo import demo_clip
+from animat.imitate.reward import PRESETS, imitation_reward
+
+SHARED = find_shared_deepmimic()
+needs_shared = pytest.mark.skipif(SHARED is None, reason="shared/data/deepmimic not found")
+
+
+@pytest.fixture(scope="module")
+def model():
+    return build_model()
+
+
+def test_structure_and_mass(model):
+    assert model.nbody == 16  # world + 15 links
+    assert model.body_mass.sum() == pytest.approx(45.0, rel=0.01)
+    assert model.opt.timestep <= 1 / 600 + 1e-12 and SUBSTEPS * TIMESTEP == pytest.approx(1 / 30)
+    types = {mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j): model.jnt_type[j] for j in range(model.njnt)}
+    assert types.pop("root") == mujoco.mjtJoint.mjJNT_FREE
+    for name in JOINT_NAMES:
+        want = mujoco.mjtJoint.mjJNT_HINGE if name.endswith(("knee", "elbow")) else mujoco.mjtJoint.mjJNT_BALL
+        assert types.pop(name) == want
+    assert not types  # wrists are fixed
+    assert model.nu == 4 and np.all(model.actuator_forcerange[:, 1] > 0)
+    knee = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, "left_knee")
+    assert model.jnt_range[knee] == pytest.approx([-3.14, 0.0])  # radians, not degrees
+
+
+@needs_shared
+def test_embedded_skeleton_matches_the_file():
+    assert load_skeleton(SHARED / "humanoid3d_character.txt") == default_skeleton()
+
+
+def test_set_get_pose_round_trip(model):
+    data = mujoco.MjData(model)
+    s = demo_clip().sample(0.3)
+    set_pose(model, data, s)
+    back = get_pose(model, data)
+    assert back.root_pos == pytest.approx(s.root_pos) and back.root_vel == pytest.approx(s.root_vel)
+    assert quat.angle_between(back.joint_quats, s.joint_quats).max() < 1e-9
+    assert back.joint_angvel == pytest.approx(s.joint_angvel, abs=1e-12)
+    assert back.root_angvel == pytest.approx(s.root_angvel)
+
+
+def test_forward_kinematics_left_right_and_up(model):
+    data = mujoco.MjData(model)
+    k = pose_kinematics(model, data, demo_clip().sample(0.0))
+    r_ankle, r_wrist, l_ankle, l_wrist = k.end_effectors
+    assert r_ankle[1] < 0 < l_ankle[1] and r_wrist[1] < 0 < l_wrist[1]  # right is −y
+    assert r_ankle[2] < 0.2 and r_wrist[2] > 0.6 and 0.7 < k.com[2] < 1.0  # feet low, hands and com up
+    assert k.com_vel[0] == pytest.approx(1.0, abs=0.3)  # walking forward at about 1 m/s
+
+
+def test_reference_pose_scores_one(model):
+    d1, d2 = mujoco.MjData(model), mujoco.MjData(model)
+    s = demo_clip().sample(0.55)
+    for cfg in PRESETS.values():
+        assert imitation_reward(pose_kinematics(model, d1, s), pose_kinematics(model, d2, s), cfg) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_demo_kinematic_replay(model):
+    r = replay_rewards(demo_clip(), model=model)
+    assert r.shape == (30,) and r.min() >= 0.99
+    assert replay_rewards(demo_clip(), model=model, central=True).min() >= 0.99  # smooth: no velocity jumps
+
+
+@needs_shared
+def test_walk_kinematic_replay(model):
+    clip = load_clip(SHARED / "humanoid3d_walk.txt")
+    for cfg in PRESETS.values():
+        r = replay_rewards(clip, cfg, model=model)
+        assert r.shape == (38,) and r.min() >= 0.99
+    assert wrap_seam_deg(clip) > 5  # the mocap's last frame is not its first: a seam each cycle
+
+
+def test_pd_servos_hold_a_pose(model):
+    """Root pinned in the air (clear of the floor), the PD servos pull every joint to a new pose and hold it."""
+    data = mujoco.MjData(model)
+    lay = Layout.of(model)
+    start = demo_clip().sample(0.0)
+    set_pose(model, data, start)
+    start = dataclasses.replace(start, root_pos=np.array([0.0, 0.0, 2.0]))
+    data.qvel[:] = 0
+    target = demo_clip().sample(0.5).joint_quats
+    set_pd_targets(model, data, target, lay)
+    for _ in range(600):  # 1 s
+        apply_ball_pd(model, data, target, lay)
+        mujoco.mj_step(model, data)
+        data.qpos[:7] = np.r_[start.root_pos, start.root_quat]
+        data.qvel[:6] = 0
+    err = quat.angle_between(get_pose(model, data, lay).joint_quats, target)
+    assert data.ncon == 0 and np.isfinite(data.qpos).all() and err.max() < 0.1

@@ -1,0 +1,43 @@
+"""``ImitateEnv``: the Gymnasium contract, reference state initialisation, early termination."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from gymnasium.utils.env_checker import check_env
+
+from animat.imitate.env import ImitateEnv
+
+
+def test_check_env_passes():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(ImitateEnv(), skip_render_check=True)
+
+
+def test_rsi_is_seeded_and_switchable():
+    env = ImitateEnv()
+    a, _ = env.reset(seed=3)
+    b, _ = env.reset(seed=3)
+    c, info = env.reset(seed=4)
+    assert np.array_equal(a, b) and not np.array_equal(a, c) and 0 <= info["time"] < 1.0
+    _, info = ImitateEnv(rsi=False).reset(seed=4)
+    assert info["time"] == 0.0
+
+
+def test_early_termination_switch():
+    """A limp character (all targets zero) falls; with early termination the episode ends on the fall."""
+    zero = np.zeros(28, np.float32)
+    env = ImitateEnv(rsi=False, max_seconds=3.0)
+    env.reset(seed=0)
+    steps, terminated = 0, False
+    while not terminated and steps < 90:
+        _, r, terminated, truncated, _ = env.step(zero)
+        assert 0.0 <= r <= 1.0
+        steps += 1
+    assert terminated and steps < 90
+    env = ImitateEnv(rsi=False, early_termination=False, max_seconds=1.0)
+    env.reset(seed=0)
+    flags = [env.step(zero)[2:4] for _ in range(30)]
+    assert not any(t for t, _ in flags) and flags[-1][1]  # never terminated, truncated at 1 s
