@@ -14,16 +14,6 @@ from animat import cli
 TINY = ["--population", "8", "--seconds", "0.2", "--replay-seconds", "0.5"]
 
 
-def animat(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    """Run ``animat ARGS`` in-process; returns (exit code, stdout, stderr)."""
-    monkeypatch.setattr(sys, "argv", ["animat", *args])
-    code = 0
-    try:
-        cli.main()
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def metrics(run) -> list[dict]:
@@ -62,9 +52,9 @@ def test_train_writes_the_run_directory(trained):
     assert config["seed"] == 1 and config["population"] == 8
 
 
-def test_replay_writes_trajectory_and_summary(trained, tmp_path, monkeypatch, capsys):
+def test_replay_writes_trajectory_and_summary(trained, tmp_path, animat_cli):
     out = tmp_path / "replay"
-    code, _, err = animat(monkeypatch, capsys, "fly", "replay", str(trained), "--seconds", "1.5", "--out", str(out))
+    code, _, err = animat_cli("fly", "replay", str(trained), "--seconds", "1.5", "--out", str(out))
     assert code == 0, err
     traj = np.load(out / "trajectory.npz", allow_pickle=False)
     assert traj["t"].shape == (150,) and traj["position"].shape == (150, 3)
@@ -77,16 +67,16 @@ def test_replay_writes_trajectory_and_summary(trained, tmp_path, monkeypatch, ca
     assert summary["final_height"] == pytest.approx(float(traj["position"][-1, 2]))
     # the genome file alone replays the same flight
     out2 = tmp_path / "replay2"
-    code, _, err = animat(monkeypatch, capsys, "fly", "replay", str(trained / "best_genome.npz"), "--seconds", "1.5", "--out", str(out2))
+    code, _, err = animat_cli("fly", "replay", str(trained / "best_genome.npz"), "--seconds", "1.5", "--out", str(out2))
     assert code == 0, err
     np.testing.assert_array_equal(np.load(out2 / "trajectory.npz")["position"], traj["position"])
 
 
-def test_resumed_run_equals_uninterrupted(tmp_path, monkeypatch, capsys):
+def test_resumed_run_equals_uninterrupted(tmp_path, animat_cli):
     full, part = tmp_path / "full", tmp_path / "part"
-    assert animat(monkeypatch, capsys, "fly", "train", "--generations", "4", *TINY, "--out", str(full))[0] == 0
-    assert animat(monkeypatch, capsys, "fly", "train", "--generations", "2", *TINY, "--out", str(part))[0] == 0
-    code, _, err = animat(monkeypatch, capsys, "fly", "train", "--resume", str(part), "--generations", "4")
+    assert animat_cli("fly", "train", "--generations", "4", *TINY, "--out", str(full))[0] == 0
+    assert animat_cli("fly", "train", "--generations", "2", *TINY, "--out", str(part))[0] == 0
+    code, _, err = animat_cli("fly", "train", "--resume", str(part), "--generations", "4")
     assert code == 0, err
     strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
     assert strip(metrics(part)) == strip(metrics(full))
@@ -108,26 +98,26 @@ def test_resumed_run_equals_uninterrupted(tmp_path, monkeypatch, capsys):
         (["fly", "replay", ".", "--seconds", "-3"], "must be > 0"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(args, message, monkeypatch, capsys, tmp_path):
+def test_bad_input_is_one_line_and_exit_2(args, message, monkeypatch, tmp_path, animat_cli):
     monkeypatch.chdir(tmp_path)
-    code, _, err = animat(monkeypatch, capsys, *args)
+    code, _, err = animat_cli(*args)
     assert code == 2
     assert message in err
     assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / "runs").exists()  # nothing written
 
 
-def test_never_overwrites_an_earlier_run(trained, monkeypatch, capsys):
+def test_never_overwrites_an_earlier_run(trained, animat_cli):
     before = {p: p.stat().st_mtime_ns for p in trained.rglob("*") if p.is_file()}
-    code, _, err = animat(monkeypatch, capsys, "fly", "train", "--generations", "1", *TINY, "--out", str(trained))
+    code, _, err = animat_cli("fly", "train", "--generations", "1", *TINY, "--out", str(trained))
     assert code == 2 and "already exists" in err
     assert {p: p.stat().st_mtime_ns for p in trained.rglob("*") if p.is_file()} == before
-    code, _, err = animat(monkeypatch, capsys, "fly", "train", "--resume", str(trained))
+    code, _, err = animat_cli("fly", "train", "--resume", str(trained))
     assert code == 2 and "already finished" in err
     assert {p: p.stat().st_mtime_ns for p in trained.rglob("*") if p.is_file()} == before
 
 
-def test_corrupt_or_missing_checkpoint_is_an_error(trained, tmp_path, monkeypatch, capsys):
+def test_corrupt_or_missing_checkpoint_is_an_error(trained, tmp_path, animat_cli):
     import shutil
 
     run = tmp_path / "copy"
@@ -135,7 +125,7 @@ def test_corrupt_or_missing_checkpoint_is_an_error(trained, tmp_path, monkeypatc
     data = bytearray((run / "best_genome.npz").read_bytes())
     data[len(data) // 2] ^= 0xFF
     (run / "best_genome.npz").write_bytes(bytes(data))
-    code, _, err = animat(monkeypatch, capsys, "fly", "replay", str(run), "--out", str(tmp_path / "r"))
+    code, _, err = animat_cli("fly", "replay", str(run), "--out", str(tmp_path / "r"))
     assert code == 2 and "corrupt" in err and len(err.strip().splitlines()) == 1
-    code, _, err = animat(monkeypatch, capsys, "fly", "train", "--resume", str(tmp_path))
+    code, _, err = animat_cli("fly", "train", "--resume", str(tmp_path))
     assert code == 2 and "config.json" in err

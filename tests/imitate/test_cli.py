@@ -3,44 +3,33 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
-from animat import cli
 from animat.imitate.clip import find_shared_deepmimic
 
 KEYS = {"frames", "loop", "cycle_seconds", "root_advance_m", "kinematic_replay_mean_reward"}
 
 
-def animat(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["animat", *args])
-    code = 0
-    try:
-        cli.main()
-    except SystemExit as exc:
-        code = exc.code or 0
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
-def test_demo_clip_made_and_checked(tmp_path, monkeypatch, capsys):
+def test_demo_clip_made_and_checked(tmp_path, animat_cli):
     path = tmp_path / "demo.txt"
-    code, out, _ = animat(monkeypatch, capsys, "imitate", "make-demo-clip", "--out", str(path))
+    code, out, _ = animat_cli("imitate", "make-demo-clip", "--out", str(path))
     assert code == 0 and path.is_file() and "31 frames" in out
-    code, out, _ = animat(monkeypatch, capsys, "imitate", "check", str(path))
+    code, out, _ = animat_cli("imitate", "check", str(path))
     assert code == 0
     facts = json.loads(out)
     assert KEYS <= set(facts)
     assert facts["frames"] == 31 and facts["loop"] == "wrap" and facts["cycle_seconds"] == pytest.approx(1.0)
     assert facts["root_advance_m"] == pytest.approx(1.0) and facts["kinematic_replay_mean_reward"] >= 0.99
-    code, _, err = animat(monkeypatch, capsys, "imitate", "make-demo-clip", "--out", str(path))
+    code, _, err = animat_cli("imitate", "make-demo-clip", "--out", str(path))
     assert code == 2 and "--force" in err
 
 
 @pytest.mark.skipif(find_shared_deepmimic() is None, reason="shared/data/deepmimic not found")
-def test_check_shared_walk(monkeypatch, capsys):
-    code, out, _ = animat(monkeypatch, capsys, "imitate", "check", str(find_shared_deepmimic() / "humanoid3d_walk.txt"), "--reward", "deepmimic-code")
+def test_check_shared_walk(animat_cli):
+    code, out, _ = animat_cli("imitate", "check", str(find_shared_deepmimic() / "humanoid3d_walk.txt"), "--reward", "deepmimic-code")
     assert code == 0
     facts = json.loads(out)
     assert facts["frames"] == 39 and facts["cycle_seconds"] == pytest.approx(1.266616)
@@ -48,9 +37,9 @@ def test_check_shared_walk(monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("text, words", [('{"Loop": "wrap", "Frames": [[0.1, 2', "not valid JSON"), ('{"Loop": "wrap", "Frames": [[1, 2, 3], [1, 2, 3]]}', "frame 0")])
-def test_bad_clip_exits_2_with_one_line(tmp_path, monkeypatch, capsys, text, words):
+def test_bad_clip_exits_2_with_one_line(tmp_path, text, words, animat_cli):
     bad = tmp_path / "bad.txt"
     bad.write_text(text)
-    code, out, err = animat(monkeypatch, capsys, "imitate", "check", str(bad))
+    code, out, err = animat_cli("imitate", "check", str(bad))
     assert code == 2 and out == ""
     assert words in err and len(err.strip().splitlines()) == 1

@@ -15,7 +15,8 @@ from animat import runs
 from animat.errors import CheckpointError, ConfigError
 from animat.evolve.checkpoint import load_genome
 from animat.fly.model import FlyParams
-from animat.fly.train import TrainConfig, load_toml, train
+from animat.config import load_toml
+from animat.fly.train import TrainConfig, train
 
 app = typer.Typer(help="A flapping fly whose wings a neural network drives, evolved to fly.", no_args_is_help=True)
 console = Console()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import time
-import tomllib
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable
@@ -12,6 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from animat import runs
+from animat.config import load_toml
 from animat.errors import ConfigError, RunDirError
 from animat.evolve.checkpoint import export_pickle, save_genome
 from animat.evolve.evaluate import make_evaluator
@@ -90,17 +90,6 @@ class TrainConfig:
         cfg = cls(**values)
         cfg.layers = [int(n) for n in cfg.layers]
         return cfg.validate()
-
-
-def load_toml(path: str | Path) -> dict:
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"config file {str(path)!r} not found")
-    try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"config file {str(path)!r} is not valid TOML: {exc}") from None
 
 
 def output_names(cfg: TrainConfig) -> list[str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import tomllib
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable
@@ -18,6 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from animat import runs
+from animat.config import load_toml
 from animat.errors import ConfigError
 from animat.swarm import linear
 from animat.swarm.flocking import FlockParams, Obstacles, check_start_outside
@@ -133,17 +133,6 @@ class SwarmConfig:
         if self.algorithm == 3 and not spheres and not walls:
             spheres, walls = default_obstacles(dim)
         return Obstacles.make(dim, spheres, walls)
-
-
-def load_toml(path: str | Path) -> dict:
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"config file {str(path)!r} not found")
-    try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"config file {str(path)!r} is not valid TOML: {exc}") from None
 
 
 def read_obstacles(path: str | Path, dim: int) -> tuple[list, list]:
