@@ -129,3 +129,14 @@ def test_corrupt_or_missing_checkpoint_is_an_error(trained, tmp_path, animat_cli
     assert code == 2 and "corrupt" in err and len(err.strip().splitlines()) == 1
     code, _, err = animat_cli("fly", "train", "--resume", str(tmp_path))
     assert code == 2 and "config.json" in err
+
+
+def test_per_layer_activations_from_a_config_file(tmp_path, animat_cli):
+    cfg = tmp_path / "acts.toml"
+    cfg.write_text('activations = ["tanh", "relu", "sigmoid"]\ngenerations = 1\npopulation = 6\nseconds = 0.1\nreplay_seconds = 0.1\n')
+    code, _, err = animat_cli("fly", "train", "--config", str(cfg), "--out", str(tmp_path / "run"))
+    assert code == 0, err
+    assert json.loads((tmp_path / "run" / "best_genome.json").read_text())["meta"]["activations"] == ["tanh", "relu", "sigmoid"]
+    cfg.write_text('activations = ["tanh", "swish", "tanh"]\n')
+    code, _, err = animat_cli("fly", "train", "--config", str(cfg), "--out", str(tmp_path / "run2"))
+    assert code == 2 and "unknown activation 'swish'" in err

@@ -15,6 +15,7 @@ from animat.config import load_toml
 from animat.errors import ConfigError, RunDirError
 from animat.evolve.checkpoint import export_pickle, save_genome
 from animat.evolve.evaluate import make_evaluator
+from animat.evolve.network import check_architecture, layer_activations
 from animat.evolve.population import METRIC_FIELDS, Population
 from animat.fly.model import FlyParams
 from animat.fly.replay import check_genome, write_replay
@@ -33,7 +34,7 @@ class TrainConfig:
     starts: int = 1  # start states per fly (1: at rest only; more: perturbed starts too, for robustness)
     noise: float = 0.0  # sensor-noise std on the perturbed starts (network-input units)
     layers: list[int] = field(default_factory=lambda: [15, 20, 20, 3])
-    activations: str = "tanh"
+    activations: str | list[str] = "tanh"  # one name for every layer, or one per non-input layer
     control_ms: float = 10.0
     asymmetric: bool = False
     seed: int = 0
@@ -59,6 +60,7 @@ class TrainConfig:
 
     def validate(self) -> "TrainConfig":
         fitness_function(self.fitness)
+        layer_activations(check_architecture(self.layers), self.activations)
         for name in ("generations", "population"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
