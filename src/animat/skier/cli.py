@@ -1,0 +1,117 @@
+"""``animat skier train|replay``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from animat import runs
+from animat.errors import CheckpointError, ConfigError
+
+app = typer.Typer(help="A humanoid on skis with poles, keyframed joint angles evolved by a GA to ski forward.", no_args_is_help=True)
+console = Console()
+
+
+def _print_summary(summary: dict, out: Path, keys: list[str]) -> None:
+    table = Table(show_header=False, box=None)
+    for k in keys:
+        if k in summary:
+            v = summary[k]
+            table.add_row(k, f"{v:.4g}" if isinstance(v, float) else str(v))
+    console.print(table)
+    console.print(f"results: [bold]{out}[/]")
+
+
+KEYS = ["best_fitness", "best_net_forward_m", "best_fell", "first_generation_mean_fitness", "last_generation_mean_fitness",
+        "mean_fitness_ratio_last_first", "seconds_per_generation", "replay_renderer"]
+
+
+@app.command("train")
+def train_cmd(
+    generations: Optional[int] = typer.Option(None, "--generations", "-g", help="Number of generations [250]."),
+    population: Optional[int] = typer.Option(None, "--population", "-p", help="Skiers per generation [50]."),
+    seconds: Optional[float] = typer.Option(None, "--seconds", "-s", help="Seconds per evaluation [20]."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed [0]."),
+    friction: Optional[str] = typer.Option(None, "--friction", help="anisotropic | isotropic (default: anisotropic)."),
+    threads: Optional[int] = typer.Option(None, "--threads", help="Rollout threads (0: one per CPU)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of training options."),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the interrupted run in this directory."),
+) -> None:
+    """Evolve skiers; writes a run directory with metrics, plots, the best gene, its trajectory and a GIF."""
+    from animat.skier.train import TrainConfig, train
+
+    options = dict(generations=generations, population=population, seconds=seconds, seed=seed, friction=friction, nthread=threads)
+    if resume is not None:
+        if not (resume / "config.json").is_file():
+            raise CheckpointError(f"--resume {str(resume)!r}: no config.json there; is it a skier training run directory?")
+        if any(v is not None for k, v in options.items() if k not in ("generations", "nthread")) or config or out:
+            raise ConfigError("--resume continues a run with its own config; only --generations and --threads may change")
+        stored = runs.read_json(resume / "config.json")
+        cfg = TrainConfig.build(None, **{**stored, **{k: v for k, v in options.items() if v is not None}})
+        run_dir = resume
+    else:
+        cfg = TrainConfig.build(config, **options)
+        run_dir = runs.new_run_dir("skier", "train", out)
+    console.print(f"skier train: {cfg.population} skiers × {cfg.generations} generations × {cfg.seconds:g} s, {cfg.friction} friction, run dir {run_dir}")
+    start = time.perf_counter()
+    columns = [TextColumn("gen"), MofNCompleteColumn(), BarColumn(),
+               TextColumn("best {task.fields[best]}  mean {task.fields[mean]}  fell {task.fields[fell]}"),
+               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn()]
+    with Progress(*columns, console=console, transient=False) as progress:
+        task = progress.add_task("train", total=cfg.generations, best="-", mean="-", fell="-")
+
+        def on_generation(row: dict) -> None:
+            progress.update(task, completed=int(row["generation"]) + 1, best=f"{row['best']:.2f}", mean=f"{row['mean']:.2f}", fell=row["fell"])
+
+        try:
+            summary = train(cfg, run_dir, resume=resume is not None, on_generation=on_generation)
+        except KeyboardInterrupt:
+            console.print(f"interrupted; continue with: animat skier train --resume {run_dir}")
+            raise
+    console.print(f"trained in {time.perf_counter() - start:.1f} s")
+    _print_summary(summary, run_dir, KEYS)
+
+
+@app.command("replay")
+def replay_cmd(
+    source: Path = typer.Argument(..., help="Run directory, or a gene JSON file (degrees)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
+    seconds: Optional[float] = typer.Option(None, "--seconds", "-s", help="Simulated time (s) [the run's, else 20]."),
+    friction: Optional[str] = typer.Option(None, "--friction", help="anisotropic | isotropic (default: the run's, else anisotropic)."),
+    anim_seconds: float = typer.Option(10.0, "--anim-seconds", help="Seconds in the GIF."),
+) -> None:
+    """Re-simulate a saved gene: trajectory.npz, top view, GIF, summary.json."""
+    from animat.skier.gene import load_gene_json, mirror
+    from animat.skier.model import SkierParams
+    from animat.skier.replay import write_replay
+    from animat.skier.train import TrainConfig
+
+    if source.is_dir():
+        if not (source / "best_gene.json").is_file() or not (source / "config.json").is_file():
+            raise CheckpointError(f"{str(source)!r} holds no best_gene.json and config.json; is it a finished skier training run?")
+        stored = runs.read_json(source / "config.json")
+        if friction is not None:
+            stored["friction"] = friction
+        cfg = TrainConfig.build(None, **stored)
+        gene = load_gene_json(source / "best_gene.json", cfg.n_states)
+    elif source.is_file():
+        gene = load_gene_json(source)
+        cfg = TrainConfig.build(None, friction=friction)
+    else:
+        raise CheckpointError(f"{str(source)!r} does not exist; give a run directory or a gene JSON file")
+    seconds = cfg.seconds if seconds is None else seconds
+    if not seconds > 0 or not anim_seconds > 0:
+        raise ConfigError(f"--seconds and --anim-seconds must be > 0, got {seconds} and {anim_seconds}")
+    run_dir = runs.new_run_dir("skier", "replay", out)
+    summary = write_replay(cfg.skier_params(), mirror(gene), seconds, run_dir, anim_seconds=anim_seconds, frame_dt=cfg.frame_dt,
+                           title=f"replay of {source.name}", fall_deg=cfg.fall_deg, bonus=cfg.bonus)
+    summary.update(source=str(source), friction=cfg.friction)
+    runs.atomic_write_json(run_dir / "summary.json", summary)
+    _print_summary(summary, run_dir, ["seconds", "fitness", "net_forward_m", "fell", "max_tilt_deg", "renderer"])

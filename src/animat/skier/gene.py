@@ -1,0 +1,138 @@
+"""Genes: keyframed joint angles, their mirrored second half, and the joint targets over time.
+
+A gene is an ``(n, m)`` integer matrix of joint angles in degrees: ``n`` states (default 10) by
+``m = 12`` joints in the order of :data:`animat.skier.model.JOINTS`. The second half of the cycle
+mirrors the first: state ``i + n/2`` is state ``i`` with left and right limbs swapped and the hip
+angles' signs flipped (both hips turn about the same axis, so the mirror image of a left-hip angle
+is minus that angle on the right; every other joint's axis is mirrored already).
+
+Joint targets at time ``t``: ``S_t = G_i + (G_{i+1} - G_i) * mod(t, tau) / tau`` with
+``i = floor(t / tau) mod n`` and ``G_n = G_0`` (the cycle repeats), ``tau = 0.5 s``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from animat import runs
+from animat.errors import AnimatError
+from animat.skier.model import JOINTS, joint_ranges_deg
+
+N_STATES = 10
+N_JOINTS = len(JOINTS)
+TAU = 0.5  # s per state
+LEFT = [JOINTS.index(f"left_{k}") for k in ("shoulder", "elbow", "hand", "hip", "knee")]
+RIGHT = [JOINTS.index(f"right_{k}") for k in ("shoulder", "elbow", "hand", "hip", "knee")]
+HIPS = [JOINTS.index("left_hip"), JOINTS.index("right_hip")]
+# column permutation that swaps left and right limbs
+SWAP = np.arange(N_JOINTS)
+SWAP[LEFT], SWAP[RIGHT] = RIGHT, LEFT
+
+
+class GeneError(AnimatError):
+    """A gene of the wrong shape, type or with angles out of range."""
+
+
+def mirror_state(state: np.ndarray) -> np.ndarray:
+    """(..., m) joint angles -> their mirror image: left/right swapped, hip signs flipped."""
+    out = np.asarray(state)[..., SWAP].copy()
+    out[..., HIPS] = -out[..., HIPS]
+    return out
+
+
+def mirror(genes: np.ndarray) -> np.ndarray:
+    """(..., n, m) -> a copy whose states ``n/2..n-1`` mirror states ``0..n/2-1``."""
+    genes = np.array(genes, copy=True)
+    n = genes.shape[-2]
+    if n % 2:
+        raise GeneError(f"a mirrored gene needs an even number of states, got {n}")
+    genes[..., n // 2 :, :] = mirror_state(genes[..., : n // 2, :])
+    return genes
+
+
+def validate_gene(gene: Any, n_states: int = N_STATES, *, name: str = "gene") -> np.ndarray:
+    """``gene`` as an ``(n_states, 12)`` int64 array of degrees; GeneError (one line) if its shape,
+    type or any angle is wrong. The mirror symmetry is not required here (see :func:`mirror`)."""
+    try:
+        arr = np.asarray(gene, dtype=float)
+    except (TypeError, ValueError):
+        raise GeneError(f"{name} must be a {n_states} x {N_JOINTS} matrix of integer angles (degrees), got something that is not numeric") from None
+    if arr.shape != (n_states, N_JOINTS):
+        raise GeneError(f"{name} has shape {arr.shape}, expected ({n_states}, {N_JOINTS}): {n_states} states x joints {', '.join(JOINTS)}")
+    if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+        bad = np.argwhere(~np.isfinite(arr) | (arr != np.round(arr)))[0]
+        raise GeneError(f"{name}[{bad[0]}][{bad[1]}] ({JOINTS[bad[1]]}) = {arr[tuple(bad)]} is not an integer angle in degrees")
+    rng = joint_ranges_deg()
+    out = (arr < rng[:, 0]) | (arr > rng[:, 1])
+    if out.any():
+        i, j = np.argwhere(out)[0]
+        raise GeneError(f"{name}[{i}][{j}]: {JOINTS[j]} angle {arr[i, j]:g} deg is out of its range {rng[j, 0]}..{rng[j, 1]} deg")
+    return arr.astype(np.int64)
+
+
+def random_genes(rng: np.random.Generator, population: int, n_states: int = N_STATES) -> np.ndarray:
+    """(P, n, m) int64: uniform random angles in each joint's range, mirrored."""
+    r = joint_ranges_deg()
+    genes = rng.integers(r[:, 0], r[:, 1] + 1, size=(population, n_states, N_JOINTS))
+    return mirror(genes)
+
+
+def targets(genes: np.ndarray, t: np.ndarray, tau: float = TAU) -> np.ndarray:
+    """Joint targets (degrees, float64) of genes ``(..., n, m)`` at times ``t`` (T,) s -> ``(..., T, m)``."""
+    genes = np.asarray(genes, dtype=np.float64)
+    n = genes.shape[-2]
+    t = np.asarray(t, dtype=np.float64)
+    phase = t / tau
+    k = np.floor(phase)
+    frac = phase - k  # mod(t, tau) / tau
+    i = k.astype(np.int64) % n
+    j = (i + 1) % n
+    gi, gj = genes[..., i, :], genes[..., j, :]
+    return gi + (gj - gi) * frac[:, None]
+
+
+def controls(genes: np.ndarray, nstep: int, timestep: float, tau: float = TAU) -> np.ndarray:
+    """Open-loop actuator controls (radians) for ``nstep`` steps of ``timestep`` s: ``(P, nstep, 12)``
+    from genes ``(P, n, 12)``; the control of step k is the target at ``t = k * timestep``."""
+    t = np.arange(nstep) * timestep
+    return np.radians(targets(genes, t, tau))
+
+
+def gene_to_json(gene: np.ndarray, fitness: float | None = None, extra: dict | None = None) -> dict:
+    gene = np.asarray(gene)
+    return {
+        "format": "animat-skier-gene",
+        "units": "degrees",
+        "tau_seconds": TAU,
+        "joints": list(JOINTS),
+        "ranges_deg": {j: [int(a), int(b)] for j, (a, b) in zip(JOINTS, joint_ranges_deg())},
+        "states": [[int(v) for v in row] for row in gene],
+        "fitness": None if fitness is None or not math.isfinite(fitness) else float(fitness),
+        **(extra or {}),
+    }
+
+
+def save_gene_json(path: str | os.PathLike, gene: np.ndarray, fitness: float | None = None, extra: dict | None = None) -> Path:
+    return runs.atomic_write_json(path, gene_to_json(gene, fitness, extra))
+
+
+def load_gene_json(path: str | os.PathLike, n_states: int = N_STATES) -> np.ndarray:
+    """Read a gene file written by :func:`save_gene_json` (or any JSON with ``states``, or a bare
+    matrix); validated. GeneError names the file on any problem."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise GeneError(f"gene file {str(path)!r} not found") from None
+    except (OSError, ValueError) as exc:
+        raise GeneError(f"gene file {str(path)!r} is not valid JSON: {exc}") from None
+    states = data.get("states") if isinstance(data, dict) else data
+    if states is None:
+        raise GeneError(f"gene file {str(path)!r} has no 'states' matrix")
+    return validate_gene(states, n_states, name=f"gene in {path.name}")

@@ -1,0 +1,331 @@
+"""The skier: a 57.4 kg humanoid on skis with poles, and its flat slippery world, built with ``mujoco.MjSpec``.
+
+Frames: world z up, skiing direction +x, y to the skier's left. Joint angles in radians in code,
+degrees in genes and configs.
+
+Joints (the gene's 12 columns, in order), ranges in degrees, axes in the parent's frame:
+
+============  =========  ===================================================================
+column        range      axis (positive direction)
+============  =========  ===================================================================
+head          -30..30    lateral (-y): positive nods forward
+torso         0..40      lateral (+y) at the waist: positive leans forward
+l/r shoulder  -80..80    lateral (-y): positive swings the arm forward
+l/r elbow     0..160     lateral (-y): positive bends the forearm forward/up
+l/r hand      0..90      the forearm's long axis (z; mirrored, -z, on the right): positive turns
+                         the pole tip outwards
+l/r hip       -45..45    one axis in the hip's x-z (forward-vertical) plane, tilted ``hip_tilt_deg``
+                         from vertical towards +x; the same axis on both legs, so a positive angle
+                         turns the left leg's toe out and spreads it, and the right leg needs the
+                         opposite sign for the mirror-image motion (see :mod:`animat.skier.gene`)
+l/r knee      0..60      lateral (+y): positive flexes the knee (shank backwards)
+============  =========  ===================================================================
+
+The original program's "X" axis is the lateral (flexion) axis and its "Y" axis is the limb's long
+axis (it was Y-up); its "Y-Z plane" of the hip is our x-z plane. Everything else (ankles, the
+skis on the boots, the poles in the hands) is rigid. Each moving joint has a PD servo (MuJoCo
+position actuator, gain ``kp`` and damping ``kv`` per group) whose control is the target angle.
+
+Friction. The original gave static/dynamic pairs: plane 0.6/0.1, skis 0.6/0.3, poles 0.6/0.3, and
+its engine (PhysX, "average" combine mode) used ski-plane 0.6 static / 0.2 dynamic. MuJoCo's
+friction is one coefficient per tangent direction (Coulomb, no static/dynamic split), and the
+contacts are explicit pairs, so the pair carries the coefficients directly:
+
+* ``isotropic`` (reproduces the original): ski-plane mu = 0.2 in every direction (the dynamic
+  coefficient, since a ski mostly slides); pole-plane mu = 0.6 (the static one, since a planted
+  pole tip does not slide).
+* ``anisotropic`` (default; what the original's author lacked for edging): ski-plane
+  mu_long = 0.05 along the ski (waxed ski on snow) and mu_lat = 0.6 across it (an edge that
+  grips); poles as above. Elliptic friction cones make the two directions independent.
+
+Why capsules: for a plane-capsule contact MuJoCo aligns the contact frame's first tangent with the
+capsule's axis, so ``friction[0]`` acts along the ski whatever its yaw. For a plane-box contact
+the tangents are built from the plane normal alone (fixed in the world), so a yawed box-shaped
+ski would keep gliding along world x, not along its length (tests/skier/test_model.py shows both).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from animat.errors import ConfigError
+
+JOINTS: tuple[str, ...] = (
+    "head", "torso",
+    "left_shoulder", "left_elbow", "left_hand", "left_hip", "left_knee",
+    "right_shoulder", "right_elbow", "right_hand", "right_hip", "right_knee",
+)
+# ranges in degrees, integer (the gene holds integers)
+RANGES_DEG: dict[str, tuple[int, int]] = {
+    "head": (-30, 30), "torso": (0, 40),
+    "shoulder": (-80, 80), "elbow": (0, 160), "hand": (0, 90), "hip": (-45, 45), "knee": (0, 60),
+}
+# body groups for crossover: column indices
+GROUPS: dict[str, tuple[int, ...]] = {
+    "head": (0,), "torso": (1,),
+    "left_arm": (2, 3, 4), "left_leg": (5, 6),
+    "right_arm": (7, 8, 9), "right_leg": (10, 11),
+}
+# masses, kg (sum 57.4, skis and poles included)
+MASSES: dict[str, float] = {
+    "pelvis": 8.0, "torso": 17.8, "head": 4.5, "upper_arm": 1.5, "forearm": 1.0, "hand": 0.4,
+    "thigh": 6.0, "shank": 3.0, "ski": 1.5, "pole": 0.15,
+}
+TOTAL_MASS = 57.4
+FRICTION_MODES = ("anisotropic", "isotropic")
+G = 9.81
+
+
+def joint_kind(name: str) -> str:
+    return name.split("_", 1)[1] if "_" in name else name
+
+
+def joint_ranges_deg() -> np.ndarray:
+    """(12, 2) int: [low, high] of each gene column, degrees."""
+    return np.array([RANGES_DEG[joint_kind(j)] for j in JOINTS], dtype=np.int64)
+
+
+@dataclass
+class SkierParams:
+    """Body and world parameters (SI units; angles in degrees)."""
+
+    friction: str = "anisotropic"
+    mu_long: float = 0.05  # anisotropic ski: along the ski
+    mu_lat: float = 0.6  # anisotropic ski: across the ski (edge grip)
+    mu_iso: float = 0.2  # isotropic ski (the original's dynamic ski-plane coefficient)
+    mu_pole: float = 0.6  # pole tip on the plane
+    timestep: float = 0.01  # s (0.01 with 10 solver iterations: stable for random genes and 2x faster than 0.005)
+    hip_tilt_deg: float = 45.0  # hip axis, from vertical towards +x
+    ski_length: float = 1.6  # m
+    ski_radius: float = 0.02  # m
+    pole_length: float = 1.0  # m
+    pole_angle_deg: float = 30.0  # pole tilted backwards from the forearm axis at a straight arm
+    kp: dict = field(default_factory=lambda: {"head": 20.0, "torso": 400.0, "shoulder": 60.0, "elbow": 40.0, "hand": 10.0, "hip": 500.0, "knee": 500.0})
+    kv: dict = field(default_factory=lambda: {"head": 2.0, "torso": 40.0, "shoulder": 6.0, "elbow": 4.0, "hand": 1.0, "hip": 50.0, "knee": 50.0})
+    iterations: int = 10
+    ls_iterations: int = 10
+
+    def validate(self) -> "SkierParams":
+        if self.friction not in FRICTION_MODES:
+            raise ConfigError(f"unknown friction mode {self.friction!r}; expected 'anisotropic' or 'isotropic'")
+        for name in ("mu_long", "mu_lat", "mu_iso", "mu_pole", "timestep", "ski_length", "ski_radius", "pole_length"):
+            if not float(getattr(self, name)) > 0:
+                raise ConfigError(f"skier {name} must be > 0, got {getattr(self, name)}")
+        return self
+
+    def ski_friction(self) -> tuple[float, float]:
+        """(along, across) friction coefficients of a ski on the plane."""
+        if self.friction == "isotropic":
+            return (self.mu_iso, self.mu_iso)
+        return (self.mu_long, self.mu_lat)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any] | None) -> "SkierParams":
+        values = dict(values or {})
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ConfigError(f"unknown skier option(s) {unknown}; expected some of {sorted(known)}")
+        return cls(**values).validate()
+
+
+def _geom(body, name, gtype, size, mass, rgba, *, pos=None, fromto=None, quat=None):
+    g = body.add_geom()
+    g.name = name
+    g.type = gtype
+    g.size = list(size) + [0.0] * (3 - len(size))
+    if fromto is not None:
+        g.fromto = fromto
+    if pos is not None:
+        g.pos = pos
+    if quat is not None:
+        g.quat = quat
+    g.mass = mass
+    g.contype = 2  # body parts touch the floor (floor: contype 1, conaffinity 2), never each other;
+    g.conaffinity = 1  # skis and poles are switched off here and touch the floor through explicit pairs
+    g.rgba = rgba
+    return g
+
+
+def _hinge(body, name, axis, rng_deg, pos=(0, 0, 0)):
+    j = body.add_joint()
+    j.name = name
+    j.type = mujoco.mjtJoint.mjJNT_HINGE
+    j.axis = list(axis)
+    j.pos = list(pos)
+    j.range = [math.radians(rng_deg[0]), math.radians(rng_deg[1])]
+    j.limited = mujoco.mjtLimited.mjLIMITED_TRUE
+    j.armature = 0.02
+    return j
+
+
+def build_spec(params: SkierParams | None = None) -> mujoco.MjSpec:
+    """The skier and its plane as an ``MjSpec`` (see the module docstring)."""
+    p = (params or SkierParams()).validate()
+    cap, sph = mujoco.mjtGeom.mjGEOM_CAPSULE, mujoco.mjtGeom.mjGEOM_SPHERE
+    skin, cloth, ski_c, pole_c = [0.9, 0.75, 0.6, 1], [0.2, 0.4, 0.8, 1], [0.9, 0.1, 0.1, 1], [0.3, 0.3, 0.3, 1]
+    spec = mujoco.MjSpec()
+    spec.modelname = "skier"
+    spec.compiler.degree = False  # angles below are in radians
+    spec.option.timestep = p.timestep
+    spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
+    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    spec.option.iterations = int(p.iterations)
+    spec.option.ls_iterations = int(p.ls_iterations)
+    spec.option.gravity = [0, 0, -G]
+
+    world = spec.worldbody
+    floor = world.add_geom()
+    floor.name = "floor"
+    floor.type = mujoco.mjtGeom.mjGEOM_PLANE
+    floor.size = [0, 0, 0.1]
+    floor.contype = 1
+    floor.conaffinity = 2
+    floor.friction = [0.6, 0.005, 0.0001]
+    floor.rgba = [0.92, 0.95, 1.0, 1]
+    light = world.add_light()
+    light.pos = [0, 0, 5]
+    light.dir = [0, 0, -1]
+
+    r = p.ski_radius
+    ankle_z = 2 * r + 0.03  # ankle height above the ski's running surface
+    shank_len, thigh_len = 0.45, 0.42
+    hip_z = ankle_z + shank_len + thigh_len
+    pelvis = world.add_body()
+    pelvis.name = "pelvis"
+    pelvis.pos = [0, 0, hip_z + 0.05]
+    fj = pelvis.add_freejoint()
+    fj.name = "root"
+    _geom(pelvis, "pelvis", cap, [0.09], MASSES["pelvis"], cloth, fromto=[0, -0.09, 0, 0, 0.09, 0])
+
+    torso = pelvis.add_body()
+    torso.name = "torso"
+    torso.pos = [0, 0, 0.08]
+    _hinge(torso, "torso", (0, 1, 0), RANGES_DEG["torso"])
+    _geom(torso, "torso", cap, [0.11], MASSES["torso"], cloth, fromto=[0, 0, 0.08, 0, 0, 0.36])
+    head = torso.add_body()
+    head.name = "head"
+    head.pos = [0, 0, 0.5]
+    _hinge(head, "head", (0, -1, 0), RANGES_DEG["head"])
+    _geom(head, "head", sph, [0.1], MASSES["head"], skin, pos=[0, 0, 0.08])
+
+    pole_a = math.radians(p.pole_angle_deg)
+    for side, sy in (("left", 1.0), ("right", -1.0)):
+        ua = torso.add_body()
+        ua.name = f"{side}_upper_arm"
+        ua.pos = [0, sy * 0.19, 0.42]
+        _hinge(ua, f"{side}_shoulder", (0, -1, 0), RANGES_DEG["shoulder"])
+        _geom(ua, f"{side}_upper_arm", cap, [0.04], MASSES["upper_arm"], cloth, fromto=[0, 0, 0, 0, 0, -0.28])
+        fa = ua.add_body()
+        fa.name = f"{side}_forearm"
+        fa.pos = [0, 0, -0.28]
+        _hinge(fa, f"{side}_elbow", (0, -1, 0), RANGES_DEG["elbow"])
+        _geom(fa, f"{side}_forearm", cap, [0.035], MASSES["forearm"], skin, fromto=[0, 0, 0, 0, 0, -0.24])
+        hand = fa.add_body()
+        hand.name = f"{side}_hand"
+        hand.pos = [0, 0, -0.26]
+        _hinge(hand, f"{side}_hand", (0, 0, sy), RANGES_DEG["hand"])  # mirrored axis on the right
+        _geom(hand, f"{side}_hand", sph, [0.04], MASSES["hand"], skin)
+        tip = [-p.pole_length * math.sin(pole_a), 0.0, -p.pole_length * math.cos(pole_a)]
+        pole = _geom(hand, f"{side}_pole", cap, [0.012], MASSES["pole"], pole_c, fromto=[0, 0, 0] + tip)
+        pole.contype = pole.conaffinity = 0
+
+        th = pelvis.add_body()
+        th.name = f"{side}_thigh"
+        th.pos = [0, sy * 0.1, -0.05]
+        tilt = math.radians(p.hip_tilt_deg)
+        _hinge(th, f"{side}_hip", (math.sin(tilt), 0, math.cos(tilt)), RANGES_DEG["hip"])
+        _geom(th, f"{side}_thigh", cap, [0.06], MASSES["thigh"], cloth, fromto=[0, 0, 0, 0, 0, -thigh_len])
+        sh = th.add_body()
+        sh.name = f"{side}_shank"
+        sh.pos = [0, 0, -thigh_len]
+        _hinge(sh, f"{side}_knee", (0, 1, 0), RANGES_DEG["knee"])
+        _geom(sh, f"{side}_shank", cap, [0.05], MASSES["shank"], cloth, fromto=[0, 0, 0, 0, 0, -shank_len])
+        half = p.ski_length / 2 - r
+        sz = -shank_len - ankle_z + r
+        ski = _geom(sh, f"{side}_ski", cap, [r], MASSES["ski"], ski_c, fromto=[-half + 0.1, 0, sz, half + 0.1, 0, sz])
+        ski.contype = ski.conaffinity = 0
+
+    for side in ("left", "right"):
+        add_ski_pair(spec, "floor", f"{side}_ski", p.ski_friction())
+        pair = spec.add_pair()
+        pair.name = f"{side}_pole_floor"
+        pair.geomname1, pair.geomname2 = "floor", f"{side}_pole"
+        pair.condim = 3
+        pair.friction = [p.mu_pole, p.mu_pole, 0.005, 0.0001, 0.0001]
+
+    for j in JOINTS:
+        kind = joint_kind(j)
+        lo, hi = RANGES_DEG[kind]
+        act = spec.add_actuator()
+        act.name = j
+        act.target = j
+        act.trntype = mujoco.mjtTrn.mjTRN_JOINT
+        act.set_to_position(kp=float(p.kp[kind]), kv=float(p.kv[kind]))
+        act.ctrlrange = [math.radians(lo), math.radians(hi)]
+        act.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
+    return spec
+
+
+def add_ski_pair(spec: mujoco.MjSpec, plane: str, ski: str, mu: tuple[float, float]) -> None:
+    """Explicit plane-ski contact pair: ``mu[0]`` along the capsule's axis, ``mu[1]`` across it."""
+    pair = spec.add_pair()
+    pair.name = f"{ski}_{plane}"
+    pair.geomname1, pair.geomname2 = plane, ski
+    pair.condim = 3
+    pair.friction = [float(mu[0]), float(mu[1]), 0.005, 0.0001, 0.0001]
+
+
+def build_model(params: SkierParams | None = None) -> mujoco.MjModel:
+    model = build_spec(params).compile()
+    total = float(model.body_mass.sum())
+    if abs(total - TOTAL_MASS) > 1e-6:  # a guard for edits to MASSES
+        raise AssertionError(f"skier mass {total} kg, expected {TOTAL_MASS}")
+    return model
+
+
+def actuator_order(model: mujoco.MjModel) -> list[int]:
+    """Actuator index of each gene column (the spec adds them in JOINTS order)."""
+    return [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, j) for j in JOINTS]
+
+
+def sliding_ski_model(shape: str, mu: tuple[float, float], yaw_deg: float = 0.0, *, mass: float = 20.0, timestep: float = 0.002) -> mujoco.MjModel:
+    """A lone ski (capsule or box, 1.6 m, with a test weight of ``mass`` kg) free on a plane, yawed
+    ``yaw_deg`` about z; plane-ski pair friction ``mu`` = (along its length, across). For tests.
+
+    The ski translates only (three world-aligned slide joints; ``qvel[:3]`` is its world velocity): on the skier the
+    boot keeps it from rolling, whereas a lone capsule pushed sideways would roll about its axis."""
+    spec = mujoco.MjSpec()
+    spec.option.timestep = timestep
+    spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
+    floor = spec.worldbody.add_geom()
+    floor.name = "floor"
+    floor.type = mujoco.mjtGeom.mjGEOM_PLANE
+    floor.size = [0, 0, 0.1]
+    floor.contype = floor.conaffinity = 0
+    body = spec.worldbody.add_body()
+    body.name = "ski"
+    yaw = math.radians(yaw_deg)
+    body.pos = [0, 0, 0.02]
+    for axis in ((1, 0, 0), (0, 1, 0), (0, 0, 1)):  # world-aligned translation only (a lone capsule would roll sideways)
+        j = body.add_joint()
+        j.type = mujoco.mjtJoint.mjJNT_SLIDE
+        j.axis = list(axis)
+    c, s = math.cos(yaw), math.sin(yaw)
+    if shape == "capsule":
+        g = _geom(body, "ski", mujoco.mjtGeom.mjGEOM_CAPSULE, [0.02], mass, [1, 0, 0, 1], fromto=[-0.78 * c, -0.78 * s, 0, 0.78 * c, 0.78 * s, 0])
+    elif shape == "box":
+        g = _geom(body, "ski", mujoco.mjtGeom.mjGEOM_BOX, [0.8, 0.05, 0.02], mass, [1, 0, 0, 1], quat=[math.cos(yaw / 2), 0, 0, math.sin(yaw / 2)])
+    else:
+        raise ValueError(f"shape must be 'capsule' or 'box', got {shape!r}")
+    g.contype = g.conaffinity = 0
+    add_ski_pair(spec, "floor", "ski", mu)
+    return spec.compile()

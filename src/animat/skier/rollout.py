@@ -1,0 +1,216 @@
+"""Batched evaluation of skiers with ``mujoco.rollout`` (open-loop controls precomputed from genes).
+
+Fitness (maximised): the sum over frames (every ``frame_dt`` s) of the positive forward progress
+of the pelvis along +x (backward progress adds nothing); scoring stops at the first frame where the
+pelvis tilts more than ``fall_deg`` (its up axis more than 80 deg from vertical, whatever the axis
+of the tilt); ``+bonus`` if it never fell.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+from mujoco import rollout as mj_rollout
+
+from animat.skier import gene as G
+from animat.skier.model import SkierParams, actuator_order, build_model
+
+STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
+
+
+@dataclass
+class Scores:
+    fitness: np.ndarray  # (P,)
+    fell: np.ndarray  # (P,) bool
+    net_forward_m: np.ndarray  # (P,) final x - start x of the pelvis, m (whole episode)
+    scored_seconds: np.ndarray  # (P,) s of motion that counted (until the fall)
+
+
+def tilt_deg(quat: np.ndarray) -> np.ndarray:
+    """Angle (deg) between a body's up axis and vertical, from quaternions (..., 4) [w, x, y, z]."""
+    q = np.asarray(quat, dtype=np.float64)
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    zz = 1.0 - 2.0 * (q[..., 1] ** 2 + q[..., 2] ** 2)
+    return np.degrees(np.arccos(np.clip(zz, -1.0, 1.0)))
+
+
+MAX_SPEED = 30.0  # m/s; faster pelvis motion between frames means the simulation diverged
+
+
+def score(x: np.ndarray, quat: np.ndarray, frame_dt: float, fall_deg: float = 80.0, bonus: float = 5.0) -> Scores:
+    """Fitness from pelvis x (P, F) m and quaternions (P, F, 4) sampled every ``frame_dt`` s (frame 0
+    is the start). A frame where the simulation diverged (non-finite values, or the pelvis moving
+    faster than ``MAX_SPEED``; MuJoCo resets a diverged simulation) counts as a fall there."""
+    x = np.asarray(x, dtype=np.float64)
+    quat = np.nan_to_num(np.asarray(quat, dtype=np.float64), nan=0.0) + np.array([1e-12, 0, 0, 0])
+    jump = np.abs(np.diff(x, axis=1, prepend=x[:, :1])) > MAX_SPEED * frame_dt
+    fallen = (tilt_deg(quat) > fall_deg) | ~np.isfinite(x) | jump  # (P, F)
+    x = np.nan_to_num(x)
+    fell = fallen.any(axis=1)
+    first = np.where(fell, fallen.argmax(axis=1), x.shape[1])  # first fallen frame
+    step = np.maximum(np.diff(x, axis=1), 0.0)  # progress from frame f to f+1
+    counts = np.arange(1, x.shape[1])[None, :] < first[:, None]  # frame f+1 before the fall
+    fitness = (step * counts).sum(axis=1) + np.where(fell, 0.0, bonus)
+    last = np.where(jump.any(axis=1), np.maximum(first - 1, 0), x.shape[1] - 1)  # before a divergence
+    return Scores(fitness, fell, x[np.arange(x.shape[0]), last] - x[:, 0], np.minimum(first, x.shape[1] - 1) * frame_dt)
+
+
+def quiet_warnings() -> None:
+    """Silence MuJoCo's printed warnings (a diverging random gene prints one; :func:`score` counts it as a fall)."""
+    mujoco.set_mju_user_warning(lambda msg: None)
+
+
+class Evaluator:
+    """Scores a generation of genes in one ``mujoco.rollout`` call over a thread pool.
+
+    genes (P, n, 12) int degrees -> :class:`Scores`. ``nthread`` defaults to the CPU count.
+    """
+
+    def __init__(self, params: SkierParams | None = None, seconds: float = 20.0, frame_dt: float = 0.02, *,
+                 fall_deg: float = 80.0, bonus: float = 5.0, tau: float = G.TAU, nthread: int | None = None):
+        self.params = (params or SkierParams()).validate()
+        self.model = build_model(self.params)
+        self.dt = float(self.model.opt.timestep)
+        self.nstep = int(round(seconds / self.dt))
+        self.stride = max(1, int(round(frame_dt / self.dt)))
+        self.frame_dt = self.stride * self.dt
+        self.fall_deg, self.bonus, self.tau = fall_deg, bonus, tau
+        self.nthread = int(nthread or os.cpu_count() or 1)
+        self.datas = [mujoco.MjData(self.model) for _ in range(self.nthread)]
+        d = mujoco.MjData(self.model)
+        mujoco.mj_forward(self.model, d)
+        self.initial_state = np.empty(mujoco.mj_stateSize(self.model, STATE_SPEC))
+        mujoco.mj_getState(self.model, d, self.initial_state, STATE_SPEC)
+        self.x0 = float(d.qpos[0])
+        self._act = actuator_order(self.model)
+        quiet_warnings()
+        self._pool = mj_rollout.Rollout(nthread=self.nthread) if self.nthread > 1 else None
+        self.steps_simulated = 0
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def controls(self, genes: np.ndarray) -> np.ndarray:
+        ctrl = np.zeros((genes.shape[0], self.nstep, self.model.nu))
+        ctrl[:, :, self._act] = G.controls(genes, self.nstep, self.dt, self.tau)
+        return ctrl
+
+    def states(self, genes: np.ndarray) -> np.ndarray:
+        """(P, nstep, nstate) states after each step (full physics: time, qpos, qvel, ...)."""
+        genes = np.asarray(genes)
+        ctrl = self.controls(genes)
+        init = np.tile(self.initial_state, (genes.shape[0], 1))
+        if self._pool is not None:
+            state, _ = self._pool.rollout(self.model, self.datas, init, ctrl, nstep=self.nstep)
+        else:
+            state, _ = mj_rollout.rollout(self.model, self.datas[0], init, ctrl, nstep=self.nstep)
+        self.steps_simulated += genes.shape[0] * self.nstep
+        return state
+
+    def root(self, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Pelvis position (..., 3) and quaternion (..., 4) from full-physics states (qpos starts at 1)."""
+        return state[..., 1:4], state[..., 4:8]
+
+    def evaluate(self, genes: np.ndarray) -> Scores:
+        state = self.states(genes)
+        frames = state[:, self.stride - 1 :: self.stride]  # state at t = stride*dt, 2*stride*dt, ...
+        pos, quat = self.root(frames)
+        P = pos.shape[0]
+        x = np.concatenate([np.full((P, 1), self.x0), pos[..., 0]], axis=1)
+        q0 = np.tile(self.initial_state[4:8], (P, 1, 1))
+        quat = np.concatenate([q0, quat], axis=1)
+        return score(x, quat, self.frame_dt, self.fall_deg, self.bonus)
+
+    def __call__(self, genes: np.ndarray) -> Scores:
+        return self.evaluate(genes)
+
+
+def step_loop_states(model: mujoco.MjModel, genes: np.ndarray, nstep: int, tau: float = G.TAU) -> np.ndarray:
+    """Reference (slow) path: a Python ``mj_step`` loop per gene; returns pelvis qpos (P, nstep, 7)."""
+    d = mujoco.MjData(model)
+    act = actuator_order(model)
+    dt = float(model.opt.timestep)
+    out = np.empty((len(genes), nstep, 7))
+    for p, g in enumerate(genes):
+        mujoco.mj_resetData(model, d)
+        mujoco.mj_forward(model, d)
+        ctrl = G.controls(g[None], nstep, dt, tau)[0]
+        for k in range(nstep):
+            d.ctrl[act] = ctrl[k]
+            mujoco.mj_step(model, d)
+            out[p, k] = d.qpos[:7]
+    return out
+
+
+def trajectory(params: SkierParams, gene: np.ndarray, seconds: float, frame_dt: float = 0.02, tau: float = G.TAU) -> dict:
+    """One skier's motion (Python step loop, same physics as the rollout) sampled every ``frame_dt`` s:
+    t (T,) s, root_pos (T, 3) m, root_quat (T, 4), qpos (T, nq), xpos (T, nbody, 3) m body origins,
+    pole_tips (T, 8, 3) m (ends of left pole, left ski, right pole, right ski), body_names."""
+    model = build_model(params)
+    d = mujoco.MjData(model)
+    mujoco.mj_forward(model, d)
+    dt = float(model.opt.timestep)
+    nstep = int(round(seconds / dt))
+    stride = max(1, int(round(frame_dt / dt)))
+    act = actuator_order(model)
+    ctrl = G.controls(np.asarray(gene)[None], nstep, dt, tau)[0]
+    ts, qpos, xpos, poles = [d.time], [d.qpos.copy()], [d.xpos.copy()], [_pole_tips(model, d)]
+    for k in range(nstep):
+        d.ctrl[act] = ctrl[k]
+        mujoco.mj_step(model, d)
+        if (k + 1) % stride == 0:
+            ts.append(d.time)
+            qpos.append(d.qpos.copy())
+            xpos.append(d.xpos.copy())
+            poles.append(_pole_tips(model, d))
+    names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, i) for i in range(model.nbody)]
+    qpos = np.array(qpos)
+    return {"t": np.array(ts), "root_pos": qpos[:, :3], "root_quat": qpos[:, 3:7], "qpos": qpos, "xpos": np.array(xpos),
+            "pole_tips": np.array(poles), "body_names": names}
+
+
+def _pole_tips(model: mujoco.MjModel, d: mujoco.MjData) -> np.ndarray:
+    """(8, 3) m: the two ends of the left pole, left ski, right pole, right ski."""
+    out = []
+    for side in ("left", "right"):
+        for g in (f"{side}_pole", f"{side}_ski"):
+            gid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, g)
+            c, axis, half = d.geom_xpos[gid], d.geom_xmat[gid].reshape(3, 3)[:, 2], model.geom_size[gid, 1]
+            out.extend([c - axis * half, c + axis * half])
+    return np.array(out)
+
+
+def measure_speed(seconds: float = 20.0, population: int = 50, nthread: int | None = None, seed: int = 0, loop_genes: int = 2) -> dict:
+    """Seconds per generation of the batched rollout and steps/s of both paths (same model, same run)."""
+    rng = np.random.default_rng(seed)
+    genes = G.random_genes(rng, population)
+    with Evaluator(seconds=seconds, nthread=nthread) as ev:
+        ev.evaluate(genes[:2])  # warm up the pool
+        t0 = time.perf_counter()
+        ev.evaluate(genes)
+        batched = time.perf_counter() - t0
+        steps = population * ev.nstep
+        t0 = time.perf_counter()
+        step_loop_states(ev.model, genes[:loop_genes], ev.nstep)
+        loop = time.perf_counter() - t0
+        nthread_used = ev.nthread
+        dt = ev.dt
+    return {
+        "population": population, "seconds_per_evaluation": seconds, "timestep_s": dt, "nthread": nthread_used,
+        "seconds_per_generation": batched, "speedup_vs_realtime": seconds / batched,
+        "rollout_steps_per_second": steps / batched, "python_loop_steps_per_second": loop_genes * ev.nstep / loop,
+        "rollout_vs_python_loop": (steps / batched) / (loop_genes * ev.nstep / loop),
+    }

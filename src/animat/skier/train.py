@@ -1,0 +1,159 @@
+"""Training run of the skier GA: configuration, the loop, checkpoints (resumable), the run directory."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from animat import runs
+from animat.config import load_toml
+from animat.errors import CheckpointError, ConfigError, RunDirError
+from animat.evolve.checkpoint import read_checkpoint, save_checkpoint
+from animat.skier import ga
+from animat.skier.gene import N_JOINTS, TAU, mirror, random_genes, save_gene_json, validate_gene
+from animat.skier.model import FRICTION_MODES, SkierParams
+from animat.skier.replay import write_replay
+from animat.skier.rollout import Evaluator
+from animat.viz import plots
+
+METRIC_FIELDS = ["generation", "best", "mean", "median", "fell", "best_net_forward_m", "best_ever", "seconds"]
+
+
+@dataclass
+class TrainConfig:
+    """Everything that defines a run (defaults < config file < command line)."""
+
+    generations: int = 250
+    population: int = 50
+    seconds: float = 20.0  # per evaluation, s
+    seed: int = 0
+    friction: str = "anisotropic"
+    n_states: int = 10
+    tau: float = TAU
+    elites: int = 5
+    parent_probs: list[float] = field(default_factory=lambda: list(ga.PARENT_PROBS))
+    mutation_rate: float = 0.02
+    frame_dt: float = 0.02  # s between scored frames
+    fall_deg: float = 80.0
+    bonus: float = 5.0
+    nthread: int = 0  # 0: one per CPU
+    anim_seconds: float = 10.0
+    skier: dict = field(default_factory=dict)  # SkierParams overrides (friction coefficients, timestep, ...)
+
+    def skier_params(self) -> SkierParams:
+        return SkierParams.from_dict({**self.skier, "friction": self.friction})
+
+    def ga_params(self) -> ga.GAParams:
+        return ga.GAParams(int(self.elites), tuple(float(p) for p in self.parent_probs), float(self.mutation_rate))
+
+    def validate(self) -> "TrainConfig":
+        if self.friction not in FRICTION_MODES:
+            raise ConfigError(f"unknown friction {self.friction!r}; expected 'anisotropic' or 'isotropic'")
+        for name in ("generations", "population", "n_states", "elites"):
+            if int(getattr(self, name)) < 1:
+                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("seconds", "tau", "frame_dt", "anim_seconds"):
+            if not float(getattr(self, name)) > 0:
+                raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
+        if self.n_states % 2:
+            raise ConfigError(f"n_states must be even (the second half mirrors the first), got {self.n_states}")
+        if self.population <= self.elites:
+            raise ConfigError(f"population ({self.population}) must exceed elites ({self.elites})")
+        if self.elites < 2 or len(self.parent_probs) != self.elites or any(p < 0 for p in self.parent_probs) or sum(self.parent_probs) <= 0:
+            raise ConfigError(f"parent_probs must be {self.elites} non-negative numbers (one per elite, elites >= 2), got {self.parent_probs}")
+        if not 0 <= self.mutation_rate <= 1:
+            raise ConfigError(f"mutation_rate must be in [0, 1], got {self.mutation_rate}")
+        self.skier_params()
+        return self
+
+    @classmethod
+    def build(cls, file: str | Path | None = None, **overrides: Any) -> "TrainConfig":
+        values: dict[str, Any] = {}
+        if file is not None:
+            values.update(load_toml(file))
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ConfigError(f"unknown training option(s) {unknown} in {file or 'options'}; expected some of {sorted(known)}")
+        try:
+            return cls(**values).validate()
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"bad training option in {file or 'options'}: {exc}") from None
+
+
+def _row(gen: int, scores, best_ever: float, seconds: float) -> dict:
+    f = scores.fitness
+    b = int(np.argmax(f))
+    return {
+        "generation": gen, "best": float(f[b]), "mean": float(np.mean(f)), "median": float(np.median(f)),
+        "fell": int(scores.fell.sum()), "best_net_forward_m": float(scores.net_forward_m[b]),
+        "best_ever": float(best_ever), "seconds": round(seconds, 4),
+    }
+
+
+def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: Callable[[dict], Any] | None = None) -> dict:
+    """Run the GA into ``out``; returns summary.json's content. Each generation writes
+    ``metrics.csv`` and a checkpoint (population about to be evaluated, RNG state, best so far,
+    history), so an interrupted run continues with ``resume=True`` exactly as if never stopped."""
+    out = Path(out)
+    params = cfg.skier_params()
+    gap = cfg.ga_params()
+    if resume:
+        arrays, meta = read_checkpoint(out, kind="population")
+        genes, best_gene = arrays["genes"], arrays["best_gene"]
+        if genes.shape[1:] != (cfg.n_states, N_JOINTS):
+            raise CheckpointError(f"checkpoint in {str(out)!r} holds genes of shape {genes.shape}, config says {cfg.n_states} x {N_JOINTS}")
+        rng = np.random.default_rng()
+        rng.bit_generator.state = meta["rng_state"]
+        history, best_fit, start = list(meta["history"]), float(meta["best_fitness"]), int(meta["generation"])
+        if start >= cfg.generations:
+            raise RunDirError(f"run {str(out)!r} already finished its {cfg.generations} generations; nothing to resume")
+    else:
+        runs.atomic_write_json(out / "config.json", asdict(cfg))
+        rng = np.random.default_rng(cfg.seed)
+        genes = random_genes(rng, cfg.population, cfg.n_states)
+        best_gene, best_fit, history, start = genes[0].copy(), -math.inf, [], 0
+    nthread = cfg.nthread or None
+    with Evaluator(params, cfg.seconds, cfg.frame_dt, fall_deg=cfg.fall_deg, bonus=cfg.bonus, tau=cfg.tau, nthread=nthread) as ev:
+        for gen in range(start, cfg.generations):
+            t0 = time.perf_counter()
+            scores = ev(genes)
+            b = int(np.argmax(scores.fitness))
+            if scores.fitness[b] > best_fit:
+                best_fit, best_gene = float(scores.fitness[b]), genes[b].copy()
+            nxt = ga.next_generation(rng, genes, scores.fitness, gap)
+            row = _row(gen, scores, best_fit, time.perf_counter() - t0)
+            history.append(row)
+            genes = nxt
+            runs.atomic_write_csv(out / "metrics.csv", history, METRIC_FIELDS)
+            meta = {"generation": gen + 1, "rng_state": rng.bit_generator.state, "history": history, "best_fitness": best_fit, "seed": cfg.seed}
+            save_checkpoint(out, gen + 1, {"genes": genes, "best_gene": best_gene}, meta)
+            if on_generation is not None:
+                on_generation(row)
+    best_gene = mirror(validate_gene(best_gene, cfg.n_states))
+    save_gene_json(out / "best_gene.json", best_gene, best_fit, {"friction": cfg.friction, "skier": params.to_dict()})
+    plots.fitness_plot(history, out / "plots" / "fitness.png", title=f"skier ({cfg.friction} friction)")
+    flight = write_replay(params, best_gene, cfg.seconds, out, anim_seconds=cfg.anim_seconds, frame_dt=cfg.frame_dt,
+                          title=f"best skier ({cfg.friction})", fall_deg=cfg.fall_deg, bonus=cfg.bonus)
+    first, last = history[0], history[-1]
+    summary = {
+        "generations": len(history),
+        "population": cfg.population,
+        "friction": cfg.friction,
+        "best_fitness": best_fit,
+        "best_net_forward_m": flight["net_forward_m"],
+        "best_fell": flight["fell"],
+        "first_generation_mean_fitness": first["mean"],
+        "last_generation_mean_fitness": last["mean"],
+        "mean_fitness_ratio_last_first": last["mean"] / first["mean"] if first["mean"] > 0 else math.nan,
+        "seconds_per_generation": float(np.mean([r["seconds"] for r in history])),
+        **{f"replay_{k}": v for k, v in flight.items()},
+    }
+    runs.atomic_write_json(out / "summary.json", summary)
+    return summary

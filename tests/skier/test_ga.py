@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from animat.skier import ga
+from animat.skier.gene import mirror, random_genes
+from animat.skier.model import GROUPS, joint_ranges_deg
+
+
+def test_parent_choice_frequencies():
+    rng = np.random.default_rng(0)
+    n = 100_000
+    pairs = ga.choose_parents(rng, n)
+    assert np.all(pairs[:, 0] != pairs[:, 1])
+    p = np.array(ga.PARENT_PROBS)
+    first = np.bincount(pairs[:, 0], minlength=5) / n
+    assert np.all(np.abs(first - p) < 0.01)
+    for f in range(5):  # second parent: the other four, renormalised
+        sel = pairs[pairs[:, 0] == f, 1]
+        expect = p.copy()
+        expect[f] = 0
+        expect /= expect.sum()
+        freq = np.bincount(sel, minlength=5) / sel.size
+        tol = 0.01 if sel.size > 10_000 else 0.02  # fewer draws for the rarest first parents
+        assert np.all(np.abs(freq - expect) < tol), (f, freq, expect)
+
+
+def test_mutation_rate():
+    rng = np.random.default_rng(1)
+    genes = random_genes(rng, 1000)
+    new, mask = ga.mutate(rng, genes, 0.02)
+    assert mask.mean() == pytest.approx(0.02, abs=0.003)
+    assert np.all(new[~mask] == genes[~mask])
+    r = joint_ranges_deg()
+    assert np.all((new >= r[:, 0]) & (new <= r[:, 1]))
+    assert not np.shares_memory(new, genes)
+
+
+def test_crossover_moves_whole_groups():
+    rng = np.random.default_rng(2)
+    a = np.zeros((200, 10, 12), dtype=np.int64)
+    b = np.ones((200, 10, 12), dtype=np.int64)
+    child, from_b = ga.crossover(rng, a, b)
+    for g, cols in enumerate(GROUPS.values()):
+        block = child[:, :, list(cols)]
+        assert np.all(block == from_b[:, g, None, None])  # whole group from one parent
+    assert 0.4 < from_b.mean() < 0.6
+    assert 0 < (from_b.sum(axis=1) % 6).mean()  # mixing happens
+
+
+def test_elites_bit_identical_and_children_mirrored():
+    rng = np.random.default_rng(3)
+    genes = random_genes(rng, 50)
+    fit = rng.random(50)
+    before = genes.copy()
+    nxt = ga.next_generation(rng, genes, fit)
+    assert np.array_equal(genes, before)  # parents untouched
+    order = np.argsort(-fit)[:5]
+    assert np.array_equal(nxt[:5], genes[order])
+    assert np.array_equal(mirror(nxt), nxt)
+    assert nxt.shape == genes.shape and nxt.dtype == genes.dtype
+
+
+def test_next_generation_deterministic():
+    genes = random_genes(np.random.default_rng(4), 20)
+    fit = np.arange(20.0)
+    a = ga.next_generation(np.random.default_rng(9), genes, fit)
+    b = ga.next_generation(np.random.default_rng(9), genes, fit)
+    assert np.array_equal(a, b)

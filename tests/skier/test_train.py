@@ -1,0 +1,94 @@
+"""Training runs (tiny), resume, the CLI and its one-line errors."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from animat.evolve.checkpoint import read_checkpoint
+from animat.skier.train import TrainConfig, train
+
+TINY = dict(generations=3, population=8, seconds=1.0, nthread=1, anim_seconds=0.3)
+
+
+def _metrics(path):
+    with open(path / "metrics.csv") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_same_seed_same_run_best_never_decreases(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    cfg = TrainConfig.build(None, **TINY, seed=3)
+    sa = train(cfg, a)
+    sb = train(cfg, b)
+    assert sa["best_fitness"] == sb["best_fitness"]
+    ra, rb = _metrics(a), _metrics(b)
+    assert [r["best"] for r in ra] == [r["best"] for r in rb]
+    assert json.loads((a / "best_gene.json").read_text())["states"] == json.loads((b / "best_gene.json").read_text())["states"]
+    best = [float(r["best"]) for r in ra]
+    assert all(y >= x for x, y in zip(best, best[1:]))  # elites re-evaluate identically
+    for name in ("summary.json", "plots/fitness.png", "plots/topview.png", "media/skier.gif", "trajectory.npz", "config.json"):
+        assert (a / name).is_file(), name
+    with np.load(a / "trajectory.npz") as z:
+        assert z["root_pos"].shape[1] == 3 and z["root_quat"].shape[1] == 4 and z["t"].shape[0] == z["root_pos"].shape[0]
+    s = json.loads((a / "summary.json").read_text())
+    for k in ("best_fitness", "best_net_forward_m", "best_fell", "seconds_per_generation"):
+        assert k in s
+
+
+def test_resume_continues_exactly(tmp_path):
+    full, part = tmp_path / "full", tmp_path / "part"
+    full.mkdir()
+    part.mkdir()
+    cfg = TrainConfig.build(None, **TINY, seed=5)
+    train(cfg, full)
+    train(TrainConfig.build(None, **{**TINY, "generations": 2}, seed=5), part)
+    arrays, meta = read_checkpoint(part, kind="population")
+    assert meta["generation"] == 2
+    train(cfg, part, resume=True)
+    assert [r["best"] for r in _metrics(full)] == [r["best"] for r in _metrics(part)]
+
+
+def test_cli_train_and_replay(animat_cli, tmp_path):
+    run = tmp_path / "run"
+    code, out, err = animat_cli("skier", "train", "-g", "2", "-p", "6", "-s", "0.5", "--seed", "1", "--friction", "isotropic", "--threads", "1", "--out", str(run))
+    assert code == 0, err
+    assert "results" in out and (run / "summary.json").is_file()
+    rep = tmp_path / "rep"
+    code, out, err = animat_cli("skier", "replay", str(run), "--out", str(rep), "--seconds", "0.5", "--anim-seconds", "0.2")
+    assert code == 0, err
+    s = json.loads((rep / "summary.json").read_text())
+    assert s["friction"] == "isotropic" and (rep / "trajectory.npz").is_file()
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["skier", "train", "--friction", "sticky"], "unknown friction 'sticky'"),
+        (["skier", "train", "--population", "3"], "population (3) must exceed elites"),
+        (["skier", "replay", "/nonexistent/x"], "does not exist"),
+    ],
+)
+def test_cli_bad_input_one_line(animat_cli, tmp_path, args, words):
+    code, out, err = animat_cli(*args, "--out", str(tmp_path / "o"))
+    assert code == 2
+    assert words in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_bad_gene_file(animat_cli, tmp_path):
+    bad = tmp_path / "g.json"
+    bad.write_text(json.dumps({"states": [[0] * 12] * 9 + [[0, 0, 0, 200] + [0] * 8]}))
+    code, _, err = animat_cli("skier", "replay", str(bad), "--out", str(tmp_path / "o"))
+    assert code == 2 and "left_elbow angle 200 deg is out of its range 0..160" in err and len(err.strip().splitlines()) == 1
+
+
+def test_unknown_config_option(animat_cli, tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("wings = 2\n")
+    code, _, err = animat_cli("skier", "train", "--config", str(cfg), "--out", str(tmp_path / "o"))
+    assert code == 2 and "unknown training option(s) ['wings']" in err
