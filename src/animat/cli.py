@@ -36,17 +36,15 @@ def main() -> None:
         sys.exit(130)
     except SystemExit:
         raise
-    except Exception as exc:  # click's usage errors come through here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.exceptions.Abort):
+    except Exception as exc:
+        # click's usage errors (typer ships its own copy of click, so match by shape, not class)
+        if type(exc).__name__ == "Abort":
             err.print("aborted")
             sys.exit(130)
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(2)
+        if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
+            err.print(f"[bold red]error:[/] {exc.format_message()}", highlight=False, soft_wrap=True)
+            sys.exit(exc.exit_code)
         raise
-
 
 if __name__ == "__main__":
     main()

@@ -96,6 +96,9 @@ def test_resumed_run_equals_uninterrupted(tmp_path, animat_cli):
         (["fly", "train", "--config", "no-such-file.toml"], "not found"),
         (["fly", "replay", "no-such-run"], "does not exist"),
         (["fly", "replay", ".", "--seconds", "-3"], "must be > 0"),
+        (["fly", "train", "--bogus"], "No such option"),
+        (["fly", "train", "--generations", "abc"], "--generations"),
+        (["fly", "train", "--mutation-rate", "2"], "No such option"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, message, monkeypatch, tmp_path, animat_cli):
@@ -140,3 +143,12 @@ def test_per_layer_activations_from_a_config_file(tmp_path, animat_cli):
     cfg.write_text('activations = ["tanh", "swish", "tanh"]\n')
     code, _, err = animat_cli("fly", "train", "--config", str(cfg), "--out", str(tmp_path / "run2"))
     assert code == 2 and "unknown activation 'swish'" in err
+
+
+def test_out_of_range_settings_are_rejected_before_a_run_dir_is_made(tmp_path, animat_cli):
+    cfg = tmp_path / "bad.toml"
+    for text, word in [('mutation = "foo"', "unknown mutation"), ("mutation_rate = 1.5", "mutation_rate"), ("starts = 0", "starts")]:
+        cfg.write_text(text + "\n")
+        code, _, err = animat_cli("fly", "train", "--config", str(cfg), "--out", str(tmp_path / "run"))
+        assert code == 2 and word in err
+        assert not (tmp_path / "run").exists()

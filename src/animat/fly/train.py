@@ -16,6 +16,7 @@ from animat.errors import ConfigError, RunDirError
 from animat.evolve.checkpoint import export_pickle, save_genome
 from animat.evolve.evaluate import make_evaluator
 from animat.evolve.network import check_architecture, layer_activations
+from animat.evolve.operators import MUTATIONS
 from animat.evolve.population import METRIC_FIELDS, Population
 from animat.fly.model import FlyParams
 from animat.fly.replay import check_genome, write_replay
@@ -67,6 +68,16 @@ class TrainConfig:
         for name in ("seconds", "control_ms", "replay_seconds", "anim_seconds", "init_std"):
             if not float(getattr(self, name)) > 0:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
+        checks = {
+            "crossover_prob": 0 <= self.crossover_prob <= 1, "mutation_rate": 0 <= self.mutation_rate <= 1,
+            "pool_frac": 0 < self.pool_frac <= 1, "elite_frac": 0 <= self.elite_frac < 1,
+            "starts": int(self.starts) >= 1, "noise": self.noise >= 0, "save_every": int(self.save_every) >= 1,
+        }
+        for name, ok in checks.items():
+            if not ok:
+                raise ConfigError(f"{name} = {getattr(self, name)} is out of range")
+        if self.mutation not in MUTATIONS:
+            raise ConfigError(f"unknown mutation {self.mutation!r}; expected one of {list(MUTATIONS)}")
         if self.population < 4:
             raise ConfigError(f"population must be >= 4 (elites and a mating pool), got {self.population}")
         if self.backend not in ("local", "ray"):
