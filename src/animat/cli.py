@@ -15,10 +15,12 @@ from animat.fly.cli import app as fly_app
 from animat.imitate.cli import app as imitate_app
 from animat.skier.cli import app as skier_app
 from animat.swarm.cli import app as swarm_app
+from animat.surrogate.cli import app as surrogate_app
 
 app = typer.Typer(help="animat: simulate a body, evolve or learn how it moves.", no_args_is_help=True, add_completion=False)
 app.add_typer(fly_app, name="fly")
 app.add_typer(swarm_app, name="swarm")
+app.add_typer(surrogate_app, name="surrogate")
 app.add_typer(skier_app, name="skier")
 app.add_typer(imitate_app, name="imitate")
 

@@ -1,0 +1,45 @@
+"""The damped-velocity baseline of Subspace Neural Physics, per subspace component j:
+
+    zbar_t[j] = alpha[j] * z_{t-1}[j] + beta[j] * (z_{t-1}[j] - z_{t-2}[j])
+
+``alpha`` and ``beta`` are least-squares fits over all triples (z_{t-2}, z_{t-1}, z_t) taken
+inside each episode (never across an episode boundary).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+
+def fit_alpha_beta(episodes: Sequence[np.ndarray], ridge: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
+    """episodes: list of (T_i, k) subspace trajectories -> alpha (k,), beta (k,) float32."""
+    A = None
+    for Z in episodes:
+        Z = np.asarray(Z, np.float64)
+        if len(Z) < 3:
+            continue
+        p, v, y = Z[1:-1], Z[1:-1] - Z[:-2], Z[2:]
+        terms = np.stack([(p * p).sum(0), (p * v).sum(0), (v * v).sum(0), (p * y).sum(0), (v * y).sum(0)])
+        A = terms if A is None else A + terms
+    if A is None:
+        raise ValueError("alpha/beta fit needs at least one episode of 3 or more frames")
+    spp, spv, svv, spy, svy = A
+    scale = np.maximum(spp, 1.0) * ridge
+    det = (spp + scale) * (svv + scale) - spv * spv
+    alpha = ((svv + scale) * spy - spv * svy) / det
+    beta = ((spp + scale) * svy - spv * spy) / det
+    return alpha.astype(np.float32), beta.astype(np.float32)
+
+
+def predict(alpha: np.ndarray, beta: np.ndarray, z_prev: np.ndarray, z_prev2: np.ndarray) -> np.ndarray:
+    return alpha * z_prev + beta * (z_prev - z_prev2)
+
+
+def rollout(alpha: np.ndarray, beta: np.ndarray, z0: np.ndarray, z1: np.ndarray, frames: int) -> np.ndarray:
+    """(frames, k) trajectory starting with z0, z1 (frames >= 2), each step from the previous two."""
+    out = [np.asarray(z0, np.float32), np.asarray(z1, np.float32)]
+    for _ in range(frames - 2):
+        out.append(predict(alpha, beta, out[-1], out[-2]))
+    return np.stack(out[:frames])

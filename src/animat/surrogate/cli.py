@@ -1,0 +1,156 @@
+"""``animat surrogate generate|train|evaluate SCENE``: subspace neural physics for cloth."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from animat import runs
+from animat.config import load_toml
+from animat.errors import ConfigError
+
+app = typer.Typer(help="Subspace neural physics: a learned cloth surrogate (Holden et al. 2019).", no_args_is_help=True)
+console = Console()
+
+
+def _columns(label: str, fields: str) -> list:
+    return [TextColumn(label), MofNCompleteColumn(), BarColumn(), TextColumn(fields), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn()]
+
+
+def _print_summary(summary: dict, out: Path) -> None:
+    table = Table(show_header=False, box=None)
+    for k, v in summary.items():
+        table.add_row(k, f"{v:.4g}" if isinstance(v, float) else str(v))
+    console.print(table)
+    console.print(f"results: [bold]{out}[/]")
+
+
+def _section(config: Optional[Path], name: str) -> dict:
+    if config is None:
+        return {}
+    loaded = load_toml(config)
+    return dict(loaded.get(name, {}))
+
+
+def _check_scene(scene: str) -> None:
+    from animat.surrogate.scenes import SCENES
+
+    if scene not in SCENES:
+        raise ConfigError(f"unknown scene {scene!r}; expected one of {list(SCENES)}")
+
+
+@app.command("generate")
+def generate_cmd(
+    scene: str = typer.Argument(..., help="Scene: sheet | flag."),
+    episodes: Optional[int] = typer.Option(None, "--episodes", "-e", help="Number of episodes [20]."),
+    frames: Optional[int] = typer.Option(None, "--frames", "-f", help="Frames per episode at 60 fps [300]."),
+    size: Optional[int] = typer.Option(None, "--size", help="Cloth vertices per side [51]."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed [0]."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-w", help="Worker processes [1]."),
+    backend: Optional[str] = typer.Option(None, "--backend", help="local | ray."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Dataset folder; an existing one is resumed."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file ([generate] and [scene] tables)."),
+) -> None:
+    """Simulate reference episodes into a dataset folder (one npz per episode; resumable)."""
+    from animat.surrogate.data import generate
+
+    _check_scene(scene)
+    values = {"episodes": 20, "frames": 300, "seed": 0, "workers": 1, "backend": "local"}
+    section = _section(config, "generate")
+    unknown = sorted(set(section) - set(values))
+    if unknown:
+        raise ConfigError(f"unknown generate option(s) {unknown} in {str(config)!r}; expected some of {sorted(values)}")
+    values.update(section)
+    values.update({k: v for k, v in dict(episodes=episodes, frames=frames, seed=seed, workers=workers, backend=backend).items() if v is not None})
+    scene_options = _section(config, "scene")
+    if size is not None:
+        scene_options["size"] = size
+    for name in ("episodes", "frames"):
+        if int(values[name]) <= 0:
+            raise ConfigError(f"--{name} must be > 0, got {values[name]}")
+    if out is None:
+        out = runs.new_run_dir("surrogate", "generate")
+    console.print(f"surrogate generate {scene}: {values['episodes']} episodes × {values['frames']} frames into {out}")
+    rows: list[dict] = []
+    start = time.perf_counter()
+    with Progress(*_columns("episodes", "dropped {task.fields[dropped]}"), console=console) as progress:
+        task = progress.add_task("generate", total=int(values["episodes"]), dropped=0)
+
+        def on_episode(row: dict) -> None:
+            rows.append(row)
+            progress.update(task, advance=1, dropped=sum(r["dropped"] for r in rows))
+
+        summary = generate(scene, int(values["episodes"]), int(values["frames"]), int(values["seed"]), out,
+                           workers=int(values["workers"]), backend=str(values["backend"]), scene_options=scene_options, on_episode=on_episode)
+        progress.update(task, completed=int(values["episodes"]))
+    summary["seconds"] = time.perf_counter() - start
+    if rows:
+        runs.atomic_write_csv(out / "metrics.csv", sorted(rows, key=lambda r: r["index"]), ["index", "frames", "dropped", "seconds_per_frame"])
+    runs.atomic_write_json(out / "summary.json", summary)
+    _print_summary(summary, out)
+
+
+@app.command("train")
+def train_cmd(
+    scene: str = typer.Argument(..., help="Scene: sheet | flag."),
+    data: Optional[Path] = typer.Option(None, "--data", "-d", help="Dataset folder made by 'generate'."),
+    components: Optional[int] = typer.Option(None, "--components", "-k", help="Subspace size [64]."),
+    epochs: Optional[int] = typer.Option(None, "--epochs", help="Epochs [100]."),
+    batches_per_epoch: Optional[int] = typer.Option(None, "--batches-per-epoch", help="Batches per epoch (0: one pass, at most 200)."),
+    lr: Optional[float] = typer.Option(None, "--lr", help="Learning rate [1e-4]."),
+    window: Optional[int] = typer.Option(None, "--window", help="Rollout window (frames) [32]."),
+    batch: Optional[int] = typer.Option(None, "--batch", help="Windows per batch [16]."),
+    test_episodes: Optional[int] = typer.Option(None, "--test-episodes", help="Held-out episodes (0: 10 %)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed [0]."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file ([train] table)."),
+) -> None:
+    """Fit PCA + alpha/beta and train the residual network through rollouts."""
+    from animat.surrogate.train import TrainConfig, train
+
+    _check_scene(scene)
+    options = dict(data=str(data) if data is not None else None, components=components, epochs=epochs, batches_per_epoch=batches_per_epoch,
+                   lr=lr, window=window, batch=batch, test_episodes=test_episodes, seed=seed)
+    cfg = TrainConfig.build(config, **options)
+    if not cfg.data:
+        raise ConfigError("give the dataset folder with --data (or 'data' in the [train] table)")
+    run_dir = runs.new_run_dir("surrogate", "train", out)
+    console.print(f"surrogate train {scene}: k={cfg.components}, {cfg.epochs} epochs, data {cfg.data}, run dir {run_dir}")
+    with Progress(*_columns("epoch", "train {task.fields[train]}  held-out {task.fields[test]}"), console=console) as progress:
+        task = progress.add_task("train", total=cfg.epochs, train="-", test="-")
+
+        def on_epoch(row: dict) -> None:
+            progress.update(task, completed=row["epoch"] + 1, train=f"{row['train_loss_m']:.3g}", test=f"{row['test_loss_m']:.3g}")
+
+        summary = train(cfg, run_dir, scene=scene, on_epoch=on_epoch)
+    _print_summary(summary, run_dir)
+
+
+@app.command("evaluate")
+def evaluate_cmd(
+    scene: str = typer.Argument(..., help="Scene: sheet | flag."),
+    model: Path = typer.Option(..., "--model", "-m", help="Run directory of 'surrogate train'."),
+    data: Optional[Path] = typer.Option(None, "--data", "-d", help="Dataset folder (default: the one trained on)."),
+    horizon: int = typer.Option(120, "--horizon", help="Rollout length (frames)."),
+    stability_frames: int = typer.Option(10_000, "--stability-frames", help="Free surrogate rollout to check for blow-ups (0: skip)."),
+    video: bool = typer.Option(True, "--video/--no-video", help="Write media/rollout.gif (reference | surrogate | alpha/beta)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
+) -> None:
+    """Held-out rollout error (% of cloth size) of surrogate, alpha/beta-only and PCA floor; speed."""
+    from animat.surrogate.evaluate import evaluate
+
+    _check_scene(scene)
+    if horizon < 3:
+        raise ConfigError(f"--horizon must be >= 3 frames, got {horizon}")
+    run_dir = runs.new_run_dir("surrogate", "evaluate", out)
+    if stability_frames < 0:
+        raise ConfigError(f"--stability-frames must be >= 0, got {stability_frames}")
+    summary = evaluate(model, run_dir, data=str(data) if data is not None else None, horizon=horizon, scene=scene,
+                       stability_frames=stability_frames, video=video)
+    _print_summary(summary, run_dir)

@@ -1,0 +1,192 @@
+"""Datasets of reference episodes: one ``episode_NNNNN.npz`` per episode plus ``dataset.json``.
+
+Layout of a dataset folder::
+
+    dataset.json          scene (resolved options), episodes, frames, seed, topology file name
+    topology.npz          rest positions, edges, triangles, pinned vertex ids
+    episode_00000.npz     X (T, V, 3) float32 m, Y (T, 3) float32, dropped, seconds_per_frame
+
+Each file is written atomically, so an interrupted ``generate`` leaves only whole episodes behind
+and a second call with the same arguments simulates only the missing ones. Episode ``i`` is seeded
+from ``SeedSequence([seed, i])``: the same seed gives the same data however the work is split.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+from animat import runs
+from animat.errors import ConfigError
+from animat.surrogate.scenes import get_scene
+
+DATASET_JSON = "dataset.json"
+
+
+def episode_path(out: Path, index: int) -> Path:
+    return Path(out) / f"episode_{index:05d}.npz"
+
+
+def _episode_done(path: Path) -> bool:
+    try:
+        with np.load(path) as z:
+            return "X" in z and "Y" in z
+    except Exception:  # missing or truncated file: simulate again
+        return False
+
+
+def _simulate_one(scene_dict: dict, frames: int, seed: int, index: int, out: str) -> dict:
+    scene = get_scene(scene_dict["name"], **{k: v for k, v in scene_dict.items() if k != "name"})
+    result = scene.simulate(frames, np.random.SeedSequence([int(seed), int(index)]))
+    runs.atomic_save_npz(
+        episode_path(Path(out), index), X=result["X"], Y=result["Y"],
+        dropped=np.int64(result["dropped"]), seconds_per_frame=np.float64(result["seconds_per_frame"]),
+    )
+    return {"index": index, "frames": int(len(result["X"])), "dropped": result["dropped"], "seconds_per_frame": result["seconds_per_frame"]}
+
+
+def generate(
+    scene: str,
+    episodes: int,
+    frames: int,
+    seed: int,
+    out: str | os.PathLike,
+    *,
+    workers: int = 1,
+    backend: str = "local",
+    scene_options: Optional[dict] = None,
+    on_episode: Optional[Callable[[dict], None]] = None,
+) -> dict:
+    """Simulate ``episodes`` episodes of ``frames`` frames of ``scene`` into folder ``out``.
+
+    Resumable: episodes whose file already loads are skipped (``skipped`` in the result). The
+    folder's ``dataset.json`` must match the request if it exists. Returns a summary dict with
+    the dataset size, dropped frames and mean reference seconds per frame of the new episodes.
+    """
+    if int(episodes) <= 0:
+        raise ConfigError(f"episodes must be > 0, got {episodes}")
+    if int(frames) <= 0:
+        raise ConfigError(f"frames must be > 0, got {frames}")
+    if backend not in ("local", "ray"):
+        raise ConfigError(f"backend must be 'local' or 'ray', got {backend!r}")
+    sc = get_scene(scene, **(scene_options or {}))
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"dataset folder {str(out)!r} is a file")
+    config = {"scene": sc.to_dict(), "episodes": int(episodes), "frames": int(frames), "seed": int(seed)}
+    meta_path = out / DATASET_JSON
+    if meta_path.exists():
+        old = runs.read_json(meta_path)
+        same = {k: old.get(k) for k in ("scene", "frames", "seed")}
+        want = json.loads(json.dumps(config))  # tuples -> lists, as stored
+        if same != {k: want[k] for k in ("scene", "frames", "seed")}:
+            raise ConfigError(f"{str(out)!r} holds a dataset made with other scene/frames/seed; choose another --out")
+        config["episodes"] = max(int(episodes), int(old.get("episodes", 0)))
+    out.mkdir(parents=True, exist_ok=True)
+    if not (out / "topology.npz").exists():
+        runs.atomic_save_npz(out / "topology.npz", **sc.topology())
+    runs.atomic_write_json(meta_path, {**config, "topology": "topology.npz"})
+
+    todo = [i for i in range(int(episodes)) if not _episode_done(episode_path(out, i))]
+    skipped = int(episodes) - len(todo)
+    done: list[dict] = []
+
+    def record(row: dict) -> None:
+        done.append(row)
+        if on_episode is not None:
+            on_episode(row)
+
+    args = [(sc.to_dict(), int(frames), int(seed), i, str(out)) for i in todo]
+    if backend == "ray":
+        import ray
+
+        if not ray.is_initialized():
+            ray.init(num_cpus=max(1, int(workers)), include_dashboard=False, log_to_driver=False)
+        remote = ray.remote(_simulate_one)
+        pending = [remote.remote(*a) for a in args]
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            record(ray.get(ready[0]))
+    elif int(workers) <= 1 or len(args) <= 1:
+        for a in args:
+            record(_simulate_one(*a))
+    else:
+        # spawn, not fork: the parent may already run JAX's threads (fork would copy them half-alive)
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=min(int(workers), len(args)), mp_context=context) as pool:
+            futures = [pool.submit(_simulate_one, *a) for a in args]
+            for fut in as_completed(futures):
+                record(fut.result())
+
+    stats = dataset_stats(out, int(episodes))
+    stats.update(
+        simulated_episodes=len(done), skipped_episodes=skipped,
+        reference_seconds_per_frame=float(np.mean([r["seconds_per_frame"] for r in done])) if done else stats["reference_seconds_per_frame"],
+    )
+    return stats
+
+
+def dataset_stats(out: str | os.PathLike, episodes: Optional[int] = None) -> dict:
+    out = Path(out)
+    meta = load_meta(out)
+    n = int(episodes if episodes is not None else meta["episodes"])
+    frames, dropped, spf, nbytes = 0, 0, [], 0
+    for i in range(n):
+        p = episode_path(out, i)
+        if not p.exists():
+            continue
+        nbytes += p.stat().st_size
+        with np.load(p) as z:
+            frames += int(z["X"].shape[0])
+            dropped += int(z["dropped"])
+            spf.append(float(z["seconds_per_frame"]))
+    return {
+        "episodes": n, "frames": frames, "dropped_frames": dropped, "vertices": int(meta["scene"]["size"]) ** 2,
+        "dataset_megabytes": nbytes / 1e6, "reference_seconds_per_frame": float(np.mean(spf)) if spf else float("nan"),
+    }
+
+
+def load_meta(folder: str | os.PathLike) -> dict:
+    path = Path(folder) / DATASET_JSON
+    if not path.is_file():
+        raise ConfigError(f"{str(folder)!r} holds no {DATASET_JSON}; is it a dataset made by 'animat surrogate generate'?")
+    return runs.read_json(path)
+
+
+@dataclass
+class Dataset:
+    """Episodes loaded in memory: ``X[i]`` (T_i, V, 3), ``Y[i]`` (T_i, 3); ``meta`` from dataset.json."""
+
+    X: list[np.ndarray]
+    Y: list[np.ndarray]
+    meta: dict
+    topology: dict
+
+    @property
+    def side_m(self) -> float:
+        return float(self.meta["scene"]["side_m"])
+
+
+def load_dataset(folder: str | os.PathLike, scene: Optional[str] = None) -> Dataset:
+    folder = Path(folder)
+    meta = load_meta(folder)
+    if scene is not None and meta["scene"]["name"] != scene:
+        raise ConfigError(f"dataset {str(folder)!r} is of scene {meta['scene']['name']!r}, not {scene!r}")
+    X, Y = [], []
+    for i in range(int(meta["episodes"])):
+        p = episode_path(folder, i)
+        if not p.exists():
+            raise ConfigError(f"dataset {str(folder)!r} lacks {p.name}; run generate again to finish it")
+        with np.load(p) as z:
+            X.append(z["X"].astype(np.float32))
+            Y.append(z["Y"].astype(np.float32))
+    with np.load(folder / meta.get("topology", "topology.npz")) as z:
+        topology = {k: z[k] for k in z.files}
+    return Dataset(X, Y, meta, topology)

@@ -1,0 +1,120 @@
+"""The subspace neural physics step, in JAX.
+
+Given the two previous subspace states ``z1 = z_{t-1}``, ``z0 = z_{t-2}`` and the external input
+``w_t`` (for the sheet: the sphere's position and its change since the last frame, (6,)):
+
+    zbar = alpha * z1 + beta * (z1 - z0)                       (alpha/beta baseline)
+    z_t  = zbar + out_std * f((concat(zbar, z1, w_t) - in_mean) / in_std) + out_mean
+
+``f`` is an MLP of ``layers`` dense layers (ReLU between them, linear output) whose hidden width is
+``hidden_mult`` x the subspace size. All arrays live in one flat dict (``Surrogate.arrays``) so a
+checkpoint is a plain ``.npz`` plus a JSON manifest: no pickle.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from animat import runs
+from animat.errors import CheckpointError
+
+MANIFEST_VERSION = 1
+
+
+def external_input(Y: np.ndarray) -> np.ndarray:
+    """(T, 3) sphere positions -> (T, 6) w_t = [Y_t, Y_t - Y_{t-1}] (first frame: zero change)."""
+    Y = np.asarray(Y, np.float32)
+    dY = np.concatenate([np.zeros_like(Y[:1]), np.diff(Y, axis=0)])
+    return np.concatenate([Y, dY], axis=-1)
+
+
+def init_mlp(key: jax.Array, n_in: int, n_out: int, hidden: int, layers: int) -> dict:
+    """He-initialised weights ``W{i}`` (in, out) and zero biases ``b{i}``; last layer scaled down so
+    the untrained network starts close to the alpha/beta baseline."""
+    sizes = [n_in] + [hidden] * (layers - 1) + [n_out]
+    params = {}
+    keys = jax.random.split(key, layers)
+    for i in range(layers):
+        scale = np.sqrt(2.0 / sizes[i]) * (0.01 if i == layers - 1 else 1.0)
+        params[f"W{i}"] = scale * jax.random.normal(keys[i], (sizes[i], sizes[i + 1]), jnp.float32)
+        params[f"b{i}"] = jnp.zeros((sizes[i + 1],), jnp.float32)
+    return params
+
+
+def mlp(params: dict, x: jax.Array) -> jax.Array:
+    n = len(params) // 2
+    for i in range(n):
+        x = x @ params[f"W{i}"] + params[f"b{i}"]
+        if i < n - 1:
+            x = jax.nn.relu(x)
+    return x
+
+
+def step(params: dict, stats: dict, z0: jax.Array, z1: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """One frame: returns (z_t, zbar_t); works on (k,) or batched (..., k) states."""
+    zbar = stats["alpha"] * z1 + stats["beta"] * (z1 - z0)
+    x = (jnp.concatenate([zbar, z1, w], axis=-1) - stats["in_mean"]) / stats["in_std"]
+    return zbar + mlp(params, x) * stats["out_std"] + stats["out_mean"], zbar
+
+
+def rollout(params: dict, stats: dict, z0: jax.Array, z1: jax.Array, W: jax.Array) -> jax.Array:
+    """Roll forward on the model's own predictions: W (T, ..., w) inputs for frames 2..T+1 ->
+    (T, ..., k) predicted states for those frames (lax.scan over time)."""
+
+    def body(carry, w):
+        a, b = carry
+        z, _ = step(params, stats, a, b, w)
+        return (b, z), z
+
+    _, Z = jax.lax.scan(body, (z0, z1), W)
+    return Z
+
+
+def alpha_beta_rollout(stats: dict, z0: jax.Array, z1: jax.Array, T: int) -> jax.Array:
+    def body(carry, _):
+        a, b = carry
+        z = stats["alpha"] * b + stats["beta"] * (b - a)
+        return (b, z), z
+
+    _, Z = jax.lax.scan(body, (z0, z1), None, length=T)
+    return Z
+
+
+@dataclass
+class Surrogate:
+    """Network parameters, normalisation/alpha-beta statistics and the architecture."""
+
+    params: dict
+    stats: dict  # alpha, beta, in_mean, in_std, out_mean, out_std
+    config: dict  # layers, hidden, components, w_dim, ...
+
+    def save(self, folder: str | os.PathLike, extra: dict | None = None) -> Path:
+        folder = Path(folder)
+        arrays = {f"param/{k}": np.asarray(v) for k, v in self.params.items()}
+        arrays.update({f"stat/{k}": np.asarray(v) for k, v in self.stats.items()})
+        runs.atomic_save_npz(folder / "model.npz", **arrays)
+        manifest = {"version": MANIFEST_VERSION, "config": self.config, "shapes": {k: list(v.shape) for k, v in arrays.items()}, **(extra or {})}
+        return runs.atomic_write_json(folder / "model.json", manifest)
+
+    @classmethod
+    def load(cls, folder: str | os.PathLike) -> "Surrogate":
+        folder = Path(folder)
+        try:
+            manifest = json.loads((folder / "model.json").read_text())
+            with np.load(folder / "model.npz") as z:
+                arrays = {k: z[k] for k in z.files}
+        except (OSError, ValueError, KeyError) as exc:
+            raise CheckpointError(f"cannot read surrogate checkpoint in {str(folder)!r}: {exc}") from None
+        for k, shape in manifest.get("shapes", {}).items():
+            if k not in arrays or list(arrays[k].shape) != shape:
+                raise CheckpointError(f"checkpoint {str(folder)!r}: array {k!r} missing or of the wrong shape")
+        params = {k.split("/", 1)[1]: jnp.asarray(v) for k, v in arrays.items() if k.startswith("param/")}
+        stats = {k.split("/", 1)[1]: jnp.asarray(v) for k, v in arrays.items() if k.startswith("stat/")}
+        return cls(params, stats, manifest["config"])

@@ -1,0 +1,91 @@
+"""PCA subspace of cloth states: z = U (x - mean), x ~= mean + U^T z.
+
+``x`` is a frame's vertex positions flattened to (3V,); ``U`` (k, 3V) holds orthonormal principal
+directions from an SVD of the centred frames (a random sample of at most ``max_samples`` frames
+when the data are big).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from animat import runs
+from animat.errors import CheckpointError, ConfigError
+
+
+@dataclass
+class PCA:
+    mean: np.ndarray  # (D,) float32
+    components: np.ndarray  # (k, D) float32, orthonormal rows
+    singular_values: np.ndarray  # (k,)
+
+    @property
+    def n_components(self) -> int:
+        return int(self.components.shape[0])
+
+    def truncate(self, k: int) -> "PCA":
+        return PCA(self.mean, self.components[:k], self.singular_values[:k])
+
+    def encode(self, X: np.ndarray) -> np.ndarray:
+        """(..., V, 3) or (..., D) positions -> (..., k) subspace coordinates."""
+        flat = _flatten(X, self.mean.shape[0])
+        return ((flat - self.mean) @ self.components.T).astype(np.float32)
+
+    def decode(self, Z: np.ndarray) -> np.ndarray:
+        """(..., k) -> (..., V, 3) positions."""
+        flat = np.asarray(Z, np.float32) @ self.components + self.mean
+        return flat.reshape(*flat.shape[:-1], -1, 3)
+
+    def save(self, path: str | os.PathLike) -> Path:
+        return runs.atomic_save_npz(path, mean=self.mean, components=self.components, singular_values=self.singular_values)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "PCA":
+        try:
+            with np.load(path) as z:
+                return cls(z["mean"], z["components"], z["singular_values"])
+        except (OSError, KeyError, ValueError) as exc:
+            raise CheckpointError(f"cannot read PCA file {str(path)!r}: {exc}") from None
+
+
+def _flatten(X: np.ndarray, D: int) -> np.ndarray:
+    X = np.asarray(X, np.float32)
+    if X.shape[-1] == D:
+        return X
+    if X.shape[-1] == 3 and X.shape[-2] * 3 == D:
+        return X.reshape(*X.shape[:-2], D)
+    raise ConfigError(f"positions of shape {X.shape} do not match a subspace of dimension {D}")
+
+
+def fit_pca(frames: np.ndarray, n_components: int | None = None, *, max_samples: int = 4000, seed: int = 0) -> PCA:
+    """PCA of ``frames`` (N, V, 3) or (N, D); keeps ``n_components`` (all, min(N, D), if None)."""
+    X = np.asarray(frames, np.float32)
+    X = X.reshape(X.shape[0], -1)
+    if X.shape[0] > max_samples:
+        X = X[np.sort(np.random.default_rng(seed).choice(X.shape[0], max_samples, replace=False))]
+    mean = X.mean(axis=0)
+    _, s, vt = np.linalg.svd((X - mean).astype(np.float64), full_matrices=False)
+    k = len(s) if n_components is None else int(n_components)
+    if not 1 <= k <= len(s):
+        raise ConfigError(f"components must be between 1 and {len(s)} for these data, got {n_components}")
+    return PCA(mean.astype(np.float32), vt[:k].astype(np.float32), s[:k].astype(np.float32))
+
+
+def reconstruction_table(pca: PCA, frames: np.ndarray, ks: Sequence[int], side_m: float) -> list[dict]:
+    """Mean and max per-vertex reconstruction error (m and % of cloth side) for each k in ``ks``."""
+    X = np.asarray(frames, np.float32)
+    X = X.reshape(X.shape[0], -1, 3)
+    Z = pca.encode(X)
+    rows = []
+    for k in ks:
+        k = min(int(k), pca.n_components)
+        rec = pca.truncate(k).decode(Z[:, :k])
+        err = np.linalg.norm(rec - X, axis=-1)
+        rows.append({"components": k, "mean_error_m": float(err.mean()), "max_error_m": float(err.max()),
+                     "mean_error_percent_of_size": float(100 * err.mean() / side_m)})
+    return rows
