@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from animat.errors import RunDirError
+from animat.errors import CheckpointError, ConfigError, RunDirError
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
@@ -108,3 +108,19 @@ def new_run_dir(system: str, verb: str, out: str | os.PathLike | None = None, ro
         except FileExistsError:
             n += 1
             path = base.with_name(f"{base.name}-{n}")
+
+
+def start_or_resume(system: str, config_cls, *, resume: Path | None, config: Path | None, out: Path | None,
+                    options: dict[str, Any], may_change: dict[str, str]):
+    """``(config, run_dir)`` for ``animat SYSTEM train``: a new run directory for ``config`` + ``options``;
+    or, with ``resume``, that run's own ``config.json`` where only the options named in ``may_change``
+    (option key -> flag shown to the user) may be given. ``config_cls.build(file, **options)`` resolves."""
+    if resume is None:
+        return config_cls.build(config, **options), new_run_dir(system, "train", out)
+    resume = Path(resume)
+    if not (resume / "config.json").is_file():
+        raise CheckpointError(f"--resume {str(resume)!r}: no config.json there; is it a {system} training run directory?")
+    if config is not None or out is not None or any(v is not None and k not in may_change for k, v in options.items()):
+        raise ConfigError(f"--resume continues a run with its own config; only {', '.join(may_change.values())} may change")
+    stored = read_json(resume / "config.json")
+    return config_cls.build(None, **{**stored, **{k: v for k, v in options.items() if v is not None}}), resume

@@ -66,17 +66,10 @@ def train_cmd(
         generations=generations, population=population, seconds=seconds, fitness=fitness, layers=_layers(layers),
         control_ms=control_ms, asymmetric=asymmetric, seed=seed, backend=backend, address=address, replay_seconds=replay_seconds,
     )
-    if resume is not None:
-        if not (resume / "config.json").is_file():
-            raise CheckpointError(f"--resume {str(resume)!r}: no config.json there; is it a fly training run directory?")
-        if any(v is not None for k, v in options.items() if k not in ("backend", "address", "generations")) or config:
-            raise ConfigError("--resume continues a run with its own config; only --generations, --backend and --address may change")
-        stored = runs.read_json(resume / "config.json")
-        cfg = TrainConfig.build(None, **{**stored, **{k: v for k, v in options.items() if v is not None}})
-        run_dir = resume
-    else:
-        cfg = TrainConfig.build(config, **options)
-        run_dir = runs.new_run_dir("fly", "train", out)
+    cfg, run_dir = runs.start_or_resume(
+        "fly", TrainConfig, resume=resume, config=config, out=out, options=options,
+        may_change={"generations": "--generations", "backend": "--backend", "address": "--address"},
+    )
     console.print(f"fly train: {cfg.population} flies × {cfg.generations} generations × {cfg.seconds:g} s, fitness {cfg.fitness}, run dir {run_dir}")
     start = time.perf_counter()
     columns = [

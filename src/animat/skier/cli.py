@@ -48,17 +48,10 @@ def train_cmd(
     from animat.skier.train import TrainConfig, train
 
     options = dict(generations=generations, population=population, seconds=seconds, seed=seed, friction=friction, nthread=threads)
-    if resume is not None:
-        if not (resume / "config.json").is_file():
-            raise CheckpointError(f"--resume {str(resume)!r}: no config.json there; is it a skier training run directory?")
-        if any(v is not None for k, v in options.items() if k not in ("generations", "nthread")) or config or out:
-            raise ConfigError("--resume continues a run with its own config; only --generations and --threads may change")
-        stored = runs.read_json(resume / "config.json")
-        cfg = TrainConfig.build(None, **{**stored, **{k: v for k, v in options.items() if v is not None}})
-        run_dir = resume
-    else:
-        cfg = TrainConfig.build(config, **options)
-        run_dir = runs.new_run_dir("skier", "train", out)
+    cfg, run_dir = runs.start_or_resume(
+        "skier", TrainConfig, resume=resume, config=config, out=out, options=options,
+        may_change={"generations": "--generations", "nthread": "--threads"},
+    )
     console.print(f"skier train: {cfg.population} skiers × {cfg.generations} generations × {cfg.seconds:g} s, {cfg.friction} friction, run dir {run_dir}")
     start = time.perf_counter()
     columns = [TextColumn("gen"), MofNCompleteColumn(), BarColumn(),

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
 from animat import runs
-from animat.config import load_toml
+from animat.config import merge_options
 from animat.errors import CheckpointError, ConfigError, RunDirError
 from animat.evolve.checkpoint import read_checkpoint, save_checkpoint
 from animat.skier import ga
@@ -73,14 +73,7 @@ class TrainConfig:
 
     @classmethod
     def build(cls, file: str | Path | None = None, **overrides: Any) -> "TrainConfig":
-        values: dict[str, Any] = {}
-        if file is not None:
-            values.update(load_toml(file))
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ConfigError(f"unknown training option(s) {unknown} in {file or 'options'}; expected some of {sorted(known)}")
+        values = merge_options(cls, file, overrides)
         try:
             return cls(**values).validate()
         except (TypeError, ValueError) as exc:
