@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,distributed,imitate]'
+	$(PY) -m pip install -q -e '.[dev,distributed,imitate,rl]'
 	@touch $(STAMP)
 
 setup: $(STAMP)

@@ -37,7 +37,8 @@ def test_structure_and_mass(model):
         want = mujoco.mjtJoint.mjJNT_HINGE if name.endswith(("knee", "elbow")) else mujoco.mjtJoint.mjJNT_BALL
         assert types.pop(name) == want
     assert not types  # wrists are fixed
-    assert model.nu == 4 and np.all(model.actuator_forcerange[:, 1] > 0)
+    assert model.nu == 4 + 8 * 3 and np.all(model.actuator_forcerange[:, 1] > 0)  # hinges + 3 per ball joint
+    assert build_model(ball_actuators=False).nu == 4
     knee = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, "left_knee")
     assert model.jnt_range[knee] == pytest.approx([-3.14, 0.0])  # radians, not degrees
 
@@ -89,8 +90,9 @@ def test_walk_kinematic_replay(model):
     assert wrap_seam_deg(clip) > 5  # the mocap's last frame is not its first: a seam each cycle
 
 
-def test_pd_servos_hold_a_pose(model):
-    """Root pinned in the air (clear of the floor), the PD servos pull every joint to a new pose and hold it."""
+def _hold(model, steps=600, python_pd=False):
+    """Root pinned in the air (clear of the floor), the servos pull every joint from the demo's pose at
+    0 s to its pose at 0.5 s; returns (final joint errors (12,) rad, data)."""
     data = mujoco.MjData(model)
     lay = Layout.of(model)
     start = demo_clip().sample(0.0)
@@ -99,10 +101,39 @@ def test_pd_servos_hold_a_pose(model):
     data.qvel[:] = 0
     target = demo_clip().sample(0.5).joint_quats
     set_pd_targets(model, data, target, lay)
-    for _ in range(600):  # 1 s
-        apply_ball_pd(model, data, target, lay)
+    for _ in range(steps):
+        if python_pd:
+            apply_ball_pd(model, data, target, lay)
         mujoco.mj_step(model, data)
         data.qpos[:7] = np.r_[start.root_pos, start.root_quat]
         data.qvel[:6] = 0
-    err = quat.angle_between(get_pose(model, data, lay).joint_quats, target)
-    assert data.ncon == 0 and np.isfinite(data.qpos).all() and err.max() < 0.1
+    return quat.angle_between(get_pose(model, data, lay).joint_quats, target), data
+
+
+def test_pd_servos_hold_a_pose(model):
+    """Both servo implementations (MuJoCo actuators on the ball joints; the Python quaternion PD) hold a pose."""
+    for m, python_pd in ((model, False), (build_model(ball_actuators=False), True)):
+        err, data = _hold(m, python_pd=python_pd)
+        assert data.ncon == 0 and np.isfinite(data.qpos).all() and err.max() < 0.1, python_pd
+
+
+def test_mujoco_ball_servo_agrees_with_python_pd(model):
+    """At the target both servos give zero torque; near it they pull the same way (the MuJoCo servo's
+    error log(q_t) − log(q) is log(q⁻¹ q_t) through the exp map's Jacobian, within ~35° for these poses)."""
+    lay = Layout.of(model)
+    data = mujoco.MjData(model)
+    pose = demo_clip().sample(0.2)
+    set_pose(model, data, pose, lay)
+    for size, min_cos in ((0.0, None), (0.01, 0.8), (0.05, 0.8)):
+        rng = np.random.default_rng(0)
+        target = quat.mul(pose.joint_quats, quat.exp(rng.normal(0.0, size, (12, 3))))
+        set_pd_targets(model, data, target, lay)
+        mujoco.mj_forward(model, data)
+        python = apply_ball_pd(model, data, target, lay)
+        data.qfrc_applied[:] = 0
+        mj = data.actuator_force[lay.ball_actuators]  # (8, 3) N·m
+        if min_cos is None:
+            assert np.abs(mj).max() < 1e-6 and np.abs(python).max() < 1e-6
+            continue
+        cos = np.sum(mj * python, axis=1) / (np.linalg.norm(mj, axis=1) * np.linalg.norm(python, axis=1))
+        assert cos.min() > min_cos and np.linalg.norm(mj, axis=1) == pytest.approx(np.linalg.norm(python, axis=1), rel=0.3)

@@ -43,3 +43,97 @@ def make_demo_clip_cmd(
     clip = demo_clip()
     write_clip(clip, out)
     print(f"wrote {out} ({clip.num_frames} frames, {clip.cycle_seconds:g} s cycle, loop {clip.loop})")
+
+
+def _net_arch(text: Optional[str]) -> Optional[list[int]]:
+    if text is None:
+        return None
+    try:
+        return [int(x) for x in text.replace(",", " ").split()]
+    except ValueError:
+        raise ConfigError(f"--net-arch must be integers like '1024,512', got {text!r}") from None
+
+
+def _need_rl() -> None:
+    import importlib.util
+
+    missing = [m for m in ("torch", "stable_baselines3") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ConfigError(f"training needs {' and '.join(missing)}: install the rl extra (pip install 'animat[rl]')")
+
+
+@app.command("train")
+def train_cmd(
+    clip: Optional[str] = typer.Argument(None, help="Motion clip (DeepMimic format), or shared:NAME for shared/data/deepmimic/NAME; default: the demo clip."),
+    timesteps: Optional[int] = typer.Option(None, "--timesteps", "-n", help="Environment steps (30 Hz) to train for [1000000]."),
+    envs: Optional[int] = typer.Option(None, "--envs", "-k", help="Parallel environments [2]."),
+    vec_env: Optional[str] = typer.Option(None, "--vec-env", help="subproc (processes) | dummy (one process)."),
+    net_arch: Optional[str] = typer.Option(None, "--net-arch", help="Hidden layers of actor and critic, e.g. '1024,512'."),
+    max_minutes: Optional[float] = typer.Option(None, "--max-minutes", help="Stop learning after this many minutes (0: no cap)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of training options (see animat.imitate.train.TrainConfig)."),
+) -> None:
+    """Train a PPO policy to imitate a clip; writes a run directory (metrics, curve, safe policy files)."""
+    import time
+
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from animat import runs
+    from animat.imitate.train import TrainConfig, tensorboard_available, train
+
+    if timesteps is not None and timesteps < 1:
+        raise ConfigError(f"--timesteps must be ≥ 1, got {timesteps}")
+    cfg = TrainConfig.build(config, clip=clip, timesteps=timesteps, envs=envs, vec_env=vec_env,
+                            net_arch=_net_arch(net_arch), max_minutes=max_minutes, seed=seed)
+    cfg.load_clip()  # a bad clip fails here, in one line, before any process starts
+    _need_rl()
+    run_dir = runs.new_run_dir("imitate", "train", out)
+    console = Console()
+    console.print(f"imitate train: PPO, {cfg.timesteps} steps, {cfg.envs} envs ({cfg.vec_env}), net {cfg.net_arch}, "
+                  f"clip {cfg.clip or 'demo'}, run dir {run_dir}")
+    if not tensorboard_available():
+        console.print("tensorboard not installed: SB3 logs go to logs/progress.csv only")
+    start = time.perf_counter()
+    columns = [TextColumn("steps"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+               TextColumn("return {task.fields[ret]}  len {task.fields[len]}  r_I/step {task.fields[rps]}  {task.fields[fps]} steps/s"),
+               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn()]
+    with Progress(*columns, console=console) as progress:
+        task = progress.add_task("train", total=cfg.timesteps, ret="-", len="-", rps="-", fps="-")
+
+        def on_iteration(row: dict) -> None:
+            f = lambda v, d=3: "-" if v != v else f"{v:.{d}f}"  # noqa: E731 (NaN before the first episode ends)
+            progress.update(task, completed=row["timesteps"], ret=f(row["ep_return_mean"], 2), len=f(row["ep_len_mean"], 1),
+                            rps=f(row["r_i_per_step_mean"]), fps=f"{row['fps']:.0f}")
+
+        summary = train(cfg, run_dir, on_iteration=on_iteration)
+    console.print(f"trained in {time.perf_counter() - start:.1f} s")
+    for k in ("timesteps", "initial_eval_return_mean", "final_eval_return_mean", "initial_eval_len_mean", "final_eval_len_mean",
+              "final_eval_r_i_per_step_mean", "first_iteration_ep_return_mean", "last_iteration_ep_return_mean",
+              "first_iteration_ep_len_mean", "last_iteration_ep_len_mean"):
+        v = summary[k]
+        console.print(f"  {k:32s} {v:.4g}" if isinstance(v, float) else f"  {k:32s} {v}")
+    console.print(f"results: [bold]{run_dir}[/] (plots/learning_curve.png, policy.npz/.json, metrics.csv)")
+
+
+@app.command("play")
+def play_cmd(
+    run_dir: Path = typer.Argument(..., help="Run directory written by `animat imitate train` (reads policy.npz/.json, no pickles)."),
+    seconds: float = typer.Option(10.0, "--seconds", "-s", help="Episode length (s); it ends early if the character falls."),
+    fps: float = typer.Option(15.0, "--fps", help="Frames per second of the GIF (at most 30)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
+) -> None:
+    """Run a trained policy from time 0 of its clip: GIF beside the reference (ghost), summary.json."""
+    from animat import runs
+    from animat.imitate.play import load_run, play
+
+    if not seconds > 0:
+        raise ConfigError(f"--seconds must be > 0, got {seconds}")
+    if not 0 < fps <= 30:
+        raise ConfigError(f"--fps must be in (0, 30], got {fps}")
+    load_run(run_dir)  # fail on a bad run directory before creating the output one
+    target = runs.new_run_dir("imitate", "play", out)
+    summary = play(run_dir, seconds, target, fps=fps)
+    print(json.dumps(summary, indent=2))
+    print(f"results: {target}")

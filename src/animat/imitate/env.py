@@ -5,10 +5,16 @@ w x y z); root linear velocity in the heading frame (m/s); root angular velocity
 frame); the 12 joints' rotations (ball: quaternion, hinge: angle) and velocities (rad/s); hands
 and feet relative to the root in the heading frame (m); the clip phase in [0, 1).
 Action (float32, rad): PD targets — a rotation vector per ball joint (8 × 3), an angle per hinge
-(4), in clip joint order; clipped to ±π. Reward: r_I of :mod:`animat.imitate.reward` against the
+(4), in clip joint order; clipped to ±π. With ``residual=True`` (off by default; DeepMimic's
+policies send absolute targets) the action is an offset from the clip's pose at the end of the
+control step instead (ball: ``q_ref ⊗ exp(a)``, hinge: ``θ_ref + a``), so a zero action tracks the
+clip open-loop — a much easier start for learning. Reward: r_I of :mod:`animat.imitate.reward` against the
 clip at the new time. Reference state initialisation (``rsi``: start at a random clip time) and
 early termination (``early_termination``: the root, chest or neck touches the floor) can be
-switched off. Episodes are truncated after ``max_seconds``.
+switched off. Episodes are truncated after ``max_seconds``. The ball joints' servos run inside
+MuJoCo (``mujoco_servos=True``, default; one ``mj_step`` call per control step) or as the Python
+quaternion PD of :func:`~animat.imitate.character.apply_ball_pd` each physics step (the reference,
+~2× slower; ``benchmarks/imitate_env.py``); see :mod:`animat.imitate.character`.
 """
 
 from __future__ import annotations
@@ -36,31 +42,64 @@ class ImitateEnv(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, clip: Clip | None = None, reward: RewardConfig = PRESETS["paper"], rsi: bool = True,
-                 early_termination: bool = True, max_seconds: float = 10.0):
+                 early_termination: bool = True, max_seconds: float = 10.0, mujoco_servos: bool = True,
+                 residual: bool = False):
         self.clip = clip or demo_clip()
         self.cfg, self.rsi, self.early_termination, self.max_seconds = reward, rsi, early_termination, max_seconds
-        self.model = build_model()
+        self.residual = residual
+        self.model = build_model(ball_actuators=mujoco_servos)
         self.data = mujoco.MjData(self.model)
         self.ref_data = mujoco.MjData(self.model)
         self.layout = Layout.of(self.model)
         self.fall_geoms = {mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_GEOM, n) for n in FALL_BODIES}
         self.floor = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_GEOM, "floor")
+        self._fall_geom_ids = np.array(sorted(self.fall_geoms))
+        self._index_obs()
         self.action_space = gym.spaces.Box(-np.pi, np.pi, shape=(int(8 * 3 + 4),), dtype=np.float32)
         self.t = self.t0 = 0.0
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(self._obs().shape[0],), dtype=np.float32)
 
-    def _obs(self) -> np.ndarray:
-        k = kinematics(self.model, self.data, self.layout)
-        s = k.state
+    def _obs(self, k=None) -> np.ndarray:
+        k = k or kinematics(self.model, self.data, self.layout)
+        s, h = k.state, self.layout.hinge
         inv_heading = quat.conj(_heading_quat(s.root_quat))
-        joints = [s.joint_quats[j] if not self.layout.hinge[j] else [quat.angle_about(s.joint_quats[j], HINGE_AXIS)] for j in range(12)]
-        vels = [s.joint_angvel[j] if not self.layout.hinge[j] else [s.joint_angvel[j] @ HINGE_AXIS] for j in range(12)]
+        joints = np.empty(self._joint_obs_size)
+        joints[self._quat_idx] = s.joint_quats[~h]
+        joints[self._angle_idx] = quat.angle_about(s.joint_quats[h], HINGE_AXIS)
+        vels = np.empty(self._vel_obs_size)
+        vels[self._vec_idx] = s.joint_angvel[~h]
+        vels[self._rate_idx] = s.joint_angvel[h] @ HINGE_AXIS
         phase = (self.t % self.clip.cycle_seconds) / self.clip.cycle_seconds
         parts = [
             [s.root_pos[2]], quat.mul(inv_heading, s.root_quat), quat.rotate(inv_heading, s.root_vel), s.root_angvel,
-            *joints, *vels, quat.rotate(inv_heading, k.end_effectors - s.root_pos).ravel(), [phase],
+            joints, vels, quat.rotate(inv_heading, k.end_effectors - s.root_pos).ravel(), [phase],
         ]
         return np.concatenate([np.ravel(p) for p in parts]).astype(np.float32)
+
+    def _index_obs(self) -> None:
+        """Where each joint's entries go in the observation (clip order; ball: 4 or 3 numbers, hinge: 1)."""
+        qi, ai, vi, ri, a, v = [], [], [], [], 0, 0
+        for hinge in self.layout.hinge:
+            if hinge:
+                ai.append(a)
+                ri.append(v)
+                a, v = a + 1, v + 1
+            else:
+                qi.append(list(range(a, a + 4)))
+                vi.append(list(range(v, v + 3)))
+                a, v = a + 4, v + 3
+        self._quat_idx, self._angle_idx, self._vec_idx, self._rate_idx = np.array(qi), np.array(ai), np.array(vi), np.array(ri)
+        self._joint_obs_size, self._vel_obs_size = a, v
+        # the action: a rotation vector per ball joint, an angle per hinge, in clip order
+        bi, hi, i = [], [], 0
+        for hinge in self.layout.hinge:
+            if hinge:
+                hi.append(i)
+                i += 1
+            else:
+                bi.append(list(range(i, i + 3)))
+                i += 3
+        self._act_ball_idx, self._act_hinge_idx = np.array(bi), np.array(hi)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
@@ -72,34 +111,41 @@ class ImitateEnv(gym.Env):
         return self._obs(), {"time": self.t}
 
     def _targets(self, action: np.ndarray) -> np.ndarray:
+        """(12, 4) target rotations of an action (clipped to ±π)."""
         a = np.clip(np.asarray(action, dtype=np.float64), -np.pi, np.pi)
-        out, i = np.empty((12, 4)), 0
-        for j in range(12):
-            if self.layout.hinge[j]:
-                out[j] = quat.about_axis(HINGE_AXIS, a[i])
-                i += 1
-            else:
-                out[j] = quat.exp(a[i : i + 3])
-                i += 3
+        out, h = np.empty((12, 4)), self.layout.hinge
+        if self.residual:  # offsets from the clip's pose at the end of this control step
+            ref = self.clip.sample(self.t + 1.0 / CONTROL_HZ).joint_quats
+            out[h] = quat.about_axis(HINGE_AXIS, quat.angle_about(ref[h], HINGE_AXIS) + a[self._act_hinge_idx])
+            out[~h] = quat.mul(ref[~h], quat.exp(a[self._act_ball_idx]))
+        else:
+            out[h] = quat.about_axis(HINGE_AXIS, a[self._act_hinge_idx])
+            out[~h] = quat.exp(a[self._act_ball_idx])
         return out
 
     def _fallen(self) -> bool:
-        for c in self.data.contact[: self.data.ncon]:
-            if self.floor in (c.geom1, c.geom2) and ({c.geom1, c.geom2} & self.fall_geoms):
-                return True
-        return False
+        g = self.data.contact.geom[: self.data.ncon]  # (ncon, 2)
+        if not g.size:
+            return False
+        other = np.where(g[:, 0] == self.floor, g[:, 1], np.where(g[:, 1] == self.floor, g[:, 0], -1))
+        return bool(np.isin(other, self._fall_geom_ids).any())
 
     def step(self, action):
         targets = self._targets(action)
         set_pd_targets(self.model, self.data, targets, self.layout)
-        for _ in range(SUBSTEPS):
-            apply_ball_pd(self.model, self.data, targets, self.layout)
-            mujoco.mj_step(self.model, self.data)
+        if self.layout.ball_actuators.size:  # every servo is in MuJoCo: one call for the 20 substeps
+            mujoco.mj_step(self.model, self.data, nstep=SUBSTEPS)
+        else:
+            for _ in range(SUBSTEPS):
+                apply_ball_pd(self.model, self.data, targets, self.layout)
+                mujoco.mj_step(self.model, self.data)
         self.t += 1.0 / CONTROL_HZ
+        finite = bool(np.isfinite(self.data.qpos).all() and np.isfinite(self.data.qvel).all())
+        if not finite:
+            return np.zeros(self.observation_space.shape, np.float32), 0.0, True, False, {"time": self.t}
         sim = kinematics(self.model, self.data, self.layout)
         ref = pose_kinematics(self.model, self.ref_data, self.clip.sample(self.t), self.layout)
         reward = imitation_reward(ref, sim, self.cfg)
-        finite = bool(np.isfinite(self.data.qpos).all())
-        terminated = (self.early_termination and self._fallen()) or not finite
+        terminated = self.early_termination and self._fallen()
         truncated = self.t - self.t0 >= self.max_seconds - 1e-9
-        return self._obs() if finite else np.zeros(self.observation_space.shape, np.float32), float(reward if finite else 0.0), bool(terminated), bool(truncated), {"time": self.t}
+        return self._obs(sim), float(reward), bool(terminated), bool(truncated), {"time": self.t}

@@ -1,0 +1,125 @@
+"""``animat imitate play``: run a saved policy on its clip and draw it beside the reference (a ghost).
+
+The policy comes from a run directory that ``animat imitate train`` wrote (``policy.npz`` +
+``policy.json`` + ``config.json``; read without unpickling, see :mod:`animat.imitate.policy`). The
+episode starts at the clip's time 0 (no random start), runs for ``seconds`` or until the character
+falls (early termination as in training), and is drawn as a GIF: the simulated character in blue,
+the clip's pose in translucent orange ``GHOST_OFFSET`` to its left (+y). Each body is drawn as a
+box around each of its geoms (capsules as boxes along their axis, spheres as cubes). Writes
+``media/play.gif``, ``trajectory.npz`` (per step: time, r_I, root position) and ``summary.json``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from animat import runs
+from animat.errors import CheckpointError, ConfigError
+
+GHOST_OFFSET = np.array([0.0, 0.8, 0.0])  # m: where the reference is drawn relative to the character
+_SIGNS = np.array(list(itertools.product((-1.0, 1.0), repeat=3)))  # box_faces' corner order
+
+
+def geom_boxes(model: mujoco.MjModel, data: mujoco.MjData, offset: np.ndarray = np.zeros(3)) -> list[np.ndarray]:
+    """(8, 3) m corners of a box around each body geom (floor excluded), world frame, moved by ``offset``."""
+    out = []
+    for g in range(model.ngeom):
+        t = model.geom_type[g]
+        if t == mujoco.mjtGeom.mjGEOM_PLANE:
+            continue
+        s = model.geom_size[g]
+        if t == mujoco.mjtGeom.mjGEOM_SPHERE:
+            half = np.array([s[0], s[0], s[0]])
+        elif t == mujoco.mjtGeom.mjGEOM_CAPSULE:
+            half = np.array([s[0], s[0], s[1] + s[0]])
+        else:
+            half = s[:3]
+        local = _SIGNS * half
+        out.append(data.geom_xpos[g] + local @ data.geom_xmat[g].reshape(3, 3).T + offset)
+    return out
+
+
+def frame_polygons(sim: list[np.ndarray], ghost: list[np.ndarray]) -> list[dict]:
+    from animat.viz.animate import box_faces
+
+    polys = [{"vertices": f, "color": "#ff9f40", "alpha": 0.35} for c in ghost for f in box_faces(c)]
+    polys += [{"vertices": f, "color": "#4a6fa5", "alpha": 1.0} for c in sim for f in box_faces(c)]
+    return polys
+
+
+def load_run(run_dir: Path):
+    """(TrainConfig, SavedPolicy) of a training run directory."""
+    from animat.imitate.policy import load_policy
+    from animat.imitate.train import TrainConfig
+
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise CheckpointError(f"{str(run_dir)!r} is not a directory; give a run directory written by animat imitate train")
+    if not (run_dir / "config.json").is_file():
+        raise CheckpointError(f"{str(run_dir)!r} holds no config.json; is it an imitate training run directory?")
+    try:
+        cfg = TrainConfig.build(None, **runs.read_json(run_dir / "config.json"))
+    except (ValueError, TypeError) as exc:
+        raise CheckpointError(f"{str(run_dir / 'config.json')!r} is not a training config ({exc})") from None
+    return cfg, load_policy(run_dir / "policy")
+
+
+def play(run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render: bool = True) -> dict:
+    """Run the policy of ``run_dir`` for up to ``seconds``; write the GIF, trajectory and summary into ``out``."""
+    from animat.imitate.character import pose_kinematics
+    from animat.imitate.train import make_env
+
+    if not seconds > 0:
+        raise ConfigError(f"--seconds must be > 0, got {seconds}")
+    cfg, policy = load_run(run_dir)
+    env = make_env(cfg, rsi=False, max_seconds=float(seconds))
+    if env.observation_space.shape[0] != policy.obs_dim:
+        raise CheckpointError(f"policy expects {policy.obs_dim} observations, the environment gives {env.observation_space.shape[0]}")
+    obs, info = env.reset(seed=cfg.seed)
+    every = max(1, int(round(30.0 / fps)))
+    ghost_data = mujoco.MjData(env.model)
+    frames, trail, times, rewards, roots = [], [], [], [], []
+
+    def grab(t: float) -> None:
+        pose_kinematics(env.model, ghost_data, env.clip.sample(t), env.layout)
+        frames.append(frame_polygons(geom_boxes(env.model, env.data), geom_boxes(env.model, ghost_data, GHOST_OFFSET)))
+        trail.append(env.data.xpos[env.layout.root_body].copy())
+        times.append(t)
+
+    if render:
+        grab(env.t)
+    done, terminated, step = False, False, 0
+    while not done:
+        obs, r, terminated, truncated, info = env.step(policy.act(obs))
+        step += 1
+        rewards.append(r)
+        roots.append(env.data.qpos[:3].copy())
+        done = terminated or truncated
+        if render and (step % every == 0 or done):
+            grab(env.t)
+    out = Path(out)
+    rewards_a = np.array(rewards)
+    runs.atomic_save_npz(out / "trajectory.npz", time=np.arange(1, step + 1) / 30.0, r_imitation=rewards_a, root_pos=np.array(roots))
+    summary = {
+        "source": str(run_dir),
+        "seconds_requested": float(seconds),
+        "episode_steps": int(step),
+        "episode_seconds": round(step / 30.0, 4),
+        "fell": bool(terminated),
+        "mean_r_imitation": float(rewards_a.mean()),
+        "return_r_imitation": float(rewards_a.sum()),
+        "clip": cfg.clip or "demo",
+        "policy_timesteps": int(policy.manifest.get("num_timesteps", 0)),
+    }
+    if render:
+        from animat.viz.animate import animate_body
+
+        gif = animate_body(frames, out / "media" / "play.gif", fps=30.0 / every, trail=np.array(trail), times=np.array(times),
+                           title=f"policy (blue) and clip (ghost, +{GHOST_OFFSET[1]:g} m y)", view_size=1.4, ground=0.0)
+        summary["gif"] = str(gif.relative_to(out))
+    runs.atomic_write_json(out / "summary.json", summary)
+    return summary

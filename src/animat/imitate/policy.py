@@ -1,0 +1,174 @@
+"""Trained policies as safe files: weights in ``.npz`` (plain arrays, no pickle) + a JSON manifest.
+
+Stable-Baselines3 saves models as zip files holding pickles, and unpickling a file runs whatever
+code it names, so ``animat imitate`` never writes or reads them. It saves the policy's
+``state_dict`` tensors as NumPy arrays (``policy.npz``, read with ``allow_pickle=False``) together
+with the observation normaliser's running mean and variance, and describes the network in
+``policy.json`` (format, sizes, layers, activation, the SHA-256 of the ``.npz``). From these
+:class:`SavedPolicy` computes the deterministic action in NumPy (no torch needed to play a policy),
+and :func:`to_sb3_policy` rebuilds the SB3 ``ActorCriticPolicy`` (needs the ``rl`` extra).
+
+Deterministic action: ``clip(action_net(pi_mlp(normalise(obs))), low, high)`` with
+``normalise(o) = clip((o − mean) / sqrt(var + eps), −clip_obs, clip_obs)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from animat import runs
+from animat.errors import CheckpointError
+
+FORMAT = "animat-imitate-policy/1"
+ACTIVATIONS = ("relu", "tanh")
+
+
+@dataclass(frozen=True)
+class SavedPolicy:
+    """A policy read back from ``policy.npz`` + ``policy.json``; ``act(obs)`` is deterministic."""
+
+    arrays: dict[str, np.ndarray]  # the SB3 state_dict as arrays, plus obs_rms.mean / obs_rms.var
+    manifest: dict[str, Any]
+
+    @property
+    def obs_dim(self) -> int:
+        return int(self.manifest["obs_dim"])
+
+    @property
+    def act_dim(self) -> int:
+        return int(self.manifest["act_dim"])
+
+    def normalise(self, obs: np.ndarray) -> np.ndarray:
+        m = self.manifest["obs_norm"]
+        if not m["enabled"]:
+            return np.asarray(obs, dtype=np.float32)
+        mean, var = self.arrays["obs_rms.mean"], self.arrays["obs_rms.var"]
+        z = (np.asarray(obs, dtype=np.float64) - mean) / np.sqrt(var + float(m["epsilon"]))
+        return np.clip(z, -float(m["clip_obs"]), float(m["clip_obs"])).astype(np.float32)
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        """Deterministic action(s) for ``obs (..., obs_dim)``: the Gaussian's mean, clipped to the bounds."""
+        obs = np.asarray(obs, dtype=np.float32)
+        if obs.shape[-1] != self.obs_dim:
+            raise CheckpointError(f"policy expects observations of size {self.obs_dim}, got {obs.shape[-1]}")
+        x = self.normalise(obs)
+        act = np.maximum if self.manifest["activation"] == "relu" else None
+        for i in _layer_indices(self.arrays, "mlp_extractor.policy_net"):
+            x = x @ self.arrays[f"mlp_extractor.policy_net.{i}.weight"].T + self.arrays[f"mlp_extractor.policy_net.{i}.bias"]
+            x = np.maximum(x, 0.0) if act is not None else np.tanh(x)
+        a = x @ self.arrays["action_net.weight"].T + self.arrays["action_net.bias"]
+        return np.clip(a, self.manifest["action_low"], self.manifest["action_high"]).astype(np.float32)
+
+
+def _layer_indices(arrays: dict[str, np.ndarray], prefix: str) -> list[int]:
+    pat = re.compile(re.escape(prefix) + r"\.(\d+)\.weight$")
+    return sorted(int(m.group(1)) for k in arrays if (m := pat.match(k)))
+
+
+def policy_arrays(model, vec_normalize=None) -> dict[str, np.ndarray]:
+    """The arrays to save from an SB3 PPO ``model`` (and its ``VecNormalize``, if any)."""
+    arrays = {k: v.detach().cpu().numpy().copy() for k, v in model.policy.state_dict().items()}
+    if vec_normalize is not None and vec_normalize.norm_obs:
+        arrays["obs_rms.mean"] = np.asarray(vec_normalize.obs_rms.mean, dtype=np.float64).copy()
+        arrays["obs_rms.var"] = np.asarray(vec_normalize.obs_rms.var, dtype=np.float64).copy()
+    return arrays
+
+
+def save_policy(path: str | os.PathLike, model, vec_normalize=None, *, net_arch: list[int], activation: str,
+                extra: dict | None = None) -> Path:
+    """Write ``<path>.npz`` and ``<path>.json`` (``path`` without suffix); returns the ``.npz`` path."""
+    import stable_baselines3
+
+    path = Path(path)
+    arrays = policy_arrays(model, vec_normalize)
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    data = buf.getvalue()
+    norm = vec_normalize is not None and vec_normalize.norm_obs
+    manifest = {
+        "format": FORMAT,
+        "obs_dim": int(model.observation_space.shape[0]),
+        "act_dim": int(model.action_space.shape[0]),
+        "net_arch": [int(n) for n in net_arch],
+        "activation": activation,
+        "action_low": np.asarray(model.action_space.low, dtype=float).tolist(),
+        "action_high": np.asarray(model.action_space.high, dtype=float).tolist(),
+        "obs_norm": {"enabled": bool(norm), "clip_obs": float(vec_normalize.clip_obs) if norm else None,
+                     "epsilon": float(vec_normalize.epsilon) if norm else None},
+        "num_timesteps": int(model.num_timesteps),
+        "npz_sha256": hashlib.sha256(data).hexdigest(),
+        "stable_baselines3": stable_baselines3.__version__,
+        **(extra or {}),
+    }
+    npz = runs.atomic_write_bytes(path.with_suffix(".npz"), data)
+    runs.atomic_write_json(path.with_suffix(".json"), manifest)
+    return npz
+
+
+def load_policy(path: str | os.PathLike) -> SavedPolicy:
+    """Read ``policy.npz`` + ``policy.json`` (give either file, the stem, or a run directory holding them).
+
+    Never unpickles: the arrays are read with ``allow_pickle=False`` and checked against the manifest's
+    checksum and sizes. Raises :class:`CheckpointError` with the reason on anything amiss.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / "policy"
+    stem = path.with_suffix("") if path.suffix in (".npz", ".json") else path
+    npz, js = stem.with_suffix(".npz"), stem.with_suffix(".json")
+    if not npz.is_file() or not js.is_file():
+        raise CheckpointError(f"no policy at {str(stem)!r}: expected {npz.name} and {js.name} (written by animat imitate train)")
+    try:
+        manifest = json.loads(js.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(f"{str(js)!r} is not a policy manifest ({exc})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise CheckpointError(f"{str(js)!r}: format {manifest.get('format') if isinstance(manifest, dict) else None!r}, expected {FORMAT!r}")
+    data = npz.read_bytes()
+    if hashlib.sha256(data).hexdigest() != manifest.get("npz_sha256"):
+        raise CheckpointError(f"{str(npz)!r} does not match the checksum in {js.name}; the file is corrupt or was changed")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(f"{str(npz)!r} is not a readable .npz of arrays ({exc})") from None
+    if manifest.get("activation") not in ACTIVATIONS:
+        raise CheckpointError(f"{str(js)!r}: activation {manifest.get('activation')!r} not one of {ACTIVATIONS}")
+    pol = SavedPolicy(arrays, manifest)
+    layers = _layer_indices(arrays, "mlp_extractor.policy_net")
+    sizes = [arrays[f"mlp_extractor.policy_net.{i}.weight"].shape for i in layers]
+    want = list(zip(manifest["net_arch"], [pol.obs_dim] + manifest["net_arch"][:-1]))
+    if [tuple(s) for s in sizes] != [tuple(w) for w in want] or "action_net.weight" not in arrays \
+            or arrays["action_net.weight"].shape != (pol.act_dim, (manifest["net_arch"] or [pol.obs_dim])[-1]):
+        raise CheckpointError(f"{str(npz)!r}: layer shapes {sizes} do not match net_arch {manifest['net_arch']} in {js.name}")
+    return pol
+
+
+def to_sb3_policy(saved: SavedPolicy):
+    """Rebuild the Stable-Baselines3 ``ActorCriticPolicy`` (CPU) from a :class:`SavedPolicy`.
+
+    Feed it *normalised* observations (``saved.normalise(obs)``), as SB3 does behind ``VecNormalize``.
+    """
+    import gymnasium as gym
+    import torch
+    from stable_baselines3.common.policies import ActorCriticPolicy
+
+    m = saved.manifest
+    obs_space = gym.spaces.Box(-np.inf, np.inf, shape=(saved.obs_dim,), dtype=np.float32)
+    act_space = gym.spaces.Box(np.array(m["action_low"], np.float32), np.array(m["action_high"], np.float32), dtype=np.float32)
+    arch = list(m["net_arch"])
+    policy = ActorCriticPolicy(obs_space, act_space, lambda _: 0.0, net_arch=dict(pi=arch, vf=list(m.get("vf_arch", arch))),
+                               activation_fn=torch.nn.ReLU if m["activation"] == "relu" else torch.nn.Tanh)
+    state = {k: torch.from_numpy(np.asarray(v)) for k, v in saved.arrays.items() if not k.startswith("obs_rms.")}
+    policy.load_state_dict(state)
+    policy.set_training_mode(False)
+    return policy

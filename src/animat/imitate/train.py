@@ -1,0 +1,330 @@
+"""PPO (Stable-Baselines3) on :class:`~animat.imitate.env.ImitateEnv`: configuration, the run, its run directory.
+
+Read top to bottom: :class:`TrainConfig` (defaults < ``--config`` TOML < command line), then
+:func:`train`: make K environments (``SubprocVecEnv`` across processes, or ``DummyVecEnv`` in
+this one), wrap them in ``VecMonitor`` (episode returns and lengths) and ``VecNormalize``
+(running observation normalisation; rewards are r_I ∈ [0, 1] and stay as they are), build PPO with
+a Gaussian MLP policy (``net_arch`` for both actor and critic, ReLU by default), evaluate the
+untrained policy, learn, evaluate again, and write the run directory:
+
+``config.json``  resolved config;  ``metrics.csv``  one row per PPO iteration (rollout + update):
+``timesteps``, ``episodes``, ``ep_return_mean`` (Σ r_I per episode, the "mean episode imitation
+reward"), ``ep_len_mean`` (steps at 30 Hz), ``r_i_per_step_mean`` (return / length), losses,
+``fps``;  ``logs/progress.csv`` (+ TensorBoard event files when the ``tensorboard`` package is
+installed) from SB3's logger;  ``policy.npz`` + ``policy.json`` (safe weights, see
+:mod:`animat.imitate.policy`) and ``checkpoints/policy_<timesteps>.*``;
+``plots/learning_curve.png``;  ``summary.json``.
+
+Episode statistics in ``metrics.csv`` come from the stochastic training policy; ``summary.json``
+also holds deterministic evaluations (``eval_episodes`` episodes, reference-state initialisation,
+seeded) of the untrained and the final policy.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from animat import runs
+from animat.config import merge_options
+from animat.errors import ConfigError
+
+METRIC_FIELDS = [
+    "iteration", "timesteps", "episodes", "ep_return_mean", "ep_len_mean", "r_i_per_step_mean", "ep_seconds_mean",
+    "fps", "seconds", "approx_kl", "clip_fraction", "entropy_loss", "value_loss", "policy_gradient_loss", "explained_variance", "std",
+]
+
+
+@dataclass
+class TrainConfig:
+    """Everything that defines a training run. Times in s; ``timesteps`` are 30 Hz control steps."""
+
+    clip: str | None = None  # DeepMimic clip file, or shared:NAME (shared/data/deepmimic/NAME); None: the demo clip
+    timesteps: int = 1_000_000
+    envs: int = 2  # parallel environments
+    vec_env: str = "subproc"  # subproc (processes) | dummy (in this process)
+    seed: int = 0
+    max_minutes: float = 0.0  # wall-clock cap on learning (stops after the iteration that crosses it); 0: none
+    # environment
+    reward: str = "paper"  # reward preset (animat.imitate.reward.PRESETS)
+    max_seconds: float = 10.0  # episode cap
+    rsi: bool = True
+    early_termination: bool = True
+    residual: bool = False  # actions are offsets from the clip's pose (see ImitateEnv); DeepMimic: absolute
+    # policy (Gaussian, state-independent log std)
+    net_arch: list[int] = field(default_factory=lambda: [1024, 512])
+    activation: str = "relu"
+    log_std_init: float = -1.0  # std e^-1 ≈ 0.37 rad on every PD target at the start
+    normalize_obs: bool = True
+    # PPO (SB3 names)
+    learning_rate: float = 1e-4
+    n_steps: int = 1024  # per environment per iteration
+    batch_size: int = 512
+    n_epochs: int = 5
+    gamma: float = 0.95  # DeepMimic's
+    gae_lambda: float = 0.95
+    clip_range: float = 0.2
+    ent_coef: float = 0.0
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    target_kl: float | None = None
+    torch_threads: int = 1  # torch intra-op threads in the learner; 0: torch's default (all cores; slow when the envs share them)
+    # outputs
+    eval_episodes: int = 10
+    checkpoint_every: int = 100_000  # timesteps; 0: final policy only
+    progress_bar: bool = False  # SB3's own bar (the CLI shows a rich one instead)
+
+    def validate(self) -> "TrainConfig":
+        from animat.imitate.reward import preset
+
+        preset(self.reward)
+        for name in ("timesteps", "envs", "n_steps", "batch_size", "n_epochs"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ConfigError(f"{name} must be an integer ≥ 1, got {v!r}")
+        if not self.net_arch or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in self.net_arch):
+            raise ConfigError(f"net_arch must be a list of layer sizes ≥ 1 like [1024, 512], got {self.net_arch!r}")
+        if self.vec_env not in ("subproc", "dummy"):
+            raise ConfigError(f"vec_env must be 'subproc' or 'dummy', got {self.vec_env!r}")
+        if self.activation not in ("relu", "tanh"):
+            raise ConfigError(f"activation must be 'relu' or 'tanh', got {self.activation!r}")
+        for name in ("max_seconds", "learning_rate", "gamma", "gae_lambda", "clip_range"):
+            if not float(getattr(self, name)) > 0:
+                raise ConfigError(f"{name} must be > 0, got {getattr(self, name)!r}")
+        if self.eval_episodes < 0 or self.checkpoint_every < 0 or self.torch_threads < 0 or self.max_minutes < 0:
+            raise ConfigError("eval_episodes, checkpoint_every, torch_threads and max_minutes must be ≥ 0")
+        if self.progress_bar and (importlib.util.find_spec("tqdm") is None or importlib.util.find_spec("rich") is None):
+            raise ConfigError("progress_bar = true needs the tqdm and rich packages (SB3's bar); the CLI shows its own")
+        if self.clip is not None:
+            resolve_clip(self.clip)
+        return self
+
+    @classmethod
+    def build(cls, file: str | Path | None = None, **overrides: Any) -> "TrainConfig":
+        values = merge_options(cls, file, overrides)
+        cfg = cls(**values)
+        if cfg.clip is not None:
+            cfg.clip = str(cfg.clip)
+        return cfg.validate()
+
+    def load_clip(self):
+        from animat.imitate.clip import load_clip
+        from animat.imitate.demo import demo_clip
+
+        return demo_clip() if self.clip is None else load_clip(resolve_clip(self.clip))
+
+
+def resolve_clip(text: str) -> Path:
+    """A clip file path; ``shared:NAME`` means NAME in the shared DeepMimic data folder (``shared/data/deepmimic``)."""
+    from animat.imitate.clip import find_shared_deepmimic
+
+    if str(text).startswith("shared:"):
+        folder = find_shared_deepmimic()
+        if folder is None:
+            raise ConfigError(f"clip {text!r}: no shared/data/deepmimic folder found (set ANIMAT_SHARED_DATA)")
+        path = folder / str(text)[len("shared:"):]
+    else:
+        path = Path(text)
+    if not path.is_file():
+        raise ConfigError(f"clip file {str(text)!r} not found")
+    return path
+
+
+def make_env(cfg: TrainConfig, clip=None, **overrides):
+    """One :class:`ImitateEnv` as ``cfg`` describes it (``overrides``: env keyword arguments)."""
+    from animat.imitate.env import ImitateEnv
+    from animat.imitate.reward import preset
+
+    kw = dict(reward=preset(cfg.reward), rsi=cfg.rsi, early_termination=cfg.early_termination, max_seconds=cfg.max_seconds,
+              residual=cfg.residual)
+    kw.update(overrides)
+    return ImitateEnv(clip if clip is not None else cfg.load_clip(), **kw)
+
+
+def tensorboard_available() -> bool:
+    return importlib.util.find_spec("tensorboard") is not None or importlib.util.find_spec("tensorboardX") is not None
+
+
+def evaluate(policy: Callable[[np.ndarray], np.ndarray], cfg: TrainConfig, episodes: int, seed: int, clip=None) -> dict:
+    """Deterministic episodes (RSI as configured, seeded): mean return Σ r_I, length (steps) and r_I per step."""
+    env = make_env(cfg, clip)
+    returns, lengths = [], []
+    for e in range(episodes):
+        obs, _ = env.reset(seed=seed + e)
+        total, n, done = 0.0, 0, False
+        while not done:
+            obs, r, terminated, truncated, _ = env.step(policy(obs))
+            total, n, done = total + r, n + 1, terminated or truncated
+        returns.append(total)
+        lengths.append(n)
+    ret, ln = np.array(returns), np.array(lengths)
+    return {
+        "episodes": int(episodes),
+        "return_mean": float(ret.mean()) if episodes else math.nan,
+        "len_mean": float(ln.mean()) if episodes else math.nan,
+        "r_i_per_step_mean": float(ret.sum() / max(ln.sum(), 1)) if episodes else math.nan,
+    }
+
+
+def learning_curve_plot(rows: list[dict], path: Path, title: str, evals: list[tuple[int, dict]] = ()) -> Path:
+    """Mean episode return (Σ r_I) and mean episode length against timesteps (two panels), plus r_I per step.
+
+    ``evals``: (timesteps, :func:`evaluate` result) pairs, drawn as black diamonds (deterministic policy)."""
+    import matplotlib.pyplot as plt
+
+    from animat.viz.plots import _col, save_figure
+
+    t = _col(rows, "timesteps")
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(7.0, 6.0), sharex=True)
+    for ax, key, label, colour in ((a1, "ep_return_mean", "mean episode imitation reward Σ r_I", "C0"),
+                                   (a2, "ep_len_mean", "mean episode length (steps, 30 Hz)", "C1")):
+        y = _col(rows, key)
+        ok = np.isfinite(y) & np.isfinite(t)
+        ax.plot(t[ok], y[ok], color=colour, lw=1.8, marker="o" if ok.sum() == 1 else None, label="training episodes (stochastic)")
+        if evals:
+            ek = "return_mean" if key == "ep_return_mean" else "len_mean"
+            ax.plot([n for n, _ in evals], [e[ek] for _, e in evals], "kD", ms=6, label="evaluation (deterministic)")
+            ax.legend(loc="upper left", frameon=False, fontsize=8)
+        ax.set_ylabel(label, fontsize=9)
+        ax.grid(alpha=0.3)
+    per_step = _col(rows, "r_i_per_step_mean")
+    ok = np.isfinite(per_step) & np.isfinite(t)
+    if ok.any():
+        ax3 = a1.twinx()
+        ax3.plot(t[ok], per_step[ok], color="C2", lw=1.0, ls="--")
+        ax3.set_ylabel("mean r_I per step (dashed)", color="C2", fontsize=9)
+        ax3.set_ylim(0.0, 1.0)
+    a2.set_xlabel("timesteps")
+    a1.set_title(title)
+    return save_figure(fig, path)
+
+
+def train(cfg: TrainConfig, out: Path, *, on_iteration: Callable[[dict], Any] | None = None) -> dict:
+    """Train per ``cfg`` into run directory ``out`` (already created); returns ``summary.json``'s content."""
+    import torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.logger import configure
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor, VecNormalize
+
+    from animat.imitate.policy import load_policy, save_policy
+
+    out = Path(out)
+    runs.atomic_write_json(out / "config.json", asdict(cfg))
+    if cfg.torch_threads:
+        torch.set_num_threads(cfg.torch_threads)
+    clip = cfg.load_clip()
+    fns = [partial(make_env, cfg, clip) for _ in range(cfg.envs)]
+    venv = SubprocVecEnv(fns) if cfg.vec_env == "subproc" and cfg.envs > 1 else DummyVecEnv(fns)
+    venv = VecMonitor(venv)
+    venv = VecNormalize(venv, norm_obs=cfg.normalize_obs, norm_reward=False, gamma=cfg.gamma) if cfg.normalize_obs else venv
+    vecnorm = venv if cfg.normalize_obs else None
+
+    activation = torch.nn.ReLU if cfg.activation == "relu" else torch.nn.Tanh
+    model = PPO(
+        "MlpPolicy", venv, learning_rate=cfg.learning_rate, n_steps=cfg.n_steps, batch_size=cfg.batch_size,
+        n_epochs=cfg.n_epochs, gamma=cfg.gamma, gae_lambda=cfg.gae_lambda, clip_range=cfg.clip_range,
+        ent_coef=cfg.ent_coef, vf_coef=cfg.vf_coef, max_grad_norm=cfg.max_grad_norm, target_kl=cfg.target_kl,
+        policy_kwargs=dict(net_arch=dict(pi=list(cfg.net_arch), vf=list(cfg.net_arch)), activation_fn=activation,
+                           log_std_init=cfg.log_std_init),
+        seed=cfg.seed, device="cpu", verbose=0,
+    )
+    formats = ["csv"] + (["tensorboard"] if tensorboard_available() else [])
+    model.set_logger(configure(str(out / "logs"), formats))
+    extra = {"vf_arch": list(cfg.net_arch), "clip": cfg.clip or "demo", "reward": cfg.reward,
+             "max_seconds": cfg.max_seconds, "early_termination": cfg.early_termination, "residual": cfg.residual}
+
+    def save(stem: Path) -> Path:
+        return save_policy(stem, model, vecnorm, net_arch=cfg.net_arch, activation=cfg.activation, extra=extra)
+
+    # the untrained policy, deterministic, with the (fresh) normaliser
+    save(out / "checkpoints" / "policy_0")
+    t_eval = time.perf_counter()
+    initial = evaluate(load_policy(out / "checkpoints" / "policy_0").act, cfg, cfg.eval_episodes, cfg.seed + 10_000, clip)
+    eval_seconds = time.perf_counter() - t_eval
+
+    history: list[dict] = []
+    t0 = time.perf_counter()
+
+    class Recorder(BaseCallback):
+        """One metrics.csv row per iteration, from the episodes that ended during its rollout."""
+
+        def __init__(self):
+            super().__init__()
+            self.returns, self.lengths, self.last_ckpt, self.t_last, self.n_last = [], [], 0, time.perf_counter(), 0
+
+        def _on_step(self) -> bool:
+            for info in self.locals["infos"]:
+                ep = info.get("episode")
+                if ep is not None:
+                    self.returns.append(float(ep["r"]))
+                    self.lengths.append(int(ep["l"]))
+            return not (cfg.max_minutes and time.perf_counter() - t0 > 60.0 * cfg.max_minutes)
+
+        def _on_rollout_end(self) -> None:
+            now, n = time.perf_counter(), self.model.num_timesteps
+            logged = self.model.logger.name_to_value  # the previous update's losses (dumped after this)
+            ret, ln = np.array(self.returns), np.array(self.lengths)
+            row = {
+                "iteration": len(history), "timesteps": n, "episodes": len(ret),
+                "ep_return_mean": float(ret.mean()) if len(ret) else math.nan,
+                "ep_len_mean": float(ln.mean()) if len(ln) else math.nan,
+                "r_i_per_step_mean": float(ret.sum() / ln.sum()) if len(ln) else math.nan,
+                "ep_seconds_mean": float(ln.mean() / 30.0) if len(ln) else math.nan,
+                "fps": round((n - self.n_last) / max(now - self.t_last, 1e-9), 1), "seconds": round(now - t0, 2),
+                "std": float(torch.exp(self.model.policy.log_std.detach()).mean()),
+                **{k: logged.get(f"train/{k}", "") for k in ("approx_kl", "clip_fraction", "entropy_loss", "value_loss", "policy_gradient_loss", "explained_variance")},
+            }
+            self.returns, self.lengths, self.t_last, self.n_last = [], [], now, n
+            history.append(row)
+            runs.atomic_write_csv(out / "metrics.csv", history, METRIC_FIELDS)
+            if cfg.checkpoint_every and n - self.last_ckpt >= cfg.checkpoint_every:
+                save(out / "checkpoints" / f"policy_{n}")
+                self.last_ckpt = n
+            if on_iteration is not None:
+                on_iteration(row)
+
+    try:
+        model.learn(total_timesteps=cfg.timesteps, callback=Recorder(), progress_bar=cfg.progress_bar)
+    finally:
+        train_seconds = time.perf_counter() - t0
+        save(out / "policy")
+        venv.close()
+    final = evaluate(load_policy(out / "policy").act, cfg, cfg.eval_episodes, cfg.seed + 10_000, clip)
+
+    title = f"PPO on {Path(cfg.clip).name if cfg.clip else 'the demo clip'}, {cfg.envs} envs, net {cfg.net_arch}"
+    learning_curve_plot(history, out / "plots" / "learning_curve.png", title, [(0, initial), (int(model.num_timesteps), final)])
+    finite = [r for r in history if np.isfinite(r["ep_return_mean"])]
+    first, last = (finite[0], finite[-1]) if finite else ({}, {})
+
+    def gain(a, b):
+        return float(b / a - 1.0) if a and np.isfinite(a) and np.isfinite(b) else math.nan
+
+    summary = {
+        "timesteps": int(model.num_timesteps), "iterations": len(history), "envs": cfg.envs, "vec_env": cfg.vec_env,
+        "train_seconds": round(train_seconds, 2), "steps_per_second": round(model.num_timesteps / max(train_seconds, 1e-9), 1),
+        "clip": cfg.clip or "demo", "net_arch": list(cfg.net_arch),
+        "first_iteration_ep_return_mean": first.get("ep_return_mean", math.nan),
+        "first_iteration_ep_len_mean": first.get("ep_len_mean", math.nan),
+        "last_iteration_ep_return_mean": last.get("ep_return_mean", math.nan),
+        "last_iteration_ep_len_mean": last.get("ep_len_mean", math.nan),
+        "last_iteration_r_i_per_step_mean": last.get("r_i_per_step_mean", math.nan),
+        **{f"initial_eval_{k}": v for k, v in initial.items()},
+        **{f"final_eval_{k}": v for k, v in final.items()},
+        "eval_return_gain": gain(initial["return_mean"], final["return_mean"]),
+        "eval_len_gain": gain(initial["len_mean"], final["len_mean"]),
+        "curve_return_gain": gain(first.get("ep_return_mean"), last.get("ep_return_mean", math.nan)),
+        "curve_len_gain": gain(first.get("ep_len_mean"), last.get("ep_len_mean", math.nan)),
+        "eval_seconds_each": round(eval_seconds, 2),
+        "logs": "logs/progress.csv" + (" + TensorBoard events" if "tensorboard" in formats else " (tensorboard not installed: CSV only)"),
+    }
+    runs.atomic_write_json(out / "summary.json", summary)
+    return summary

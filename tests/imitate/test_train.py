@@ -1,0 +1,128 @@
+"""PPO training (Stable-Baselines3): a tiny run writes its run directory, policies reload exactly, play, bad input."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from animat.errors import CheckpointError
+
+TINY = """\
+net_arch = [16, 16]
+n_steps = 64
+batch_size = 64
+n_epochs = 1
+eval_episodes = 1
+max_seconds = 1.0
+checkpoint_every = 128
+"""
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """A 256-step PPO run (2 processes, tiny nets) through the CLI; returns its run directory."""
+    pytest.importorskip("stable_baselines3")
+    import sys
+
+    from animat import cli
+
+    tmp = tmp_path_factory.mktemp("train")
+    (tmp / "tiny.toml").write_text(TINY)
+    out = tmp / "run"
+    argv = sys.argv
+    sys.argv = ["animat", "imitate", "train", "--timesteps", "256", "--envs", "2", "--seed", "3", "--config", str(tmp / "tiny.toml"), "--out", str(out)]
+    try:
+        cli.main()
+    finally:
+        sys.argv = argv
+    return out
+
+
+def test_tiny_run_writes_the_run_dir(tiny_run):
+    for name in ("config.json", "metrics.csv", "summary.json", "plots/learning_curve.png", "policy.npz", "policy.json",
+                 "logs/progress.csv", "checkpoints/policy_0.npz", "checkpoints/policy_256.json"):
+        assert (tiny_run / name).is_file(), name
+    cfg = json.loads((tiny_run / "config.json").read_text())
+    assert cfg["timesteps"] == 256 and cfg["envs"] == 2 and cfg["net_arch"] == [16, 16] and cfg["seed"] == 3
+    rows = list(csv.DictReader((tiny_run / "metrics.csv").open()))
+    assert [int(r["timesteps"]) for r in rows] == [128, 256]
+    assert all(float(r["ep_len_mean"]) > 0 and 0 < float(r["r_i_per_step_mean"]) <= 1 for r in rows)
+    summary = json.loads((tiny_run / "summary.json").read_text())
+    assert summary["timesteps"] == 256 and summary["initial_eval_episodes"] == 1
+    assert summary["final_eval_len_mean"] > 0 and 0 < summary["final_eval_r_i_per_step_mean"] <= 1
+    manifest = json.loads((tiny_run / "policy.json").read_text())
+    assert manifest["format"] == "animat-imitate-policy/1" and manifest["num_timesteps"] == 256
+
+
+def test_saved_policy_reloads_with_identical_actions(tmp_path):
+    """Save an SB3 PPO policy as npz + JSON; the rebuilt SB3 policy gives the same deterministic actions
+    bit for bit, and the NumPy forward pass agrees to float32 rounding."""
+    pytest.importorskip("stable_baselines3")
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    from animat.imitate.env import ImitateEnv
+    from animat.imitate.policy import load_policy, save_policy, to_sb3_policy
+
+    venv = VecNormalize(DummyVecEnv([lambda: ImitateEnv(max_seconds=1.0)]), norm_reward=False)
+    model = PPO("MlpPolicy", venv, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu",
+                policy_kwargs=dict(net_arch=dict(pi=[32, 16], vf=[32, 16])))
+    model.learn(128)  # moves the weights and the normaliser away from their initial values
+    save_policy(tmp_path / "policy", model, venv, net_arch=[32, 16], activation="tanh")
+    saved = load_policy(tmp_path)
+    rebuilt = to_sb3_policy(saved)
+    env = ImitateEnv()
+    obs = np.stack([env.reset(seed=s)[0] for s in range(8)])
+    norm = venv.normalize_obs(obs)
+    assert np.array_equal(saved.normalise(obs), norm.astype(np.float32))
+    want, _ = model.predict(norm, deterministic=True)
+    got, _ = rebuilt.predict(norm, deterministic=True)
+    assert np.array_equal(got, want)
+    assert saved.act(obs) == pytest.approx(want, abs=1e-5)
+    # a changed weight file is refused, not loaded
+    data = bytearray((tmp_path / "policy.npz").read_bytes())
+    data[-40] ^= 1
+    (tmp_path / "policy.npz").write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match="checksum"):
+        load_policy(tmp_path / "policy.npz")
+
+
+def test_play_writes_gif_and_summary(tiny_run, tmp_path, animat_cli):
+    code, out, err = animat_cli("imitate", "play", str(tiny_run), "--seconds", "0.4", "--out", str(tmp_path / "play"))
+    assert code == 0, err
+    assert (tmp_path / "play" / "media" / "play.gif").stat().st_size > 10_000
+    summary = json.loads((tmp_path / "play" / "summary.json").read_text())
+    assert 0 < summary["episode_steps"] <= 12 and 0 < summary["mean_r_imitation"] <= 1
+    assert summary["episode_seconds"] == pytest.approx(summary["episode_steps"] / 30)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["train", "no/such/clip.txt", "--timesteps", "10"], "not found"),
+    (["train", "shared:nope.txt"], "nope.txt"),
+    (["train", "--timesteps", "-5"], "--timesteps"),
+    (["train", "--envs", "0"], "envs"),
+    (["play", "no/such/run"], "not a directory"),
+    (["play", ".", "--seconds", "-1"], "--seconds"),
+])
+def test_bad_input_exits_2_with_one_line(args, words, tmp_path, animat_cli):
+    code, out, err = animat_cli("imitate", *args, "--out", str(tmp_path / "o"))
+    assert code == 2 and out == "", err
+    assert words in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()  # nothing created for a refused request
+
+
+def test_same_seed_same_policy(tmp_path):
+    """Two 128-step runs (one process, DummyVecEnv) with the same seed write the same weights."""
+    pytest.importorskip("stable_baselines3")
+    from animat.imitate.train import TrainConfig, train
+
+    cfg = TrainConfig.build(None, timesteps=128, envs=2, vec_env="dummy", seed=5, net_arch=[8], n_steps=64, batch_size=64,
+                            n_epochs=1, eval_episodes=0, checkpoint_every=0, max_seconds=1.0)
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    sa, sb = train(cfg, a), train(cfg, b)
+    assert (a / "policy.npz").read_bytes() == (b / "policy.npz").read_bytes()
+    assert sa["last_iteration_ep_return_mean"] == sb["last_iteration_ep_return_mean"]
