@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 
 import numpy as np
@@ -55,6 +56,8 @@ def test_tiny_run_writes_the_run_dir(tiny_run):
     assert summary["final_eval_len_mean"] > 0 and 0 < summary["final_eval_r_i_per_step_mean"] <= 1
     manifest = json.loads((tiny_run / "policy.json").read_text())
     assert manifest["format"] == "animat-imitate-policy/1" and manifest["num_timesteps"] == 256
+    if importlib.util.find_spec("tensorboard") is not None:  # installed by the rl extra
+        assert list((tiny_run / "logs").rglob("events.out.tfevents.*")), "no TensorBoard event file"
 
 
 def test_saved_policy_reloads_with_identical_actions(tmp_path):
