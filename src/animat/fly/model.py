@@ -103,9 +103,6 @@ class FlyParams:
         return replace(self, **changes)
 
 
-PRESETS = {"paper": FlyParams()}
-
-
 def box_corners(size) -> np.ndarray:
     """The 8 corners ``(8, 3)`` of a box centred at 0, index = 4*ix + 2*iy + iz (0 = minus side)."""
     half = np.asarray(size, dtype=np.float32) / 2.0
