@@ -7,11 +7,10 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
 
 from animat import runs
+from animat.console import console, print_summary
 from animat.errors import CheckpointError, ConfigError
 from animat.evolve.checkpoint import load_genome
 from animat.fly.model import FlyParams
@@ -19,7 +18,6 @@ from animat.config import load_toml
 from animat.fly.train import TrainConfig, train
 
 app = typer.Typer(help="A flapping fly whose wings a neural network drives, evolved to fly.", no_args_is_help=True)
-console = Console()
 
 
 def _layers(text: Optional[str]) -> Optional[list[int]]:
@@ -31,14 +29,6 @@ def _layers(text: Optional[str]) -> Optional[list[int]]:
         raise ConfigError(f"--layers must be integers like '15,20,20,3', got {text!r}") from None
 
 
-def _print_summary(summary: dict, out: Path, keys: list[str]) -> None:
-    table = Table(show_header=False, box=None)
-    for k in keys:
-        if k in summary:
-            v = summary[k]
-            table.add_row(k, f"{v:.4g}" if isinstance(v, float) else str(v))
-    console.print(table)
-    console.print(f"results: [bold]{out}[/]")
 
 
 FLIGHT_KEYS = ["seconds", "final_height", "min_height_change_body_lengths", "mean_lateral_drift_body_lengths", "stroke_cycles", "stroke_cycles_per_3s", "crashed"]
@@ -90,7 +80,7 @@ def train_cmd(
             console.print(f"interrupted; continue with: animat fly train --resume {run_dir}")
             raise
     console.print(f"trained in {time.perf_counter() - start:.1f} s")
-    _print_summary(summary, run_dir, ["best_fitness", "generations", "total_crashes", "mean_seconds_per_generation"] + [f"replay_{k}" for k in FLIGHT_KEYS] + [k for k in summary if k.startswith("replay_check_")])
+    print_summary(summary, run_dir, ["best_fitness", "generations", "total_crashes", "mean_seconds_per_generation"] + [f"replay_{k}" for k in FLIGHT_KEYS] + [k for k in summary if k.startswith("replay_check_")])
 
 
 def _load_for_replay(source: Path):
@@ -136,4 +126,4 @@ def replay_cmd(
     summary = write_replay(params, genome, seconds, run_dir, anim_seconds=anim_seconds, title=f"replay of {source.name}")
     summary["source"] = str(source)
     runs.atomic_write_json(run_dir / "summary.json", summary)
-    _print_summary(summary, run_dir, FLIGHT_KEYS + [k for k in summary if k.startswith("check_")])
+    print_summary(summary, run_dir, FLIGHT_KEYS + [k for k in summary if k.startswith("check_")])

@@ -7,25 +7,15 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
 
 from animat import runs
+from animat.console import console, print_summary
 from animat.errors import CheckpointError, ConfigError
 
 app = typer.Typer(help="A humanoid on skis with poles, keyframed joint angles evolved by a GA to ski forward.", no_args_is_help=True)
-console = Console()
 
 
-def _print_summary(summary: dict, out: Path, keys: list[str]) -> None:
-    table = Table(show_header=False, box=None)
-    for k in keys:
-        if k in summary:
-            v = summary[k]
-            table.add_row(k, f"{v:.4g}" if isinstance(v, float) else str(v))
-    console.print(table)
-    console.print(f"results: [bold]{out}[/]")
 
 
 KEYS = ["best_fitness", "best_net_forward_m", "best_fell", "first_generation_mean_fitness", "last_generation_mean_fitness",
@@ -69,7 +59,7 @@ def train_cmd(
             console.print(f"interrupted; continue with: animat skier train --resume {run_dir}")
             raise
     console.print(f"trained in {time.perf_counter() - start:.1f} s")
-    _print_summary(summary, run_dir, KEYS)
+    print_summary(summary, run_dir, KEYS)
 
 
 @app.command("replay")
@@ -107,4 +97,4 @@ def replay_cmd(
                            title=f"replay of {source.name}", fall_deg=cfg.fall_deg, bonus=cfg.bonus)
     summary.update(source=str(source), friction=cfg.friction)
     runs.atomic_write_json(run_dir / "summary.json", summary)
-    _print_summary(summary, run_dir, ["seconds", "fitness", "net_forward_m", "fell", "max_tilt_deg", "renderer"])
+    print_summary(summary, run_dir, ["seconds", "fitness", "net_forward_m", "fell", "max_tilt_deg", "renderer"])

@@ -7,28 +7,20 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
 
 from animat import runs
+from animat.console import console, print_summary
 from animat.config import load_toml
 from animat.errors import ConfigError
 
 app = typer.Typer(help="Subspace neural physics: a learned cloth surrogate (Holden et al. 2019).", no_args_is_help=True)
-console = Console()
 
 
 def _columns(label: str, fields: str) -> list:
     return [TextColumn(label), MofNCompleteColumn(), BarColumn(), TextColumn(fields), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn()]
 
 
-def _print_summary(summary: dict, out: Path) -> None:
-    table = Table(show_header=False, box=None)
-    for k, v in summary.items():
-        table.add_row(k, f"{v:.4g}" if isinstance(v, float) else str(v))
-    console.print(table)
-    console.print(f"results: [bold]{out}[/]")
 
 
 def _section(config: Optional[Path], name: str) -> dict:
@@ -93,7 +85,7 @@ def generate_cmd(
     if rows:
         runs.atomic_write_csv(out / "metrics.csv", sorted(rows, key=lambda r: r["index"]), ["index", "frames", "dropped", "seconds_per_frame"])
     runs.atomic_write_json(out / "summary.json", summary)
-    _print_summary(summary, out)
+    print_summary(summary, out)
 
 
 @app.command("train")
@@ -129,7 +121,7 @@ def train_cmd(
             progress.update(task, completed=row["epoch"] + 1, train=f"{row['train_loss_m']:.3g}", test=f"{row['test_loss_m']:.3g}")
 
         summary = train(cfg, run_dir, scene=scene, on_epoch=on_epoch)
-    _print_summary(summary, run_dir)
+    print_summary(summary, run_dir)
 
 
 @app.command("evaluate")
@@ -153,4 +145,4 @@ def evaluate_cmd(
         raise ConfigError(f"--stability-frames must be >= 0, got {stability_frames}")
     summary = evaluate(model, run_dir, data=str(data) if data is not None else None, horizon=horizon, scene=scene,
                        stability_frames=stability_frames, video=video)
-    _print_summary(summary, run_dir)
+    print_summary(summary, run_dir)
