@@ -1,7 +1,8 @@
 """ImitateEnv throughput (30 Hz control steps per second) on this machine's cores. Prints one JSON line.
 
 Single: one env in this process, the ball-joint servos in MuJoCo (the default) and, side by side, the
-Python quaternion PD (``mujoco_servos=False``, the original path). Vectorised: ``SubprocVecEnv``
+Python quaternion PD (``mujoco_servos=False``, the original path), and the default servos with the
+task goal and the per-axis ball-joint limits switched on (``goal``, ``joint_limits``). Vectorised: ``SubprocVecEnv``
 with as many envs as cores (and ``DummyVecEnv`` with as many, in one process), stepped with random
 actions (Gaussian, std 0.37 rad around zero, like the untrained policy), auto-resetting; needs
 stable-baselines3 (the ``rl`` extra), else those keys are null. Random episodes are short (the
@@ -20,12 +21,13 @@ import mujoco
 import numpy as np
 
 from animat.imitate.env import ImitateEnv
+from animat.imitate.goal import GoalConfig
 
 STD = 0.37
 
 
-def single_rate(steps: int, mujoco_servos: bool = True) -> float:
-    env = ImitateEnv(mujoco_servos=mujoco_servos)
+def single_rate(steps: int, **env_options) -> float:
+    env = ImitateEnv(**env_options)
     rng = np.random.default_rng(0)
     env.reset(seed=0)
     acts = rng.normal(0.0, STD, (steps, 28)).astype(np.float32)
@@ -67,6 +69,7 @@ def main() -> None:
     res["steps_per_s_single"] = single_rate(n)
     res["steps_per_s_single_python_pd"] = single_rate(max(n // 5, 100), mujoco_servos=False)
     res["speedup_mujoco_servos"] = res["steps_per_s_single"] / res["steps_per_s_single_python_pd"]
+    res["steps_per_s_single_goal_limits"] = single_rate(n, goal=GoalConfig(change_seconds=(1.0, 3.0)), joint_limits=True)
     res["vectorised_envs"] = cores
     res["steps_per_s_vectorised"] = vec_rate("subproc", cores, n // cores)
     res["steps_per_s_vectorised_dummy"] = vec_rate("dummy", cores, n // cores)

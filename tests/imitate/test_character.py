@@ -137,3 +137,33 @@ def test_mujoco_ball_servo_agrees_with_python_pd(model):
             continue
         cos = np.sum(mj * python, axis=1) / (np.linalg.norm(mj, axis=1) * np.linalg.norm(python, axis=1))
         assert cos.min() > min_cos and np.linalg.norm(mj, axis=1) == pytest.approx(np.linalg.norm(python, axis=1), rel=0.3)
+
+
+def test_ball_joint_limits_hold():
+    """Servo targets far past DeepMimic's per-axis limits (chest x 1.2, right shoulder y 1.5, right hip z −1.57 rad):
+    without limits the joints reach the targets; with them they stop at the bound plus at most τ_max / k."""
+    from animat.imitate.character import LIMIT_STIFFNESS, PD_GAINS
+    from animat.imitate.clip import vec_dm_to_zup, vec_zup_to_dm
+
+    cases = [(0, 0, 0, 2.5, 1.2, "chest"), (5, 4, 1, 2.5, 1.5, "right_shoulder"), (2, 2, 2, -2.5, -1.57, "right_hip")]
+    reached = {}
+    for limited in (False, True):
+        m = build_model(joint_limits=limited)
+        m.opt.gravity[:] = 0.0  # floating: only the servos and the limits act
+        d, lay = mujoco.MjData(m), Layout.of(m)
+        mujoco.mj_forward(m, d)
+        targets = np.tile([1.0, 0.0, 0.0, 0.0], (12, 1))
+        for joint, _, axis, angle, _, _ in cases:
+            targets[joint] = quat.exp(vec_dm_to_zup(angle * np.eye(3)[axis]))
+        set_pd_targets(m, d, targets, lay)
+        extreme = np.zeros(len(cases))
+        for _ in range(60):  # 2 s
+            mujoco.mj_step(m, d, nstep=SUBSTEPS)
+            r = quat.log(d.qpos[lay.ball_qpos])  # (8, 3) Z-up
+            for i, (_, ball, axis, angle, _, _) in enumerate(cases):
+                extreme[i] = max(extreme[i], np.sign(angle) * vec_zup_to_dm(r[ball])[axis])
+        reached[limited] = extreme
+    for i, (_, _, _, angle, bound, name) in enumerate(cases):
+        assert reached[False][i] == pytest.approx(abs(angle), abs=0.02), name
+        slack = 200.0 / (LIMIT_STIFFNESS * PD_GAINS[name][0]) + 0.05  # servo torque limit over the spring, + dynamics
+        assert abs(bound) < reached[True][i] < abs(bound) + slack, name

@@ -58,3 +58,18 @@ def test_residual_actions_and_python_servo_path():
     assert env.model.nu == 4 and obs.shape == ImitateEnv().observation_space.shape
     obs, r, *_ = env.step(zero)
     assert np.isfinite(obs).all() and 0.0 <= r <= 1.0
+
+
+def test_joint_limits_switch_keeps_the_spaces():
+    """joint_limits=True adds 6 limit springs per ball joint inside MuJoCo; the spaces and the clip-tracking
+    reward at the start are unchanged (the demo clip stays inside the limits)."""
+    plain, limited = ImitateEnv(rsi=False, residual=True), ImitateEnv(rsi=False, residual=True, joint_limits=True)
+    assert limited.model.nu == plain.model.nu + 8 * 6
+    assert limited.observation_space == plain.observation_space and limited.action_space == plain.action_space
+    a, _ = plain.reset(seed=0)
+    b, _ = limited.reset(seed=0)
+    assert np.array_equal(a, b)
+    zero = np.zeros(28, np.float32)
+    ra = [plain.step(zero)[1] for _ in range(10)]
+    rb = [limited.step(zero)[1] for _ in range(10)]
+    assert np.allclose(ra, rb, atol=1e-6)

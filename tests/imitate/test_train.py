@@ -93,13 +93,50 @@ def test_saved_policy_reloads_with_identical_actions(tmp_path):
         load_policy(tmp_path / "policy.npz")
 
 
-def test_play_writes_gif_and_summary(tiny_run, tmp_path, animat_cli):
-    code, out, err = animat_cli("imitate", "play", str(tiny_run), "--seconds", "0.4", "--out", str(tmp_path / "play"))
+@pytest.mark.parametrize("renderer", ["matplotlib", "mujoco"])
+def test_play_writes_gif_and_summary(tiny_run, tmp_path, animat_cli, renderer):
+    """Either renderer writes the GIF; MuJoCo's (where an offscreen GL context can be made) shows the
+    blue character and the translucent orange ghost side by side, moving from frame to frame."""
+    import imageio.v3 as iio
+
+    from animat.imitate.render import gl_available
+
+    if renderer == "mujoco" and not gl_available():
+        pytest.skip("no offscreen OpenGL (EGL or OSMesa) here")
+    code, out, err = animat_cli("imitate", "play", str(tiny_run), "--seconds", "0.4", "--renderer", renderer, "--out", str(tmp_path / "play"))
     assert code == 0, err
-    assert (tmp_path / "play" / "media" / "play.gif").stat().st_size > 10_000
+    gif = tmp_path / "play" / "media" / "play.gif"
+    assert gif.stat().st_size > 10_000
     summary = json.loads((tmp_path / "play" / "summary.json").read_text())
     assert 0 < summary["episode_steps"] <= 12 and 0 < summary["mean_r_imitation"] <= 1
     assert summary["episode_seconds"] == pytest.approx(summary["episode_steps"] / 30)
+    assert summary["renderer"].startswith(renderer) and summary["gif"] == "media/play.gif"
+    if renderer == "mujoco":
+        frames = iio.imread(gif, index=None)[..., :3].astype(int)  # (F, H, W, 3)
+        assert len(frames) == 1 + 6  # the start, then every second step of 12 at 15 fps
+        r, g, b = frames[0][..., 0], frames[0][..., 1], frames[0][..., 2]
+        orange, blue = (r > b + 60) & (r > g + 20), (b > r + 40)
+        cols = lambda m: np.nonzero(m.any(axis=0))[0].mean()  # noqa: E731 (mean image column of a mask)
+        assert orange.sum() > 500 and blue.sum() > 500 and cols(orange) > cols(blue) + 20  # ghost to the character's side
+        assert np.abs(frames[-1] - frames[0]).mean() > 1.0
+
+
+def test_play_falls_back_to_matplotlib_without_gl(tiny_run, tmp_path, monkeypatch, animat_cli):
+    from animat.errors import ConfigError
+    from animat.imitate import render
+    from animat.imitate.play import play
+
+    monkeypatch.setattr(render, "offscreen_context", lambda width, height: None)
+    assert play(tiny_run, 0.2, tmp_path / "auto", renderer="auto")["renderer"] == "matplotlib"
+    with pytest.raises(ConfigError, match="no offscreen OpenGL"):
+        play(tiny_run, 0.2, tmp_path / "gl", renderer="mujoco")
+    code, _, err = animat_cli("imitate", "play", str(tiny_run), "--renderer", "mujoco", "--out", str(tmp_path / "o"))
+    assert code == 2 and "--renderer matplotlib" in err and not (tmp_path / "o").exists()
+
+
+def test_play_refuses_an_unknown_renderer(tiny_run, tmp_path, animat_cli):
+    code, out, err = animat_cli("imitate", "play", str(tiny_run), "--renderer", "povray", "--out", str(tmp_path / "o"))
+    assert code == 2 and "--renderer" in err and not (tmp_path / "o").exists()
 
 
 @pytest.mark.parametrize("args, words", [

@@ -72,6 +72,7 @@ class JointDef:
     diff_weight: float  # DeepMimic's per-joint reward weight
     end_effector: bool
     limits: tuple[float, float] = (0.0, 0.0)  # rad, revolute only
+    ball_limits: tuple[tuple[float, float], ...] = ()  # rad, spherical only: (low, high) of log(q) on DeepMimic's x, y, z
 
 
 @dataclass(frozen=True)
@@ -101,10 +102,13 @@ class Skeleton:
 
 def _side(side: str, sign: float, hip: int, knee: int, shoulder: int, elbow: int) -> tuple[list[JointDef], list[BodyDef]]:
     j = [
-        JointDef(f"{side}_hip", "spherical", 0, (0.0, 0.0, sign * 0.084887), 200.0, 0.5, False),
+        JointDef(f"{side}_hip", "spherical", 0, (0.0, 0.0, sign * 0.084887), 200.0, 0.5, False,
+                 ball_limits=((-1.2, 1.2), (-1.0, 1.0), (-1.57, 2.57))),
         JointDef(f"{side}_knee", "revolute", hip, (0.0, -0.421546, 0.0), 150.0, 0.3, False, (-3.14, 0.0)),
-        JointDef(f"{side}_ankle", "spherical", knee, (0.0, -0.40987, 0.0), 90.0, 0.2, True),
-        JointDef(f"{side}_shoulder", "spherical", 1, (-0.02405, 0.2435, sign * 0.18311), 100.0, 0.3, False),
+        JointDef(f"{side}_ankle", "spherical", knee, (0.0, -0.40987, 0.0), 90.0, 0.2, True,
+                 ball_limits=((-1.0, 1.0), (-1.0, 1.0), (-1.57, 1.57))),
+        JointDef(f"{side}_shoulder", "spherical", 1, (-0.02405, 0.2435, sign * 0.18311), 100.0, 0.3, False,
+                 ball_limits=((-3.14, 0.5) if sign > 0 else (-0.5, 3.14), (-1.5, 1.5), (-0.7, 3.14))),
         JointDef(f"{side}_elbow", "revolute", shoulder, (0.0, -0.274788, 0.0), 60.0, 0.2, False, (0.0, 3.14)),
         JointDef(f"{side}_wrist", "fixed", elbow, (0.0, -0.258947, 0.0), 0.0, 0.0, True),
     ]
@@ -123,8 +127,8 @@ def default_skeleton() -> Skeleton:
     """humanoid3d, transcribed (DeepMimic's joint order: root, chest, neck, right leg, right arm, left …)."""
     joints = [
         JointDef("root", "none", -1, (0.0, 0.0, 0.0), 0.0, 1.0, False),
-        JointDef("chest", "spherical", 0, (0.0, 0.236151, 0.0), 200.0, 0.5, False),
-        JointDef("neck", "spherical", 1, (0.0, 0.223894, 0.0), 50.0, 0.3, False),
+        JointDef("chest", "spherical", 0, (0.0, 0.236151, 0.0), 200.0, 0.5, False, ball_limits=((-1.2, 1.2),) * 3),
+        JointDef("neck", "spherical", 1, (0.0, 0.223894, 0.0), 50.0, 0.3, False, ball_limits=((-1.0, 1.0),) * 3),
     ]
     bodies = [
         BodyDef("root", "sphere", 6.0, (0.0, 0.07, 0.0), (0.18, 0.18, 0.18)),
@@ -149,6 +153,7 @@ def load_skeleton(path: str | os.PathLike) -> Skeleton:
                 str(j["Name"]), str(j["Type"]), int(j["Parent"]), (float(j["AttachX"]), float(j["AttachY"]), float(j["AttachZ"])),
                 float(j.get("TorqueLim", 0.0)), float(j.get("DiffWeight", 0.0)), bool(j.get("IsEndEffector", 0)),
                 (float(j["LimLow0"]), float(j["LimHigh0"])) if j["Type"] == "revolute" else (0.0, 0.0),
+                tuple((float(j[f"LimLow{k}"]), float(j[f"LimHigh{k}"])) for k in range(3)) if j["Type"] == "spherical" else (),
             ))
         for b in obj["BodyDefs"]:
             bodies.append(BodyDef(
@@ -167,10 +172,13 @@ def load_skeleton(path: str | os.PathLike) -> Skeleton:
 
 
 BALL_AXES = ("x", "y", "z")  # ball-joint actuators are named f"{joint}_{axis}" (child-frame axes)
+LIMIT_STIFFNESS = 5.0  # ball-joint limit springs: stiffness as a multiple of the joint's kp (N·m/rad)
 
 
-def build_spec(skeleton: Skeleton | None = None, timestep: float = TIMESTEP, ball_actuators: bool = True) -> mujoco.MjSpec:
-    """The humanoid as an editable ``MjSpec`` (floor included); see the module docstring for actuation."""
+def build_spec(skeleton: Skeleton | None = None, timestep: float = TIMESTEP, ball_actuators: bool = True,
+               joint_limits: bool = False) -> mujoco.MjSpec:
+    """The humanoid as an editable ``MjSpec`` (floor included); see the module docstring for actuation and
+    :func:`add_ball_limits` for ``joint_limits``."""
     skel = skeleton or default_skeleton()
     spec = mujoco.MjSpec()
     spec.modelname = "humanoid3d"
@@ -220,12 +228,42 @@ def build_spec(skeleton: Skeleton | None = None, timestep: float = TIMESTEP, bal
                     act.set_to_position(kp=kp, kv=0.0)  # kd is the joint's (implicit) damping
                     act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
                     act.forcerange = [-jd.torque_limit, jd.torque_limit]
+    if joint_limits:
+        add_ball_limits(spec, skel)
     return spec
 
 
-def build_model(skeleton: Skeleton | None = None, timestep: float = TIMESTEP, ball_actuators: bool = True) -> mujoco.MjModel:
-    """Compile the humanoid (default: the transcribed humanoid3d, MuJoCo servos on every joint)."""
-    return build_spec(skeleton, timestep, ball_actuators).compile()
+def add_ball_limits(spec: mujoco.MjSpec, skeleton: Skeleton) -> None:
+    """Per-axis limits on the ball joints, as in DeepMimic's character file (``LimLow0..2``, ``LimHigh0..2``).
+
+    Read here as bounds on the rotation vector ``log(q)`` of the joint along DeepMimic's x, y, z axes
+    of the child frame (mapped to Z-up; the coordinates the ball servos use) — both shipped clips stay
+    inside them. MuJoCo limits a ball joint only by a cone on its whole angle, so each bound is a
+    one-sided spring inside ``mj_step``: an actuator on that axis (``gear``) with force
+    ``k (bound − length)`` clipped to push back only past the bound, ``k`` = ``LIMIT_STIFFNESS`` × the
+    joint's kp (a servo at its torque limit overshoots by ``τ_max / k``, 0.04 rad for the chest);
+    the joint's damping acts as usual. Named ``<joint>_<axis>_low`` / ``_high``.
+    """
+    for jd in skeleton.joints:
+        if jd.type != "spherical" or not jd.ball_limits:
+            continue
+        k = LIMIT_STIFFNESS * PD_GAINS[jd.name][0]
+        for axis_dm, name, (low, high) in zip(np.eye(3), BALL_AXES, jd.ball_limits):
+            gear = np.concatenate([vec_dm_to_zup(axis_dm), np.zeros(3)]).tolist()
+            for side, bound, forcerange in (("low", low, [0.0, 1e6]), ("high", high, [-1e6, 0.0])):
+                act = spec.add_actuator(name=f"{jd.name}_{name}_{side}", target=jd.name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+                act.gear = gear
+                act.gaintype, act.biastype = mujoco.mjtGain.mjGAIN_FIXED, mujoco.mjtBias.mjBIAS_AFFINE
+                act.gainprm = [0.0] * 10
+                act.biasprm = [k * bound, -k] + [0.0] * 8
+                act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
+                act.forcerange = forcerange
+
+
+def build_model(skeleton: Skeleton | None = None, timestep: float = TIMESTEP, ball_actuators: bool = True,
+                joint_limits: bool = False) -> mujoco.MjModel:
+    """Compile the humanoid (default: the transcribed humanoid3d, MuJoCo servos on every joint, no ball-joint limits)."""
+    return build_spec(skeleton, timestep, ball_actuators, joint_limits).compile()
 
 
 # --------------------------------------------------------------------------------------------

@@ -70,9 +70,11 @@ def train_cmd(
     vec_env: Optional[str] = typer.Option(None, "--vec-env", help="subproc (processes) | dummy (one process)."),
     net_arch: Optional[str] = typer.Option(None, "--net-arch", help="Hidden layers of actor and critic, e.g. '1024,512'."),
     max_minutes: Optional[float] = typer.Option(None, "--max-minutes", help="Stop learning after this many minutes (0: no cap)."),
+    goal: Optional[bool] = typer.Option(None, "--goal/--no-goal", help="Add the task goal r_G (target heading and speed; goal_* options)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Random seed."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of training options (see animat.imitate.train.TrainConfig)."),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the run in this directory (policy, optimiser, step count); --timesteps is the new total."),
 ) -> None:
     """Train a PPO policy to imitate a clip; writes a run directory (metrics, curve, safe policy files)."""
     import time
@@ -85,11 +87,18 @@ def train_cmd(
 
     if timesteps is not None and timesteps < 1:
         raise ConfigError(f"--timesteps must be ≥ 1, got {timesteps}")
-    cfg = TrainConfig.build(config, clip=clip, timesteps=timesteps, envs=envs, vec_env=vec_env,
-                            net_arch=_net_arch(net_arch), max_minutes=max_minutes, seed=seed)
-    cfg.load_clip()  # a bad clip fails here, in one line, before any process starts
+    options = dict(clip=clip, timesteps=timesteps, envs=envs, vec_env=vec_env, net_arch=_net_arch(net_arch),
+                   max_minutes=max_minutes, seed=seed, goal=goal)
+    if resume is None:  # a bad config or clip fails here, in one line, before the run directory exists
+        TrainConfig.build(config, **options).load_clip()
     _need_rl()
-    run_dir = runs.new_run_dir("imitate", "train", out)
+    cfg, run_dir = runs.start_or_resume("imitate", TrainConfig, resume=resume, config=config, out=out, options=options,
+                                        may_change={"timesteps": "--timesteps", "max_minutes": "--max-minutes"})
+    if resume is not None:  # so does a run without a (valid) training state, or one at its --timesteps already
+        from animat.imitate.resume import resumable_state
+
+        resumable_state(run_dir, cfg.timesteps)
+        cfg.load_clip()
     console = Console()
     console.print(f"imitate train: PPO, {cfg.timesteps} steps, {cfg.envs} envs ({cfg.vec_env}), net {cfg.net_arch}, "
                   f"clip {cfg.clip or 'demo'}, run dir {run_dir}")
@@ -107,7 +116,11 @@ def train_cmd(
             progress.update(task, completed=row["timesteps"], ret=f(row["ep_return_mean"], 2), len=f(row["ep_len_mean"], 1),
                             rps=f(row["r_i_per_step_mean"]), fps=f"{row['fps']:.0f}")
 
-        summary = train(cfg, run_dir, on_iteration=on_iteration)
+        try:
+            summary = train(cfg, run_dir, resume=resume is not None, on_iteration=on_iteration)
+        except KeyboardInterrupt:
+            console.print(f"interrupted; continue with: animat imitate train --resume {run_dir} --timesteps {cfg.timesteps}")
+            raise
     console.print(f"trained in {time.perf_counter() - start:.1f} s")
     for k in ("timesteps", "initial_eval_return_mean", "final_eval_return_mean", "initial_eval_len_mean", "final_eval_len_mean",
               "final_eval_r_i_per_step_mean", "first_iteration_ep_return_mean", "last_iteration_ep_return_mean",
@@ -122,18 +135,26 @@ def play_cmd(
     run_dir: Path = typer.Argument(..., help="Run directory written by `animat imitate train` (reads policy.npz/.json, no pickles)."),
     seconds: float = typer.Option(10.0, "--seconds", "-s", help="Episode length (s); it ends early if the character falls."),
     fps: float = typer.Option(15.0, "--fps", help="Frames per second of the GIF (at most 30)."),
+    renderer: str = typer.Option("auto", "--renderer", help="auto (MuJoCo offscreen where OpenGL works, else matplotlib) | mujoco | matplotlib."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
 ) -> None:
     """Run a trained policy from time 0 of its clip: GIF beside the reference (ghost), summary.json."""
     from animat import runs
-    from animat.imitate.play import load_run, play
+    from animat.imitate.play import RENDERERS, load_run, play
 
     if not seconds > 0:
         raise ConfigError(f"--seconds must be > 0, got {seconds}")
     if not 0 < fps <= 30:
         raise ConfigError(f"--fps must be in (0, 30], got {fps}")
+    if renderer not in RENDERERS:
+        raise ConfigError(f"--renderer must be one of {', '.join(RENDERERS)}, got {renderer!r}")
     load_run(run_dir)  # fail on a bad run directory before creating the output one
+    if renderer == "mujoco":
+        from animat.imitate.render import gl_available
+
+        if not gl_available():
+            raise ConfigError("--renderer mujoco: no offscreen OpenGL context (tried MUJOCO_GL, egl, osmesa); use --renderer matplotlib")
     target = runs.new_run_dir("imitate", "play", out)
-    summary = play(run_dir, seconds, target, fps=fps)
+    summary = play(run_dir, seconds, target, fps=fps, renderer=renderer)
     print(json.dumps(summary, indent=2))
     print(f"results: {target}")

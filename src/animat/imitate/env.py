@@ -3,18 +3,24 @@
 Observation (float32): root height (m); root orientation relative to its heading (yaw removed,
 w x y z); root linear velocity in the heading frame (m/s); root angular velocity (rad/s, root
 frame); the 12 joints' rotations (ball: quaternion, hinge: angle) and velocities (rad/s); hands
-and feet relative to the root in the heading frame (m); the clip phase in [0, 1).
+and feet relative to the root in the heading frame (m); the clip phase in [0, 1); with a task goal
+(``goal``, see :mod:`animat.imitate.goal`) also the target direction in the heading frame (x, y) and
+the target speed (m/s).
 Action (float32, rad): PD targets — a rotation vector per ball joint (8 × 3), an angle per hinge
 (4), in clip joint order; clipped to ±π. With ``residual=True`` (off by default; DeepMimic's
 policies send absolute targets) the action is an offset from the clip's pose at the end of the
 control step instead (ball: ``q_ref ⊗ exp(a)``, hinge: ``θ_ref + a``), so a zero action tracks the
 clip open-loop — a much easier start for learning. Reward: r_I of :mod:`animat.imitate.reward` against the
-clip at the new time. Reference state initialisation (``rsi``: start at a random clip time) and
-early termination (``early_termination``: the root, chest or neck touches the floor) can be
-switched off. Episodes are truncated after ``max_seconds``. The ball joints' servos run inside
+clip at the new time; with a goal, ``w_I r_I + w_G r_G`` (weights from the reward config, r_G from the
+centre-of-mass velocity; ``info`` holds ``r_imitation`` and ``r_goal``; ``nonfinite`` marks a step
+whose physics blew up, ending the episode with reward 0). Reference state initialisation (``rsi``:
+start at a random clip time) and early termination (``early_termination``: the root, chest or neck
+touches the floor) can be switched off. Episodes are truncated after ``max_seconds``. The ball joints' servos run inside
 MuJoCo (``mujoco_servos=True``, default; one ``mj_step`` call per control step) or as the Python
 quaternion PD of :func:`~animat.imitate.character.apply_ball_pd` each physics step (the reference,
-~2× slower; ``benchmarks/imitate_env.py``); see :mod:`animat.imitate.character`.
+~2× slower; ``benchmarks/imitate_env.py``); see :mod:`animat.imitate.character`. ``joint_limits``
+adds the per-axis ball-joint limits of DeepMimic's character file
+(:func:`~animat.imitate.character.add_ball_limits`; off by default).
 """
 
 from __future__ import annotations
@@ -27,7 +33,8 @@ from animat.imitate import quat
 from animat.imitate.character import CONTROL_HZ, SUBSTEPS, Layout, apply_ball_pd, build_model, kinematics, pose_kinematics, set_pd_targets, set_pose
 from animat.imitate.clip import HINGE_AXIS, Clip
 from animat.imitate.demo import demo_clip
-from animat.imitate.reward import PRESETS, RewardConfig, imitation_reward
+from animat.imitate.goal import GoalConfig, draw_goal, heading_reward
+from animat.imitate.reward import PRESETS, RewardConfig, imitation_reward, total_reward
 
 FALL_BODIES = ("root", "chest", "neck")
 
@@ -43,11 +50,13 @@ class ImitateEnv(gym.Env):
 
     def __init__(self, clip: Clip | None = None, reward: RewardConfig = PRESETS["paper"], rsi: bool = True,
                  early_termination: bool = True, max_seconds: float = 10.0, mujoco_servos: bool = True,
-                 residual: bool = False):
+                 residual: bool = False, goal: GoalConfig | None = None, joint_limits: bool = False):
         self.clip = clip or demo_clip()
+        self.goal_cfg, self.goal = goal, None
+        self._clip_speed = float(np.linalg.norm(self.clip.root_advance)) / self.clip.cycle_seconds
         self.cfg, self.rsi, self.early_termination, self.max_seconds = reward, rsi, early_termination, max_seconds
         self.residual = residual
-        self.model = build_model(ball_actuators=mujoco_servos)
+        self.model = build_model(ball_actuators=mujoco_servos, joint_limits=joint_limits)
         self.data = mujoco.MjData(self.model)
         self.ref_data = mujoco.MjData(self.model)
         self.layout = Layout.of(self.model)
@@ -74,6 +83,9 @@ class ImitateEnv(gym.Env):
             [s.root_pos[2]], quat.mul(inv_heading, s.root_quat), quat.rotate(inv_heading, s.root_vel), s.root_angvel,
             joints, vels, quat.rotate(inv_heading, k.end_effectors - s.root_pos).ravel(), [phase],
         ]
+        if self.goal_cfg is not None:
+            goal = self.goal or self._draw_goal()  # (only while the spaces are being sized)
+            parts += [quat.rotate(inv_heading, goal.direction)[:2], [goal.speed]]
         return np.concatenate([np.ravel(p) for p in parts]).astype(np.float32)
 
     def _index_obs(self) -> None:
@@ -108,7 +120,11 @@ class ImitateEnv(gym.Env):
         mujoco.mj_resetData(self.model, self.data)
         set_pose(self.model, self.data, self.clip.sample(self.t), self.layout)
         mujoco.mj_forward(self.model, self.data)
+        self.goal = self._draw_goal() if self.goal_cfg is not None else None
         return self._obs(), {"time": self.t}
+
+    def _draw_goal(self):
+        return draw_goal(self.goal_cfg, self.np_random, self.clip.root_advance, self._clip_speed, self.t)
 
     def _targets(self, action: np.ndarray) -> np.ndarray:
         """(12, 4) target rotations of an action (clipped to ±π)."""
@@ -142,10 +158,18 @@ class ImitateEnv(gym.Env):
         self.t += 1.0 / CONTROL_HZ
         finite = bool(np.isfinite(self.data.qpos).all() and np.isfinite(self.data.qvel).all())
         if not finite:
-            return np.zeros(self.observation_space.shape, np.float32), 0.0, True, False, {"time": self.t}
+            info = {"time": self.t, "r_imitation": 0.0, "nonfinite": True, **({"r_goal": 0.0} if self.goal else {})}
+            return np.zeros(self.observation_space.shape, np.float32), 0.0, True, False, info
         sim = kinematics(self.model, self.data, self.layout)
         ref = pose_kinematics(self.model, self.ref_data, self.clip.sample(self.t), self.layout)
-        reward = imitation_reward(ref, sim, self.cfg)
+        r_imitation = imitation_reward(ref, sim, self.cfg)
+        info = {"time": self.t, "r_imitation": r_imitation}
+        reward = r_imitation
+        if self.goal is not None:
+            info["r_goal"] = heading_reward(sim.com_vel, self.goal.direction, self.goal.speed, self.goal_cfg.scale)
+            reward = total_reward(r_imitation, info["r_goal"], self.cfg)
+            if self.t >= self.goal.until:  # the next observation shows the new goal
+                self.goal = self._draw_goal()
         terminated = self.early_termination and self._fallen()
         truncated = self.t - self.t0 >= self.max_seconds - 1e-9
-        return self._obs(sim), float(reward), bool(terminated), bool(truncated), {"time": self.t}
+        return self._obs(sim), float(reward), bool(terminated), bool(truncated), info

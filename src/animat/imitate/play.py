@@ -4,9 +4,12 @@ The policy comes from a run directory that ``animat imitate train`` wrote (``pol
 ``policy.json`` + ``config.json``; read without unpickling, see :mod:`animat.imitate.policy`). The
 episode starts at the clip's time 0 (no random start), runs for ``seconds`` or until the character
 falls (early termination as in training), and is drawn as a GIF: the simulated character in blue,
-the clip's pose in translucent orange ``GHOST_OFFSET`` to its left (+y). Each body is drawn as a
-box around each of its geoms (capsules as boxes along their axis, spheres as cubes). Writes
-``media/play.gif``, ``trajectory.npz`` (per step: time, r_I, root position) and ``summary.json``.
+the clip's pose (a second copy of the character posed kinematically) in translucent orange
+``GHOST_OFFSET`` to its left (+y). ``renderer``: ``mujoco`` renders MuJoCo's own shapes offscreen
+(EGL or OSMesa, :mod:`animat.imitate.render`); ``matplotlib`` draws a box around each geom
+(capsules as boxes along their axis, spheres as cubes); ``auto`` (default) takes MuJoCo where an
+offscreen GL context can be made, else matplotlib. Writes ``media/play.gif``, ``trajectory.npz``
+(per step: time, r_I, root position) and ``summary.json`` (``renderer`` says which drew it).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import numpy as np
 
 from animat import runs
 from animat.errors import CheckpointError, ConfigError
+
+RENDERERS = ("auto", "mujoco", "matplotlib")
 
 GHOST_OFFSET = np.array([0.0, 0.8, 0.0])  # m: where the reference is drawn relative to the character
 _SIGNS = np.array(list(itertools.product((-1.0, 1.0), repeat=3)))  # box_faces' corner order
@@ -68,13 +73,15 @@ def load_run(run_dir: Path):
     return cfg, load_policy(run_dir / "policy")
 
 
-def play(run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render: bool = True) -> dict:
+def play(run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render: bool = True, renderer: str = "auto") -> dict:
     """Run the policy of ``run_dir`` for up to ``seconds``; write the GIF, trajectory and summary into ``out``."""
-    from animat.imitate.character import pose_kinematics
+    from animat.imitate.character import set_pose
     from animat.imitate.train import make_env
 
     if not seconds > 0:
         raise ConfigError(f"--seconds must be > 0, got {seconds}")
+    if renderer not in RENDERERS:
+        raise ConfigError(f"--renderer must be one of {', '.join(RENDERERS)}, got {renderer!r}")
     cfg, policy = load_run(run_dir)
     env = make_env(cfg, rsi=False, max_seconds=float(seconds))
     if env.observation_space.shape[0] != policy.obs_dim:
@@ -82,21 +89,22 @@ def play(run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render:
     obs, info = env.reset(seed=cfg.seed)
     every = max(1, int(round(30.0 / fps)))
     ghost_data = mujoco.MjData(env.model)
-    frames, trail, times, rewards, roots = [], [], [], [], []
+    sim_q, ghost_q, times, rewards, goals, roots = [], [], [], [], [], []
 
     def grab(t: float) -> None:
-        pose_kinematics(env.model, ghost_data, env.clip.sample(t), env.layout)
-        frames.append(frame_polygons(geom_boxes(env.model, env.data), geom_boxes(env.model, ghost_data, GHOST_OFFSET)))
-        trail.append(env.data.xpos[env.layout.root_body].copy())
+        set_pose(env.model, ghost_data, env.clip.sample(t), env.layout)
+        sim_q.append(env.data.qpos.copy())
+        ghost_q.append(ghost_data.qpos.copy())
         times.append(t)
 
     if render:
         grab(env.t)
     done, terminated, step = False, False, 0
     while not done:
-        obs, r, terminated, truncated, info = env.step(policy.act(obs))
+        obs, _, terminated, truncated, info = env.step(policy.act(obs))
         step += 1
-        rewards.append(r)
+        rewards.append(info["r_imitation"])
+        goals.append(info.get("r_goal", np.nan))
         roots.append(env.data.qpos[:3].copy())
         done = terminated or truncated
         if render and (step % every == 0 or done):
@@ -115,11 +123,43 @@ def play(run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render:
         "clip": cfg.clip or "demo",
         "policy_timesteps": int(policy.manifest.get("num_timesteps", 0)),
     }
+    if cfg.goal:
+        summary["mean_r_goal"] = float(np.mean(goals))
     if render:
-        from animat.viz.animate import animate_body
-
-        gif = animate_body(frames, out / "media" / "play.gif", fps=30.0 / every, trail=np.array(trail), times=np.array(times),
-                           title=f"policy (blue) and clip (ghost, +{GHOST_OFFSET[1]:g} m y)", view_size=1.4, ground=0.0)
-        summary["gif"] = str(gif.relative_to(out))
+        summary.update(write_gif(env.model, np.array(sim_q), np.array(ghost_q), np.array(times), out / "media" / "play.gif",
+                                 fps=30.0 / every, renderer=renderer))
+        summary["gif"] = str(Path(summary["gif"]).relative_to(out))
     runs.atomic_write_json(out / "summary.json", summary)
     return summary
+
+
+def write_gif(model: mujoco.MjModel, sim_q: np.ndarray, ghost_q: np.ndarray, times: np.ndarray, path: Path, *, fps: float,
+              renderer: str = "auto") -> dict:
+    """Draw frames ``sim_q``, ``ghost_q (F, nq)`` at ``times (F,)`` s into the GIF ``path``; ``{"gif", "renderer"}``."""
+    from animat.imitate.render import render_frames
+
+    title = f"policy (blue) and clip (ghost, +{GHOST_OFFSET[1]:g} m y)"
+    got = None
+    if renderer in ("auto", "mujoco"):
+        got = render_frames(model, sim_q, ghost_q, ghost_offset=GHOST_OFFSET, captions=[f"t = {t:.2f} s   policy (blue), clip (ghost)" for t in times])
+        if got is None and renderer == "mujoco":
+            raise ConfigError("--renderer mujoco: no offscreen OpenGL context (tried MUJOCO_GL, egl, osmesa); use --renderer matplotlib")
+    if got is not None:
+        import io
+
+        import imageio.v3 as iio
+
+        buf = io.BytesIO()
+        iio.imwrite(buf, got[1], extension=".gif", duration=1000.0 / fps, loop=0)
+        return {"gif": str(runs.atomic_write_bytes(path, buf.getvalue())), "renderer": f"mujoco-{got[0]}"}
+    from animat.viz.animate import animate_body
+
+    sim, ghost = mujoco.MjData(model), mujoco.MjData(model)
+    frames = []
+    for q, g in zip(sim_q, ghost_q):
+        sim.qpos[:], ghost.qpos[:] = q, g
+        mujoco.mj_kinematics(model, sim)
+        mujoco.mj_kinematics(model, ghost)
+        frames.append(frame_polygons(geom_boxes(model, sim), geom_boxes(model, ghost, GHOST_OFFSET)))
+    gif = animate_body(frames, path, fps=fps, trail=sim_q[:, :3], times=times, title=title, view_size=1.4, ground=0.0)
+    return {"gif": str(gif), "renderer": "matplotlib"}

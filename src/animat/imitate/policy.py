@@ -88,11 +88,7 @@ def save_policy(path: str | os.PathLike, model, vec_normalize=None, *, net_arch:
     """Write ``<path>.npz`` and ``<path>.json`` (``path`` without suffix); returns the ``.npz`` path."""
     import stable_baselines3
 
-    path = Path(path)
     arrays = policy_arrays(model, vec_normalize)
-    buf = io.BytesIO()
-    np.savez(buf, **arrays)
-    data = buf.getvalue()
     norm = vec_normalize is not None and vec_normalize.norm_obs
     manifest = {
         "format": FORMAT,
@@ -105,13 +101,44 @@ def save_policy(path: str | os.PathLike, model, vec_normalize=None, *, net_arch:
         "obs_norm": {"enabled": bool(norm), "clip_obs": float(vec_normalize.clip_obs) if norm else None,
                      "epsilon": float(vec_normalize.epsilon) if norm else None},
         "num_timesteps": int(model.num_timesteps),
-        "npz_sha256": hashlib.sha256(data).hexdigest(),
         "stable_baselines3": stable_baselines3.__version__,
         **(extra or {}),
     }
+    return write_arrays(path, arrays, manifest)
+
+
+def write_arrays(path: str | os.PathLike, arrays: dict[str, np.ndarray], manifest: dict) -> Path:
+    """Write ``<path>.npz`` (plain arrays) and ``<path>.json`` (``manifest`` + the npz's SHA-256), atomically; returns the ``.npz``."""
+    path = Path(path)
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    data = buf.getvalue()
     npz = runs.atomic_write_bytes(path.with_suffix(".npz"), data)
-    runs.atomic_write_json(path.with_suffix(".json"), manifest)
+    runs.atomic_write_json(path.with_suffix(".json"), {**manifest, "npz_sha256": hashlib.sha256(data).hexdigest()})
     return npz
+
+
+def read_arrays(stem: Path, fmt: str, what: str) -> tuple[dict[str, np.ndarray], dict]:
+    """Read ``<stem>.npz`` + ``<stem>.json`` written by :func:`write_arrays`, never unpickling: the manifest
+    must name format ``fmt`` and the npz must match its checksum. :class:`CheckpointError` on anything amiss."""
+    npz, js = stem.with_suffix(".npz"), stem.with_suffix(".json")
+    if not npz.is_file() or not js.is_file():
+        raise CheckpointError(f"no {what} at {str(stem)!r}: expected {npz.name} and {js.name} (written by animat imitate train)")
+    try:
+        manifest = json.loads(js.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(f"{str(js)!r} is not a {what} manifest ({exc})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != fmt:
+        raise CheckpointError(f"{str(js)!r}: format {manifest.get('format') if isinstance(manifest, dict) else None!r}, expected {fmt!r}")
+    data = npz.read_bytes()
+    if hashlib.sha256(data).hexdigest() != manifest.get("npz_sha256"):
+        raise CheckpointError(f"{str(npz)!r} does not match the checksum in {js.name}; the file is corrupt or was changed")
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(f"{str(npz)!r} is not a readable .npz of arrays ({exc})") from None
+    return arrays, manifest
 
 
 def load_policy(path: str | os.PathLike) -> SavedPolicy:
@@ -124,23 +151,8 @@ def load_policy(path: str | os.PathLike) -> SavedPolicy:
     if path.is_dir():
         path = path / "policy"
     stem = path.with_suffix("") if path.suffix in (".npz", ".json") else path
-    npz, js = stem.with_suffix(".npz"), stem.with_suffix(".json")
-    if not npz.is_file() or not js.is_file():
-        raise CheckpointError(f"no policy at {str(stem)!r}: expected {npz.name} and {js.name} (written by animat imitate train)")
-    try:
-        manifest = json.loads(js.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise CheckpointError(f"{str(js)!r} is not a policy manifest ({exc})") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise CheckpointError(f"{str(js)!r}: format {manifest.get('format') if isinstance(manifest, dict) else None!r}, expected {FORMAT!r}")
-    data = npz.read_bytes()
-    if hashlib.sha256(data).hexdigest() != manifest.get("npz_sha256"):
-        raise CheckpointError(f"{str(npz)!r} does not match the checksum in {js.name}; the file is corrupt or was changed")
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-    except (OSError, ValueError) as exc:
-        raise CheckpointError(f"{str(npz)!r} is not a readable .npz of arrays ({exc})") from None
+    arrays, manifest = read_arrays(stem, FORMAT, "policy")
+    js, npz = stem.with_suffix(".json"), stem.with_suffix(".npz")
     if manifest.get("activation") not in ACTIVATIONS:
         raise CheckpointError(f"{str(js)!r}: activation {manifest.get('activation')!r} not one of {ACTIVATIONS}")
     pol = SavedPolicy(arrays, manifest)

@@ -9,11 +9,21 @@ untrained policy, learn, evaluate again, and write the run directory:
 
 ``config.json``  resolved config;  ``metrics.csv``  one row per PPO iteration (rollout + update):
 ``timesteps``, ``episodes``, ``ep_return_mean`` (Σ r_I per episode, the "mean episode imitation
-reward"), ``ep_len_mean`` (steps at 30 Hz), ``r_i_per_step_mean`` (return / length), losses,
-``fps``;  ``logs/progress.csv`` (+ TensorBoard event files when the ``tensorboard`` package is
+reward"), ``ep_len_mean`` (steps at 30 Hz), ``r_i_per_step_mean`` (return / length), ``nonfinite``
+(episodes ended by a physics blow-up, see :class:`ImitateEnv`), losses,
+``fps`` (with a task goal, returns and per-step means are of the total reward w_I r_I + w_G r_G);
+``logs/progress.csv`` (+ TensorBoard event files when the ``tensorboard`` package is
 installed) from SB3's logger;  ``policy.npz`` + ``policy.json`` (safe weights, see
 :mod:`animat.imitate.policy`) and ``checkpoints/policy_<timesteps>.*``;
-``plots/learning_curve.png``;  ``summary.json``.
+``plots/learning_curve.png``;  ``summary.json``;  ``checkpoints/train_state.npz/.json`` (policy,
+optimiser and normaliser state and the step counter, see :mod:`animat.imitate.resume`), written with
+every checkpoint (after the update that follows it) and at the end (also when interrupted).
+
+``train(cfg, out, resume=True)`` continues the run in ``out`` from its training state: the same
+policy and Adam moments, normaliser and step counter (the environments start new episodes; PPO is
+seeded with ``seed + timesteps done``); ``metrics.csv`` keeps its rows and grows, SB3's logs of the
+new session go to ``logs/resume_<timesteps>/``, and ``checkpoints/policy_<timesteps>`` is written at
+the start of each session (``policy_0`` for a new run).
 
 Episode statistics in ``metrics.csv`` come from the stochastic training policy; ``summary.json``
 also holds deterministic evaluations (``eval_episodes`` episodes, reference-state initialisation,
@@ -24,7 +34,6 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import os
 import time
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -35,11 +44,11 @@ import numpy as np
 
 from animat import runs
 from animat.config import merge_options
-from animat.errors import ConfigError
+from animat.errors import CheckpointError, ConfigError
 
 METRIC_FIELDS = [
     "iteration", "timesteps", "episodes", "ep_return_mean", "ep_len_mean", "r_i_per_step_mean", "ep_seconds_mean",
-    "fps", "seconds", "approx_kl", "clip_fraction", "entropy_loss", "value_loss", "policy_gradient_loss", "explained_variance", "std",
+    "nonfinite", "fps", "seconds", "approx_kl", "clip_fraction", "entropy_loss", "value_loss", "policy_gradient_loss", "explained_variance", "std",
 ]
 
 
@@ -59,6 +68,13 @@ class TrainConfig:
     rsi: bool = True
     early_termination: bool = True
     residual: bool = False  # actions are offsets from the clip's pose (see ImitateEnv); DeepMimic: absolute
+    joint_limits: bool = False  # per-axis ball-joint limits of DeepMimic's character file (character.add_ball_limits)
+    # optional task goal r_G (target heading and speed, animat.imitate.goal); reward w_I r_I + w_G r_G
+    goal: bool = False
+    goal_weights: list[float] = field(default_factory=lambda: [0.7, 0.3])  # [w_I, w_G] when goal is on
+    goal_heading_range: float = math.pi  # rad, ± around the clip's direction of travel
+    goal_speed: list[float] = field(default_factory=list)  # [low, high] m/s; empty: the clip's mean speed
+    goal_change_seconds: list[float] = field(default_factory=list)  # [low, high] s between new goals; empty: one per episode
     # policy (Gaussian, state-independent log std)
     net_arch: list[int] = field(default_factory=lambda: [1024, 512])
     activation: str = "relu"
@@ -105,7 +121,23 @@ class TrainConfig:
             raise ConfigError("progress_bar = true needs the tqdm and rich packages (SB3's bar); the CLI shows its own")
         if self.clip is not None:
             resolve_clip(self.clip)
+        w = self.goal_weights
+        if not (isinstance(w, list) and len(w) == 2 and all(isinstance(x, (int, float)) and x >= 0 for x in w) and sum(w) > 0):
+            raise ConfigError(f"goal_weights must be [w_I, w_G] with both ≥ 0 and a positive sum, got {w!r}")
+        self.goal_config()
         return self
+
+    def goal_config(self):
+        """The :class:`~animat.imitate.goal.GoalConfig` of the ``goal_*`` options, or None when ``goal`` is off."""
+        from animat.imitate.goal import GoalConfig
+
+        if not self.goal:
+            return None
+        for name in ("goal_speed", "goal_change_seconds"):
+            if not isinstance(getattr(self, name), (list, tuple)) or len(getattr(self, name)) not in (0, 2):
+                raise ConfigError(f"{name} must be [] or [low, high], got {getattr(self, name)!r}")
+        return GoalConfig(heading_range=float(self.goal_heading_range), speed=tuple(self.goal_speed) or None,
+                          change_seconds=tuple(self.goal_change_seconds) or None)
 
     @classmethod
     def build(cls, file: str | Path | None = None, **overrides: Any) -> "TrainConfig":
@@ -143,8 +175,9 @@ def make_env(cfg: TrainConfig, clip=None, **overrides):
     from animat.imitate.env import ImitateEnv
     from animat.imitate.reward import preset
 
-    kw = dict(reward=preset(cfg.reward), rsi=cfg.rsi, early_termination=cfg.early_termination, max_seconds=cfg.max_seconds,
-              residual=cfg.residual)
+    weights = dict(w_imitation=cfg.goal_weights[0], w_goal=cfg.goal_weights[1]) if cfg.goal else {}
+    kw = dict(reward=preset(cfg.reward, **weights), rsi=cfg.rsi, early_termination=cfg.early_termination,
+              max_seconds=cfg.max_seconds, residual=cfg.residual, goal=cfg.goal_config(), joint_limits=cfg.joint_limits)
     kw.update(overrides)
     return ImitateEnv(clip if clip is not None else cfg.load_clip(), **kw)
 
@@ -172,6 +205,22 @@ def evaluate(policy: Callable[[np.ndarray], np.ndarray], cfg: TrainConfig, episo
         "len_mean": float(ln.mean()) if episodes else math.nan,
         "r_i_per_step_mean": float(ret.sum() / max(ln.sum(), 1)) if episodes else math.nan,
     }
+
+
+def read_metrics(path: Path) -> list[dict]:
+    """The rows of a ``metrics.csv`` written by :func:`train`, as numbers (empty cells stay empty), so that
+    writing them again reproduces the file's text."""
+    import csv
+
+    if not Path(path).is_file():
+        return []
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    ints = {"iteration", "timesteps", "episodes", "nonfinite"}
+    try:
+        return [{k: "" if v in ("", None) else int(v) if k in ints else float(v) for k, v in row.items()} for row in rows]
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(f"{str(path)!r} is not a metrics file written by animat imitate train ({exc})") from None
 
 
 def learning_curve_plot(rows: list[dict], path: Path, title: str, evals: list[tuple[int, dict]] = ()) -> Path:
@@ -207,8 +256,9 @@ def learning_curve_plot(rows: list[dict], path: Path, title: str, evals: list[tu
     return save_figure(fig, path)
 
 
-def train(cfg: TrainConfig, out: Path, *, on_iteration: Callable[[dict], Any] | None = None) -> dict:
-    """Train per ``cfg`` into run directory ``out`` (already created); returns ``summary.json``'s content."""
+def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_iteration: Callable[[dict], Any] | None = None) -> dict:
+    """Train per ``cfg`` into run directory ``out`` (already created), or with ``resume`` continue the run
+    there (see the module docstring); returns ``summary.json``'s content."""
     import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
@@ -216,8 +266,11 @@ def train(cfg: TrainConfig, out: Path, *, on_iteration: Callable[[dict], Any] | 
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor, VecNormalize
 
     from animat.imitate.policy import load_policy, save_policy
+    from animat.imitate.resume import STEM, restore_train_state, resumable_state, save_train_state
 
     out = Path(out)
+    state = resumable_state(out, cfg.timesteps) if resume else None  # before anything in the run directory changes
+    done = int(state[1]["num_timesteps"]) if state else 0
     runs.atomic_write_json(out / "config.json", asdict(cfg))
     if cfg.torch_threads:
         torch.set_num_threads(cfg.torch_threads)
@@ -235,34 +288,50 @@ def train(cfg: TrainConfig, out: Path, *, on_iteration: Callable[[dict], Any] | 
         ent_coef=cfg.ent_coef, vf_coef=cfg.vf_coef, max_grad_norm=cfg.max_grad_norm, target_kl=cfg.target_kl,
         policy_kwargs=dict(net_arch=dict(pi=list(cfg.net_arch), vf=list(cfg.net_arch)), activation_fn=activation,
                            log_std_init=cfg.log_std_init),
-        seed=cfg.seed, device="cpu", verbose=0,
+        seed=cfg.seed + done, device="cpu", verbose=0,
     )
+    if state:
+        restore_train_state(model, vecnorm, *state)
     formats = ["csv"] + (["tensorboard"] if tensorboard_available() else [])
-    model.set_logger(configure(str(out / "logs"), formats))
+    model.set_logger(configure(str(out / "logs" / (f"resume_{done}" if done else "")), formats))
     extra = {"vf_arch": list(cfg.net_arch), "clip": cfg.clip or "demo", "reward": cfg.reward,
-             "max_seconds": cfg.max_seconds, "early_termination": cfg.early_termination, "residual": cfg.residual}
+             "max_seconds": cfg.max_seconds, "early_termination": cfg.early_termination, "residual": cfg.residual,
+             "goal": cfg.goal, "joint_limits": cfg.joint_limits}
 
     def save(stem: Path) -> Path:
         return save_policy(stem, model, vecnorm, net_arch=cfg.net_arch, activation=cfg.activation, extra=extra)
 
-    # the untrained policy, deterministic, with the (fresh) normaliser
-    save(out / "checkpoints" / "policy_0")
-    t_eval = time.perf_counter()
-    initial = evaluate(load_policy(out / "checkpoints" / "policy_0").act, cfg, cfg.eval_episodes, cfg.seed + 10_000, clip)
-    eval_seconds = time.perf_counter() - t_eval
-
-    history: list[dict] = []
+    save(out / "checkpoints" / f"policy_{done}")  # the policy this session starts from
+    if state:
+        initial, eval_seconds, seconds_before = state[1]["initial_eval"], state[1]["eval_seconds"], state[1]["train_seconds"]
+        history = [row for row in read_metrics(out / "metrics.csv") if row["timesteps"] <= done]
+    else:  # the untrained policy, deterministic, with the (fresh) normaliser
+        t_eval = time.perf_counter()
+        initial = evaluate(load_policy(out / "checkpoints" / "policy_0").act, cfg, cfg.eval_episodes, cfg.seed + 10_000, clip)
+        eval_seconds, seconds_before, history = time.perf_counter() - t_eval, 0.0, []
     t0 = time.perf_counter()
+    last_ckpt = [int(state[1]["last_checkpoint"]) if state else 0]
+
+    def save_state() -> None:
+        save_train_state(out / STEM, model, vecnorm, initial_eval=initial, eval_seconds=eval_seconds, last_checkpoint=last_ckpt[0],
+                         train_seconds=seconds_before + time.perf_counter() - t0)
 
     class Recorder(BaseCallback):
         """One metrics.csv row per iteration, from the episodes that ended during its rollout."""
 
         def __init__(self):
             super().__init__()
-            self.returns, self.lengths, self.last_ckpt, self.t_last, self.n_last = [], [], 0, time.perf_counter(), 0
+            self.returns, self.lengths, self.t_last, self.n_last, self.state_due = [], [], time.perf_counter(), done, False
+            self.nonfinite = 0
+
+        def _on_rollout_start(self) -> None:
+            if self.state_due:  # after the update that followed a checkpoint: a state to resume from
+                save_state()
+                self.state_due = False
 
         def _on_step(self) -> bool:
             for info in self.locals["infos"]:
+                self.nonfinite += bool(info.get("nonfinite"))
                 ep = info.get("episode")
                 if ep is not None:
                     self.returns.append(float(ep["r"]))
@@ -274,29 +343,31 @@ def train(cfg: TrainConfig, out: Path, *, on_iteration: Callable[[dict], Any] | 
             logged = self.model.logger.name_to_value  # the previous update's losses (dumped after this)
             ret, ln = np.array(self.returns), np.array(self.lengths)
             row = {
-                "iteration": len(history), "timesteps": n, "episodes": len(ret),
+                "iteration": len(history), "timesteps": n, "episodes": len(ret), "nonfinite": self.nonfinite,
                 "ep_return_mean": float(ret.mean()) if len(ret) else math.nan,
                 "ep_len_mean": float(ln.mean()) if len(ln) else math.nan,
                 "r_i_per_step_mean": float(ret.sum() / ln.sum()) if len(ln) else math.nan,
                 "ep_seconds_mean": float(ln.mean() / 30.0) if len(ln) else math.nan,
-                "fps": round((n - self.n_last) / max(now - self.t_last, 1e-9), 1), "seconds": round(now - t0, 2),
+                "fps": round((n - self.n_last) / max(now - self.t_last, 1e-9), 1), "seconds": round(seconds_before + now - t0, 2),
                 "std": float(torch.exp(self.model.policy.log_std.detach()).mean()),
                 **{k: logged.get(f"train/{k}", "") for k in ("approx_kl", "clip_fraction", "entropy_loss", "value_loss", "policy_gradient_loss", "explained_variance")},
             }
-            self.returns, self.lengths, self.t_last, self.n_last = [], [], now, n
+            self.returns, self.lengths, self.t_last, self.n_last, self.nonfinite = [], [], now, n, 0
             history.append(row)
             runs.atomic_write_csv(out / "metrics.csv", history, METRIC_FIELDS)
-            if cfg.checkpoint_every and n - self.last_ckpt >= cfg.checkpoint_every:
+            if cfg.checkpoint_every and n - last_ckpt[0] >= cfg.checkpoint_every:
                 save(out / "checkpoints" / f"policy_{n}")
-                self.last_ckpt = n
+                last_ckpt[0] = n
+                self.state_due = True
             if on_iteration is not None:
                 on_iteration(row)
 
     try:
-        model.learn(total_timesteps=cfg.timesteps, callback=Recorder(), progress_bar=cfg.progress_bar)
+        model.learn(total_timesteps=cfg.timesteps - done, callback=Recorder(), progress_bar=cfg.progress_bar, reset_num_timesteps=not state)
     finally:
-        train_seconds = time.perf_counter() - t0
+        train_seconds = seconds_before + time.perf_counter() - t0
         save(out / "policy")
+        save_state()
         venv.close()
     final = evaluate(load_policy(out / "policy").act, cfg, cfg.eval_episodes, cfg.seed + 10_000, clip)
 
@@ -323,6 +394,7 @@ def train(cfg: TrainConfig, out: Path, *, on_iteration: Callable[[dict], Any] | 
         "eval_len_gain": gain(initial["len_mean"], final["len_mean"]),
         "curve_return_gain": gain(first.get("ep_return_mean"), last.get("ep_return_mean", math.nan)),
         "curve_len_gain": gain(first.get("ep_len_mean"), last.get("ep_len_mean", math.nan)),
+        "nonfinite_episodes": int(sum(int(r.get("nonfinite") or 0) for r in history)),
         "eval_seconds_each": round(eval_seconds, 2),
         "logs": "logs/progress.csv" + (" + TensorBoard events" if "tensorboard" in formats else " (tensorboard not installed: CSV only)"),
     }

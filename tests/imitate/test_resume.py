@@ -1,0 +1,110 @@
+"""``animat imitate train --resume``: policy, optimiser, normaliser and step counter survive a restart, as plain arrays."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import asdict
+
+import numpy as np
+import pytest
+
+pytest.importorskip("stable_baselines3")
+
+from animat.imitate.policy import load_policy  # noqa: E402
+from animat.imitate.resume import STEM, load_train_state, restore_train_state, save_train_state  # noqa: E402
+from animat.imitate.train import TrainConfig, read_metrics, train  # noqa: E402
+
+SMALL = dict(envs=2, vec_env="dummy", seed=5, net_arch=[8], n_steps=32, batch_size=32, n_epochs=2, eval_episodes=1,
+             checkpoint_every=0, max_seconds=1.0)
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory):
+    """A finished 128-step run: two iterations of 2 environments × 32 steps."""
+    run = tmp_path_factory.mktemp("resume") / "run"
+    run.mkdir()
+    train(TrainConfig.build(None, timesteps=128, **SMALL), run)
+    return run
+
+
+def test_resume_continues_from_the_saved_state(first_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(first_run, run)
+    before_csv = (run / "metrics.csv").read_text()
+    before = load_policy(run)
+    arrays, manifest = load_train_state(run)
+    assert manifest["num_timesteps"] == 128 and manifest["n_updates"] == 2 * 2  # 2 iterations × 2 epochs
+    assert any(k.startswith("optim.") and k.endswith(".exp_avg_sq") for k in arrays)
+
+    cfg = TrainConfig.build(None, **{**asdict(TrainConfig.build(None, timesteps=128, **SMALL)), "timesteps": 256})
+    summary = train(cfg, run, resume=True)
+    # the new session started from the saved policy, bit for bit
+    start = load_policy(run / "checkpoints" / "policy_128")
+    assert start.arrays.keys() == before.arrays.keys()
+    assert all(np.array_equal(start.arrays[k], before.arrays[k]) for k in before.arrays)
+    # and continued the step count; the learning curve grew and kept its rows as they were
+    after = read_metrics(run / "metrics.csv")
+    assert [r["timesteps"] for r in after] == [64, 128, 192, 256] and [r["iteration"] for r in after] == [0, 1, 2, 3]
+    assert (run / "metrics.csv").read_text().startswith(before_csv)
+    assert summary["timesteps"] == 256 and summary["iterations"] == 4 and summary["nonfinite_episodes"] == 0
+    assert load_train_state(run)[1]["n_updates"] == 4 * 2 and load_policy(run).manifest["num_timesteps"] == 256
+    final = load_policy(run)
+    assert not np.array_equal(final.arrays["action_net.weight"], before.arrays["action_net.weight"])  # it learned on
+    assert (run / "logs" / "resume_128" / "progress.csv").is_file() and (run / "logs" / "progress.csv").is_file()
+    # the initial evaluation is the first session's
+    first = json.loads((first_run / "summary.json").read_text())
+    assert summary["initial_eval_return_mean"] == first["initial_eval_return_mean"]
+
+
+def test_restore_gives_the_same_policy_optimiser_and_normaliser(tmp_path):
+    import torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    from animat.imitate.env import ImitateEnv
+
+    def build(seed):
+        venv = VecNormalize(DummyVecEnv([lambda: ImitateEnv(max_seconds=1.0)]), norm_reward=False)
+        return PPO("MlpPolicy", venv, n_steps=32, batch_size=32, n_epochs=1, seed=seed, device="cpu",
+                   policy_kwargs=dict(net_arch=[16])), venv
+
+    model, venv = build(0)
+    model.learn(64)
+    save_train_state(tmp_path / "state", model, venv, note=1)
+    fresh, fresh_venv = build(1)
+    (tmp_path / STEM.parent).mkdir()
+    for ext in (".npz", ".json"):
+        shutil.copy((tmp_path / "state").with_suffix(ext), (tmp_path / STEM).with_suffix(ext))
+    arrays, manifest = load_train_state(tmp_path)
+    assert manifest["note"] == 1 and manifest["num_timesteps"] == 64
+    restore_train_state(fresh, fresh_venv, arrays, manifest)
+    a, b = model.policy.state_dict(), fresh.policy.state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    oa, ob = model.policy.optimizer.state_dict(), fresh.policy.optimizer.state_dict()
+    assert oa["param_groups"] == ob["param_groups"] and oa["state"].keys() == ob["state"].keys()
+    assert all(torch.equal(oa["state"][i][k], ob["state"][i][k]) for i in oa["state"] for k in oa["state"][i])
+    assert np.array_equal(venv.obs_rms.mean, fresh_venv.obs_rms.mean) and venv.obs_rms.count == fresh_venv.obs_rms.count
+    assert (fresh.num_timesteps, fresh._n_updates) == (model.num_timesteps, model._n_updates)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--timesteps", "100"], "at 128 timesteps already"),
+    ([], "at 128 timesteps already"),
+    (["--envs", "3", "--timesteps", "256"], "only --timesteps"),
+])
+def test_bad_resume_exits_2_and_changes_nothing(first_run, tmp_path, args, words, animat_cli):
+    run = tmp_path / "run"
+    shutil.copytree(first_run, run)
+    listing = sorted((p.relative_to(run), p.stat().st_mtime_ns) for p in run.rglob("*"))
+    code, out, err = animat_cli("imitate", "train", "--resume", str(run), *args)
+    assert code == 2 and out == "" and words in err and len(err.strip().splitlines()) == 1, err
+    assert sorted((p.relative_to(run), p.stat().st_mtime_ns) for p in run.rglob("*")) == listing
+
+
+def test_resume_without_state_is_refused(first_run, tmp_path, animat_cli):
+    run = tmp_path / "run"
+    shutil.copytree(first_run, run)
+    (run / STEM).with_suffix(".npz").unlink()
+    code, _, err = animat_cli("imitate", "train", "--resume", str(run), "--timesteps", "256")
+    assert code == 2 and "no training state" in err
