@@ -13,10 +13,10 @@ from animat.skier.model import G, JOINTS, TOTAL_MASS, SkierParams, build_model, 
 MU = (0.05, 0.6)
 
 
-def deceleration(shape: str, yaw_deg: float, direction_deg: float, mu=MU) -> tuple[float, np.ndarray]:
+def deceleration(shape: str, yaw_deg: float, direction_deg: float, mu=MU, cone: str = "pyramidal") -> tuple[float, np.ndarray]:
     """Slide a lone ski (translation only) at 3 m/s in world direction ``direction_deg``; return the
     fitted deceleration (m/s^2) while faster than 0.5 m/s, and the final velocity direction."""
-    m = sliding_ski_model(shape, mu, yaw_deg)
+    m = sliding_ski_model(shape, mu, yaw_deg, cone=cone)
     d = mujoco.MjData(m)
     for _ in range(100):  # settle on the plane
         mujoco.mj_step(m, d)
@@ -32,12 +32,13 @@ def deceleration(shape: str, yaw_deg: float, direction_deg: float, mu=MU) -> tup
     return -np.polyfit(ts[ok], vs[ok], 1)[0], d.qvel[:2].copy()
 
 
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
 @pytest.mark.parametrize("yaw", [0.0, 45.0])
-def test_capsule_ski_glides_along_and_grips_across_its_axis(yaw):
-    along, v = deceleration("capsule", yaw, yaw)
+def test_capsule_ski_glides_along_and_grips_across_its_axis(yaw, cone):
+    along, v = deceleration("capsule", yaw, yaw, cone=cone)
     assert along == pytest.approx(MU[0] * G, rel=0.10)
     assert np.degrees(np.arctan2(v[1], v[0])) == pytest.approx(yaw, abs=1.0)  # keeps its direction
-    across, _ = deceleration("capsule", yaw, yaw + 90.0)
+    across, _ = deceleration("capsule", yaw, yaw + 90.0, cone=cone)
     assert across == pytest.approx(MU[1] * G, rel=0.10)
 
 
@@ -59,7 +60,8 @@ def test_skier_model():
     m = build_model()
     assert m.body_mass.sum() == pytest.approx(TOTAL_MASS)
     assert m.nu == len(JOINTS) == 12
-    assert m.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC
+    assert m.opt.cone == mujoco.mjtCone.mjCONE_PYRAMIDAL
+    assert build_model(SkierParams(cone="elliptic")).opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC
     rng = np.radians(joint_ranges_deg())
     for i, j in enumerate(JOINTS):
         jid = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, j)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from animat.evolve.checkpoint import read_checkpoint
+from animat.skier.gene import mirror_state
 from animat.skier.train import TrainConfig, train
 
 TINY = dict(generations=3, population=8, seconds=1.0, nthread=1, anim_seconds=0.3)
@@ -35,7 +36,7 @@ def test_same_seed_same_run_best_never_decreases(tmp_path):
     for name in ("summary.json", "plots/fitness.png", "plots/topview.png", "media/skier.gif", "trajectory.npz", "config.json"):
         assert (a / name).is_file(), name
     with np.load(a / "trajectory.npz") as z:
-        assert z["root_pos"].shape[1] == 3 and z["root_quat"].shape[1] == 4 and z["t"].shape[0] == z["root_pos"].shape[0]
+        assert z["position"].shape[1] == 3 and z["quaternion"].shape[1] == 4 and z["t"].shape[0] == z["position"].shape[0]
     s = json.loads((a / "summary.json").read_text())
     for k in ("best_fitness", "best_net_forward_m", "best_fell", "seconds_per_generation"):
         assert k in s
@@ -70,6 +71,8 @@ def test_cli_train_and_replay(animat_cli, tmp_path):
     "args, words",
     [
         (["skier", "train", "--friction", "sticky"], "unknown friction 'sticky'"),
+        (["skier", "train", "--hip", "diagonal"], "unknown hip 'diagonal'"),
+        (["skier", "train", "--backend", "mpi"], "unknown backend 'mpi'"),
         (["skier", "train", "--population", "3"], "population (3) must exceed elites"),
         (["skier", "replay", "/nonexistent/x"], "does not exist"),
     ],
@@ -92,3 +95,26 @@ def test_unknown_config_option(animat_cli, tmp_path):
     cfg.write_text("wings = 2\n")
     code, _, err = animat_cli("skier", "train", "--config", str(cfg), "--out", str(tmp_path / "o"))
     assert code == 2 and "unknown training option(s) ['wings']" in err
+
+
+def test_two_axis_run_and_replay_of_its_gene_file(animat_cli, tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    s = train(TrainConfig.build(None, **TINY, seed=2, hip="two-axis"), run)
+    gene = json.loads((run / "best_gene.json").read_text())
+    assert len(gene["joints"]) == 14 and gene["joints"][-2:] == ["left_hip_spread", "right_hip_spread"]
+    assert all(len(row) == 14 for row in gene["states"])
+    rep = tmp_path / "rep"
+    code, _, err = animat_cli("skier", "replay", str(run / "best_gene.json"), "--out", str(rep), "--seconds", "1", "--anim-seconds", "0.2")
+    assert code == 0, err
+    assert json.loads((rep / "summary.json").read_text())["fitness"] == pytest.approx(s["best_fitness"])  # replay == training
+
+
+def test_first_generation_is_seeded_around_the_standing_pose():
+    from animat.skier.train import first_generation
+
+    cfg = TrainConfig.build(None, **TINY, init_standing=0.5, init_sigma_deg=3.0)
+    g = first_generation(np.random.default_rng(0), cfg)
+    assert g.shape == (8, 10, 12) and np.array_equal(g[0], np.zeros((10, 12)))  # the pose itself
+    assert np.abs(g[1:4]).max() <= 20 and np.abs(g[4:]).max() > 20  # 4 seeded (3 deg noise), 4 uniform random
+    assert np.array_equal(g[:4], mirror_state(g[:4])) and not np.array_equal(g[4:], mirror_state(g[4:]))  # seeds: symmetric

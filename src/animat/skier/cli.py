@@ -29,7 +29,10 @@ def train_cmd(
     seconds: Optional[float] = typer.Option(None, "--seconds", "-s", help="Seconds per evaluation [20]."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Random seed [0]."),
     friction: Optional[str] = typer.Option(None, "--friction", help="anisotropic | isotropic (default: anisotropic)."),
-    threads: Optional[int] = typer.Option(None, "--threads", help="Rollout threads (0: one per CPU)."),
+    hip: Optional[str] = typer.Option(None, "--hip", help="one-axis | two-axis (two more gene columns; default: one-axis)."),
+    backend: Optional[str] = typer.Option(None, "--backend", help="local | ray (default: local)."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address for --backend ray (default: start a local one)."),
+    threads: Optional[int] = typer.Option(None, "--threads", help="Rollout threads, or Ray workers (0: one per CPU)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of training options."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the interrupted run in this directory."),
@@ -37,12 +40,14 @@ def train_cmd(
     """Evolve skiers; writes a run directory with metrics, plots, the best gene, its trajectory and a GIF."""
     from animat.skier.train import TrainConfig, train
 
-    options = dict(generations=generations, population=population, seconds=seconds, seed=seed, friction=friction, nthread=threads)
+    options = dict(generations=generations, population=population, seconds=seconds, seed=seed, friction=friction, hip=hip,
+                   backend=backend, ray_address=ray_address, nthread=threads)
     cfg, run_dir = runs.start_or_resume(
         "skier", TrainConfig, resume=resume, config=config, out=out, options=options,
-        may_change={"generations": "--generations", "nthread": "--threads"},
+        may_change={"generations": "--generations", "nthread": "--threads", "backend": "--backend", "ray_address": "--ray-address"},
     )
-    console.print(f"skier train: {cfg.population} skiers × {cfg.generations} generations × {cfg.seconds:g} s, {cfg.friction} friction, run dir {run_dir}")
+    console.print(f"skier train: {cfg.population} skiers × {cfg.generations} generations × {cfg.seconds:g} s, {cfg.friction} friction, "
+                  f"{cfg.hip} hip, {cfg.backend} backend, run dir {run_dir}")
     start = time.perf_counter()
     columns = [TextColumn("gen"), MofNCompleteColumn(), BarColumn(),
                TextColumn("best {task.fields[best]}  mean {task.fields[mean]}  fell {task.fields[fell]}"),
@@ -72,7 +77,7 @@ def replay_cmd(
 ) -> None:
     """Re-simulate a saved gene: trajectory.npz, top view, GIF, summary.json."""
     from animat.skier.gene import load_gene_json, mirror
-    from animat.skier.model import SkierParams
+    from animat.skier.model import JOINTS
     from animat.skier.replay import write_replay
     from animat.skier.train import TrainConfig
 
@@ -83,10 +88,10 @@ def replay_cmd(
         if friction is not None:
             stored["friction"] = friction
         cfg = TrainConfig.build(None, **stored)
-        gene = load_gene_json(source / "best_gene.json", cfg.n_states)
+        gene = load_gene_json(source / "best_gene.json", cfg.n_states, cfg.n_joints)
     elif source.is_file():
-        gene = load_gene_json(source)
-        cfg = TrainConfig.build(None, friction=friction)
+        gene = load_gene_json(source)  # 12 columns: one-axis hip, 14: two-axis
+        cfg = TrainConfig.build(None, friction=friction, hip="one-axis" if gene.shape[1] == len(JOINTS) else "two-axis")
     else:
         raise CheckpointError(f"{str(source)!r} does not exist; give a run directory or a gene JSON file")
     seconds = cfg.seconds if seconds is None else seconds

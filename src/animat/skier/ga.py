@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from animat.skier.gene import mirror
-from animat.skier.model import GROUPS, joint_ranges_deg
+from animat.skier.model import groups as body_groups
+from animat.skier.model import joint_ranges_deg
 
 PARENT_PROBS = (0.40, 0.30, 0.15, 0.10, 0.05)
 
@@ -55,7 +56,7 @@ def choose_parents(rng: np.random.Generator, k: int, probs=PARENT_PROBS) -> np.n
 def crossover(rng: np.random.Generator, a: np.ndarray, b: np.ndarray, groups=None) -> tuple[np.ndarray, np.ndarray]:
     """Children of parents ``a``, ``b`` (k, n, m): each body group's columns (all states) come whole
     from ``a`` or ``b`` with equal chance. Returns (children, from_b (k, n_groups) bool)."""
-    groups = list((groups or GROUPS).values())
+    groups = list((groups or body_groups(a.shape[-1])).values())
     k = a.shape[0]
     from_b = rng.random((k, len(groups))) < 0.5
     col_from_b = np.zeros((k, a.shape[-1]), dtype=bool)
@@ -68,7 +69,7 @@ def crossover(rng: np.random.Generator, a: np.ndarray, b: np.ndarray, groups=Non
 def mutate(rng: np.random.Generator, genes: np.ndarray, rate: float = 0.02, ranges: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Each value becomes a uniform random integer in its joint's range [low, high] with
     probability ``rate``. genes (..., m); ranges (m, 2). Returns (mutated copy, mask)."""
-    r = joint_ranges_deg() if ranges is None else np.asarray(ranges)
+    r = joint_ranges_deg(np.shape(genes)[-1]) if ranges is None else np.asarray(ranges)
     genes = np.asarray(genes)
     mask = rng.random(genes.shape) < rate
     fresh = rng.integers(r[:, 0], r[:, 1] + 1, size=genes.shape)

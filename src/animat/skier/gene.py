@@ -1,10 +1,11 @@
 """Genes: keyframed joint angles, their mirrored second half, and the joint targets over time.
 
 A gene is an ``(n, m)`` integer matrix of joint angles in degrees: ``n`` states (default 10) by
-``m = 12`` joints in the order of :data:`animat.skier.model.JOINTS`. The second half of the cycle
-mirrors the first: state ``i + n/2`` is state ``i`` with left and right limbs swapped and the hip
-angles' signs flipped (both hips turn about the same axis, so the mirror image of a left-hip angle
-is minus that angle on the right; every other joint's axis is mirrored already).
+``m = 12`` joints in the order of :data:`animat.skier.model.JOINTS` (``m = 14`` with the two-axis
+hip, :func:`animat.skier.model.joint_names`). The second half of the cycle mirrors the first: state
+``i + n/2`` is state ``i`` with left and right limbs swapped and the hip angles' signs flipped (both
+hips turn about the same axis, so the mirror image of a left-hip angle is minus that angle on the
+right; every other joint's axis is mirrored already).
 
 Joint targets at time ``t``: ``S_t = G_i + (G_{i+1} - G_i) * mod(t, tau) / tau`` with
 ``i = floor(t / tau) mod n`` and ``G_n = G_0`` (the cycle repeats), ``tau = 0.5 s``.
@@ -22,17 +23,20 @@ import numpy as np
 
 from animat import runs
 from animat.errors import AnimatError
-from animat.skier.model import JOINTS, joint_ranges_deg
+from animat.skier.model import JOINTS, SPREAD_JOINTS, joint_names, joint_ranges_deg
 
 N_STATES = 10
 N_JOINTS = len(JOINTS)
 TAU = 0.5  # s per state
-LEFT = [JOINTS.index(f"left_{k}") for k in ("shoulder", "elbow", "hand", "hip", "knee")]
-RIGHT = [JOINTS.index(f"right_{k}") for k in ("shoulder", "elbow", "hand", "hip", "knee")]
-HIPS = [JOINTS.index("left_hip"), JOINTS.index("right_hip")]
-# column permutation that swaps left and right limbs
-SWAP = np.arange(N_JOINTS)
-SWAP[LEFT], SWAP[RIGHT] = RIGHT, LEFT
+
+
+def mirror_map(n_joints: int = N_JOINTS) -> tuple[np.ndarray, np.ndarray]:
+    """(swap, flip): the column permutation that swaps left and right limbs, and the columns (hip axes,
+    the same axis on both legs) whose sign the mirror flips."""
+    names = joint_names(n_joints)
+    swap = np.array([names.index(j.replace("left_", "right_") if j.startswith("left_") else j.replace("right_", "left_")) for j in names])
+    flip = np.array([i for i, j in enumerate(names) if "_hip" in j])
+    return swap, flip
 
 
 class GeneError(AnimatError):
@@ -41,8 +45,10 @@ class GeneError(AnimatError):
 
 def mirror_state(state: np.ndarray) -> np.ndarray:
     """(..., m) joint angles -> their mirror image: left/right swapped, hip signs flipped."""
-    out = np.asarray(state)[..., SWAP].copy()
-    out[..., HIPS] = -out[..., HIPS]
+    state = np.asarray(state)
+    swap, flip = mirror_map(state.shape[-1])
+    out = state[..., swap].copy()
+    out[..., flip] = -out[..., flip]
     return out
 
 
@@ -56,31 +62,56 @@ def mirror(genes: np.ndarray) -> np.ndarray:
     return genes
 
 
-def validate_gene(gene: Any, n_states: int = N_STATES, *, name: str = "gene") -> np.ndarray:
-    """``gene`` as an ``(n_states, 12)`` int64 array of degrees; GeneError (one line) if its shape,
-    type or any angle is wrong. The mirror symmetry is not required here (see :func:`mirror`)."""
+def validate_gene(gene: Any, n_states: int = N_STATES, n_joints: int | None = N_JOINTS, *, name: str = "gene") -> np.ndarray:
+    """``gene`` as an ``(n_states, n_joints)`` int64 array of degrees (``n_joints=None``: 12 or 14, see
+    :func:`animat.skier.model.joint_names`); GeneError (one line) if its shape, type or any angle is
+    wrong. The mirror symmetry is not required here (see :func:`mirror`)."""
     try:
         arr = np.asarray(gene, dtype=float)
     except (TypeError, ValueError):
-        raise GeneError(f"{name} must be a {n_states} x {N_JOINTS} matrix of integer angles (degrees), got something that is not numeric") from None
-    if arr.shape != (n_states, N_JOINTS):
-        raise GeneError(f"{name} has shape {arr.shape}, expected ({n_states}, {N_JOINTS}): {n_states} states x joints {', '.join(JOINTS)}")
+        raise GeneError(f"{name} must be a {n_states} x {n_joints or N_JOINTS} matrix of integer angles (degrees), got something that is not numeric") from None
+    allowed = (N_JOINTS, N_JOINTS + len(SPREAD_JOINTS)) if n_joints is None else (n_joints,)
+    if arr.ndim != 2 or arr.shape[0] != n_states or arr.shape[1] not in allowed:
+        names = joint_names(allowed[0])
+        raise GeneError(f"{name} has shape {arr.shape}, expected ({n_states}, {' or '.join(map(str, allowed))}): {n_states} states x joints {', '.join(names)}")
+    names = joint_names(arr.shape[1])
     if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
         bad = np.argwhere(~np.isfinite(arr) | (arr != np.round(arr)))[0]
-        raise GeneError(f"{name}[{bad[0]}][{bad[1]}] ({JOINTS[bad[1]]}) = {arr[tuple(bad)]} is not an integer angle in degrees")
-    rng = joint_ranges_deg()
+        raise GeneError(f"{name}[{bad[0]}][{bad[1]}] ({names[bad[1]]}) = {arr[tuple(bad)]} is not an integer angle in degrees")
+    rng = joint_ranges_deg(arr.shape[1])
     out = (arr < rng[:, 0]) | (arr > rng[:, 1])
     if out.any():
         i, j = np.argwhere(out)[0]
-        raise GeneError(f"{name}[{i}][{j}]: {JOINTS[j]} angle {arr[i, j]:g} deg is out of its range {rng[j, 0]}..{rng[j, 1]} deg")
+        raise GeneError(f"{name}[{i}][{j}]: {names[j]} angle {arr[i, j]:g} deg is out of its range {rng[j, 0]}..{rng[j, 1]} deg")
     return arr.astype(np.int64)
 
 
-def random_genes(rng: np.random.Generator, population: int, n_states: int = N_STATES) -> np.ndarray:
+def random_genes(rng: np.random.Generator, population: int, n_states: int = N_STATES, n_joints: int = N_JOINTS) -> np.ndarray:
     """(P, n, m) int64: uniform random angles in each joint's range, mirrored."""
-    r = joint_ranges_deg()
-    genes = rng.integers(r[:, 0], r[:, 1] + 1, size=(population, n_states, N_JOINTS))
+    r = joint_ranges_deg(n_joints)
+    genes = rng.integers(r[:, 0], r[:, 1] + 1, size=(population, n_states, n_joints))
     return mirror(genes)
+
+
+def symmetric(states: np.ndarray) -> np.ndarray:
+    """(..., m) -> a copy whose right limbs are the mirror image of the left: a pose equal to its own mirror image."""
+    states = np.asarray(states)
+    right = [i for i, j in enumerate(joint_names(states.shape[-1])) if j.startswith("right_")]
+    out = states.copy()
+    out[..., right] = mirror_state(states)[..., right]
+    return out
+
+
+def standing_genes(rng: np.random.Generator, population: int, sigma_deg: float, n_states: int = N_STATES, n_joints: int = N_JOINTS) -> np.ndarray:
+    """(P, n, m) int64, mirrored: the standing pose (every angle 0: upright, arms hanging, legs straight;
+    it stands still for 20 s) plus normal noise of ``sigma_deg`` degrees, rounded and clipped to each
+    joint's range, the same on both sides (each state is its own mirror image: a random gene whose
+    legs move differently rolls over sideways within about 2 s, a bilaterally symmetric one mostly
+    stays up); the first gene is the pose itself."""
+    r = joint_ranges_deg(n_joints)
+    noise = rng.normal(0.0, float(sigma_deg), size=(population, n_states, n_joints))
+    noise[:1] = 0.0
+    return mirror(symmetric(np.clip(np.rint(noise), r[:, 0], r[:, 1]).astype(np.int64)))
 
 
 def targets(genes: np.ndarray, t: np.ndarray, tau: float = TAU) -> np.ndarray:
@@ -106,12 +137,13 @@ def controls(genes: np.ndarray, nstep: int, timestep: float, tau: float = TAU) -
 
 def gene_to_json(gene: np.ndarray, fitness: float | None = None, extra: dict | None = None) -> dict:
     gene = np.asarray(gene)
+    names = joint_names(gene.shape[-1])
     return {
         "format": "animat-skier-gene",
         "units": "degrees",
         "tau_seconds": TAU,
-        "joints": list(JOINTS),
-        "ranges_deg": {j: [int(a), int(b)] for j, (a, b) in zip(JOINTS, joint_ranges_deg())},
+        "joints": list(names),
+        "ranges_deg": {j: [int(a), int(b)] for j, (a, b) in zip(names, joint_ranges_deg(gene.shape[-1]))},
         "states": [[int(v) for v in row] for row in gene],
         "fitness": None if fitness is None or not math.isfinite(fitness) else float(fitness),
         **(extra or {}),
@@ -122,7 +154,7 @@ def save_gene_json(path: str | os.PathLike, gene: np.ndarray, fitness: float | N
     return runs.atomic_write_json(path, gene_to_json(gene, fitness, extra))
 
 
-def load_gene_json(path: str | os.PathLike, n_states: int = N_STATES) -> np.ndarray:
+def load_gene_json(path: str | os.PathLike, n_states: int = N_STATES, n_joints: int | None = None) -> np.ndarray:
     """Read a gene file written by :func:`save_gene_json` (or any JSON with ``states``, or a bare
     matrix); validated. GeneError names the file on any problem."""
     path = Path(path)
@@ -135,4 +167,4 @@ def load_gene_json(path: str | os.PathLike, n_states: int = N_STATES) -> np.ndar
     states = data.get("states") if isinstance(data, dict) else data
     if states is None:
         raise GeneError(f"gene file {str(path)!r} has no 'states' matrix")
-    return validate_gene(states, n_states, name=f"gene in {path.name}")
+    return validate_gene(states, n_states, n_joints, name=f"gene in {path.name}")

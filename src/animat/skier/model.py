@@ -21,10 +21,31 @@ l/r hip       -45..45    one axis in the hip's x-z (forward-vertical) plane, til
 l/r knee      0..60      lateral (+y): positive flexes the knee (shank backwards)
 ============  =========  ===================================================================
 
+Two-axis hip (``hip = "two-axis"``, the issue's option): each hip has two independent hinges, and
+the gene two more columns, appended (``left_hip_spread``, ``right_hip_spread``, -45..45) so the
+first 12 keep their meaning. ``l/r hip`` then turns about the vertical axis (positive: left toe
+out) and ``l/r hip_spread`` about the forward axis (positive: left leg out); both are the same axis
+on both legs, so the mirror flips both signs; each spread column joins its leg's crossover group.
+The one-axis hip is the two combined with a fixed ratio (a 45 deg tilt: equal parts), so a leg
+toes out exactly as much as it spreads and toes back in as it closes: on skis that only glide along
+their length, opening and closing then move the body forward and back by the same amount. Two axes
+let a leg open toed-out and close toed-in (a swizzle, as on roller skates): a hand-made swizzle gene
+(hip 20 deg toe-out/-in, spread 0..35 deg, torso leaning 20 deg) goes 25 m in 20 s without falling
+on anisotropic skis (17.5 m with the torso upright); on isotropic skis the same gene gets nowhere
+(0.1 m in 10 s; tests/skier/test_hip.py).
+
 The original program's "X" axis is the lateral (flexion) axis and its "Y" axis is the limb's long
 axis (it was Y-up); its "Y-Z plane" of the hip is our x-z plane. Everything else (ankles, the
 skis on the boots, the poles in the hands) is rigid. Each moving joint has a PD servo (MuJoCo
 position actuator, gain ``kp`` and damping ``kv`` per group) whose control is the target angle.
+
+Friction cone: pyramidal by default, not the issue's elliptic. With MuJoCo's elliptic cone and a 12:1 ratio
+of the ski's two coefficients, the skier standing still on anisotropic skis is thrown over within a second
+as soon as a joint moves (a slow symmetric hip swing lifts the pelvis 0.6 m in 0.4 s; smaller time
+steps, more solver iterations, impratio or stiffer contacts do not cure it), while isotropic skis and
+the pyramidal cone with the same coefficients are calm. A single sliding ski decelerates at mu g along and
+across its axis, yawed or not, with either cone (tests/skier/test_model.py); ``cone = "elliptic"``
+remains an option.
 
 Friction. The original gave static/dynamic pairs: plane 0.6/0.1, skis 0.6/0.3, poles 0.6/0.3, and
 its engine (PhysX, "average" combine mode) used ski-plane 0.6 static / 0.2 dynamic. MuJoCo's
@@ -36,7 +57,7 @@ contacts are explicit pairs, so the pair carries the coefficients directly:
   pole tip does not slide).
 * ``anisotropic`` (default; what the original's author lacked for edging): ski-plane
   mu_long = 0.05 along the ski (waxed ski on snow) and mu_lat = 0.6 across it (an edge that
-  grips); poles as above. Elliptic friction cones make the two directions independent.
+  grips); poles as above.
 
 Why capsules: for a plane-capsule contact MuJoCo aligns the contact frame's first tangent with the
 capsule's axis, so ``friction[0]`` acts along the ski whatever its yaw. For a plane-box contact
@@ -60,10 +81,13 @@ JOINTS: tuple[str, ...] = (
     "left_shoulder", "left_elbow", "left_hand", "left_hip", "left_knee",
     "right_shoulder", "right_elbow", "right_hand", "right_hip", "right_knee",
 )
+# the two-axis hip's second axis: two more gene columns, appended so the first 12 keep their meaning
+SPREAD_JOINTS: tuple[str, ...] = ("left_hip_spread", "right_hip_spread")
+HIP_MODES = ("one-axis", "two-axis")
 # ranges in degrees, integer (the gene holds integers)
 RANGES_DEG: dict[str, tuple[int, int]] = {
     "head": (-30, 30), "torso": (0, 40),
-    "shoulder": (-80, 80), "elbow": (0, 160), "hand": (0, 90), "hip": (-45, 45), "knee": (0, 60),
+    "shoulder": (-80, 80), "elbow": (0, 160), "hand": (0, 90), "hip": (-45, 45), "knee": (0, 60), "hip_spread": (-45, 45),
 }
 # body groups for crossover: column indices
 GROUPS: dict[str, tuple[int, ...]] = {
@@ -78,6 +102,7 @@ MASSES: dict[str, float] = {
 }
 TOTAL_MASS = 57.4
 FRICTION_MODES = ("anisotropic", "isotropic")
+CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
 G = 9.81
 
 
@@ -85,9 +110,31 @@ def joint_kind(name: str) -> str:
     return name.split("_", 1)[1] if "_" in name else name
 
 
-def joint_ranges_deg() -> np.ndarray:
-    """(12, 2) int: [low, high] of each gene column, degrees."""
-    return np.array([RANGES_DEG[joint_kind(j)] for j in JOINTS], dtype=np.int64)
+def joint_names(n_joints: int = len(JOINTS)) -> tuple[str, ...]:
+    """The gene's columns: 12 with the one-axis hip, 14 (the two spread axes appended) with the two-axis hip."""
+    if n_joints == len(JOINTS):
+        return JOINTS
+    if n_joints == len(JOINTS) + len(SPREAD_JOINTS):
+        return JOINTS + SPREAD_JOINTS
+    raise ConfigError(f"a skier gene has {len(JOINTS)} (one-axis hip) or {len(JOINTS) + len(SPREAD_JOINTS)} (two-axis hip) joints, got {n_joints}")
+
+
+def hip_joints(hip: str) -> int:
+    """Number of gene columns for hip mode ``hip``."""
+    return len(JOINTS) + (len(SPREAD_JOINTS) if hip == "two-axis" else 0)
+
+
+def groups(n_joints: int = len(JOINTS)) -> dict[str, tuple[int, ...]]:
+    """Crossover groups: :data:`GROUPS`, with each leg's spread column joining its leg for the two-axis hip."""
+    if n_joints == len(JOINTS):
+        return GROUPS
+    names = joint_names(n_joints)
+    return {**GROUPS, **{f"{side}_leg": GROUPS[f"{side}_leg"] + (names.index(f"{side}_hip_spread"),) for side in ("left", "right")}}
+
+
+def joint_ranges_deg(n_joints: int = len(JOINTS)) -> np.ndarray:
+    """(m, 2) int: [low, high] of each gene column, degrees."""
+    return np.array([RANGES_DEG[joint_kind(j)] for j in joint_names(n_joints)], dtype=np.int64)
 
 
 @dataclass
@@ -103,17 +150,29 @@ class SkierParams:
     hip_tilt_deg: float = 45.0  # hip axis, from vertical towards +x
     ski_length: float = 1.6  # m
     ski_radius: float = 0.02  # m
-    pole_length: float = 1.0  # m
-    pole_angle_deg: float = 30.0  # pole tilted backwards from the forearm axis at a straight arm
-    kp: dict = field(default_factory=lambda: {"head": 20.0, "torso": 400.0, "shoulder": 60.0, "elbow": 40.0, "hand": 10.0, "hip": 500.0, "knee": 500.0})
-    kv: dict = field(default_factory=lambda: {"head": 2.0, "torso": 40.0, "shoulder": 6.0, "elbow": 4.0, "hand": 1.0, "hip": 50.0, "knee": 50.0})
+    # pole: tilted backwards from the forearm axis; at 1.05 m its tip hangs 4 cm above the plane behind the feet with the arms
+    # hanging, so swinging the arms forward plants and pushes it (at 1.0 m it barely reached the plane)
+    pole_length: float = 1.05  # m
+    pole_angle_deg: float = 30.0
+    # PD servos, N m/rad and N m s/rad: stiff enough to hold a 57 kg body and push on the poles
+    kp: dict = field(default_factory=lambda: {"head": 20.0, "torso": 400.0, "shoulder": 300.0, "elbow": 200.0, "hand": 20.0, "hip": 500.0, "knee": 500.0})
+    kv: dict = field(default_factory=lambda: {"head": 2.0, "torso": 40.0, "shoulder": 30.0, "elbow": 20.0, "hand": 2.0, "hip": 50.0, "knee": 50.0})
+    # rotor-like inertia added to every joint, kg m^2: with 0.02 light limbs (a hand turning a pole) made
+    # the 0.01 s step diverge; 0.1 keeps it stable (tests/skier/test_model.py stands still for 20 s)
+    armature: float = 0.1
     iterations: int = 10
     ls_iterations: int = 10
+    cone: str = "pyramidal"  # friction cone: "pyramidal" or "elliptic" (see the module docstring)
+    hip: str = "one-axis"  # "one-axis": one tilted hinge (the original); "two-axis": vertical and forward hinges
 
     def validate(self) -> "SkierParams":
         if self.friction not in FRICTION_MODES:
             raise ConfigError(f"unknown friction mode {self.friction!r}; expected 'anisotropic' or 'isotropic'")
-        for name in ("mu_long", "mu_lat", "mu_iso", "mu_pole", "timestep", "ski_length", "ski_radius", "pole_length"):
+        if self.hip not in HIP_MODES:
+            raise ConfigError(f"unknown hip {self.hip!r}; expected 'one-axis' or 'two-axis'")
+        if self.cone not in CONES:
+            raise ConfigError(f"unknown friction cone {self.cone!r}; expected one of {sorted(CONES)}")
+        for name in ("mu_long", "mu_lat", "mu_iso", "mu_pole", "timestep", "ski_length", "ski_radius", "pole_length", "armature"):
             if not float(getattr(self, name)) > 0:
                 raise ConfigError(f"skier {name} must be > 0, got {getattr(self, name)}")
         return self
@@ -155,7 +214,7 @@ def _geom(body, name, gtype, size, mass, rgba, *, pos=None, fromto=None, quat=No
     return g
 
 
-def _hinge(body, name, axis, rng_deg, pos=(0, 0, 0)):
+def _hinge(body, name, axis, rng_deg, armature, pos=(0, 0, 0)):
     j = body.add_joint()
     j.name = name
     j.type = mujoco.mjtJoint.mjJNT_HINGE
@@ -163,7 +222,7 @@ def _hinge(body, name, axis, rng_deg, pos=(0, 0, 0)):
     j.pos = list(pos)
     j.range = [math.radians(rng_deg[0]), math.radians(rng_deg[1])]
     j.limited = mujoco.mjtLimited.mjLIMITED_TRUE
-    j.armature = 0.02
+    j.armature = armature
     return j
 
 
@@ -176,11 +235,14 @@ def build_spec(params: SkierParams | None = None) -> mujoco.MjSpec:
     spec.modelname = "skier"
     spec.compiler.degree = False  # angles below are in radians
     spec.option.timestep = p.timestep
-    spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
+    spec.option.cone = CONES[p.cone]
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
     spec.option.iterations = int(p.iterations)
     spec.option.ls_iterations = int(p.ls_iterations)
     spec.option.gravity = [0, 0, -G]
+    # no solver warm start: each step's result depends on the state only, not on the previous step's solver
+    # guess, so a rollout continued from a saved state, on any thread, repeats the motion bit for bit
+    spec.option.disableflags |= mujoco.mjtDisableBit.mjDSBL_WARMSTART
 
     world = spec.worldbody
     floor = world.add_geom()
@@ -209,12 +271,12 @@ def build_spec(params: SkierParams | None = None) -> mujoco.MjSpec:
     torso = pelvis.add_body()
     torso.name = "torso"
     torso.pos = [0, 0, 0.08]
-    _hinge(torso, "torso", (0, 1, 0), RANGES_DEG["torso"])
+    _hinge(torso, "torso", (0, 1, 0), RANGES_DEG["torso"], p.armature)
     _geom(torso, "torso", cap, [0.11], MASSES["torso"], cloth, fromto=[0, 0, 0.08, 0, 0, 0.36])
     head = torso.add_body()
     head.name = "head"
     head.pos = [0, 0, 0.5]
-    _hinge(head, "head", (0, -1, 0), RANGES_DEG["head"])
+    _hinge(head, "head", (0, -1, 0), RANGES_DEG["head"], p.armature)
     _geom(head, "head", sph, [0.1], MASSES["head"], skin, pos=[0, 0, 0.08])
 
     pole_a = math.radians(p.pole_angle_deg)
@@ -222,17 +284,17 @@ def build_spec(params: SkierParams | None = None) -> mujoco.MjSpec:
         ua = torso.add_body()
         ua.name = f"{side}_upper_arm"
         ua.pos = [0, sy * 0.19, 0.42]
-        _hinge(ua, f"{side}_shoulder", (0, -1, 0), RANGES_DEG["shoulder"])
+        _hinge(ua, f"{side}_shoulder", (0, -1, 0), RANGES_DEG["shoulder"], p.armature)
         _geom(ua, f"{side}_upper_arm", cap, [0.04], MASSES["upper_arm"], cloth, fromto=[0, 0, 0, 0, 0, -0.28])
         fa = ua.add_body()
         fa.name = f"{side}_forearm"
         fa.pos = [0, 0, -0.28]
-        _hinge(fa, f"{side}_elbow", (0, -1, 0), RANGES_DEG["elbow"])
+        _hinge(fa, f"{side}_elbow", (0, -1, 0), RANGES_DEG["elbow"], p.armature)
         _geom(fa, f"{side}_forearm", cap, [0.035], MASSES["forearm"], skin, fromto=[0, 0, 0, 0, 0, -0.24])
         hand = fa.add_body()
         hand.name = f"{side}_hand"
         hand.pos = [0, 0, -0.26]
-        _hinge(hand, f"{side}_hand", (0, 0, sy), RANGES_DEG["hand"])  # mirrored axis on the right
+        _hinge(hand, f"{side}_hand", (0, 0, sy), RANGES_DEG["hand"], p.armature)  # mirrored axis on the right
         _geom(hand, f"{side}_hand", sph, [0.04], MASSES["hand"], skin)
         tip = [-p.pole_length * math.sin(pole_a), 0.0, -p.pole_length * math.cos(pole_a)]
         pole = _geom(hand, f"{side}_pole", cap, [0.012], MASSES["pole"], pole_c, fromto=[0, 0, 0] + tip)
@@ -241,13 +303,17 @@ def build_spec(params: SkierParams | None = None) -> mujoco.MjSpec:
         th = pelvis.add_body()
         th.name = f"{side}_thigh"
         th.pos = [0, sy * 0.1, -0.05]
-        tilt = math.radians(p.hip_tilt_deg)
-        _hinge(th, f"{side}_hip", (math.sin(tilt), 0, math.cos(tilt)), RANGES_DEG["hip"])
+        if p.hip == "one-axis":
+            tilt = math.radians(p.hip_tilt_deg)
+            _hinge(th, f"{side}_hip", (math.sin(tilt), 0, math.cos(tilt)), RANGES_DEG["hip"], p.armature)
+        else:  # vertical axis (positive turns the left toe out), then forward axis (positive spreads the left leg)
+            _hinge(th, f"{side}_hip", (0, 0, 1), RANGES_DEG["hip"], p.armature)
+            _hinge(th, f"{side}_hip_spread", (1, 0, 0), RANGES_DEG["hip_spread"], p.armature)
         _geom(th, f"{side}_thigh", cap, [0.06], MASSES["thigh"], cloth, fromto=[0, 0, 0, 0, 0, -thigh_len])
         sh = th.add_body()
         sh.name = f"{side}_shank"
         sh.pos = [0, 0, -thigh_len]
-        _hinge(sh, f"{side}_knee", (0, 1, 0), RANGES_DEG["knee"])
+        _hinge(sh, f"{side}_knee", (0, 1, 0), RANGES_DEG["knee"], p.armature)
         _geom(sh, f"{side}_shank", cap, [0.05], MASSES["shank"], cloth, fromto=[0, 0, 0, 0, 0, -shank_len])
         half = p.ski_length / 2 - r
         sz = -shank_len - ankle_z + r
@@ -262,14 +328,15 @@ def build_spec(params: SkierParams | None = None) -> mujoco.MjSpec:
         pair.condim = 3
         pair.friction = [p.mu_pole, p.mu_pole, 0.005, 0.0001, 0.0001]
 
-    for j in JOINTS:
+    for j in joint_names(hip_joints(p.hip)):
         kind = joint_kind(j)
         lo, hi = RANGES_DEG[kind]
+        gains = kind if kind in p.kp else kind.split("_")[0]  # the spread axis uses the hip's gains unless set
         act = spec.add_actuator()
         act.name = j
         act.target = j
         act.trntype = mujoco.mjtTrn.mjTRN_JOINT
-        act.set_to_position(kp=float(p.kp[kind]), kv=float(p.kv[kind]))
+        act.set_to_position(kp=float(p.kp[gains]), kv=float(p.kv[gains]))
         act.ctrlrange = [math.radians(lo), math.radians(hi)]
         act.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
     return spec
@@ -293,11 +360,12 @@ def build_model(params: SkierParams | None = None) -> mujoco.MjModel:
 
 
 def actuator_order(model: mujoco.MjModel) -> list[int]:
-    """Actuator index of each gene column (the spec adds them in JOINTS order)."""
-    return [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, j) for j in JOINTS]
+    """Actuator index of each gene column (12 or 14 of them, see :func:`joint_names`)."""
+    return [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, j) for j in joint_names(model.nu)]
 
 
-def sliding_ski_model(shape: str, mu: tuple[float, float], yaw_deg: float = 0.0, *, mass: float = 20.0, timestep: float = 0.002) -> mujoco.MjModel:
+def sliding_ski_model(shape: str, mu: tuple[float, float], yaw_deg: float = 0.0, *, mass: float = 20.0, timestep: float = 0.002,
+                      cone: str = "pyramidal") -> mujoco.MjModel:
     """A lone ski (capsule or box, 1.6 m, with a test weight of ``mass`` kg) free on a plane, yawed
     ``yaw_deg`` about z; plane-ski pair friction ``mu`` = (along its length, across). For tests.
 
@@ -305,7 +373,7 @@ def sliding_ski_model(shape: str, mu: tuple[float, float], yaw_deg: float = 0.0,
     boot keeps it from rolling, whereas a lone capsule pushed sideways would roll about its axis."""
     spec = mujoco.MjSpec()
     spec.option.timestep = timestep
-    spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
+    spec.option.cone = CONES[cone]
     floor = spec.worldbody.add_geom()
     floor.name = "floor"
     floor.type = mujoco.mjtGeom.mjGEOM_PLANE

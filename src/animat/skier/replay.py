@@ -107,7 +107,9 @@ def write_replay(params: SkierParams, gene: np.ndarray, seconds: float, out: Pat
     ``media/skier.gif`` under ``out``; returns headline numbers."""
     out = Path(out)
     traj = trajectory(params, gene, seconds, frame_dt)
-    runs.atomic_save_npz(out / "trajectory.npz", t=traj["t"], root_pos=traj["root_pos"], root_quat=traj["root_quat"])
+    # as the fly's: t (T,) s, root position (T, 3) m, root quaternion (T, 4) [w, x, y, z]
+    runs.atomic_save_npz(out / "trajectory.npz", t=traj["t"].astype(np.float32), position=traj["root_pos"].astype(np.float32),
+                         quaternion=traj["root_quat"].astype(np.float32))
     plots.topview_plot(traj["root_pos"][:, 0], traj["root_pos"][:, 1], out / "plots" / "topview.png", title=f"{title}: path from above")
     gif = out / "media" / "skier.gif"
     renderer = "mujoco" if mujoco_gif(params, gene, traj, gif, anim_seconds=anim_seconds) else None

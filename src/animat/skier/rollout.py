@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import os
-import time
 from dataclasses import dataclass
 
 import mujoco
@@ -27,7 +26,7 @@ STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
 class Scores:
     fitness: np.ndarray  # (P,)
     fell: np.ndarray  # (P,) bool
-    net_forward_m: np.ndarray  # (P,) final x - start x of the pelvis, m (whole episode)
+    net_forward_m: np.ndarray  # (P,) last x - start x of the pelvis, m (last simulated frame; before a divergence)
     scored_seconds: np.ndarray  # (P,) s of motion that counted (until the fall)
 
 
@@ -42,15 +41,23 @@ def tilt_deg(quat: np.ndarray) -> np.ndarray:
 MAX_SPEED = 30.0  # m/s; faster pelvis motion between frames means the simulation diverged
 
 
-def score(x: np.ndarray, quat: np.ndarray, frame_dt: float, fall_deg: float = 80.0, bonus: float = 5.0) -> Scores:
-    """Fitness from pelvis x (P, F) m and quaternions (P, F, 4) sampled every ``frame_dt`` s (frame 0
-    is the start). A frame where the simulation diverged (non-finite values, or the pelvis moving
-    faster than ``MAX_SPEED``; MuJoCo resets a diverged simulation) counts as a fall there."""
+def fallen_frames(x: np.ndarray, quat: np.ndarray, frame_dt: float, fall_deg: float = 80.0) -> tuple[np.ndarray, np.ndarray]:
+    """(fallen, jump), both (P, F) bool, from pelvis x (P, F) m and quaternions (P, F, 4): a frame is fallen
+    when the pelvis tilts more than ``fall_deg`` or the simulation diverged there (non-finite values, or
+    the pelvis moving faster than ``MAX_SPEED`` since the previous frame: a ``jump``)."""
     x = np.asarray(x, dtype=np.float64)
     quat = np.nan_to_num(np.asarray(quat, dtype=np.float64), nan=0.0) + np.array([1e-12, 0, 0, 0])
-    jump = np.abs(np.diff(x, axis=1, prepend=x[:, :1])) > MAX_SPEED * frame_dt
-    fallen = (tilt_deg(quat) > fall_deg) | ~np.isfinite(x) | jump  # (P, F)
-    x = np.nan_to_num(x)
+    with np.errstate(invalid="ignore"):
+        jump = np.abs(np.diff(x, axis=1, prepend=x[:, :1])) > MAX_SPEED * frame_dt
+    return (tilt_deg(quat) > fall_deg) | ~np.isfinite(x) | jump, jump
+
+
+def score(x: np.ndarray, quat: np.ndarray, frame_dt: float, fall_deg: float = 80.0, bonus: float = 5.0) -> Scores:
+    """Fitness from pelvis x (P, F) m and quaternions (P, F, 4) sampled every ``frame_dt`` s (frame 0
+    is the start). A frame where the simulation diverged (see :func:`fallen_frames`; MuJoCo resets a
+    diverged simulation) counts as a fall there."""
+    fallen, jump = fallen_frames(x, quat, frame_dt, fall_deg)
+    x = np.nan_to_num(np.asarray(x, dtype=np.float64))
     fell = fallen.any(axis=1)
     first = np.where(fell, fallen.argmax(axis=1), x.shape[1])  # first fallen frame
     step = np.maximum(np.diff(x, axis=1), 0.0)  # progress from frame f to f+1
@@ -66,19 +73,26 @@ def quiet_warnings() -> None:
 
 
 class Evaluator:
-    """Scores a generation of genes in one ``mujoco.rollout`` call over a thread pool.
+    """Scores a generation of genes with ``mujoco.rollout`` over a thread pool, in chunks.
 
-    genes (P, n, 12) int degrees -> :class:`Scores`. ``nthread`` defaults to the CPU count.
+    genes (P, n, m) int degrees (m = 12, or 14 with the two-axis hip) -> :class:`Scores`. ``nthread`` defaults to the CPU count. The
+    episode is simulated in chunks of ``chunk_seconds`` (rounded to whole frames; ``None``: one
+    chunk); after each chunk the skiers that fell stop being simulated, since scoring stops at the
+    fall. Each chunk starts from the previous chunk's full physics state, which continues the motion
+    bit for bit (tests/skier/test_rollout.py), so the fitness does not depend on the chunking.
     """
 
     def __init__(self, params: SkierParams | None = None, seconds: float = 20.0, frame_dt: float = 0.02, *,
-                 fall_deg: float = 80.0, bonus: float = 5.0, tau: float = G.TAU, nthread: int | None = None):
+                 fall_deg: float = 80.0, bonus: float = 5.0, tau: float = G.TAU, nthread: int | None = None,
+                 chunk_seconds: float | None = 2.0):
         self.params = (params or SkierParams()).validate()
         self.model = build_model(self.params)
         self.dt = float(self.model.opt.timestep)
         self.nstep = int(round(seconds / self.dt))
         self.stride = max(1, int(round(frame_dt / self.dt)))
         self.frame_dt = self.stride * self.dt
+        whole = -(-self.nstep // self.stride) * self.stride
+        self.chunk = whole if chunk_seconds is None else min(whole, self.stride * max(1, int(round(chunk_seconds / self.frame_dt))))
         self.fall_deg, self.bonus, self.tau = fall_deg, bonus, tau
         self.nthread = int(nthread or os.cpu_count() or 1)
         self.datas = [mujoco.MjData(self.model) for _ in range(self.nthread)]
@@ -108,30 +122,47 @@ class Evaluator:
         ctrl[:, :, self._act] = G.controls(genes, self.nstep, self.dt, self.tau)
         return ctrl
 
-    def states(self, genes: np.ndarray) -> np.ndarray:
-        """(P, nstep, nstate) states after each step (full physics: time, qpos, qvel, ...)."""
-        genes = np.asarray(genes)
-        ctrl = self.controls(genes)
-        init = np.tile(self.initial_state, (genes.shape[0], 1))
+    def _rollout(self, init: np.ndarray, ctrl: np.ndarray) -> np.ndarray:
+        """States (B, K, nstate) after each of the K steps of controls ctrl (B, K, nu) from states init (B, nstate)."""
         if self._pool is not None:
-            state, _ = self._pool.rollout(self.model, self.datas, init, ctrl, nstep=self.nstep)
+            state, _ = self._pool.rollout(self.model, self.datas, init, ctrl, nstep=ctrl.shape[1])
         else:
-            state, _ = mj_rollout.rollout(self.model, self.datas[0], init, ctrl, nstep=self.nstep)
-        self.steps_simulated += genes.shape[0] * self.nstep
+            state, _ = mj_rollout.rollout(self.model, self.datas[0], init, ctrl, nstep=ctrl.shape[1])
+        self.steps_simulated += ctrl.shape[0] * ctrl.shape[1]
         return state
+
+    def states(self, genes: np.ndarray) -> np.ndarray:
+        """(P, nstep, nstate) states after each step (full physics: time, qpos, qvel, ...), one unchunked rollout."""
+        genes = np.asarray(genes)
+        return self._rollout(np.tile(self.initial_state, (genes.shape[0], 1)), self.controls(genes))
 
     def root(self, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Pelvis position (..., 3) and quaternion (..., 4) from full-physics states (qpos starts at 1)."""
         return state[..., 1:4], state[..., 4:8]
 
     def evaluate(self, genes: np.ndarray) -> Scores:
-        state = self.states(genes)
-        frames = state[:, self.stride - 1 :: self.stride]  # state at t = stride*dt, 2*stride*dt, ...
-        pos, quat = self.root(frames)
-        P = pos.shape[0]
-        x = np.concatenate([np.full((P, 1), self.x0), pos[..., 0]], axis=1)
-        q0 = np.tile(self.initial_state[4:8], (P, 1, 1))
-        quat = np.concatenate([q0, quat], axis=1)
+        """Scores of genes (P, n, m); a fallen skier's ``net_forward_m`` is taken at the end of the chunk it fell in."""
+        genes = np.asarray(genes)
+        P = genes.shape[0]
+        ctrl = self.controls(genes)
+        nframe = self.nstep // self.stride
+        x = np.full((P, nframe + 1), self.x0)  # frame f: the state after f * stride steps
+        quat = np.tile(self.initial_state[4:8], (P, nframe + 1, 1))
+        state = np.tile(self.initial_state, (P, 1))
+        alive = np.arange(P)
+        for k0 in range(0, self.nstep, self.chunk):
+            k1 = min(k0 + self.chunk, self.nstep)
+            st = self._rollout(state[alive], ctrl[alive, k0:k1])
+            state[alive] = st[:, -1]
+            f0, f1 = k0 // self.stride + 1, k1 // self.stride + 1  # frames inside this chunk
+            pos, q = self.root(st[:, self.stride - 1 :: self.stride])
+            x[alive, f0:f1], quat[alive, f0:f1] = pos[:, : f1 - f0, 0], q[:, : f1 - f0]
+            fell = fallen_frames(x[alive, : f1], quat[alive, : f1], self.frame_dt, self.fall_deg)[0].any(axis=1)
+            for i in alive[fell]:  # frozen from here: the score stops at the fall anyway
+                x[i, f1:], quat[i, f1:] = x[i, f1 - 1], quat[i, f1 - 1]
+            alive = alive[~fell]
+            if alive.size == 0:
+                break
         return score(x, quat, self.frame_dt, self.fall_deg, self.bonus)
 
     def __call__(self, genes: np.ndarray) -> Scores:
@@ -191,26 +222,3 @@ def _pole_tips(model: mujoco.MjModel, d: mujoco.MjData) -> np.ndarray:
             c, axis, half = d.geom_xpos[gid], d.geom_xmat[gid].reshape(3, 3)[:, 2], model.geom_size[gid, 1]
             out.extend([c - axis * half, c + axis * half])
     return np.array(out)
-
-
-def measure_speed(seconds: float = 20.0, population: int = 50, nthread: int | None = None, seed: int = 0, loop_genes: int = 2) -> dict:
-    """Seconds per generation of the batched rollout and steps/s of both paths (same model, same run)."""
-    rng = np.random.default_rng(seed)
-    genes = G.random_genes(rng, population)
-    with Evaluator(seconds=seconds, nthread=nthread) as ev:
-        ev.evaluate(genes[:2])  # warm up the pool
-        t0 = time.perf_counter()
-        ev.evaluate(genes)
-        batched = time.perf_counter() - t0
-        steps = population * ev.nstep
-        t0 = time.perf_counter()
-        step_loop_states(ev.model, genes[:loop_genes], ev.nstep)
-        loop = time.perf_counter() - t0
-        nthread_used = ev.nthread
-        dt = ev.dt
-    return {
-        "population": population, "seconds_per_evaluation": seconds, "timestep_s": dt, "nthread": nthread_used,
-        "seconds_per_generation": batched, "speedup_vs_realtime": seconds / batched,
-        "rollout_steps_per_second": steps / batched, "python_loop_steps_per_second": loop_genes * ev.nstep / loop,
-        "rollout_vs_python_loop": (steps / batched) / (loop_genes * ev.nstep / loop),
-    }

@@ -15,12 +15,13 @@ from animat.config import merge_options
 from animat.errors import CheckpointError, ConfigError, RunDirError
 from animat.evolve.checkpoint import read_checkpoint, save_checkpoint
 from animat.skier import ga
-from animat.skier.gene import N_JOINTS, TAU, mirror, random_genes, save_gene_json, validate_gene
-from animat.skier.model import FRICTION_MODES, SkierParams
+from animat.skier.gene import TAU, mirror, random_genes, save_gene_json, standing_genes, validate_gene
+from animat.skier.model import FRICTION_MODES, SkierParams, hip_joints
 from animat.skier.replay import write_replay
 from animat.skier.rollout import Evaluator
 from animat.viz import plots
 
+BACKENDS = ("local", "ray")  # as animat.evolve.evaluate's (not imported here: it loads JAX)
 METRIC_FIELDS = ["generation", "best", "mean", "median", "fell", "best_net_forward_m", "best_ever", "seconds"]
 
 
@@ -33,6 +34,9 @@ class TrainConfig:
     seconds: float = 20.0  # per evaluation, s
     seed: int = 0
     friction: str = "anisotropic"
+    hip: str = "one-axis"  # or "two-axis": two more gene columns (animat.skier.model)
+    backend: str = "local"  # "local": mujoco.rollout thread pool; "ray": Ray tasks (animat.skier.distributed)
+    ray_address: str | None = None  # None: start a local Ray instance
     n_states: int = 10
     tau: float = TAU
     elites: int = 5
@@ -41,12 +45,22 @@ class TrainConfig:
     frame_dt: float = 0.02  # s between scored frames
     fall_deg: float = 80.0
     bonus: float = 5.0
-    nthread: int = 0  # 0: one per CPU
+    nthread: int = 0  # 0: one per CPU (local backend); Ray workers (ray backend)
+    chunk_seconds: float = 2.0  # simulate in chunks this long and stop simulating skiers that fell (same fitness)
+    # generation 0: this fraction is the standing pose plus bilaterally symmetric noise (sigma degrees), the rest
+    # uniform random genes; random genes almost all fall within 2 s, so without standing seeds the GA starts from
+    # nothing that skis (animat.skier.gene.standing_genes)
+    init_standing: float = 0.5
+    init_sigma_deg: float = 20.0
     anim_seconds: float = 10.0
     skier: dict = field(default_factory=dict)  # SkierParams overrides (friction coefficients, timestep, ...)
 
     def skier_params(self) -> SkierParams:
-        return SkierParams.from_dict({**self.skier, "friction": self.friction})
+        return SkierParams.from_dict({**self.skier, "friction": self.friction, "hip": self.hip})
+
+    @property
+    def n_joints(self) -> int:
+        return hip_joints(self.hip)
 
     def ga_params(self) -> ga.GAParams:
         return ga.GAParams(int(self.elites), tuple(float(p) for p in self.parent_probs), float(self.mutation_rate))
@@ -57,9 +71,11 @@ class TrainConfig:
         for name in ("generations", "population", "n_states", "elites"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("seconds", "tau", "frame_dt", "anim_seconds"):
+        for name in ("seconds", "tau", "frame_dt", "anim_seconds", "chunk_seconds"):
             if not float(getattr(self, name)) > 0:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
+        if self.backend not in BACKENDS:
+            raise ConfigError(f"unknown backend {self.backend!r}; expected one of {list(BACKENDS)}")
         if self.n_states % 2:
             raise ConfigError(f"n_states must be even (the second half mirrors the first), got {self.n_states}")
         if self.population <= self.elites:
@@ -68,6 +84,8 @@ class TrainConfig:
             raise ConfigError(f"parent_probs must be {self.elites} non-negative numbers (one per elite, elites >= 2), got {self.parent_probs}")
         if not 0 <= self.mutation_rate <= 1:
             raise ConfigError(f"mutation_rate must be in [0, 1], got {self.mutation_rate}")
+        if not 0 <= self.init_standing <= 1 or not self.init_sigma_deg >= 0:
+            raise ConfigError(f"init_standing must be in [0, 1] and init_sigma_deg >= 0, got {self.init_standing} and {self.init_sigma_deg}")
         self.skier_params()
         return self
 
@@ -78,6 +96,23 @@ class TrainConfig:
             return cls(**values).validate()
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"bad training option in {file or 'options'}: {exc}") from None
+
+
+def make_evaluator(cfg: TrainConfig, params: SkierParams):
+    """The configured backend's evaluator: genes (P, n, m) -> Scores; a context manager."""
+    kwargs = dict(fall_deg=cfg.fall_deg, bonus=cfg.bonus, tau=cfg.tau, chunk_seconds=cfg.chunk_seconds)
+    if cfg.backend == "ray":
+        from animat.skier.distributed import RaySkierEvaluator
+
+        return RaySkierEvaluator(params, cfg.seconds, cfg.frame_dt, address=cfg.ray_address, num_workers=cfg.nthread or None, **kwargs)
+    return Evaluator(params, cfg.seconds, cfg.frame_dt, nthread=cfg.nthread or None, **kwargs)
+
+
+def first_generation(rng: np.random.Generator, cfg: TrainConfig) -> np.ndarray:
+    """Generation 0 (P, n, 12): ``round(init_standing * P)`` standing-pose genes (the first one exact), then random ones."""
+    k = int(round(cfg.init_standing * cfg.population))
+    return np.concatenate([standing_genes(rng, k, cfg.init_sigma_deg, cfg.n_states, cfg.n_joints),
+                           random_genes(rng, cfg.population - k, cfg.n_states, cfg.n_joints)])
 
 
 def _row(gen: int, scores, best_ever: float, seconds: float) -> dict:
@@ -100,8 +135,8 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
     if resume:
         arrays, meta = read_checkpoint(out, kind="population")
         genes, best_gene = arrays["genes"], arrays["best_gene"]
-        if genes.shape[1:] != (cfg.n_states, N_JOINTS):
-            raise CheckpointError(f"checkpoint in {str(out)!r} holds genes of shape {genes.shape}, config says {cfg.n_states} x {N_JOINTS}")
+        if genes.shape[1:] != (cfg.n_states, cfg.n_joints):
+            raise CheckpointError(f"checkpoint in {str(out)!r} holds genes of shape {genes.shape}, config says {cfg.n_states} x {cfg.n_joints}")
         rng = np.random.default_rng()
         rng.bit_generator.state = meta["rng_state"]
         history, best_fit, start = list(meta["history"]), float(meta["best_fitness"]), int(meta["generation"])
@@ -110,10 +145,9 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
     else:
         runs.atomic_write_json(out / "config.json", asdict(cfg))
         rng = np.random.default_rng(cfg.seed)
-        genes = random_genes(rng, cfg.population, cfg.n_states)
+        genes = first_generation(rng, cfg)
         best_gene, best_fit, history, start = genes[0].copy(), -math.inf, [], 0
-    nthread = cfg.nthread or None
-    with Evaluator(params, cfg.seconds, cfg.frame_dt, fall_deg=cfg.fall_deg, bonus=cfg.bonus, tau=cfg.tau, nthread=nthread) as ev:
+    with make_evaluator(cfg, params) as ev:
         for gen in range(start, cfg.generations):
             t0 = time.perf_counter()
             scores = ev(genes)
@@ -129,7 +163,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
             save_checkpoint(out, gen + 1, {"genes": genes, "best_gene": best_gene}, meta)
             if on_generation is not None:
                 on_generation(row)
-    best_gene = mirror(validate_gene(best_gene, cfg.n_states))
+    best_gene = mirror(validate_gene(best_gene, cfg.n_states, cfg.n_joints))
     save_gene_json(out / "best_gene.json", best_gene, best_fit, {"friction": cfg.friction, "skier": params.to_dict()})
     plots.fitness_plot(history, out / "plots" / "fitness.png", title=f"skier ({cfg.friction} friction)")
     flight = write_replay(params, best_gene, cfg.seconds, out, anim_seconds=cfg.anim_seconds, frame_dt=cfg.frame_dt,
@@ -139,6 +173,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
         "generations": len(history),
         "population": cfg.population,
         "friction": cfg.friction,
+        "hip": cfg.hip,
         "best_fitness": best_fit,
         "best_net_forward_m": flight["net_forward_m"],
         "best_fell": flight["fell"],
