@@ -11,8 +11,9 @@ import pytest
 
 from animat.errors import AnimatError
 from animat.swarm.flocking import FlockParams, Obstacles, alpha_accel_allpairs, bump, check_start_outside, clearance, phi_alpha, phi_beta, sigma_norm
-from animat.swarm.grid import alpha_accel_grid
-from animat.swarm.metrics import flock_metrics, laplacian_rank_connectivity, relative_connectivity
+from animat.swarm.simulate import simulate_flock
+from animat.swarm.verlet import ListSpec, alpha_accel_list, list_ids, new_list, refresh
+from animat.swarm.metrics import flock_metrics, laplacian_rank_connectivity, neighbour_pairs, relative_connectivity
 from animat.swarm.run import SwarmConfig, flock_start
 from animat.swarm.simulate import simulate_flock
 
@@ -23,6 +24,9 @@ def test_scalar_functions_match_the_paper():
     assert float(sigma_norm(jnp.float32(49.0), 0.1)) == pytest.approx((math.sqrt(1 + 4.9) - 1) / 0.1, rel=1e-6)
     z = jnp.array([0.0, 0.1, 0.2, 0.6, 1.0, 1.1])
     assert np.asarray(bump(z, 0.2)) == pytest.approx([1, 1, 1, 0.5, 0, 0], abs=1e-6)
+    x = np.linspace(-0.2, 1.2, 10001)  # the vectorised polynomial cosine against libm, float64 reference
+    ref = np.where(x < 0.2, 1.0, np.where(x <= 1.0, 0.5 * (1 + np.cos(np.pi * (x - 0.2) / 0.8)), 0.0))
+    assert np.abs(np.asarray(bump(jnp.asarray(x, jnp.float32), 0.2)) - ref).max() < 1e-6
     # phi_a vanishes at the desired distance, repels inside, attracts outside, is 0 beyond r
     assert float(phi_alpha(jnp.float32(prm.d_alpha), prm)) == pytest.approx(0.0, abs=1e-6)
     assert float(phi_alpha(jnp.float32(0.5 * prm.d_alpha), prm)) < 0 < float(phi_alpha(jnp.float32(0.5 * (prm.d_alpha + prm.r_alpha)), prm))
@@ -54,8 +58,7 @@ def test_connectivity_equals_laplacian_rank():
 def test_algorithm2_forms_a_quasi_lattice():
     """150 agents from a moderate random start (+-45, no two closer than 3, speeds up to 2): C = 1 and
     every neighbour distance within 10% of d after 150 s. Seed 5: of seeds 0-9 all reach C = 1, but
-    only 5 and 8 end within 10%; the others settle in local minima of the lattice energy with a few
-    bonds stretched 14-20%, held only weakly near r where the bump function fades."""
+    only 5 and 8 end within 10% (see the slow test over seeds below for what holds for all ten)."""
     prm = FlockParams.build(algorithm=2)
     q0, p0 = _start(150, 45.0, 5)
     run = simulate_flock(q0, p0, prm, 15000, record_every=15000, neighbours="allpairs")
@@ -65,6 +68,41 @@ def test_algorithm2_forms_a_quasi_lattice():
     assert m["connectivity"] == 1.0
     assert m["max_neighbour_error"] < 0.10
     assert m["velocity_mismatch"] < 1e-4
+
+
+def _adjacency(dist: np.ndarray, prm: FlockParams) -> np.ndarray:
+    """The paper's spatial adjacency a_ij = rho_h(||q_j - q_i||_s / r_a) (eq. 11) for distances (float64)."""
+    z = (np.sqrt(1.0 + prm.eps * dist**2) - 1.0) / prm.eps / prm.r_alpha
+    return np.where(z < prm.h_alpha, 1.0, np.where(z <= 1.0, 0.5 * (1 + np.cos(np.pi * (z - prm.h_alpha) / (1 - prm.h_alpha))), 0.0))
+
+
+@pytest.mark.slow
+def test_algorithm2_over_seeds_forms_quasi_lattices():
+    """Seeds 0-9 of the moderate start (150 agents in +-45, no two closer than 3, speeds up to 2) with
+    a gentle navigational gain c1 = 0.005 (c2 = 2 sqrt(c1)) and 400 s to settle (~2 min in all).
+
+    Every seed reaches C = 1 with matched velocities and no pair closer than 0.9 d. Quasi alpha-lattice
+    with delta = 0.1 d, counted two ways: (a) the paper's Def. 2 literally, every pair closer than r:
+    6 of 10; (b) every pair the flock is actually bonded by, adjacency a_ij >= 0.01 (the paper's
+    weighted proximity graph, eq. 11): 8 of 10. The difference is seeds 2 and 4, each with one pair at
+    1.196-1.197 d -- inside r = 1.2 d by 0.3%, a_ij = 4e-5 and 7e-5, links in name only; the two seeds
+    failing (b), 7 and 9, keep defect bonds at 1.12-1.13 d with a_ij = 0.02-0.03, local minima of the
+    collective potential that the fading attraction cannot pull in. A stronger pull (c1 = 0.02, the CLI default) settles
+    faster but squeezes pairs to 0.84 d: 2 of 10 by either count."""
+    prm = FlockParams.build({"c1": 0.005}, algorithm=2)
+    literal = bonded = 0
+    for seed in range(10):
+        q0, p0 = _start(150, 45.0, seed)
+        run = simulate_flock(q0, p0, prm, 40000, record_every=40000, neighbours="allpairs")
+        q = run.positions[-1]
+        m = flock_metrics(q, run.velocities[-1], prm.d, prm.r)
+        assert m["connectivity"] == 1.0 and m["velocity_mismatch"] < 1e-6, seed
+        assert m["min_distance"] > 0.9 * prm.d, seed
+        _, dist = neighbour_pairs(q, prm.r)
+        err = np.abs(dist - prm.d) / prm.d
+        literal += err.max() < 0.10
+        bonded += err[_adjacency(dist, prm) >= 0.01].max() < 0.10
+    assert literal >= 6 and bonded >= 8
 
 
 def test_algorithm1_fragments_from_a_wide_start():
@@ -94,20 +132,32 @@ def test_algorithm3_keeps_agents_outside_obstacles(dim):
     assert run.positions[-1][:, 0].mean() > 100.0  # and got past them toward the goal
 
 
+def _list_accel(q, p, prm, spec):
+    nl = jax.jit(new_list, static_argnums=(1, 2))(jnp.asarray(q), prm, spec)
+    return alpha_accel_list(jnp.asarray(q), jnp.asarray(p), nl.idx, prm), nl
+
+
 @pytest.mark.parametrize("dim", [2, 3])
 def test_grid_agrees_with_all_pairs(dim):
     rng = np.random.default_rng(7)
-    n = 800
+    n = 2500  # more than one block of the force evaluation (BLOCK = 2048)
     prm = FlockParams.build()
     q = jnp.asarray(rng.uniform(0, 7 * n ** (1 / dim), (n, dim)), jnp.float32)
     p = jnp.asarray(rng.normal(size=(n, dim)), jnp.float32)
     ref = jax.jit(alpha_accel_allpairs, static_argnums=2)(q, p, prm)
-    u, info = alpha_accel_grid(q, p, prm, 64, 4 * n)
-    assert not bool(info.overflow)
+    u, nl = _list_accel(q, p, prm, ListSpec(2.0, 64, 64, 4 * n))
+    assert not bool(nl.overflow)
     assert float(jnp.max(jnp.abs(u - ref))) <= 1e-5 * max(1.0, float(jnp.max(jnp.abs(ref))))
-    # too small a capacity is reported, never silent
-    _, info = alpha_accel_grid(q, p, prm, 2, 4 * n)
-    assert bool(info.overflow) and int(info.max_run) > 2
+    # the list holds exactly the pairs within r + skin (from a brute-force count), own id in spare slots
+    dist = np.linalg.norm(np.asarray(q)[:, None] - np.asarray(q)[None], axis=-1)
+    want = (dist < prm.r + 2.0).sum(1) - 1
+    idx = np.asarray(list_ids(nl, n))
+    assert np.array_equal((idx != np.arange(n)[:, None]).sum(1), want)
+    assert int(nl.max_count) == want.max()
+    # too small a cell capacity or list width is reported, never silent
+    for spec in (ListSpec(2.0, 64, 2, 4 * n), ListSpec(2.0, 4, 64, 4 * n)):
+        _, nl = _list_accel(q, p, prm, spec)
+        assert bool(nl.overflow) and (int(nl.max_run) > spec.capacity or int(nl.max_count) > spec.width)
 
 
 def test_grid_follows_a_far_flung_flock():
@@ -117,10 +167,22 @@ def test_grid_follows_a_far_flung_flock():
     q = np.concatenate([rng.uniform(0, 30, (100, 2)), rng.uniform(1e6, 1e6 + 30, (100, 2))]).astype(np.float32)
     p = rng.normal(size=(200, 2)).astype(np.float32)
     ref = jax.jit(alpha_accel_allpairs, static_argnums=2)(q, p, prm)
-    u, info = alpha_accel_grid(jnp.asarray(q), jnp.asarray(p), prm, 256, 64)
-    assert float(info.cell) > prm.r
-    assert not bool(info.overflow)
+    u, nl = _list_accel(q, p, prm, ListSpec(1.0, 64, 256, 64))
+    assert not bool(nl.overflow)
     assert float(jnp.max(jnp.abs(u - ref))) <= 1e-5 * max(1.0, float(jnp.max(jnp.abs(ref))))
+
+
+def test_verlet_list_rebuilds_only_when_an_agent_moved_half_the_skin():
+    prm = FlockParams.build()
+    rng = np.random.default_rng(4)
+    q = jnp.asarray(rng.uniform(0, 60, (200, 2)), jnp.float32)
+    spec = ListSpec(2.0, 64, 64, 800)
+    nl = new_list(q, prm, spec)
+    fresh = jax.jit(refresh, static_argnums=(2, 3))
+    shift = jnp.zeros_like(q).at[3, 0].set(0.9)  # one agent moves 0.9 < skin / 2 relative to the rest
+    assert int(fresh(nl, q + shift, prm, spec).builds) == 1
+    assert int(fresh(nl, q + 50.0 + shift, prm, spec).builds) == 1  # a common translation is no reason
+    assert int(fresh(nl, q + 1.2 * shift / 0.9, prm, spec).builds) == 2
 
 
 def test_overflow_retry_matches_all_pairs_rollout():
@@ -129,7 +191,7 @@ def test_overflow_retry_matches_all_pairs_rollout():
     grid = simulate_flock(q0, p0, prm, 200, record_every=50, neighbours="grid", capacity=2)
     ref = simulate_flock(q0, p0, prm, 200, record_every=50, neighbours="allpairs")
     assert grid.events and "overflow" in grid.events[0]
-    assert grid.capacity > 2
+    assert grid.width > 8 and grid.builds >= 1
     assert np.abs(grid.positions - ref.positions).max() < 1e-3
     again = simulate_flock(q0, p0, prm, 200, record_every=50, neighbours="grid", capacity=2)
     assert np.array_equal(again.positions, grid.positions)  # deterministic

@@ -1,39 +1,39 @@
-"""Neighbour search on a uniform grid (cell list) that follows the flock, in JAX, jittable.
+"""Cell list on a uniform grid that follows the flock, in JAX, jittable: candidate neighbours.
 
-Each call covers the flock's current bounding box with square/cubic cells of side ``c >= r`` (the
-interaction range), so every neighbour of an agent lies in its own or an adjacent cell. Free space,
-not a torus: the box is recomputed from the positions every step. The number of cells is capped at
-``max_cells`` (static); a flock spread wider than that gets larger cells (never smaller than r).
+Each call covers the flock's current bounding box with square/cubic cells of side ``c >= cutoff``,
+so every agent within ``cutoff`` of another lies in its own or an adjacent cell. Free space, not a
+torus: the box is recomputed from the positions at every call. The number of cells is capped at
+``max_cells`` (static); a flock spread wider than that gets larger cells (never smaller than the cutoff).
 
-Sort-based, fixed shapes: agents are sorted by cell id (row-major, x fastest), a cell-start table
+Sort-based, fixed shapes: agents are sorted by cell id (row-major, x fastest) and a cell-start table
 (``max_cells + 1``) is built with one scatter-add and a cumulative sum. For each agent and each of the
 ``3^(d-1)`` neighbouring rows of cells (offsets in y, z), the three cells ``x-1, x, x+1`` of that row
 are one contiguous run of the sorted array; the agent takes ``capacity`` candidates from the start of
-each run. Runs longer than ``capacity`` are *overflow*: the function reports it (``overflow`` and the
-longest run ``max_run``) and the caller must recompute with a larger capacity -- see
-:func:`animat.swarm.simulate` -- so neighbours are never dropped silently. Candidates beyond range
-contribute exactly zero (the bump function vanishes at r), as does the agent itself.
+each run. Runs longer than ``capacity`` are *overflow*: :class:`Candidates` reports the longest run
+and the caller must retry with a larger capacity (:mod:`animat.swarm.verlet`,
+:func:`animat.swarm.simulate.simulate_flock`), so neighbours are never dropped silently.
 """
 
 from __future__ import annotations
 
 import itertools
-from functools import partial
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from animat.swarm.flocking import FlockParams, pair_weights
-
-__all__ = ["GridInfo", "cell_size", "alpha_accel_grid", "capacity_bucket"]
+__all__ = ["Candidates", "cell_size", "cell_candidates", "capacity_bucket"]
 
 
-class GridInfo(NamedTuple):
-    """overflow: bool, some run exceeded ``capacity``; max_run: int32, the longest run seen;
-    cell: float32, the cell side used."""
+class Candidates(NamedTuple):
+    """order: (N,) agent ids sorted by cell; idx: (M, N), M = 3^(d-1) capacity, candidate positions in
+    that sorted order for each sorted row (the row itself among them; candidate-major, so that a
+    candidate slot of all agents is contiguous); valid: (M, N) which entries are real;
+    max_run: int32, the longest run (overflow when > capacity); cell: float32, the cell side used."""
 
-    overflow: jnp.ndarray
+    order: jnp.ndarray
+    idx: jnp.ndarray
+    valid: jnp.ndarray
     max_run: jnp.ndarray
     cell: jnp.ndarray
 
@@ -47,7 +47,7 @@ def capacity_bucket(n: int) -> int:
 
 
 def cell_size(extent: jnp.ndarray, r: float, max_cells: int) -> jnp.ndarray:
-    """Side of the cells: at least ``r`` and large enough that ``prod(floor(e_k / c) + 1) <= max_cells``."""
+    """Side of the cells: at least ``r`` (the cutoff) and large enough that ``prod(floor(e_k / c) + 1) <= max_cells``."""
     dim = extent.shape[0]
     if dim == 2:
         ex, ey = extent[0], extent[1]
@@ -83,21 +83,18 @@ def _cell_order(cid: jnp.ndarray, max_cells: int) -> tuple[jnp.ndarray, jnp.ndar
     return order, start, rounds
 
 
-@partial(jax.jit, static_argnames=("prm", "capacity", "max_cells"))
-def alpha_accel_grid(q: jnp.ndarray, p: jnp.ndarray, prm: FlockParams, capacity: int, max_cells: int) -> tuple[jnp.ndarray, GridInfo]:
-    """Alpha-agent control (N, d) -- :func:`animat.swarm.flocking.pair_weights` summed over the
-    neighbours found on the cell list -- and :class:`GridInfo`. Exact when ``not info.overflow``."""
+def cell_candidates(q: jnp.ndarray, cutoff: float, capacity: int, max_cells: int) -> Candidates:
+    """Candidates for every agent within ``cutoff`` of agent positions ``q`` (N, d): complete unless
+    ``max_run > capacity``."""
     n, dim = q.shape
     lo = jnp.min(q, axis=0)
     ext = jnp.max(q, axis=0) - lo
-    c = cell_size(ext, prm.r, max_cells)
+    c = cell_size(ext, cutoff, max_cells)
     ncell = jnp.floor(ext / c).astype(jnp.int32) + 1  # cells per dimension, prod <= max_cells
     ci = jnp.clip(jnp.floor((q - lo) / c).astype(jnp.int32), 0, ncell - 1)  # (N, d)
     stride = jnp.concatenate([jnp.ones((1,), jnp.int32), jnp.cumprod(ncell)[:-1]])
-    cid = ci @ stride
-    order, start, _ = _cell_order(cid, max_cells)
+    order, start, _ = _cell_order(ci @ stride, max_cells)
     cis = ci[order]
-    qs, ps = q[order], p[order]  # cell order
     x = cis[:, 0]
     x_lo = jnp.maximum(x - 1, 0)
     x_hi = jnp.minimum(x + 1, ncell[0] - 1)
@@ -110,15 +107,6 @@ def alpha_accel_grid(q: jnp.ndarray, p: jnp.ndarray, prm: FlockParams, capacity:
         a = start[base + x_lo]
         run = jnp.where(ok, start[base + x_hi + 1] - a, 0)
         runs.append(run)
-        idx_all.append(jnp.minimum(a[:, None] + slots, n - 1))
-        valid_all.append(slots < run[:, None])
-    idx = jnp.concatenate(idx_all, axis=1)  # (N, K) candidate rows in cell order
-    valid = jnp.concatenate(valid_all, axis=1)
-    dqs = [jnp.where(valid, qs[:, k][idx] - qs[:, k, None], 0.0) for k in range(dim)]
-    w1, w2 = pair_weights(sum(x * x for x in dqs), prm)
-    u_sorted = jnp.stack(
-        [jnp.sum(w1 * dqs[k] + jnp.where(valid, w2 * (ps[:, k][idx] - ps[:, k, None]), 0.0), axis=1) for k in range(dim)], axis=1
-    )
-    u = jnp.zeros_like(u_sorted).at[order].set(u_sorted)
-    max_run = jnp.max(jnp.stack(runs))
-    return u, GridInfo(max_run > capacity, max_run, c)
+        idx_all.append(jnp.minimum(a[None, :] + slots[:, None], n - 1))
+        valid_all.append(slots[:, None] < run[None, :])
+    return Candidates(order, jnp.concatenate(idx_all), jnp.concatenate(valid_all), jnp.max(jnp.stack(runs)), c)

@@ -288,7 +288,8 @@ def _simulate_flocking(cfg, rng, out, summary, on_progress):
             row["min_clearance"] = float(clearance(q, obs).min())
     final = rows[-1]
     summary.update({f"final_{k}": v for k, v in final.items() if k not in ("frame", "t")})
-    summary.update(algorithm=cfg.algorithm, dim=cfg.dim, neighbours=run.neighbours, capacity=run.capacity, overflow_events=len(run.events),
+    summary.update(algorithm=cfg.algorithm, dim=cfg.dim, neighbours=run.neighbours, capacity=run.capacity, list_width=run.width, list_builds=run.builds,
+                   overflow_events=len(run.events),
                    params=prm.to_dict(), obstacles=obs.to_dict(), simulated_seconds=float(run.t[-1]))
     out["warnings"].extend(run.events)
     out.update(positions=run.positions, velocities=run.velocities, t=run.t, rows=rows, summary=summary, links=prm.r, obstacles=obs.to_dict(), gamma=run.gamma)

@@ -1,9 +1,9 @@
-"""Flocking rollouts: ``lax.scan`` over steps in chunks, all-pairs or cell-list neighbours.
+"""Flocking rollouts: ``lax.scan`` over steps in chunks, all-pairs or Verlet lists on the cell list.
 
-The grid path runs a chunk with a static candidate ``capacity``; if any step of the chunk overflowed,
-the chunk's results are discarded and it is recomputed from its start with a capacity that fits
-the longest run seen (all-pairs once that would cost more). Every such event is reported in
-:attr:`FlockRun.events`, so neighbours are never dropped silently.
+The grid path runs a chunk with static list sizes (:class:`animat.swarm.verlet.ListSpec`); if any
+list build of the chunk lacked room, the chunk's results are discarded and it is recomputed from its
+start with sizes that fit what the builds needed (all-pairs once that would cost more). Every such
+event is reported in :attr:`FlockRun.events`, so neighbours are never dropped silently.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ import numpy as np
 
 from animat.errors import ConfigError
 from animat.swarm.flocking import FlockParams, FlockState, Obstacles, accel, alpha_accel_allpairs, euler_step
-from animat.swarm.grid import alpha_accel_grid, capacity_bucket
+from animat.swarm.grid import capacity_bucket
+from animat.swarm.verlet import ListSpec, alpha_accel_list, new_list, refresh
 
-__all__ = ["FlockRun", "simulate_flock", "make_chunk"]
+__all__ = ["FlockRun", "simulate_flock", "make_chunk", "fitted_spec", "default_max_cells", "DEFAULT_SKIN"]
 
 
 @dataclass
@@ -34,43 +35,60 @@ class FlockRun:
     gamma: np.ndarray
     events: list[str] = field(default_factory=list)
     capacity: int | None = None
+    width: int | None = None
+    builds: int = 0
     neighbours: str = "grid"
+
+
+DEFAULT_SKIN = 0.25  # Verlet skin as a fraction of the interaction range r
 
 
 def default_max_cells(n: int) -> int:
     return max(64, 4 * n)
 
 
-@partial(jax.jit, static_argnames=("prm", "obs_key", "method", "capacity", "max_cells", "steps", "records"))
-def _chunk(state: FlockState, obs_arrays, prm: FlockParams, obs_key, method: str, capacity: int, max_cells: int, steps: int, records: int):
-    """``records`` records of ``steps`` steps each; returns (final state, (q, p, qr) per record, overflow, max_run)."""
+@partial(jax.jit, static_argnames=("prm", "obs_key", "spec", "steps", "records"))
+def _chunk(state: FlockState, obs_arrays, prm: FlockParams, obs_key, spec: ListSpec | None, steps: int, records: int):
+    """``records`` records of ``steps`` steps each (``spec`` None: all-pairs); returns (final state,
+    (q, p, qr) per record, list statistics (overflow, max_run, max_count, builds) or None)."""
     obs = Obstacles(*obs_arrays)
 
     def one(carry, _):
-        st, ovf, mrun = carry
-        if method == "grid":
-            ua, info = alpha_accel_grid(st.q, st.p, prm, capacity, max_cells)
-            ovf, mrun = ovf | info.overflow, jnp.maximum(mrun, info.max_run)
-        else:
+        st, nl = carry
+        if spec is None:
             ua = alpha_accel_allpairs(st.q, st.p, prm)
+        else:
+            nl = refresh(nl, st.q, prm, spec)
+            ua = alpha_accel_list(st.q, st.p, nl.idx, prm)
         u = accel(st.q, st.p, st.qr, st.pr, prm, obs, ua)
-        return (euler_step(st, u, prm.dt), ovf, mrun), None
+        return (euler_step(st, u, prm.dt), nl), None
 
     def record(carry, _):
         carry, _ = jax.lax.scan(one, carry, None, length=steps)
         st = carry[0]
         return carry, (st.q, st.p, st.qr)
 
-    init = (state, jnp.bool_(False), jnp.int32(0))
-    (state, ovf, mrun), frames = jax.lax.scan(record, init, None, length=records)
-    return state, frames, ovf, mrun
+    nl = None if spec is None else new_list(state.q, prm, spec)
+    (state, nl), frames = jax.lax.scan(record, (state, nl), None, length=records)
+    stats = None if nl is None else (nl.overflow, nl.max_run, nl.max_count, nl.builds)
+    return state, frames, stats
 
 
-def make_chunk(prm: FlockParams, obs: Obstacles, method: str, capacity: int, max_cells: int, steps: int, records: int):
-    """A callable ``state -> (state, frames, overflow, max_run)`` (jitted; for benchmarks)."""
+def make_chunk(prm: FlockParams, obs: Obstacles, spec: ListSpec | None, steps: int, records: int):
+    """A callable ``state -> (state, frames, stats)`` (jitted; ``spec`` None: all-pairs; for benchmarks)."""
     arrays = tuple(jnp.asarray(a) for a in obs)
     key = tuple(int(a.shape[0]) for a in obs)
-    return lambda st: _chunk(st, arrays, prm, key, method, capacity, max_cells, steps, records)
+    return lambda st: _chunk(st, arrays, prm, key, spec, steps, records)
+
+
+def fitted_spec(spec: ListSpec, stats) -> ListSpec | None:
+    """None if the chunk's builds had room, else the sizes they needed."""
+    overflow, max_run, max_count, _ = (int(x) for x in stats)
+    if not overflow:
+        return None
+    cap = capacity_bucket(max_run) if max_run > spec.capacity else spec.capacity
+    width = capacity_bucket(max_count) if max_count > spec.width else spec.width
+    return ListSpec(spec.skin, width, cap, spec.max_cells)
 
 
 def simulate_flock(
@@ -85,14 +103,18 @@ def simulate_flock(
     record_every: int = 10,
     neighbours: str = "grid",
     capacity: int = 8,
+    width: int = 8,
+    skin: float | None = None,
     max_cells: int | None = None,
     chunk_records: int = 50,
     on_chunk: Callable[[int], None] | None = None,
 ) -> FlockRun:
     """Run ``steps`` steps of the flocking algorithm ``prm.algorithm`` from ``q0, p0`` (N, d).
 
-    neighbours: "grid" (cell list with overflow retry) or "allpairs". Records every ``record_every``
-    steps (the last step is always recorded: ``steps`` is rounded up to a multiple of it).
+    neighbours: "grid" (Verlet lists built on the cell list, with overflow retry; ``capacity`` and
+    ``width`` are the starting sizes, ``skin`` defaults to ``DEFAULT_SKIN * r``) or "allpairs".
+    Records every ``record_every`` steps (the last step is always recorded: ``steps`` is rounded up
+    to a multiple of it).
     """
     q0 = np.asarray(q0, np.float32)
     p0 = np.asarray(p0, np.float32)
@@ -114,26 +136,31 @@ def simulate_flock(
         raise ConfigError(f"the gamma-agent's position and velocity need {dim} coordinates, got {qr.tolist()} and {pr.tolist()}")
     record_every = max(1, int(record_every))
     total_records = -(-int(steps) // record_every)
-    max_cells = max_cells or default_max_cells(n)
+    skin = DEFAULT_SKIN * prm.r if skin is None else float(skin)
+    if not skin > 0:
+        raise ConfigError(f"the Verlet skin must be > 0, got {skin}")
+    spec = ListSpec(skin, capacity_bucket(width), capacity_bucket(capacity), max_cells or default_max_cells(n))
     state = FlockState(jnp.asarray(q0), jnp.asarray(p0), jnp.asarray(qr), jnp.asarray(pr))
     qs, ps, gs = [q0], [p0], [qr]
     events: list[str] = []
-    cap = capacity_bucket(capacity)
-    done = 0
+    builds = done = 0
     while done < total_records:
         recs = min(chunk_records, total_records - done)
-        method = neighbours
+        use = spec if neighbours == "grid" else None
         while True:
-            if method == "grid" and 3 ** (dim - 1) * cap >= n:
-                method = "allpairs"  # candidates would outnumber the agents: all-pairs is exact and cheaper
-                events.append(f"record {done}: capacity {cap} x {3 ** (dim - 1)} runs >= N = {n}; this chunk uses all-pairs")
-            chunk = make_chunk(prm, obs, method, cap, max_cells, record_every, recs)
-            new_state, frames, ovf, mrun = chunk(state)
-            if method != "grid" or not bool(ovf):
+            if use is not None and (3 ** (dim - 1) * use.capacity >= n or use.width >= n):
+                use = None  # candidates would outnumber the agents: all-pairs is exact and cheaper
+                events.append(f"record {done}: list sizes (capacity {spec.capacity}, width {spec.width}) reach N = {n}; this chunk uses all-pairs")
+            new_state, frames, stats = make_chunk(prm, obs, use, record_every, recs)(state)
+            bigger = None if use is None else fitted_spec(use, stats)
+            if bigger is None:
                 break
-            new_cap = capacity_bucket(max(int(mrun), cap + 1))
-            events.append(f"record {done}: cell-list overflow (longest run {int(mrun)} > capacity {cap}); recomputed with capacity {new_cap}")
-            cap = new_cap
+            events.append(
+                f"record {done}: neighbour-list overflow (longest cell run {int(stats[1])}, most neighbours {int(stats[2])} "
+                f"for capacity {use.capacity}, width {use.width}); recomputed with capacity {bigger.capacity}, width {bigger.width}"
+            )
+            use = spec = bigger
+        builds += 0 if stats is None else int(stats[3])
         state = new_state
         fq, fp, fg = (np.asarray(x) for x in frames)
         qs.extend(fq)
@@ -143,4 +170,5 @@ def simulate_flock(
         if on_chunk is not None:
             on_chunk(done * record_every)
     t = prm.dt * record_every * np.arange(total_records + 1, dtype=np.float64)
-    return FlockRun(np.stack(qs), np.stack(ps), t, np.stack(gs), events, cap if neighbours == "grid" else None, neighbours)
+    grid = neighbours == "grid"
+    return FlockRun(np.stack(qs), np.stack(ps), t, np.stack(gs), events, spec.capacity if grid else None, spec.width if grid else None, builds, neighbours)
