@@ -2,8 +2,8 @@ import json
 
 
 def test_cli_bad_input_is_one_line_exit_2(animat_cli, tmp_path):
-    code, _, err = animat_cli("surrogate", "generate", "cape", "--out", str(tmp_path / "a"))
-    assert code == 2 and "unknown scene 'cape'" in err and len(err.strip().splitlines()) == 1
+    code, _, err = animat_cli("surrogate", "generate", "cloak", "--out", str(tmp_path / "a"))
+    assert code == 2 and "unknown scene 'cloak'" in err and len(err.strip().splitlines()) == 1
     code, _, err = animat_cli("surrogate", "generate", "sheet", "--frames", "0", "--out", str(tmp_path / "b"))
     assert code == 2 and "--frames must be > 0" in err and len(err.strip().splitlines()) == 1
     code, _, err = animat_cli("surrogate", "train", "sheet", "--data", str(tmp_path / "missing"), "--out", str(tmp_path / "c"))
@@ -30,8 +30,28 @@ def test_shipped_configs_parse():
     from animat.surrogate.train import TrainConfig
 
     root = Path(__file__).resolve().parents[2] / "configs"
-    for name in ("surrogate_sheet.toml", "surrogate_sheet_small.toml"):
+    for name in ("surrogate_sheet.toml", "surrogate_sheet_small.toml", "surrogate_flag.toml", "surrogate_cape.toml"):
         loaded = load_toml(root / name)
         assert set(loaded["generate"]) <= {"episodes", "frames", "seed", "workers", "backend"}
-        get_scene("sheet", **loaded["scene"])
+        get_scene(name.split("_")[1].split(".")[0], **loaded["scene"])
         TrainConfig.build(root / name, data="x")
+
+
+def test_cli_generate_train_resume_evaluate_cape(animat_cli, tmp_path):
+    data, model = tmp_path / "data", tmp_path / "model"
+    code, _, err = animat_cli("surrogate", "generate", "cape", "--episodes", "3", "--frames", "40", "--size", "5", "--out", str(data))
+    assert code == 0, err
+    train = ("surrogate", "train", "cape", "--data", str(data), "--components", "4", "--batches-per-epoch", "2",
+             "--window", "8", "--test-episodes", "1")
+    code, _, err = animat_cli(*train, "--epochs", "2", "--out", str(model))
+    assert code == 0, err
+    code, _, err = animat_cli("surrogate", "train", "cape", "--resume", str(model), "--lr", "0.1")
+    assert code == 2 and "only --epochs may change" in err
+    code, _, err = animat_cli("surrogate", "train", "cape", "--resume", str(model), "--epochs", "3")
+    assert code == 0, err
+    assert len((model / "metrics.csv").read_text().splitlines()) == 4  # header + 3 epochs
+    code, _, err = animat_cli("surrogate", "evaluate", "cape", "--model", str(model), "--horizon", "20",
+                              "--stability-frames", "200", "--no-video", "--out", str(tmp_path / "eval"))
+    assert code == 0, err
+    summary = json.loads((tmp_path / "eval" / "summary.json").read_text())
+    assert summary["scene"] == "cape" and summary["stability_finite"] and 0 < summary["model_megabytes"] < 16

@@ -28,6 +28,6 @@ def test_generate_refuses_other_settings_and_bad_input(tmp_path):
     with pytest.raises(ConfigError, match="frames must be > 0"):
         generate("sheet", 1, 0, 0, tmp_path / "x")
     with pytest.raises(ConfigError, match="unknown scene"):
-        generate("cape", 1, 5, 0, tmp_path / "y")
+        generate("cloak", 1, 5, 0, tmp_path / "y")
     with pytest.raises(ConfigError, match="holds no dataset.json"):
         load_dataset(tmp_path / "nothing")

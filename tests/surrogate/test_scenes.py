@@ -54,3 +54,29 @@ def test_flag_pole_fixed_wind_recorded_and_flag_blown():
     assert speed.min() >= scene.wind_speed_mps[0] * 0.99 - 1e-6 and speed.max() <= scene.wind_speed_mps[1] + 1e-6
     assert np.abs(X[:, :, 1]).max() > 0.05  # the wind pushes the cloth out of its plane
     assert scene.topology()["pinned"].shape == (7,)
+
+
+def test_cape_follows_the_torso_in_its_frame_and_input_is_in_that_frame():
+    from animat.surrogate.scenes import cape_input, euler_to_quat
+
+    scene = get_scene("cape", size=7)
+    out = scene.simulate(120, 0)
+    X, Y = out["X"], out["Y"]
+    assert X.shape == (120, 49, 3) and Y.shape == (120, 7) and out["dropped"] == 0
+    top = X[:, scene.pinned]  # attached row, in the torso frame: stays near its anchors
+    assert np.abs(top[..., 2] - scene.torso_half_m).max() < 0.03
+    assert np.ptp(Y[:, :3], axis=0).max() > 0.2  # the torso moves in the world
+    assert np.ptp(X[:, :, 1], axis=0).max() > 0.02  # and the cape swings in its frame
+    # cape_input, closed forms: a torso yawing at a constant rate while moving along world +x
+    T, rate = 5, 0.1
+    yaw = rate * np.arange(T)
+    Yc = np.concatenate([np.stack([np.arange(T) * 0.02, np.zeros(T), np.ones(T)], 1), euler_to_quat(yaw, 0 * yaw, 0 * yaw)], 1)
+    w = cape_input(Yc)
+    assert w.shape == (T, 15)
+    assert np.allclose(w[1:, 3:6], [0, 0, rate], atol=1e-6)  # angular velocity, body frame
+    assert np.allclose(w[1:, 0], 0.02 * np.cos(yaw[1:]), atol=1e-6) and np.allclose(w[1:, 1], -0.02 * np.sin(yaw[1:]), atol=1e-6)
+    assert np.allclose(w[:, 6:9], [0, 0, -1], atol=1e-6)  # upright: gravity straight down
+    tilted = cape_input(np.concatenate([np.zeros((2, 3)), euler_to_quat(np.zeros(2), np.full(2, np.pi / 2), np.zeros(2))], 1))
+    assert np.allclose(tilted[:, 6:9], [1, 0, 0], atol=1e-6)  # pitched 90 deg about y: gravity along body +x
+    sphere, capsule = scene.proxies(Y[0])
+    assert sphere.shape == (0, 4) and capsule.shape == (1, 7)

@@ -1,12 +1,13 @@
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from animat import runs
 from animat.surrogate.evaluate import evaluate
 from animat.surrogate.model import Surrogate, alpha_beta_rollout, init_mlp, rollout
+from animat.surrogate.runtime import Runtime
+from animat.surrogate.subspace import PCA
 from animat.surrogate.train import TrainConfig, train
-
-import jax
 
 
 def test_zero_network_is_alpha_beta_and_checkpoint_round_trip(tmp_path):
@@ -22,21 +23,80 @@ def test_zero_network_is_alpha_beta_and_checkpoint_round_trip(tmp_path):
     assert all(np.array_equal(loaded.params[n], params[n]) for n in params)
 
 
-def test_short_training_lowers_rollout_loss_and_evaluates(tiny_dataset, tmp_path):
+def _cfg(data, **kw):
+    base = dict(data=str(data), components=8, epochs=6, batches_per_epoch=6, layers=4, window=12, lr=1e-3,
+                test_episodes=1, checkpoint_every=3)
+    return TrainConfig.build(None, **{**base, **kw})
+
+
+def test_training_lowers_loss_keeps_best_checkpoint_resumes_and_evaluates(tiny_dataset, tmp_path):
     data, _ = tiny_dataset
-    cfg = TrainConfig.build(None, data=str(data), components=8, epochs=8, batches_per_epoch=10, layers=4, window=12,
-                            lr=1e-3, test_episodes=1, checkpoint_every=4)
-    summary = train(cfg, tmp_path / "train")
+    summary = train(_cfg(data), tmp_path / "full")
     assert summary["final_train_rollout_loss_m"] < summary["initial_train_rollout_loss_m"]
-    rows = (tmp_path / "train" / "metrics.csv").read_text().splitlines()
-    assert len(rows) == 9
-    assert (tmp_path / "train" / "plots" / "loss.png").stat().st_size > 0
-    assert runs.read_json(tmp_path / "train" / "checkpoints" / "model.json")["epoch"] == 8
-    ev = evaluate(tmp_path / "train", tmp_path / "eval", horizon=30, stability_frames=2000, video=True)
+    lines = (tmp_path / "full" / "metrics.csv").read_text().splitlines()
+    header, values = lines[0].split(","), [dict(zip(lines[0].split(","), r.split(","))) for r in lines[1:]]
+    assert len(values) == 6 and "val_loss_m" in header
+    best = min(range(6), key=lambda e: float(values[e]["val_loss_m"]))
+    assert runs.read_json(tmp_path / "full" / "checkpoints" / "model.json")["epoch"] == best + 1 == summary["best_epoch"]
+    assert 0 < summary["model_megabytes"] < 16
+
+    # interrupted after 3 epochs and resumed to 6: the same parameters as the uninterrupted run
+    train(_cfg(data, epochs=3), tmp_path / "part")
+    train(_cfg(data), tmp_path / "part", resume=True)
+    a, b = Surrogate.load(tmp_path / "full" / "checkpoints" / "last"), Surrogate.load(tmp_path / "part" / "checkpoints" / "last")
+    assert all(np.array_equal(a.params[n], b.params[n]) for n in a.params)  # also: same seed, same result
+
+    ev = evaluate(tmp_path / "full", tmp_path / "eval", horizon=30, stability_frames=10_000, settle_frames=300, video=True)
     assert ev["segments"] == 2
-    assert ev["stability_frames"] == 2000 and isinstance(ev["stable"], bool)
+    assert ev["stability_frames"] == 10_000 and ev["stability_finite"] and isinstance(ev["stable"], bool)
     assert (tmp_path / "eval" / "media" / "rollout.gif").stat().st_size > 0
     assert (tmp_path / "eval" / "plots" / "rollout_error.png").stat().st_size > 0
-    for key in ("surrogate_error_percent_of_size", "alpha_beta_error_percent_of_size", "pca_floor_error_percent_of_size", "surrogate_seconds_per_frame"):
+    for key in ("surrogate_error_percent_of_size", "alpha_beta_error_percent_of_size", "pca_floor_error_percent_of_size",
+                "runtime_numpy_seconds_per_frame", "runtime_jax_seconds_per_frame", "model_megabytes"):
         assert np.isfinite(ev[key]) and ev[key] >= 0
     assert ev["pca_floor_error_percent_of_size"] <= ev["surrogate_error_percent_of_size"] + 1e-6
+
+    # the runtime (NumPy and JAX) reproduces the model's rollout + decoding, projected out of the sphere
+    from animat.surrogate.collision import max_penetration
+    from animat.surrogate.data import load_dataset
+    from animat.surrogate.model import external_input
+
+    ds = load_dataset(data)
+    pca = PCA.load(tmp_path / "full" / "pca.npz")
+    model = Surrogate.load(tmp_path / "full" / "checkpoints")
+    Z = pca.encode(ds.X[-1][:12])
+    W = external_input(ds.Y[-1][:12])
+    expected = np.asarray(rollout(model.params, model.stats, jnp.asarray(Z[0]), jnp.asarray(Z[1]), jnp.asarray(W[2:])))
+    for backend in ("numpy", "jax"):
+        rt = Runtime.load(tmp_path / "full", backend)
+        z0, z1 = Z[0], Z[1]
+        for t in range(2, 12):
+            z, X, N = rt.frame(z0, z1, W[t], ds.Y[-1][t])
+            z0, z1 = z1, np.asarray(z)
+        assert np.allclose(z1, expected[-1], atol=1e-4)
+        assert max_penetration(np.asarray(X), *rt.scene.proxies(ds.Y[-1][11])) < 1e-5
+        assert np.allclose(np.linalg.norm(np.asarray(N), axis=-1), 1, atol=1e-4)
+
+
+def test_stability_check_passes_a_damped_model_and_flags_a_growing_one():
+    """alpha/beta-only models (zero last layer): |alpha| < 1 decays to rest within the training
+    range; alpha > 1 grows without bound and must be reported unstable."""
+    from animat.surrogate.evaluate import stability_check
+    from animat.surrogate.scenes import get_scene
+
+    scene = get_scene("sheet", size=4)
+    k, V = 3, scene.n_vertices
+    rng = np.random.default_rng(0)
+    basis = np.linalg.qr(rng.normal(size=(3 * V, k)))[0].T.astype(np.float32)
+    pca = PCA(np.zeros(3 * V, np.float32), basis, np.ones(k, np.float32))
+    params = init_mlp(jax.random.PRNGKey(0), 2 * k + 6, k, 4, 2)
+    params = {n: jnp.zeros_like(v) if n in ("W1", "b1") else v for n, v in params.items()}
+    start = np.stack([pca.decode(np.ones(k)), pca.decode(np.ones(k))])
+    train_Z = np.array([[-1.0] * k, [1.0] * k])
+    results = {}
+    for alpha in (0.99, 1.01):
+        stats = {"alpha": jnp.full(k, alpha), "beta": jnp.full(k, 0.5), "in_mean": jnp.zeros(2 * k + 6), "in_std": jnp.ones(2 * k + 6),
+                 "out_mean": jnp.zeros(k), "out_std": jnp.ones(k)}
+        results[alpha] = stability_check(Surrogate(params, stats, {}), pca, scene, start, train_Z, 10_000, 300)
+    assert results[0.99]["stable"] and results[0.99]["stability_max_range_ratio"] <= 1.0 + 1e-6
+    assert not results[1.01]["stable"] and not results[1.01]["stability_max_range_ratio"] <= 1.5

@@ -39,7 +39,7 @@ def _check_scene(scene: str) -> None:
 
 @app.command("generate")
 def generate_cmd(
-    scene: str = typer.Argument(..., help="Scene: sheet | flag."),
+    scene: str = typer.Argument(..., help="Scene: sheet | flag | cape."),
     episodes: Optional[int] = typer.Option(None, "--episodes", "-e", help="Number of episodes [20]."),
     frames: Optional[int] = typer.Option(None, "--frames", "-f", help="Frames per episode at 60 fps [300]."),
     size: Optional[int] = typer.Option(None, "--size", help="Cloth vertices per side [51]."),
@@ -90,7 +90,7 @@ def generate_cmd(
 
 @app.command("train")
 def train_cmd(
-    scene: str = typer.Argument(..., help="Scene: sheet | flag."),
+    scene: str = typer.Argument(..., help="Scene: sheet | flag | cape."),
     data: Optional[Path] = typer.Option(None, "--data", "-d", help="Dataset folder made by 'generate'."),
     components: Optional[int] = typer.Option(None, "--components", "-k", help="Subspace size [64]."),
     epochs: Optional[int] = typer.Option(None, "--epochs", help="Epochs [100]."),
@@ -102,6 +102,7 @@ def train_cmd(
     seed: Optional[int] = typer.Option(None, "--seed", help="Random seed [0]."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file ([train] table)."),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="Continue this training run from checkpoints/last/ (only --epochs may change)."),
 ) -> None:
     """Fit PCA + alpha/beta and train the residual network through rollouts."""
     from animat.surrogate.train import TrainConfig, train
@@ -109,10 +110,10 @@ def train_cmd(
     _check_scene(scene)
     options = dict(data=str(data) if data is not None else None, components=components, epochs=epochs, batches_per_epoch=batches_per_epoch,
                    lr=lr, window=window, batch=batch, test_episodes=test_episodes, seed=seed)
-    cfg = TrainConfig.build(config, **options)
+    cfg, run_dir = runs.start_or_resume("surrogate", TrainConfig, resume=resume, config=config, out=out, options=options,
+                                        may_change={"epochs": "--epochs"})
     if not cfg.data:
         raise ConfigError("give the dataset folder with --data (or 'data' in the [train] table)")
-    run_dir = runs.new_run_dir("surrogate", "train", out)
     console.print(f"surrogate train {scene}: k={cfg.components}, {cfg.epochs} epochs, data {cfg.data}, run dir {run_dir}")
     with Progress(*_columns("epoch", "train {task.fields[train]}  held-out {task.fields[test]}"), console=console) as progress:
         task = progress.add_task("train", total=cfg.epochs, train="-", test="-")
@@ -120,18 +121,19 @@ def train_cmd(
         def on_epoch(row: dict) -> None:
             progress.update(task, completed=row["epoch"] + 1, train=f"{row['train_loss_m']:.3g}", test=f"{row['test_loss_m']:.3g}")
 
-        summary = train(cfg, run_dir, scene=scene, on_epoch=on_epoch)
+        summary = train(cfg, run_dir, scene=scene, on_epoch=on_epoch, resume=resume is not None)
     print_summary(summary, run_dir)
 
 
 @app.command("evaluate")
 def evaluate_cmd(
-    scene: str = typer.Argument(..., help="Scene: sheet | flag."),
+    scene: str = typer.Argument(..., help="Scene: sheet | flag | cape."),
     model: Path = typer.Option(..., "--model", "-m", help="Run directory of 'surrogate train'."),
     data: Optional[Path] = typer.Option(None, "--data", "-d", help="Dataset folder (default: the one trained on)."),
     horizon: int = typer.Option(120, "--horizon", help="Rollout length (frames)."),
     stability_frames: int = typer.Option(10_000, "--stability-frames", help="Free surrogate rollout to check for blow-ups (0: skip)."),
-    video: bool = typer.Option(True, "--video/--no-video", help="Write media/rollout.gif (reference | surrogate | alpha/beta)."),
+    settle_frames: int = typer.Option(600, "--settle-frames", help="Frames after the free rollout with the external objects stopped."),
+    video: bool = typer.Option(True, "--video/--no-video", help="Write media/rollout.gif (reference | surrogate | error colour map)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
 ) -> None:
     """Held-out rollout error (% of cloth size) of surrogate, alpha/beta-only and PCA floor; speed."""
@@ -140,9 +142,9 @@ def evaluate_cmd(
     _check_scene(scene)
     if horizon < 3:
         raise ConfigError(f"--horizon must be >= 3 frames, got {horizon}")
+    if stability_frames < 0 or settle_frames < 0:
+        raise ConfigError(f"--stability-frames and --settle-frames must be >= 0, got {stability_frames} and {settle_frames}")
     run_dir = runs.new_run_dir("surrogate", "evaluate", out)
-    if stability_frames < 0:
-        raise ConfigError(f"--stability-frames must be >= 0, got {stability_frames}")
     summary = evaluate(model, run_dir, data=str(data) if data is not None else None, horizon=horizon, scene=scene,
-                       stability_frames=stability_frames, video=video)
+                       stability_frames=stability_frames, settle_frames=settle_frames, video=video)
     print_summary(summary, run_dir)

@@ -25,7 +25,7 @@ import numpy as np
 
 from animat import runs
 from animat.errors import ConfigError
-from animat.surrogate.scenes import get_scene
+from animat.surrogate.scenes import get_scene, scene_from_dict
 
 DATASET_JSON = "dataset.json"
 
@@ -85,6 +85,8 @@ def generate(
     if meta_path.exists():
         old = runs.read_json(meta_path)
         same = {k: old.get(k) for k in ("scene", "frames", "seed")}
+        if isinstance(same["scene"], dict) and "name" in same["scene"]:  # options added since: their defaults
+            same["scene"] = json.loads(json.dumps(scene_from_dict(same["scene"]).to_dict()))
         want = json.loads(json.dumps(config))  # tuples -> lists, as stored
         if same != {k: want[k] for k in ("scene", "frames", "seed")}:
             raise ConfigError(f"{str(out)!r} holds a dataset made with other scene/frames/seed; choose another --out")

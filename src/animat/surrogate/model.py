@@ -1,7 +1,8 @@
 """The subspace neural physics step, in JAX.
 
 Given the two previous subspace states ``z1 = z_{t-1}``, ``z0 = z_{t-2}`` and the external input
-``w_t`` (for the sheet: the sphere's position and its change since the last frame, (6,)):
+``w_t`` (for the sheet: the sphere's position and its change since the last frame, (6,); see
+:func:`external_input`):
 
     zbar = alpha * z1 + beta * (z1 - z0)                       (alpha/beta baseline)
     z_t  = zbar + out_std * f((concat(zbar, z1, w_t) - in_mean) / in_std) + out_mean
@@ -28,8 +29,16 @@ from animat.errors import CheckpointError
 MANIFEST_VERSION = 1
 
 
-def external_input(Y: np.ndarray) -> np.ndarray:
-    """(T, 3) sphere positions -> (T, 6) w_t = [Y_t, Y_t - Y_{t-1}] (first frame: zero change)."""
+def external_input(Y: np.ndarray, scene: str = "sheet") -> np.ndarray:
+    """Recorded external state Y (T, y) -> network input w (T, w_dim) float32.
+
+    sheet/flag: Y (T, 3) sphere centre m / wind m/s -> w = [Y_t, Y_t - Y_{t-1}] (T, 6).
+    cape: Y (T, 7) body position m and quaternion (w, x, y, z) -> the body-frame inputs of
+    :func:`animat.surrogate.scenes.cape_input` (T, 15). The first frame has zero change."""
+    if scene == "cape":
+        from animat.surrogate.scenes import cape_input
+
+        return cape_input(Y)
     Y = np.asarray(Y, np.float32)
     dY = np.concatenate([np.zeros_like(Y[:1]), np.diff(Y, axis=0)])
     return np.concatenate([Y, dY], axis=-1)

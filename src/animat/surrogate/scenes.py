@@ -16,6 +16,11 @@ little per-vertex viscous damping standing in for air. The MJCF is generated as 
 ``flag``: the same cloth pinned along its left edge (a pole) in a wind whose speed and direction
 change at random times; ``Y`` (3,) m/s is the wind vector (see :class:`FlagScene`).
 
+``cape``: a cloth attached to a capsule torso moving along random paths; X in the torso's frame,
+``Y`` (7,) its position and quaternion (see :class:`CapeScene`).
+
+Each scene also names its collision proxies (:meth:`SheetScene.proxies`) for the runtime.
+
 A frame is *bad* when a vertex is non-finite, an edge is longer than ``max_edge_ratio`` x its rest
 length, or MuJoCo flagged an unstable acceleration (it then silently resets the state). The episode
 is truncated at the first bad frame, so every stored episode is contiguous in time; the count of
@@ -47,6 +52,7 @@ class SheetScene:
     air_damping_per_s: float = 2.0  # per-vertex viscous damping / vertex mass
     fps: int = 60
     substeps: int = 4
+    solver_iterations: int = 30  # MuJoCo CG iterations per substep
     warmup_frames: int = 30
     ball_radius_m: float = 0.1
     top_z_m: float = 2.0
@@ -54,7 +60,6 @@ class SheetScene:
     strike_seconds: tuple[float, float] = (0.5, 1.2)  # duration of one path segment
     hold_seconds: tuple[float, float] = (0.0, 1.0)  # pause at a point away from the cloth
 
-    y_dim = 3
 
     @classmethod
     def build(cls, **overrides: Any) -> "SheetScene":
@@ -88,22 +93,32 @@ class SheetScene:
         return 1.0 / (self.fps * self.substeps)
 
     def mjcf(self) -> str:
-        n, sp = int(self.size), self.side_m / (int(self.size) - 1)
+        n = int(self.size)
         centre_z = self.top_z_m - self.side_m / 2
-        return f"""<mujoco model="sheet">
-  <option timestep="{self.timestep:.10g}" integrator="discrete" solver="CG" iterations="30" tolerance="1e-6"/>
-  <size memory="{max(16, n * n // 20)}M"/>
-  <worldbody>
-    <body name="ball" mocap="true" pos="0 {-3 * self.ball_radius_m - 0.3} {centre_z}">
+        ball = f"""    <body name="ball" mocap="true" pos="0 {-3 * self.ball_radius_m - 0.3} {centre_z}">
       <geom type="sphere" size="{self.ball_radius_m}" rgba="0.8 0.2 0.2 1"/>
     </body>
-    <flexcomp name="cloth" type="grid" count="{n} {n} 1" spacing="{sp:.10g} {sp:.10g} {sp:.10g}" pos="0 0 {centre_z}"
-              euler="90 0 0" radius="{min(0.005, sp / 4):.6g}" dim="2" mass="{self.mass_kg}">
+"""
+        return self._mjcf(ball, (0.0, centre_z), f'<pin id="{n - 1} {n * n - 1}"/>')
+
+    def _mjcf(self, bodies: str, centre_yz: tuple[float, float], pins: str = "", equality: str = "") -> str:
+        """The model: ``bodies`` (XML), then the cloth grid in the x-z plane centred at x = 0,
+        (y, z) = ``centre_yz``, with ``pins`` inside its flexcomp and ``equality`` constraints."""
+        n, sp = int(self.size), self.side_m / (int(self.size) - 1)
+        return f"""<mujoco model="{self.name}">
+  <option timestep="{self.timestep:.10g}" integrator="discrete" solver="CG" iterations="{int(self.solver_iterations)}" tolerance="1e-6"/>
+  <size memory="{max(16, n * n // 20)}M"/>
+  <worldbody>
+{bodies}    <flexcomp name="cloth" type="grid" count="{n} {n} 1" spacing="{sp:.10g} {sp:.10g} {sp:.10g}" pos="0 {centre_yz[0]:.10g} {centre_yz[1]:.10g}"
+              euler="90 0 0" radius="{self.contact_radius_m:.6g}" dim="2" mass="{self.mass_kg}">
       <elasticity young="{self.young_pa}" poisson="{self.poisson}" thickness="{self.thickness_m}" elastic2d="stretch"/>
       <contact condim="3" selfcollide="none"/>
-      <pin id="{n - 1} {n * n - 1}"/>
+      {pins}
     </flexcomp>
   </worldbody>
+  <equality>
+{equality}
+  </equality>
 </mujoco>"""
 
     def model(self):
@@ -163,7 +178,7 @@ class SheetScene:
         return np.concatenate(out)[:total].astype(np.float64)
 
     def controls(self, frames: int, rng: np.random.Generator) -> np.ndarray:
-        """(warmup + frames, y_dim) external input per frame (Y, recorded after the warm-up)."""
+        """(warmup + frames, y) external state per frame (Y, recorded after the warm-up)."""
         return self.ball_path(frames, rng)
 
     def _setup(self, m, d) -> dict:
@@ -172,6 +187,22 @@ class SheetScene:
     def _apply(self, m, d, state: dict, y: np.ndarray) -> None:
         """Impose the external input ``y`` before one physics substep."""
         d.mocap_pos[0] = y
+
+    def _record(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """World vertex positions (V, 3) -> the recorded X frame (the sheet and flag: unchanged)."""
+        return x
+
+    @property
+    def contact_radius_m(self) -> float:
+        """The flex vertices' collision radius (as in :meth:`mjcf`)."""
+        return min(0.005, self.side_m / (int(self.size) - 1) / 4)
+
+    def proxies(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Collision proxies in the recorded X frame for external state ``y``: spheres (S, 4)
+        ``[centre, radius]`` and capsules (C, 7) ``[a, b, radius]`` in metres (radii include the
+        cloth's contact radius)."""
+        sphere = np.concatenate([np.asarray(y, np.float32)[:3], [self.ball_radius_m + self.contact_radius_m]])
+        return sphere[None].astype(np.float32), np.zeros((0, 7), np.float32)
 
     # --- one episode ---------------------------------------------------------------------------
     def simulate(self, frames: int, seed: int | np.random.SeedSequence) -> dict:
@@ -191,7 +222,7 @@ class SheetScene:
         x0 = d.flexvert_xpos.copy()
         rest = np.linalg.norm(x0[edges[:, 0]] - x0[edges[:, 1]], axis=1)
         X = np.empty((frames, self.n_vertices, 3), np.float32)
-        Y = np.empty((frames, 3), np.float32)
+        Y = np.empty((frames, path.shape[1]), np.float32)
         prev = path[0]
         kept = 0
         bad_qacc = int(mujoco.mjtWarning.mjWARN_BADQACC)
@@ -211,7 +242,7 @@ class SheetScene:
                 ok = bool(np.all(lengths <= self.max_edge_ratio * rest))
             if not ok:
                 break
-            X[kept] = x
+            X[kept] = self._record(x, path[i])
             Y[kept] = path[i]
             kept += 1
         elapsed = time.perf_counter() - start
@@ -261,11 +292,8 @@ class FlagScene(SheetScene):
         return np.arange(int(self.size))  # the column at x = -side/2: the pole
 
     def mjcf(self) -> str:
-        n = int(self.size)
-        xml = super().mjcf()
-        xml = xml.replace(f'<pin id="{n - 1} {n * n - 1}"/>', f'<pin id="{" ".join(str(i) for i in range(n))}"/>')
-        start, end = xml.index('    <body name="ball"'), xml.index("    </body>\n") + len("    </body>\n")
-        return xml[:start] + xml[end:]
+        pole = " ".join(str(i) for i in range(int(self.size)))
+        return self._mjcf("", (0.0, self.top_z_m - self.side_m / 2), f'<pin id="{pole}"/>')
 
     def controls(self, frames: int, rng: np.random.Generator) -> np.ndarray:
         total = frames + self.warmup_frames
@@ -305,14 +333,141 @@ class FlagScene(SheetScene):
         force = (0.5 * self.air_density * self.drag_coefficient * area * un * np.abs(un))[:, None] * unit
         d.xfrc_applied[state["bodies"], :3] = force[state["free"]]
 
+    def proxies(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return np.zeros((0, 4), np.float32), np.zeros((0, 7), np.float32)  # nothing to hit
 
-SCENES = ("sheet", "flag")
+
+def quat_to_matrix(q: np.ndarray) -> np.ndarray:
+    """Unit quaternions (..., 4) (w, x, y, z) -> rotation matrices (..., 3, 3)."""
+    w, x, y, z = np.moveaxis(np.asarray(q, np.float64), -1, 0)
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+    ], -2)
+
+
+def euler_to_quat(yaw: np.ndarray, pitch: np.ndarray, roll: np.ndarray) -> np.ndarray:
+    """Z-Y-X (yaw about z, then pitch about y, then roll about x) angles rad (...) -> (..., 4) (w, x, y, z)."""
+    cy, sy, cp, sp, cr, sr = np.cos(yaw / 2), np.sin(yaw / 2), np.cos(pitch / 2), np.sin(pitch / 2), np.cos(roll / 2), np.sin(roll / 2)
+    return np.stack([cr * cp * cy + sr * sp * sy, sr * cp * cy - cr * sp * sy, cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy], -1)
+
+
+def cape_input(Y: np.ndarray) -> np.ndarray:
+    """Cape external input (Holden et al. 2019, section 6: the character's motion seen from the
+    cloth's moving frame). Y (T, 7) body position m and quaternion -> (T, 15) float32:
+
+        [v_t, omega_t, g_t, v_t - v_{t-1}, omega_t - omega_{t-1}]
+
+    v_t = R_t^T (p_t - p_{t-1}) m/frame, omega_t the rotation vector of R_{t-1}^T R_t rad/frame
+    (both in the body frame), g_t = R_t^T (0, 0, -1) the gravity direction in the body frame. The
+    body frame is the cloth's frame, so the attachment's own position and rotation in it are
+    constant and left out. The first frame has zero velocity and change."""
+    Y = np.asarray(Y, np.float64)
+    R = quat_to_matrix(Y[:, 3:7])
+    dp = np.concatenate([np.zeros((1, 3)), np.diff(Y[:, :3], axis=0)])
+    v = np.einsum("tji,tj->ti", R, dp)
+    rel = np.concatenate([np.eye(3)[None], np.einsum("tji,tjk->tik", R[:-1], R[1:])])  # R_{t-1}^T R_t
+    angle = np.arccos(np.clip((np.trace(rel, axis1=1, axis2=2) - 1) / 2, -1.0, 1.0))
+    skew = np.stack([rel[:, 2, 1] - rel[:, 1, 2], rel[:, 0, 2] - rel[:, 2, 0], rel[:, 1, 0] - rel[:, 0, 1]], -1)
+    scale = np.where(angle > 1e-8, angle / (2 * np.sin(np.maximum(angle, 1e-8))), 0.5)
+    omega = skew * scale[:, None]
+    g = np.einsum("tji,j->ti", R, np.array([0.0, 0.0, -1.0]))
+    dv = np.concatenate([np.zeros((1, 3)), np.diff(v, axis=0)])
+    domega = np.concatenate([np.zeros((1, 3)), np.diff(omega, axis=0)])
+    return np.concatenate([v, omega, g, dv, domega], axis=-1).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class CapeScene(SheetScene):
+    """A cape: the cloth hangs behind a capsule "torso" (a mocap body) that walks, turns and leans
+    along random smooth paths; its top row is attached to the torso by ``connect`` equality
+    constraints (the vertices stay free bodies, so the torso's accelerations reach the cloth).
+
+    X is recorded in the torso's frame (``R^T (x - p)``), Y (7,) is the torso's world position m
+    and quaternion (w, x, y, z); :func:`cape_input` turns Y into the network input. The torso
+    faces +y; the cape hangs in the local x-z plane ``gap_m`` behind the capsule's surface.
+    """
+
+    name: str = "cape"
+    size: int = 21
+    side_m: float = 0.8
+    mass_kg: float = 0.3
+    torso_radius_m: float = 0.15
+    torso_half_m: float = 0.3  # half-length of the capsule's straight part (vertical)
+    torso_height_m: float = 1.3
+    gap_m: float = 0.03
+    walk_m: float = 1.0  # waypoints within +-this of the origin (x, y)
+    turn_deg: float = 90.0  # yaw change per segment within +-this
+    lean_deg: float = 15.0  # pitch and roll within +-this
+    move_seconds: tuple[float, float] = (0.6, 1.5)
+    hold_seconds: tuple[float, float] = (0.0, 0.8)
+
+    @property
+    def pinned(self) -> np.ndarray:
+        n = int(self.size)
+        return np.arange(n) * n + (n - 1)  # the top row (attached to the torso)
+
+    def _cloth_origin(self) -> tuple[float, float]:
+        """Local (y, z) of the cloth grid's centre in the torso frame."""
+        return -(self.torso_radius_m + self.gap_m), self.torso_half_m - self.side_m / 2
+
+    def mjcf(self) -> str:
+        n, sp = int(self.size), self.side_m / (int(self.size) - 1)
+        y0, z0 = self._cloth_origin()
+        h = self.torso_height_m
+        torso = f"""    <body name="torso" mocap="true" pos="0 0 {h}">
+      <geom type="capsule" size="{self.torso_radius_m} {self.torso_half_m}" rgba="0.3 0.4 0.8 1"/>
+    </body>
+"""
+        anchors = "\n".join(
+            f'    <connect body1="torso" body2="cloth_{i * n + n - 1}" anchor="{-self.side_m / 2 + i * sp:.6g} {y0:.6g} {self.torso_half_m:.6g}" solref="0.01 1"/>'
+            for i in range(n))
+        return self._mjcf(torso, (y0, h + z0), equality=anchors)
+
+    def controls(self, frames: int, rng: np.random.Generator) -> np.ndarray:
+        """(warmup + frames, 7) torso position and quaternion: smoothstep moves between random
+        waypoints (position, yaw, lean) with random holds; the warm-up stands still."""
+        total = frames + self.warmup_frames
+        lean = np.radians(self.lean_deg)
+        pose = np.array([0.0, 0.0, self.torso_height_m, 0.0, 0.0, 0.0])  # x, y, z, yaw, pitch, roll
+        out, count = [np.repeat(pose[None], self.warmup_frames, axis=0)], self.warmup_frames
+        while count < total:
+            target = np.array([*rng.uniform(-self.walk_m, self.walk_m, 2), self.torso_height_m + rng.uniform(-0.1, 0.1),
+                               pose[3] + np.radians(rng.uniform(-self.turn_deg, self.turn_deg)), *rng.uniform(-lean, lean, 2)])
+            steps = max(2, int(round(rng.uniform(*self.move_seconds) * self.fps)))
+            s = np.arange(1, steps + 1) / steps
+            s = s * s * (3 - 2 * s)
+            hold = int(round(rng.uniform(*self.hold_seconds) * self.fps))
+            out += [pose[None] + s[:, None] * (target - pose)[None], np.repeat(target[None], hold, axis=0)]
+            pose, count = target, count + steps + hold
+        path = np.concatenate(out)[:total]
+        return np.concatenate([path[:, :3], euler_to_quat(path[:, 3], path[:, 4], path[:, 5])], axis=1)
+
+    def _apply(self, m, d, state: dict, y: np.ndarray) -> None:
+        d.mocap_pos[0] = y[:3]
+        d.mocap_quat[0] = y[3:7] / np.linalg.norm(y[3:7])
+
+    def _record(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return (x - y[:3]) @ quat_to_matrix(y[3:7] / np.linalg.norm(y[3:7]))
+
+    def proxies(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        r = self.torso_radius_m + self.contact_radius_m
+        capsule = np.array([[0, 0, -self.torso_half_m, 0, 0, self.torso_half_m, r]], np.float32)  # torso frame
+        return np.zeros((0, 4), np.float32), capsule
+
+
+SCENES = {"sheet": SheetScene, "flag": FlagScene, "cape": CapeScene}
 
 
 def get_scene(name: str, **overrides: Any) -> SheetScene:
     """The scene called ``name`` with option overrides; ConfigError names the choices."""
-    if name == "sheet":
-        return SheetScene.build(**overrides)
-    if name == "flag":
-        return FlagScene.build(**overrides)
-    raise ConfigError(f"unknown scene {name!r}; expected one of {list(SCENES)}")
+    if name not in SCENES:
+        raise ConfigError(f"unknown scene {name!r}; expected one of {list(SCENES)}")
+    return SCENES[name].build(**overrides)
+
+
+def scene_from_dict(options: dict) -> SheetScene:
+    """The scene stored in a dataset's or run's JSON (``name`` plus its options)."""
+    options = dict(options)
+    return get_scene(options.pop("name"), **options)

@@ -6,11 +6,16 @@ alpha/beta fit -> normalisation statistics -> AMSGrad on windows of ``window`` f
 deviation of the data's first three components), then the network is rolled forward on its own
 predictions with ``lax.scan``.
 
-Loss (documented choice): L1 on *decoded* vertex positions and on decoded per-frame vertex
-velocities, each averaged over vertices, coordinates, frames and the batch, against the reference
-projected into the subspace (so the loss measures only what the network can fix; the PCA floor is
-reported separately by ``evaluate``). Positions in metres, velocities in metres per frame,
-``loss = L1(pos) + velocity_weight * L1(vel)``.
+Loss (as in the paper): L1 on the subspace positions and on their per-frame velocities, each
+averaged over components, frames and the batch, against the reference encoded into the subspace.
+The basis is orthonormal, so the subspace error has the Euclidean norm of the decoded vertex error
+(metres); this is ~100x cheaper than decoding every frame of every window. The PCA floor is
+reported separately by ``evaluate``. ``loss = L1(pos) + velocity_weight * L1(vel)``.
+
+Episodes split into [train | validation | held-out test] (the last ones held out). The checkpoint
+kept in ``checkpoints/`` is the epoch with the lowest validation rollout loss (the training windows'
+loss when there are no validation episodes); ``checkpoints/last/`` holds the latest epoch with the
+optimiser state and random-number state, from which ``--resume`` continues exactly.
 
 Learning rate ``lr`` x ``lr_decay`` ** epoch (AMSGrad, ``optax.amsgrad``).
 """
@@ -34,7 +39,10 @@ from animat.errors import ConfigError
 from animat.surrogate.alpha_beta import fit_alpha_beta
 from animat.surrogate.data import Dataset, load_dataset
 from animat.surrogate.model import Surrogate, external_input, init_mlp, rollout
+from animat.surrogate.normals import angle_degrees, fit_normal_regression, predict_normals, vertex_normals
 from animat.surrogate.subspace import PCA, fit_pca, reconstruction_table
+
+LAST = "last"  # checkpoints/last/: the latest epoch plus optimiser state, for --resume
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,7 @@ class TrainConfig:
     noise_frac: float = 0.01
     velocity_weight: float = 1.0
     test_episodes: int = 0  # 0: 10 % of the episodes, at least 1
+    val_episodes: int = -1  # -1: 10 % of the rest (at least 1) when 3 or more remain, else none
     pca_samples: int = 4000
     checkpoint_every: int = 10
     seed: int = 0
@@ -69,7 +78,7 @@ class TrainConfig:
             values.update(loaded)
         values.update({k: v for k, v in options.items() if v is not None and k in known})
         cfg = replace(cls(), **values)
-        for name in ("components", "epochs", "window", "batch", "layers"):
+        for name in ("components", "epochs", "window", "batch", "layers", "checkpoint_every"):
             if int(getattr(cfg, name)) <= 0:
                 raise ConfigError(f"{name} must be > 0, got {getattr(cfg, name)}")
         if cfg.window < 3:
@@ -79,12 +88,16 @@ class TrainConfig:
         return cfg
 
 
-def split_episodes(n: int, test_episodes: int) -> tuple[list[int], list[int]]:
-    """Training and held-out episode indices (the held-out ones are the last)."""
+def split_episodes(n: int, test_episodes: int, val_episodes: int = 0) -> tuple[list[int], list[int], list[int]]:
+    """Training, validation and held-out episode indices, in that order along the episodes."""
     n_test = int(test_episodes) if test_episodes else max(1, n // 10)
     if n < 2 or not 1 <= n_test < n:
         raise ConfigError(f"need at least one training and one held-out episode; have {n} episodes, test_episodes={test_episodes}")
-    return list(range(n - n_test)), list(range(n - n_test, n))
+    rest = n - n_test
+    n_val = (max(1, rest // 10) if rest >= 3 else 0) if val_episodes < 0 else int(val_episodes)
+    if not 0 <= n_val < rest:
+        raise ConfigError(f"val_episodes={val_episodes} leaves no training episode of the {rest} not held out")
+    return list(range(rest - n_val)), list(range(rest - n_val, rest)), list(range(rest, n))
 
 
 def _windows(lengths: list[int], window: int) -> np.ndarray:
@@ -93,16 +106,15 @@ def _windows(lengths: list[int], window: int) -> np.ndarray:
     return np.array(rows, np.int64).reshape(-1, 2)
 
 
-def make_loss(components: jax.Array, window: int, velocity_weight: float) -> Callable:
-    """loss(params, stats, Zw (B, window, k), Ww (B, window, w), noise (2, B, k)) -> scalar."""
+def make_loss(velocity_weight: float) -> Callable:
+    """loss(params, stats, Zw (B, window, k), Ww (B, window, w), noise (2, B, k)) -> scalar (m)."""
 
     def loss_fn(params, stats, Zw, Ww, noise):
         z0 = Zw[:, 0] + noise[0]
         z1 = Zw[:, 1] + noise[1]
         pred = rollout(params, stats, z0, z1, jnp.swapaxes(Ww[:, 2:], 0, 1))  # (T-2, B, k)
         pred = jnp.concatenate([z1[None], pred], axis=0)  # include frame 1 for the first velocity
-        true = jnp.swapaxes(Zw[:, 1:], 0, 1)
-        err = (pred - true) @ components  # (T-1, B, 3V) decoded error (the mean cancels)
+        err = pred - jnp.swapaxes(Zw[:, 1:], 0, 1)  # (T-1, B, k)
         pos = jnp.abs(err[1:]).mean()
         vel = jnp.abs(err[1:] - err[:-1]).mean()
         return pos + velocity_weight * vel
@@ -111,15 +123,15 @@ def make_loss(components: jax.Array, window: int, velocity_weight: float) -> Cal
 
 
 def prepare(cfg: TrainConfig, ds: Dataset) -> dict:
-    """PCA, alpha/beta, statistics and encoded episodes for training and testing."""
-    train_ids, test_ids = split_episodes(len(ds.X), cfg.test_episodes)
+    """PCA, alpha/beta, statistics, normals regression and encoded episodes."""
+    train_ids, val_ids, test_ids = split_episodes(len(ds.X), cfg.test_episodes, cfg.val_episodes)
     frames = np.concatenate([ds.X[i] for i in train_ids])
     k_max = min(frames.shape[0], frames.shape[1] * 3)
     if cfg.components > k_max:
         raise ConfigError(f"components={cfg.components} exceeds what {frames.shape[0]} training frames of {frames.shape[1]} vertices allow ({k_max})")
     pca = fit_pca(frames, cfg.components, max_samples=cfg.pca_samples, seed=cfg.seed)
     Z = [pca.encode(x) for x in ds.X]
-    W = [external_input(y) for y in ds.Y]
+    W = [external_input(y, ds.meta["scene"]["name"]) for y in ds.Y]
     alpha, beta = fit_alpha_beta([Z[i] for i in train_ids])
     # statistics of the network's input and output, from the teacher-forced training data
     ins, outs = [], []
@@ -138,8 +150,23 @@ def prepare(cfg: TrainConfig, ds: Dataset) -> dict:
         "out_mean": outs.mean(0), "out_std": outs.std(0) + 1e-6,
     }
     noise_std = float(cfg.noise_frac * z_train[:, : min(3, z_train.shape[1])].std(0).mean())
-    return {"pca": pca, "Z": Z, "W": W, "train_ids": train_ids, "test_ids": test_ids, "stats": stats,
-            "noise_std": noise_std, "w_dim": int(W[0].shape[1])}
+    sample = np.random.default_rng(cfg.seed).choice(len(frames), min(len(frames), cfg.pca_samples), replace=False)
+    triangles = ds.topology["triangles"]
+    normals = fit_normal_regression(z_train[sample], vertex_normals(frames[sample], triangles))
+    return {"pca": pca, "Z": Z, "W": W, "train_ids": train_ids, "val_ids": val_ids, "test_ids": test_ids, "stats": stats,
+            "noise_std": noise_std, "w_dim": int(W[0].shape[1]), "normals": normals}
+
+
+def normals_error_degrees(R: np.ndarray, pca: PCA, X: np.ndarray, triangles: np.ndarray) -> dict:
+    """Angle between regressed normals (from the encoded frames) and exact normals of X (T, V, 3)."""
+    angle = angle_degrees(predict_normals(R, pca.encode(X)), vertex_normals(X, triangles))
+    return {"normals_mean_error_deg": float(angle.mean()), "normals_p95_error_deg": float(np.percentile(angle, 95))}
+
+
+def model_megabytes(surrogate: Surrogate, pca: PCA, normals: np.ndarray) -> float:
+    """Runtime model size: network parameters + statistics + PCA basis and mean + normals regression."""
+    arrays = [*surrogate.params.values(), *surrogate.stats.values(), pca.components, pca.mean, normals]
+    return float(sum(np.asarray(a).nbytes for a in arrays) / 1e6)
 
 
 def _gather(Z: list[np.ndarray], W: list[np.ndarray], ids: list[int], idx: np.ndarray, window: int):
@@ -148,39 +175,79 @@ def _gather(Z: list[np.ndarray], W: list[np.ndarray], ids: list[int], idx: np.nd
     return Zw, Ww
 
 
+def _fixed_windows(Z, W, ids: list[int], window: int, rng: np.random.Generator, count: int = 64):
+    """Up to ``count`` random full windows of episodes ``ids`` (for loss curves), or None."""
+    win = _windows([len(Z[i]) for i in ids], window)
+    if len(win) == 0:
+        return None
+    return _gather(Z, W, ids, win[rng.choice(len(win), min(len(win), count), replace=False)], window)
+
+
+def _save_last(folder: Path, model: Surrogate, opt_state, noise_key, rng: np.random.Generator, state: dict) -> None:
+    """The latest epoch, exactly resumable: model, optimiser leaves, PRNG key, NumPy rng state."""
+    model.save(folder, extra={"epoch": state["epoch"]})
+    leaves = jax.tree_util.tree_leaves(opt_state)
+    runs.atomic_save_npz(folder / "optimizer.npz", noise_key=np.asarray(noise_key), epoch=np.int64(state["epoch"]),
+                         **{f"leaf{i:04d}": np.asarray(x) for i, x in enumerate(leaves)})
+    runs.atomic_write_json(folder / "training_state.json", {**state, "rng": rng.bit_generator.state})
+
+
+def _load_last(folder: Path, opt_state_template, rng: np.random.Generator):
+    from animat.errors import CheckpointError
+
+    state_path = folder / "training_state.json"
+    if not state_path.is_file():
+        raise CheckpointError(f"{str(folder)!r} holds no training_state.json; nothing to resume")
+    state = runs.read_json(state_path)
+    model = Surrogate.load(folder)
+    with np.load(folder / "optimizer.npz") as z:
+        if int(z["epoch"]) != int(state["epoch"]):
+            raise CheckpointError(f"{str(folder)!r}: optimizer.npz and training_state.json are from different epochs")
+        leaves = [jnp.asarray(z[f"leaf{i:04d}"]) for i in range(len(jax.tree_util.tree_leaves(opt_state_template)))]
+        noise_key = jnp.asarray(z["noise_key"])
+    opt_state = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(opt_state_template), leaves)
+    rng.bit_generator.state = state["rng"]
+    return model.params, opt_state, noise_key, state
+
+
 def train(
     cfg: TrainConfig,
     run_dir: str | Path,
     *,
     scene: Optional[str] = None,
     on_epoch: Optional[Callable[[dict], None]] = None,
+    resume: bool = False,
 ) -> dict:
-    """Train on dataset ``cfg.data``; writes config.json, pca.npz, checkpoints/, metrics.csv,
-    plots/loss.png, summary.json into ``run_dir``; returns the summary."""
+    """Train on dataset ``cfg.data``; writes config.json, pca.npz, normals.npz, checkpoints/ (best)
+    and checkpoints/last/, metrics.csv, plots/loss.png, summary.json into ``run_dir``; returns the
+    summary. ``resume``: continue the run in ``run_dir`` from checkpoints/last/ up to ``cfg.epochs``."""
     run_dir = Path(run_dir)
     ds = load_dataset(cfg.data, scene)
     prep = prepare(cfg, ds)
     pca: PCA = prep["pca"]
-    Z, W, train_ids, test_ids = prep["Z"], prep["W"], prep["train_ids"], prep["test_ids"]
-    runs.atomic_write_json(run_dir / "config.json", {**asdict(cfg), "data": str(Path(cfg.data).resolve()), "scene": ds.meta["scene"], "train_episodes": train_ids, "test_episodes": test_ids, "noise_std": prep["noise_std"]})
-    pca.save(run_dir / "pca.npz")
+    Z, W, train_ids, val_ids, test_ids = prep["Z"], prep["W"], prep["train_ids"], prep["val_ids"], prep["test_ids"]
+    scene_name = ds.meta["scene"]["name"]
+    if not resume:
+        runs.atomic_write_json(run_dir / "config.json", {**asdict(cfg), "data": str(Path(cfg.data).resolve()), "scene": ds.meta["scene"],
+                                                          "train_episode_ids": train_ids, "val_episode_ids": val_ids, "test_episode_ids": test_ids,
+                                                          "noise_std": prep["noise_std"]})
+        pca.save(run_dir / "pca.npz")
+        runs.atomic_save_npz(run_dir / "normals.npz", R=prep["normals"])
 
     train_win = _windows([len(Z[i]) for i in train_ids], cfg.window)
-    test_win = _windows([len(Z[i]) for i in test_ids], cfg.window)
-    if len(train_win) == 0 or len(test_win) == 0:
-        raise ConfigError(f"episodes are too short for windows of {cfg.window} frames; generate more frames or lower --window")
     rng = np.random.default_rng(cfg.seed)
-    test_pick = test_win[rng.choice(len(test_win), min(len(test_win), 64), replace=False)]
-    Zt, Wt = _gather(Z, W, test_ids, test_pick, cfg.window)
-    train_pick = train_win[rng.choice(len(train_win), min(len(train_win), 64), replace=False)]
-    Zf, Wf = _gather(Z, W, train_ids, train_pick, cfg.window)  # fixed training windows, no noise
+    held = _fixed_windows(Z, W, test_ids, cfg.window, rng)
+    if len(train_win) == 0 or held is None:
+        raise ConfigError(f"episodes are too short for windows of {cfg.window} frames; generate more frames or lower --window")
+    fixed_train = _fixed_windows(Z, W, train_ids, cfg.window, rng)  # no noise: the rollout loss on training data
+    val = _fixed_windows(Z, W, val_ids, cfg.window, rng) if val_ids else None
+    select = val if val is not None else fixed_train
 
     k, w_dim = pca.n_components, prep["w_dim"]
     hidden = max(1, int(round(cfg.hidden_mult * k)))
     stats = {name: jnp.asarray(v, jnp.float32) for name, v in prep["stats"].items()}
     params = init_mlp(jax.random.PRNGKey(cfg.seed), 2 * k + w_dim, k, hidden, cfg.layers)
-    components = jnp.asarray(pca.components)
-    loss_fn = make_loss(components, cfg.window, cfg.velocity_weight)
+    loss_fn = make_loss(cfg.velocity_weight)
 
     per_epoch = cfg.batches_per_epoch or min(200, max(1, math.ceil(len(train_win) / cfg.batch)))
     schedule = optax.exponential_decay(cfg.lr, transition_steps=per_epoch, decay_rate=cfg.lr_decay, staircase=True)
@@ -194,18 +261,20 @@ def train(
         return optax.apply_updates(params, updates), opt_state, loss
 
     _eval = jax.jit(lambda p, st, Zw, Ww: loss_fn(p, st, Zw, Ww, jnp.zeros((2,) + Zw[:, 0].shape)))
-    eval_loss = lambda p, Zw, Ww: _eval(p, stats, Zw, Ww)  # noqa: E731
-    alpha_beta_params = {**params, f"W{cfg.layers - 1}": jnp.zeros_like(params[f"W{cfg.layers - 1}"]), f"b{cfg.layers - 1}": jnp.zeros_like(params[f"b{cfg.layers - 1}"])}
-    zero_stats_loss = float(_eval(alpha_beta_params, {**stats, "out_mean": jnp.zeros_like(stats["out_mean"])}, Zt, Wt))
-    initial_test = float(eval_loss(params, Zt, Wt))
-    initial_train = float(eval_loss(params, Zf, Wf))
+    eval_loss = lambda p, windows: float(_eval(p, stats, *windows))  # noqa: E731
+    last = cfg.layers - 1
+    alpha_beta_params = {**params, f"W{last}": jnp.zeros_like(params[f"W{last}"]), f"b{last}": jnp.zeros_like(params[f"b{last}"])}
+    alpha_beta_loss = float(_eval(alpha_beta_params, {**stats, "out_mean": jnp.zeros_like(stats["out_mean"])}, *held))
 
-    model_config = {"components": k, "layers": cfg.layers, "hidden": hidden, "w_dim": w_dim, "scene": ds.meta["scene"]["name"]}
+    model_config = {"components": k, "layers": cfg.layers, "hidden": hidden, "w_dim": w_dim, "scene": scene_name}
     ckpt_dir = run_dir / "checkpoints"
-    rows: list[dict] = []
-    start = time.perf_counter()
     noise_key = jax.random.PRNGKey(cfg.seed + 1)
-    for epoch in range(cfg.epochs):
+    state = {"epoch": 0, "best_epoch": 0, "best_select_loss_m": float("inf"), "seconds": 0.0,
+             "initial_test_loss_m": eval_loss(params, held), "initial_train_rollout_loss_m": eval_loss(params, fixed_train), "rows": []}
+    if resume:
+        params, opt_state, noise_key, state = _load_last(ckpt_dir / LAST, opt_state, rng)
+    rows: list[dict] = state["rows"]
+    for epoch in range(int(state["epoch"]), cfg.epochs):
         t0 = time.perf_counter()
         losses = []
         for _ in range(per_epoch):
@@ -218,29 +287,42 @@ def train(
         train_loss = float(np.mean([float(x) for x in losses]))
         if not np.isfinite(train_loss):
             raise FloatingPointError(f"training loss became {train_loss} at epoch {epoch}")
-        row = {"epoch": epoch, "train_loss_m": train_loss, "test_loss_m": float(eval_loss(params, Zt, Wt)),
+        select_loss = eval_loss(params, select)
+        row = {"epoch": epoch, "train_loss_m": train_loss, "val_loss_m": select_loss, "test_loss_m": eval_loss(params, held),
                "lr": float(schedule((epoch + 1) * per_epoch - 1)), "seconds": time.perf_counter() - t0}
         rows.append(row)
         runs.atomic_write_csv(run_dir / "metrics.csv", rows, list(row))
+        model = Surrogate(params, stats, model_config)
+        if select_loss < state["best_select_loss_m"]:
+            model.save(ckpt_dir, extra={"epoch": epoch + 1, "val_loss_m": select_loss, "test_loss_m": row["test_loss_m"]})
+            state.update(best_epoch=epoch + 1, best_select_loss_m=select_loss)
+        state.update(epoch=epoch + 1, seconds=state["seconds"] + row["seconds"], rows=rows)
         if (epoch + 1) % cfg.checkpoint_every == 0 or epoch + 1 == cfg.epochs:
-            Surrogate(params, stats, model_config).save(ckpt_dir, extra={"epoch": epoch + 1, "test_loss_m": row["test_loss_m"]})
+            _save_last(ckpt_dir / LAST, model, opt_state, noise_key, rng, state)
         if on_epoch is not None:
             on_epoch(row)
 
     from animat.viz.plots import series_plot
 
-    epochs = np.arange(1, len(rows) + 1)
-    series_plot(epochs, {"train": [r["train_loss_m"] for r in rows], "held-out": [r["test_loss_m"] for r in rows]},
-                run_dir / "plots" / "loss.png", ylabel="rollout L1 loss (m)", title=f"surrogate training ({ds.meta['scene']['name']}, k={k})")
+    curves = {"train": [r["train_loss_m"] for r in rows], "held-out": [r["test_loss_m"] for r in rows]}
+    if val is not None:
+        curves["validation"] = [r["val_loss_m"] for r in rows]
+    series_plot(np.arange(1, len(rows) + 1), curves, run_dir / "plots" / "loss.png", ylabel="rollout L1 loss (m)",
+                title=f"surrogate training ({scene_name}, k={k})")
+    best = Surrogate.load(ckpt_dir)
     held_frames = np.concatenate([ds.X[i] for i in test_ids])
     table = reconstruction_table(pca, held_frames, sorted({1, 2, 4, 8, 16, 32, 64, 128, 256, k} & set(range(1, k + 1))), ds.side_m)
     summary = {
         "components": k, "hidden": hidden, "layers": cfg.layers, "epochs": cfg.epochs, "batches_per_epoch": per_epoch,
-        "train_windows": int(len(train_win)), "initial_test_loss_m": initial_test, "alpha_beta_test_loss_m": zero_stats_loss,
-        "initial_train_rollout_loss_m": initial_train, "final_train_rollout_loss_m": float(eval_loss(params, Zf, Wf)),
+        "train_windows": int(len(train_win)), "train_episodes": len(train_ids), "val_episodes": len(val_ids), "test_episodes": len(test_ids),
+        "best_epoch": int(state["best_epoch"]), "initial_test_loss_m": state["initial_test_loss_m"], "alpha_beta_test_loss_m": alpha_beta_loss,
+        "best_test_loss_m": eval_loss(best.params, held),
+        "initial_train_rollout_loss_m": state["initial_train_rollout_loss_m"], "final_train_rollout_loss_m": eval_loss(params, fixed_train),
         "final_train_loss_m": rows[-1]["train_loss_m"], "final_test_loss_m": rows[-1]["test_loss_m"],
-        "seconds": time.perf_counter() - start, "noise_std": prep["noise_std"],
+        "seconds": state["seconds"], "noise_std": prep["noise_std"],
         "pca_error_percent_of_size_at_k": table[-1]["mean_error_percent_of_size"],
+        **normals_error_degrees(prep["normals"], pca, held_frames, ds.topology["triangles"]),
+        "model_megabytes": model_megabytes(best, pca, prep["normals"]),
     }
     runs.atomic_write_csv(run_dir / "pca_table.csv", table, list(table[0]))
     runs.atomic_write_json(run_dir / "summary.json", summary)

@@ -1,8 +1,10 @@
-"""Side-by-side GIF of one held-out rollout: reference | surrogate | alpha/beta only.
+"""Side-by-side GIF of one held-out rollout: reference | surrogate | error colour map.
 
-Each panel is the cloth seen from the front (x right, z up), its triangles shaded by depth y
-(matplotlib ``tripcolor``, Agg backend, one reused figure); the sheet's sphere is drawn as a
-circle, the flag's wind as an arrow (its x, y components; y drawn upwards). Written atomically with imageio's GIF writer.
+Each panel is the cloth seen from the front (x right, z up; the cape in its torso's frame), its
+triangles shaded by depth y (matplotlib ``tripcolor``, Agg backend, one reused figure); the last
+panel shades the surrogate's mesh by its per-vertex distance to the reference (cm). The scene's
+collision proxies are drawn as circles (spheres; capsules as a row of circles), the flag's wind as
+an arrow (its x, y components; y drawn upwards). Written atomically with imageio's GIF writer.
 """
 
 from __future__ import annotations
@@ -27,34 +29,46 @@ def side_by_side_gif(
     Y: np.ndarray,
     path: str | os.PathLike,
     *,
-    scene: str = "sheet",
-    ball_radius: float = 0.1,
+    scene,
+    error: np.ndarray | None = None,
     fps: float = 30.0,
     every: int = 2,
     dpi: int = 60,
 ) -> Path:
-    """panels: name -> (T, V, 3) positions m; triangles (F, 3); Y (T, 3) sphere centre or wind."""
+    """panels: name -> (T, V, 3) positions m; triangles (F, 3); Y (T, y) the scene's external
+    state; scene: a scene object (its ``proxies``); error (T, V) m adds the error panel, drawn on
+    the last panel's mesh."""
     import imageio.v3 as iio
     from matplotlib.tri import Triangulation
 
-    names = list(panels)
+    names = list(panels) + (["error (cm)"] if error is not None else [])
     allpos = np.concatenate([np.asarray(p)[np.isfinite(p).all(axis=(1, 2))] for p in panels.values()])
     lo, hi = allpos.min(axis=(0, 1)), allpos.max(axis=(0, 1))
     pad = 0.15 * float(max(hi[0] - lo[0], hi[2] - lo[2]))
+    err_max = float(np.nanmax(error)) * 100 if error is not None else 1.0
     fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3.4))
     axes = np.atleast_1d(axes)
     images = []
     T = min(len(p) for p in panels.values())
+    last = list(panels)[-1]
     for t in range(0, T, every):
         for ax, name in zip(axes, names):
             ax.clear()
-            x = np.asarray(panels[name][t])
+            x = np.asarray(panels.get(name, panels[last])[t])
             if np.isfinite(x).all():
                 tri = Triangulation(x[:, 0], x[:, 2], triangles)
-                ax.tripcolor(tri, x[:, 1], shading="gouraud", cmap="viridis", vmin=lo[1], vmax=hi[1])
-            if scene == "sheet":
-                ax.add_patch(plt.Circle((Y[t, 0], Y[t, 2]), ball_radius, color="C3", alpha=0.6 if Y[t, 1] < 0 else 0.25))
-            else:
+                if name in panels:
+                    ax.tripcolor(tri, x[:, 1], shading="gouraud", cmap="viridis", vmin=lo[1], vmax=hi[1])
+                else:
+                    ax.tripcolor(tri, 100 * error[t], shading="gouraud", cmap="magma", vmin=0.0, vmax=max(err_max, 1e-6))
+            spheres, capsules = scene.proxies(Y[t])
+            for c in spheres:
+                ax.add_patch(plt.Circle((c[0], c[2]), c[3], color="C3", alpha=0.6 if c[1] < 0 else 0.25))
+            for c in capsules:
+                for s in np.linspace(0.0, 1.0, 6):
+                    p = c[:3] + s * (c[3:6] - c[:3])
+                    ax.add_patch(plt.Circle((p[0], p[2]), c[6], color="C0", alpha=0.15))
+            if scene.name == "flag":
                 ax.annotate("", xy=(lo[0] + 0.1 * Y[t, 0], hi[2] + pad * 0.5 + 0.05 * Y[t, 1]), xytext=(lo[0], hi[2] + pad * 0.5),
                             arrowprops={"arrowstyle": "->", "color": "C3"})
             ax.set_xlim(lo[0] - pad, hi[0] + pad)
@@ -62,10 +76,11 @@ def side_by_side_gif(
             ax.set_aspect("equal")
             ax.set_xticks([])
             ax.set_yticks([])
-            ax.set_title(f"{name}  {t / 60:.2f} s", fontsize=9)
+            title = f"{name}  {t / scene.fps:.2f} s" if name in panels else f"error 0-{err_max:.1f} cm"
+            ax.set_title(title, fontsize=9)
         fig.canvas.draw()
         images.append(np.asarray(fig.canvas.buffer_rgba())[..., :3].copy())
     plt.close(fig)
     buf = io.BytesIO()
-    iio.imwrite(buf, images, extension=".gif", duration=1000.0 * every / 60.0 if fps is None else 1000.0 / fps, loop=0)
+    iio.imwrite(buf, images, extension=".gif", duration=1000.0 / fps, loop=0)
     return atomic_write_bytes(path, buf.getvalue())

@@ -1,0 +1,62 @@
+"""Vertex normals: exact ones from a mesh, and the runtime's linear regression from the subspace state.
+
+Reference normals are the area-weighted sums of the adjacent triangles' normals, normalised. At run
+time the surrogate does not recompute them from the decoded mesh; as in Holden et al. 2019
+(section 5) it predicts them by linear regression from the subspace state:
+
+    n(z) = normalise(R^T [z, 1]),      R: (k + 1, 3V), fitted by least squares on the training frames.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def vertex_normals(X: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """X (..., V, 3) m, triangles (F, 3) -> unit normals (..., V, 3) float32 (area-weighted).
+
+    The per-vertex sums are one sparse (V, F) incidence product over all frames at once."""
+    from scipy.sparse import csr_matrix
+
+    X = np.asarray(X, np.float32)
+    tri = np.asarray(triangles)
+    a, b, c = X[..., tri[:, 0], :], X[..., tri[:, 1], :], X[..., tri[:, 2], :]
+    face = np.cross(b - a, c - a)  # (..., F, 3), length = 2 x area
+    V, F = X.shape[-2], len(tri)
+    incidence = csr_matrix((np.ones(3 * F, np.float32), (tri.T.reshape(-1), np.tile(np.arange(F), 3))), shape=(V, F))
+    lead = face.shape[:-2]
+    flat = np.moveaxis(face, -2, 0).reshape(F, -1)  # (F, ... * 3)
+    N = np.moveaxis((incidence @ flat).reshape(V, *lead, 3), 0, -2)
+    return normalise(N)
+
+
+def normalise(N: np.ndarray) -> np.ndarray:
+    """Rows of the last axis scaled to unit length (zero rows stay zero)."""
+    length = np.linalg.norm(N, axis=-1, keepdims=True)
+    return (N / np.maximum(length, 1e-12)).astype(np.float32)
+
+
+def fit_normal_regression(Z: np.ndarray, N: np.ndarray, ridge: float = 1e-6) -> np.ndarray:
+    """Least squares ``[Z, 1] R ~= N``: Z (T, k), N (T, V, 3) -> R (k + 1, 3V) float32.
+
+    A small ridge (``ridge`` x the mean diagonal of the normal matrix) keeps the solve well posed
+    when the frames do not span every direction."""
+    Z = np.asarray(Z, np.float64)
+    A = np.concatenate([Z, np.ones((len(Z), 1))], axis=1)
+    B = np.asarray(N, np.float64).reshape(len(Z), -1)
+    G = A.T @ A
+    G += ridge * np.trace(G) / len(G) * np.eye(len(G))
+    return np.linalg.solve(G, A.T @ B).astype(np.float32)
+
+
+def predict_normals(R: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """R (k + 1, 3V), z (..., k) -> unit normals (..., V, 3)."""
+    z = np.asarray(z, np.float32)
+    flat = z @ R[:-1] + R[-1]
+    return normalise(flat.reshape(*flat.shape[:-1], -1, 3))
+
+
+def angle_degrees(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Angle between unit vectors along the last axis, degrees."""
+    cos = np.clip(np.sum(np.asarray(A) * np.asarray(B), axis=-1), -1.0, 1.0)
+    return np.degrees(np.arccos(cos))
