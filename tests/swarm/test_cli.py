@@ -23,7 +23,7 @@ def _run(monkeypatch, *args):
 
 def test_consensus_run_dir_and_bound(tmp_path, monkeypatch, capsys):
     out = tmp_path / "c"
-    assert _run(monkeypatch, "consensus", "--agents", "8", "--dt", "0.55", "--steps", "200", "--out", str(out)) == 0
+    assert _run(monkeypatch, "consensus", "--agents", "8", "--dt", "0.55", "--steps", "200", "--record-every", "20", "--out", str(out)) == 0
     text = capsys.readouterr().out
     assert "dt_max = 0.526048" in text and "exceeds" in text
     summary = json.loads((out / "summary.json").read_text())

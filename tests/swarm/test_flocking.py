@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -15,7 +16,6 @@ from animat.swarm.simulate import simulate_flock
 from animat.swarm.verlet import ListSpec, alpha_accel_list, list_ids, new_list, refresh
 from animat.swarm.metrics import flock_metrics, laplacian_rank_connectivity, neighbour_pairs, relative_connectivity
 from animat.swarm.run import SwarmConfig, flock_start
-from animat.swarm.simulate import simulate_flock
 
 
 def test_scalar_functions_match_the_paper():
@@ -112,8 +112,9 @@ def test_algorithm1_fragments_from_a_wide_start():
     m = flock_metrics(run.positions[-1], run.velocities[-1], prm.d, prm.r)
     assert m["connectivity"] < 1 and m["components"] > 1
     assert m["edges"] > flock_metrics(run.positions[0], run.velocities[0], prm.d, prm.r)["edges"]  # local flocks did form
-    # the same start under Algorithm 2 gathers into one flock
-    run2 = simulate_flock(q0, p0, FlockParams.build(algorithm=2), 15000, record_every=15000, neighbours="grid")
+    # the same start under Algorithm 2 gathers into one flock (all-pairs: exact, and at 150 agents
+    # cheaper than a grid run whose lists outgrow their starting sizes as the flock gathers)
+    run2 = simulate_flock(q0, p0, FlockParams.build(algorithm=2), 15000, record_every=15000, neighbours="allpairs")
     assert flock_metrics(run2.positions[-1], run2.velocities[-1], prm.d, prm.r)["connectivity"] == 1.0
 
 
@@ -125,16 +126,19 @@ def test_algorithm3_keeps_agents_outside_obstacles(dim):
     q0, p0 = _start(60, 20.0, 2, dim=dim)
     check_start_outside(q0, obs)
     goal = np.array([160.0, 0.0, *z])
-    run = simulate_flock(q0, p0, prm, 12000, obstacles=obs, gamma_pos=goal, record_every=5, neighbours="grid")
+    # lists sized for the flock from the start (16 slots; the overflow retry has its own test below)
+    run = simulate_flock(q0, p0, prm, 12000, obstacles=obs, gamma_pos=goal, record_every=5, neighbours="grid", width=16, capacity=16)
     clear = np.array([clearance(q, obs).min() for q in run.positions])
     assert clear.min() > 0.0
     assert clear.min() < prm.d_beta  # the flock really met the obstacles
     assert run.positions[-1][:, 0].mean() > 100.0  # and got past them toward the goal
 
 
+@partial(jax.jit, static_argnums=(2, 3))
 def _list_accel(q, p, prm, spec):
-    nl = jax.jit(new_list, static_argnums=(1, 2))(jnp.asarray(q), prm, spec)
-    return alpha_accel_list(jnp.asarray(q), jnp.asarray(p), nl.idx, prm), nl
+    """(alpha control from a fresh list, the list), one compiled program."""
+    nl = new_list(q, prm, spec)
+    return alpha_accel_list(q, p, nl.idx, prm), nl
 
 
 @pytest.mark.parametrize("dim", [2, 3])
@@ -177,7 +181,7 @@ def test_verlet_list_rebuilds_only_when_an_agent_moved_half_the_skin():
     rng = np.random.default_rng(4)
     q = jnp.asarray(rng.uniform(0, 60, (200, 2)), jnp.float32)
     spec = ListSpec(2.0, 64, 64, 800)
-    nl = new_list(q, prm, spec)
+    nl = jax.jit(new_list, static_argnums=(1, 2))(q, prm, spec)
     fresh = jax.jit(refresh, static_argnums=(2, 3))
     shift = jnp.zeros_like(q).at[3, 0].set(0.9)  # one agent moves 0.9 < skin / 2 relative to the rest
     assert int(fresh(nl, q + shift, prm, spec).builds) == 1

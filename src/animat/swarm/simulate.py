@@ -8,7 +8,7 @@ event is reported in :attr:`FlockRun.events`, so neighbours are never dropped si
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Callable
 
@@ -59,7 +59,7 @@ def _chunk(state: FlockState, obs_arrays, prm: FlockParams, obs_key, spec: ListS
             ua = alpha_accel_allpairs(st.q, st.p, prm)
         else:
             nl = refresh(nl, st.q, prm, spec)
-            ua = alpha_accel_list(st.q, st.p, nl.idx, prm)
+            ua = alpha_accel_list(st.q, st.p, nl.idx, prm, spec.shards)
         u = accel(st.q, st.p, st.qr, st.pr, prm, obs, ua)
         return (euler_step(st, u, prm.dt), nl), None
 
@@ -88,7 +88,7 @@ def fitted_spec(spec: ListSpec, stats) -> ListSpec | None:
         return None
     cap = capacity_bucket(max_run) if max_run > spec.capacity else spec.capacity
     width = capacity_bucket(max_count) if max_count > spec.width else spec.width
-    return ListSpec(spec.skin, width, cap, spec.max_cells)
+    return replace(spec, width=width, capacity=cap)
 
 
 def simulate_flock(
@@ -107,6 +107,7 @@ def simulate_flock(
     skin: float | None = None,
     max_cells: int | None = None,
     chunk_records: int = 50,
+    shards: int = 1,
     on_chunk: Callable[[int], None] | None = None,
 ) -> FlockRun:
     """Run ``steps`` steps of the flocking algorithm ``prm.algorithm`` from ``q0, p0`` (N, d).
@@ -114,7 +115,8 @@ def simulate_flock(
     neighbours: "grid" (Verlet lists built on the cell list, with overflow retry; ``capacity`` and
     ``width`` are the starting sizes, ``skin`` defaults to ``DEFAULT_SKIN * r``) or "allpairs".
     Records every ``record_every`` steps (the last step is always recorded: ``steps`` is rounded up
-    to a multiple of it).
+    to a multiple of it). ``shards`` > 1 splits the grid path's pair forces over that many JAX
+    devices (see :mod:`animat.swarm.verlet`; on CPU the process must start with that many host devices).
     """
     q0 = np.asarray(q0, np.float32)
     p0 = np.asarray(p0, np.float32)
@@ -139,7 +141,9 @@ def simulate_flock(
     skin = DEFAULT_SKIN * prm.r if skin is None else float(skin)
     if not skin > 0:
         raise ConfigError(f"the Verlet skin must be > 0, got {skin}")
-    spec = ListSpec(skin, capacity_bucket(width), capacity_bucket(capacity), max_cells or default_max_cells(n))
+    if int(shards) < 1:
+        raise ConfigError(f"shards must be >= 1, got {shards}")
+    spec = ListSpec(skin, capacity_bucket(width), capacity_bucket(capacity), max_cells or default_max_cells(n), int(shards))
     state = FlockState(jnp.asarray(q0), jnp.asarray(p0), jnp.asarray(qr), jnp.asarray(pr))
     qs, ps, gs = [q0], [p0], [qr]
     events: list[str] = []

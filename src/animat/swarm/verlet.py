@@ -14,6 +14,15 @@ the common shift keeps a flock that translates as a whole from forcing rebuilds.
 checks this every step and rebuilds under ``lax.cond``; between builds the forces cost ``width``
 gathered partners per agent instead of a cell search.
 
+With ``ListSpec.shards = k > 1`` the force evaluation is split over the first k JAX devices
+(``jax.shard_map`` over the blocks; positions and velocities replicated, each device summing the
+forces of its share of the agents from the shared list). On CPU, start the process with
+``XLA_FLAGS=--xla_force_host_platform_device_count=k`` (read when jax initialises). XLA already spreads
+one device's step over its two intra-op threads on the 2-core machine of BENCHMARKS.md, but at N = 1e5
+the same steps split over two host devices take ~25% less CPU time and run 1.2-1.3x faster; at 1e3
+and 1e4 agents they run slower (``benchmarks/flocking.py``). Each block's arithmetic is unchanged, so
+the forces equal those of k = 1 (rollouts differ by float32 rounding of the update).
+
 A build whose cell runs exceed ``capacity`` or which finds more than ``width`` neighbours sets the
 sticky ``overflow`` flag (with the sizes it needed); :func:`animat.swarm.simulate.simulate_flock`
 then recomputes the whole chunk with larger sizes, so neighbours are never dropped silently.
@@ -27,6 +36,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from animat.errors import ConfigError
 from animat.swarm.flocking import FlockParams, alpha_sum
 from animat.swarm.grid import cell_candidates
 
@@ -38,17 +48,19 @@ BLOCK = 2048  # agents per block of the force evaluation
 @dataclass(frozen=True)
 class ListSpec:
     """Static sizes (hashable): skin (length units), width (neighbour slots per agent), capacity
-    (candidates per run of three cells), max_cells (cap on the grid's cell count)."""
+    (candidates per run of three cells), max_cells (cap on the grid's cell count), shards (devices
+    that share the force evaluation; 1: the default device only)."""
 
     skin: float
     width: int
     capacity: int
     max_cells: int
+    shards: int = 1
 
 
 class NeighbourList(NamedTuple):
     """idx: (blocks, width, B) int32 neighbour ids of agents ``b B + k`` (own id in unused slots; the
-    agents are padded to ``blocks * B`` with ids that gather zeros), B = min(BLOCK, N); ref: (N, d)
+    agents are padded to ``blocks * B`` with ids that gather zeros), B = min(BLOCK, ceil(N / shards)); ref: (N, d)
     positions at the last build; overflow: bool, some build since :func:`new_list` lacked room; max_run, max_count: int32,
     the longest cell run and the most neighbours any build needed; builds: int32, builds so far."""
 
@@ -60,11 +72,12 @@ class NeighbourList(NamedTuple):
     builds: jnp.ndarray
 
 
-def _blocked(idx: jnp.ndarray) -> jnp.ndarray:
-    """(width, N) ids -> (blocks, width, B), the padding agents listing only themselves."""
+def _blocked(idx: jnp.ndarray, shards: int) -> jnp.ndarray:
+    """(width, N) ids -> (blocks, width, B), B = min(BLOCK, ceil(N / shards)), blocks a multiple of
+    ``shards``, the padding agents listing only themselves."""
     width, n = idx.shape
-    size = min(BLOCK, n)
-    nb = -(-n // size)
+    size = min(BLOCK, -(-n // shards))
+    nb = -(-n // (size * shards)) * shards
     pad = jnp.broadcast_to(jnp.arange(n, nb * size, dtype=jnp.int32), (width, nb * size - n))
     return jnp.concatenate([idx, pad], axis=1).reshape(width, nb, size).transpose(1, 0, 2)
 
@@ -95,7 +108,7 @@ def _build(q: jnp.ndarray, cutoff: float, spec: ListSpec) -> tuple[jnp.ndarray, 
     init = (jnp.broadcast_to(rows, (width, n)), jnp.zeros((n,), jnp.int32))
     lst, seen = jax.lax.fori_loop(0, cand.idx.shape[0], take, init, unroll=4)
     inv = jnp.zeros((n,), jnp.int32).at[cand.order].set(rows)  # agent id -> sorted row
-    return _blocked(cand.order[lst][:, inv]), cand.max_run, jnp.max(seen)
+    return _blocked(cand.order[lst][:, inv], spec.shards), cand.max_run, jnp.max(seen)
 
 
 def _with_build(nl: NeighbourList, q: jnp.ndarray, cutoff: float, spec: ListSpec) -> NeighbourList:
@@ -107,7 +120,7 @@ def _with_build(nl: NeighbourList, q: jnp.ndarray, cutoff: float, spec: ListSpec
 def new_list(q: jnp.ndarray, prm: FlockParams, spec: ListSpec) -> NeighbourList:
     """A fresh list for positions ``q`` (N, d) with clear overflow statistics."""
     n = q.shape[0]
-    empty = NeighbourList(_blocked(jnp.zeros((spec.width, n), jnp.int32)), q, jnp.bool_(False), jnp.int32(0), jnp.int32(0), jnp.int32(0))
+    empty = NeighbourList(_blocked(jnp.zeros((spec.width, n), jnp.int32), spec.shards), q, jnp.bool_(False), jnp.int32(0), jnp.int32(0), jnp.int32(0))
     return _with_build(empty, q, prm.r + spec.skin, spec)
 
 
@@ -119,18 +132,31 @@ def refresh(nl: NeighbourList, q: jnp.ndarray, prm: FlockParams, spec: ListSpec)
     return jax.lax.cond(stale, lambda: _with_build(nl, q, prm.r + spec.skin, spec), lambda: nl)
 
 
-def alpha_accel_list(q: jnp.ndarray, p: jnp.ndarray, idx: jnp.ndarray, prm: FlockParams) -> jnp.ndarray:
+def alpha_accel_list(q: jnp.ndarray, p: jnp.ndarray, idx: jnp.ndarray, prm: FlockParams, shards: int = 1) -> jnp.ndarray:
     """Alpha-agent control (N, d) summed over the listed partners ``idx`` (blocks, width, B); exact
     when the list holds every agent within r. Block by block (``lax.map``), one component at a time
-    (structure of arrays), gathers with in-bounds indices promised (no clamping on XLA's CPU path)."""
+    (structure of arrays), gathers with in-bounds indices promised (no clamping on XLA's CPU path).
+    ``shards`` > 1 splits the blocks (a multiple of it) over that many devices."""
     n, dim = q.shape
     nb, _, size = idx.shape
-    cols = [jnp.pad(a[:, k], (0, nb * size - n)) for a in (q, p) for k in range(dim)]
+    cols = tuple(jnp.pad(a[:, k], (0, nb * size - n)) for a in (q, p) for k in range(dim))
 
-    def block(args):
-        own, ids = args
-        diff = [c.at[ids].get(mode="promise_in_bounds") - o[None] for c, o in zip(cols, own)]
-        return alpha_sum(diff[:dim], diff[dim:], prm, axis=0)
+    def blocks(cols, own, ids):
+        def block(args):
+            own, ids = args
+            diff = [c.at[ids].get(mode="promise_in_bounds") - o[None] for c, o in zip(cols, own)]
+            return alpha_sum(diff[:dim], diff[dim:], prm, axis=0)
+
+        return jax.lax.map(block, (own, ids))
 
     own = tuple(c.reshape(nb, size) for c in cols)
-    return jax.lax.map(block, (own, idx)).reshape(nb * size, dim)[:n]
+    if shards > 1:
+        if jax.device_count() < shards:
+            raise ConfigError(
+                f"the force evaluation was asked to use {shards} devices but jax has {jax.device_count()}; on CPU start "
+                f"the process with XLA_FLAGS=--xla_force_host_platform_device_count={shards}"
+            )
+        mesh = jax.sharding.Mesh(jax.devices()[:shards], ("agents",))
+        part = jax.sharding.PartitionSpec("agents")
+        blocks = jax.shard_map(blocks, mesh=mesh, in_specs=(jax.sharding.PartitionSpec(), part, part), out_specs=part)
+    return blocks(cols, own, idx).reshape(nb * size, dim)[:n]
