@@ -99,7 +99,7 @@ def test_play_writes_gif_and_summary(tiny_run, tmp_path, animat_cli, renderer):
     blue character and the translucent orange ghost side by side, moving from frame to frame."""
     import imageio.v3 as iio
 
-    from animat.imitate.render import gl_available
+    from animat.viz.mujoco_render import gl_available
 
     if renderer == "mujoco" and not gl_available():
         pytest.skip("no offscreen OpenGL (EGL or OSMesa) here")
@@ -123,10 +123,10 @@ def test_play_writes_gif_and_summary(tiny_run, tmp_path, animat_cli, renderer):
 
 def test_play_falls_back_to_matplotlib_without_gl(tiny_run, tmp_path, monkeypatch, animat_cli):
     from animat.errors import ConfigError
-    from animat.imitate import render
     from animat.imitate.play import play
+    from animat.viz import mujoco_render
 
-    monkeypatch.setattr(render, "offscreen_context", lambda width, height: None)
+    monkeypatch.setattr(mujoco_render, "offscreen_context", lambda width, height: None)
     assert play(tiny_run, 0.2, tmp_path / "auto", renderer="auto")["renderer"] == "matplotlib"
     with pytest.raises(ConfigError, match="no offscreen OpenGL"):
         play(tiny_run, 0.2, tmp_path / "gl", renderer="mujoco")

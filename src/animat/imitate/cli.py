@@ -150,7 +150,7 @@ def play_cmd(
         raise ConfigError(f"--renderer must be one of {', '.join(RENDERERS)}, got {renderer!r}")
     load_run(run_dir)  # fail on a bad run directory before creating the output one
     if renderer == "mujoco":
-        from animat.imitate.render import gl_available
+        from animat.viz.mujoco_render import gl_available
 
         if not gl_available():
             raise ConfigError("--renderer mujoco: no offscreen OpenGL context (tried MUJOCO_GL, egl, osmesa); use --renderer matplotlib")

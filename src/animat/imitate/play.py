@@ -6,7 +6,7 @@ episode starts at the clip's time 0 (no random start), runs for ``seconds`` or u
 falls (early termination as in training), and is drawn as a GIF: the simulated character in blue,
 the clip's pose (a second copy of the character posed kinematically) in translucent orange
 ``GHOST_OFFSET`` to its left (+y). ``renderer``: ``mujoco`` renders MuJoCo's own shapes offscreen
-(EGL or OSMesa, :mod:`animat.imitate.render`); ``matplotlib`` draws a box around each geom
+(EGL or OSMesa, :mod:`animat.viz.mujoco_render` via :mod:`animat.imitate.render`); ``matplotlib`` draws a box around each geom
 (capsules as boxes along their axis, spheres as cubes); ``auto`` (default) takes MuJoCo where an
 offscreen GL context can be made, else matplotlib. Writes ``media/play.gif``, ``trajectory.npz``
 (per step: time, r_I, root position) and ``summary.json`` (``renderer`` says which drew it).
@@ -136,22 +136,17 @@ def play(run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render:
 def write_gif(model: mujoco.MjModel, sim_q: np.ndarray, ghost_q: np.ndarray, times: np.ndarray, path: Path, *, fps: float,
               renderer: str = "auto") -> dict:
     """Draw frames ``sim_q``, ``ghost_q (F, nq)`` at ``times (F,)`` s into the GIF ``path``; ``{"gif", "renderer"}``."""
-    from animat.imitate.render import render_frames
+    from animat.imitate.render import render_with_ghost
+    from animat.viz.mujoco_render import write_gif as write_images
 
     title = f"policy (blue) and clip (ghost, +{GHOST_OFFSET[1]:g} m y)"
     got = None
     if renderer in ("auto", "mujoco"):
-        got = render_frames(model, sim_q, ghost_q, ghost_offset=GHOST_OFFSET, captions=[f"t = {t:.2f} s   policy (blue), clip (ghost)" for t in times])
+        got = render_with_ghost(model, sim_q, ghost_q, ghost_offset=GHOST_OFFSET, captions=[f"t = {t:.2f} s   policy (blue), clip (ghost)" for t in times])
         if got is None and renderer == "mujoco":
             raise ConfigError("--renderer mujoco: no offscreen OpenGL context (tried MUJOCO_GL, egl, osmesa); use --renderer matplotlib")
     if got is not None:
-        import io
-
-        import imageio.v3 as iio
-
-        buf = io.BytesIO()
-        iio.imwrite(buf, got[1], extension=".gif", duration=1000.0 / fps, loop=0)
-        return {"gif": str(runs.atomic_write_bytes(path, buf.getvalue())), "renderer": f"mujoco-{got[0]}"}
+        return {"gif": str(write_images(got[1], path, fps=fps)), "renderer": f"mujoco-{got[0]}"}
     from animat.viz.animate import animate_body
 
     sim, ghost = mujoco.MjData(model), mujoco.MjData(model)

@@ -1,17 +1,20 @@
-"""Replay one skier: trajectory.npz, top-view path, a GIF (MuJoCo offscreen if possible, else a
-matplotlib stick figure), and headline numbers."""
+"""Replay one skier: trajectory.npz, top-view path (``plots/topview.png``), a GIF ``media/skier.gif``
+(MuJoCo offscreen rendering with a camera following the pelvis and the path marked on a checkered
+floor where an OpenGL context can be made, else a matplotlib stick figure), and headline numbers;
+``renderer`` says which drew the GIF (``mujoco-egl``, ``mujoco-osmesa`` or ``matplotlib``)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+import mujoco
 import numpy as np
 
 from animat import runs
-from animat.skier.model import SkierParams
+from animat.skier.model import SkierParams, build_spec
 from animat.skier.rollout import score, tilt_deg, trajectory
 from animat.viz import plots
+from animat.viz.mujoco_render import View, add_sphere, render_frames, write_gif
 
 # stick-figure bones: (parent body, child body)
 BONES = [
@@ -25,7 +28,6 @@ BONES = [
 
 def stick_figure_gif(traj: dict, path: Path, *, fps: float = 10.0, anim_seconds: float = 10.0, title: str = "skier") -> Path:
     """A 3D stick figure (bones between body origins, poles and skis as lines) following the pelvis."""
-    import imageio.v2 as imageio
     import matplotlib
 
     matplotlib.use("Agg")
@@ -34,9 +36,7 @@ def stick_figure_gif(traj: dict, path: Path, *, fps: float = 10.0, anim_seconds:
     t, xpos, tips, root = traj["t"], traj["xpos"], traj["pole_tips"], traj["root_pos"]
     names = traj["body_names"]
     idx = {n: i for i, n in enumerate(names)}
-    frame_dt = float(t[1] - t[0]) if len(t) > 1 else 1.0
-    every = max(1, int(round(1.0 / (fps * frame_dt))))
-    frames = list(range(0, len(t), every))[: max(1, int(anim_seconds * fps))]
+    frames = _frames(t, fps, anim_seconds)
     images = []
     fig = plt.figure(figsize=(5, 5), dpi=70)
     ax = fig.add_subplot(projection="3d")
@@ -59,46 +59,59 @@ def stick_figure_gif(traj: dict, path: Path, *, fps: float = 10.0, anim_seconds:
         fig.canvas.draw()
         images.append(np.asarray(fig.canvas.buffer_rgba())[..., :3].copy())
     plt.close(fig)
-    import io
-
-    buf = io.BytesIO()
-    imageio.mimsave(buf, images, format="GIF", duration=1000.0 / fps, loop=0)
-    return runs.atomic_write_bytes(path, buf.getvalue())
+    return write_gif(images, path, fps=fps)
 
 
-def mujoco_gif(params: SkierParams, gene: np.ndarray, traj: dict, path: Path, *, fps: float = 10.0, anim_seconds: float = 10.0) -> Path | None:
-    """MuJoCo offscreen rendering, only where MUJOCO_GL names an offscreen backend (egl/osmesa) and it
-    works; returns None otherwise (never raises)."""
-    if os.environ.get("MUJOCO_GL", "").lower() not in ("egl", "osmesa"):
+PATH_RGBA = np.array([0.1, 0.6, 0.2, 1.0], dtype=np.float32)
+PATH_MARKERS = 60  # most path markers drawn per frame
+VIEW = View(distance=4.5, azimuth=135.0, elevation=-18.0, lookat_z=0.7)  # from the skier's front right (+x, -y), looking back at it
+
+
+def render_spec(params: SkierParams):
+    """The skier's model for drawing only: :func:`animat.skier.model.build_spec` with a checkered floor (1 m squares),
+    so that gliding shows against the ground; physics unchanged."""
+    spec = build_spec(params)
+    tex = spec.add_texture()
+    tex.name, tex.type, tex.builtin = "grid", mujoco.mjtTexture.mjTEXTURE_2D, mujoco.mjtBuiltin.mjBUILTIN_CHECKER
+    tex.rgb1, tex.rgb2, tex.width, tex.height = [0.93, 0.95, 1.0], [0.78, 0.82, 0.9], 256, 256
+    mat = spec.add_material()
+    mat.name = "grid"
+    mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "grid"
+    mat.texrepeat, mat.texuniform = [0.5, 0.5], True  # one texture (2 x 2 squares) every 2 m
+    floor = spec.geom("floor")
+    floor.material, floor.rgba = "grid", [1, 1, 1, 1]
+    return spec
+
+
+def mujoco_gif(params: SkierParams, traj: dict, path: Path, *, fps: float = 10.0, anim_seconds: float = 10.0,
+               width: int = 400, height: int = 300) -> str | None:
+    """MuJoCo offscreen rendering (:mod:`animat.viz.mujoco_render`) of ``traj``'s first ``anim_seconds`` s, the camera
+    following the pelvis, the pelvis's path so far marked on the ground; the backend's name (``egl``/``osmesa``),
+    or None (nothing written) where no offscreen OpenGL context can be made."""
+    model = render_spec(params).compile()
+    t, root = traj["t"], traj["root_pos"]
+    frames = _frames(t, fps, anim_seconds)
+    pelvis = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "pelvis")
+
+    def draw_path(i: int, scene: mujoco.MjvScene) -> None:
+        upto = frames[i]
+        for k in np.linspace(0, upto, min(upto + 1, PATH_MARKERS)).astype(int):
+            add_sphere(scene, np.array([root[k, 0], root[k, 1], 0.0]), 0.03, PATH_RGBA)
+
+    captions = [f"t = {t[k]:.1f} s   x = {root[k, 0] - root[0, 0]:.2f} m" for k in frames]
+    got = render_frames(model, traj["qpos"][frames], track_body=pelvis, view=VIEW, decorate=draw_path, extra_geoms=PATH_MARKERS,
+                        captions=captions, width=width, height=height)
+    if got is None:
         return None
-    try:
-        import io
+    write_gif(got[1], path, fps=fps)
+    return got[0]
 
-        import imageio.v2 as imageio
-        import mujoco
 
-        from animat.skier.model import build_model
-
-        model = build_model(params)
-        data = mujoco.MjData(model)
-        t = traj["t"]
-        frame_dt = float(t[1] - t[0]) if len(t) > 1 else 1.0
-        every = max(1, int(round(1.0 / (fps * frame_dt))))
-        images = []
-        with mujoco.Renderer(model, 240, 320) as renderer:
-            cam = mujoco.MjvCamera()
-            cam.distance, cam.elevation, cam.azimuth = 4.0, -15.0, 120.0
-            for i in list(range(0, len(t), every))[: max(1, int(anim_seconds * fps))]:
-                data.qpos[:] = traj["qpos"][i]
-                mujoco.mj_forward(model, data)
-                cam.lookat[:] = data.qpos[:3]
-                renderer.update_scene(data, cam)
-                images.append(renderer.render().copy())
-        buf = io.BytesIO()
-        imageio.mimsave(buf, images, format="GIF", duration=1000.0 / fps, loop=0)
-        return runs.atomic_write_bytes(path, buf.getvalue())
-    except Exception:  # noqa: BLE001 - no GL context here: fall back to matplotlib
-        return None
+def _frames(t: np.ndarray, fps: float, anim_seconds: float) -> list[int]:
+    """Indices into the trajectory's samples ``t (T,)`` s for an animation at ``fps`` lasting at most ``anim_seconds`` s."""
+    frame_dt = float(t[1] - t[0]) if len(t) > 1 else 1.0
+    every = max(1, int(round(1.0 / (fps * frame_dt))))
+    return list(range(0, len(t), every))[: max(1, int(anim_seconds * fps))]
 
 
 def write_replay(params: SkierParams, gene: np.ndarray, seconds: float, out: Path, *, anim_seconds: float = 10.0,
@@ -112,10 +125,10 @@ def write_replay(params: SkierParams, gene: np.ndarray, seconds: float, out: Pat
                          quaternion=traj["root_quat"].astype(np.float32))
     plots.topview_plot(traj["root_pos"][:, 0], traj["root_pos"][:, 1], out / "plots" / "topview.png", title=f"{title}: path from above")
     gif = out / "media" / "skier.gif"
-    renderer = "mujoco" if mujoco_gif(params, gene, traj, gif, anim_seconds=anim_seconds) else None
-    if renderer is None:
+    backend = mujoco_gif(params, traj, gif, anim_seconds=anim_seconds)
+    if backend is None:
         stick_figure_gif(traj, gif, anim_seconds=anim_seconds, title=title)
-        renderer = "matplotlib"
+    renderer = "matplotlib" if backend is None else f"mujoco-{backend}"
     s = score(traj["root_pos"][None, :, 0], traj["root_quat"][None], frame_dt, fall_deg, bonus)
     return {
         "seconds": float(seconds),
