@@ -2,15 +2,23 @@
 
 Reference: the scene simulated frame by frame at the settings its dataset uses (``configs/
 surrogate_<scene>.toml``: cloth size, 60 fps, substeps, 30 CG iterations), timed over ``--frames``
-frames after a 5-frame warm-up; and the *cheapest* settings that still look right: the fewest
-substeps and solver iterations, tried from cheap to dear, whose run drops no frame and stays within
-``--tolerance`` % of the cloth's size (mean vertex distance over the run) of the data-settings run
-with the same seed and external path.
+frames after a 5-frame warm-up, best of ``--reference-repeats`` identical runs; and the *cheapest*
+settings that still look right: the fewest substeps and solver iterations, tried from cheap to dear,
+whose run drops no frame and stays within ``--tolerance`` % of the cloth's size (mean vertex
+distance over the run) of the data-settings run with the same seed and external path.
 
 Surrogate: :class:`animat.surrogate.runtime.Runtime` with the standard architecture (k components,
 10 layers, hidden 1.5 k) and random weights -- the cost does not depend on the weights -- doing per
 frame everything a game needs: subspace step, decompression to vertices, normals by regression,
-projection out of the scene's collision proxies. NumPy and jitted JAX are timed; the faster counts.
+projection out of the scene's collision proxies. The runtime's NumPy path (folded, preallocated)
+and jitted JAX are timed, the faster counts; the plain NumPy definition (``frame_step``) is timed
+beside them, and the NumPy path per stage (network, decompression + normals product, normal
+length, collision, proxy placement).
+
+The reference MuJoCo step is single-threaded, so the NumPy path runs on one core too: OpenBLAS is
+pinned to one thread (``OPENBLAS_NUM_THREADS``, default 1, set before NumPy loads; export it to
+compare -- on the shared 2-core test machine 2 threads made a frame ~60x slower). JAX keeps its
+defaults. The 1-minute load average is recorded: all timings here are best-of-repeats.
 
 Prints one JSON line; headline keys ``speedup_vs_reference_<scene>`` and
 ``speedup_vs_cheapest_reference_<scene>``.
@@ -24,9 +32,12 @@ import os
 import platform
 import time
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 
-import numpy as np
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy loads OpenBLAS
+
+import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CHEAP_SETTINGS = [(1, 10), (1, 30), (2, 10), (2, 30), (3, 10), (3, 30)]  # (substeps, CG iterations), cheapest first
@@ -39,13 +50,15 @@ def data_settings(scene: str) -> dict:
     return dict(load_toml(path).get("scene", {})) if path.is_file() else {}
 
 
-def reference(scene: str, frames: int, seed: int, **options) -> dict:
+def reference(scene: str, frames: int, seed: int, repeats: int = 1, **options) -> dict:
+    """The run of ``repeats`` identical ones with the least seconds per frame (best-of, as for the surrogate)."""
     from animat.surrogate.scenes import get_scene
 
-    return get_scene(scene, **{**options, "warmup_frames": 5}).simulate(frames, seed)
+    sim = get_scene(scene, **{**options, "warmup_frames": 5})
+    return min((sim.simulate(frames, seed) for _ in range(max(1, repeats))), key=lambda run: run["seconds_per_frame"])
 
 
-def cheapest(scene: str, frames: int, seed: int, base: dict, full: dict, tolerance: float) -> dict:
+def cheapest(scene: str, frames: int, seed: int, base: dict, full: dict, tolerance: float, repeats: int) -> dict:
     """The first setting of CHEAP_SETTINGS (cheaper than the data's) that looks right, else the data's."""
     from animat.surrogate.scenes import get_scene
 
@@ -53,7 +66,7 @@ def cheapest(scene: str, frames: int, seed: int, base: dict, full: dict, toleran
     for substeps, iterations in CHEAP_SETTINGS:
         if (substeps, iterations) >= (int(base.get("substeps", 4)), 30):
             break
-        run = reference(scene, frames, seed, **{**base, "substeps": substeps, "solver_iterations": iterations})
+        run = reference(scene, frames, seed, repeats, **{**base, "substeps": substeps, "solver_iterations": iterations})
         if run["dropped"] == 0:
             deviation = 100 * float(np.linalg.norm(run["X"] - full["X"], axis=-1).mean()) / side
             if deviation <= tolerance:
@@ -63,11 +76,31 @@ def cheapest(scene: str, frames: int, seed: int, base: dict, full: dict, toleran
             "seconds_per_frame": full["seconds_per_frame"]}
 
 
-def surrogate_seconds_per_frame(scene_name: str, options: dict, k: int, frames: int, repeats: int = 5) -> dict:
+def _best_seconds(fn, calls: int, repeats: int) -> float:
+    """Best-of-``repeats`` mean seconds per call of ``fn()`` over ``calls`` calls."""
+    best = np.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / calls)
+    return best
+
+
+def _rollout(rt, W: np.ndarray, Y: np.ndarray, k: int) -> None:
+    """``len(W)`` frames of Runtime ``rt`` from rest, each on its own prediction."""
+    z0, z1 = np.zeros(k, np.float32), np.zeros(k, np.float32)
+    for t in range(len(W)):
+        z, X, N = rt.frame(z0, z1, W[t], Y[t])
+        z0, z1 = z1, z
+    np.asarray(X)  # waits for JAX's last frame
+
+
+def surrogate_seconds_per_frame(scene_name: str, options: dict, k: int, frames: int, repeats: int = 20) -> dict:
     import jax
 
     from animat.surrogate.model import external_input, init_mlp
-    from animat.surrogate.runtime import Runtime
+    from animat.surrogate.runtime import NumpyFrame, Runtime
     from animat.surrogate.scenes import get_scene
 
     scene = get_scene(scene_name, **options)
@@ -81,18 +114,22 @@ def surrogate_seconds_per_frame(scene_name: str, options: dict, k: int, frames: 
                   out_mean=np.zeros(k), out_std=np.ones(k), components=rng.normal(size=(k, 3 * V)) / np.sqrt(3 * V),
                   mean=scene.topology()["rest"].reshape(-1), normals=rng.normal(size=(k + 1, 3 * V)))
     out = {}
-    for backend in ("numpy", "jax"):
+    for backend in ("numpy", "jax", "reference"):
         rt = Runtime(arrays, 10, scene, backend)
-        best = np.inf
-        for _ in range(repeats + 1):  # the first pass compiles (JAX)
-            z0, z1 = np.zeros(k, np.float32), np.zeros(k, np.float32)
-            t0 = time.perf_counter()
-            for t in range(frames):
-                z, X, N = rt.frame(z0, z1, W[t], Y[t])
-                z0, z1 = z1, z
-            np.asarray(X)
-            best = min(best, (time.perf_counter() - t0) / frames)
-        out[backend] = best
+        rollout = partial(_rollout, rt, W, Y, k)
+        rollout()  # compiles (JAX), warms caches
+        out[backend] = _best_seconds(rollout, 1, repeats) / frames
+    fast = NumpyFrame(arrays, 10, V)
+    spheres, capsules = scene.proxies(Y[0])
+    z = np.zeros(k, np.float32)
+    calls = 20 * frames
+    out["stages"] = {
+        "network": _best_seconds(lambda: fast.network(z, z, W[0]), calls, repeats),
+        "decode_positions_and_normals": _best_seconds(fast.decode, calls, repeats),
+        "normal_lengths": _best_seconds(fast.normalise, calls, repeats),
+        "collision": _best_seconds(lambda: fast.project(fast.X, spheres, capsules), calls, repeats),
+        "proxies": _best_seconds(lambda: scene.proxies(Y[0]), calls, repeats),
+    }
     out["megabytes"] = rt.megabytes
     return out
 
@@ -102,6 +139,7 @@ def main() -> None:
     ap.add_argument("--scenes", default="sheet,flag,cape")
     ap.add_argument("--frames", type=int, default=90)
     ap.add_argument("--components", type=int, default=64)
+    ap.add_argument("--reference-repeats", type=int, default=3, help="best-of repeats of each timed reference run")
     ap.add_argument("--tolerance", type=float, default=1.0, help="'looks right': mean deviation, % of cloth size")
     args = ap.parse_args()
 
@@ -109,11 +147,13 @@ def main() -> None:
 
     result = {"benchmark": "surrogate_speed", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "machine": platform.machine(), "cpus": os.cpu_count(), "jax_backend": jax.default_backend(),
-              "frames": args.frames, "components": args.components, "tolerance_percent_of_size": args.tolerance}
+              "blas_threads": os.environ["OPENBLAS_NUM_THREADS"], "load_average_1min": os.getloadavg()[0],
+              "frames": args.frames, "reference_repeats": args.reference_repeats, "components": args.components,
+              "tolerance_percent_of_size": args.tolerance}
     for scene in args.scenes.split(","):
         base = data_settings(scene)
-        full = reference(scene, args.frames, 0, **base)
-        cheap = cheapest(scene, args.frames, 0, base, full, args.tolerance)
+        full = reference(scene, args.frames, 0, args.reference_repeats, **base)
+        cheap = cheapest(scene, args.frames, 0, base, full, args.tolerance, args.reference_repeats)
         sur = surrogate_seconds_per_frame(scene, base, args.components, args.frames)
         fastest = min(sur["numpy"], sur["jax"])
         result.update({
@@ -123,6 +163,8 @@ def main() -> None:
             f"cheapest_reference_deviation_percent_{scene}": cheap["deviation_percent_of_size"],
             f"cheapest_reference_ms_per_frame_{scene}": cheap["seconds_per_frame"] * 1e3,
             f"surrogate_numpy_ms_per_frame_{scene}": sur["numpy"] * 1e3, f"surrogate_jax_ms_per_frame_{scene}": sur["jax"] * 1e3,
+            f"surrogate_numpy_plain_ms_per_frame_{scene}": sur["reference"] * 1e3,
+            **{f"surrogate_numpy_{stage}_us_{scene}": sec * 1e6 for stage, sec in sur["stages"].items()},
             f"surrogate_megabytes_{scene}": sur["megabytes"],
             f"speedup_vs_reference_{scene}": full["seconds_per_frame"] / fastest,
             f"speedup_vs_cheapest_reference_{scene}": cheap["seconds_per_frame"] / fastest,
