@@ -140,7 +140,7 @@ def main() -> None:
     ap.add_argument("--frames", type=int, default=90)
     ap.add_argument("--components", type=int, default=64)
     ap.add_argument("--reference-repeats", type=int, default=3, help="best-of repeats of each timed reference run")
-    ap.add_argument("--tolerance", type=float, default=1.0, help="'looks right': mean deviation, % of cloth size")
+    ap.add_argument("--tolerance", type=float, default=1.0, help="'looks right': mean deviation, %% of cloth size")
     args = ap.parse_args()
 
     import jax

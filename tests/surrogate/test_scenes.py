@@ -57,7 +57,7 @@ def test_flag_pole_fixed_wind_recorded_and_flag_blown():
 
 
 def test_cape_follows_the_torso_in_its_frame_and_input_is_in_that_frame():
-    from animat.surrogate.scenes import cape_input, euler_to_quat
+    from animat.surrogate.cape import cape_input, euler_to_quat
 
     scene = get_scene("cape", size=7)
     out = scene.simulate(120, 0)

@@ -34,9 +34,9 @@ def external_input(Y: np.ndarray, scene: str = "sheet") -> np.ndarray:
 
     sheet/flag: Y (T, 3) sphere centre m / wind m/s -> w = [Y_t, Y_t - Y_{t-1}] (T, 6).
     cape: Y (T, 7) body position m and quaternion (w, x, y, z) -> the body-frame inputs of
-    :func:`animat.surrogate.scenes.cape_input` (T, 15). The first frame has zero change."""
+    :func:`animat.surrogate.cape.cape_input` (T, 15). The first frame has zero change."""
     if scene == "cape":
-        from animat.surrogate.scenes import cape_input
+        from animat.surrogate.cape import cape_input
 
         return cape_input(Y)
     Y = np.asarray(Y, np.float32)

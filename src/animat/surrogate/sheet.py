@@ -1,0 +1,269 @@
+"""The sheet scene and the machinery every cloth scene shares (MuJoCo flex cloth, recorded frame by frame).
+
+``sheet``: a square cloth (``size`` x ``size`` vertices, ``side_m`` metres) hanging in the x-z plane,
+pinned at its two top corners and struck by a sphere (a mocap body) that moves along random
+smooth paths at random times. Per recorded frame (``fps``, with ``substeps`` physics steps each):
+
+    X: (V, 3) float32 m   vertex positions (``V = size**2``)
+    Y: (3,)   float32 m   sphere centre
+
+The cloth is MuJoCo's ``flexcomp type="grid" dim="2"`` with membrane ``<elasticity>`` integrated by
+the ``discrete`` integrator (MuJoCo 4.0 refuses flex elasticity under ``implicit``/``implicitfast``;
+``<edge equality>`` was tried as well and stretched badly at 51 x 51 with the CG solver), plus a
+little per-vertex viscous damping standing in for air. The MJCF is generated as a string because
+``flexcomp`` is a compile-time macro that MjSpec exposes awkwardly.
+
+``flag``: the same cloth pinned along its left edge (a pole) in a wind whose speed and direction
+change at random times; ``Y`` (3,) m/s is the wind vector (see :mod:`animat.surrogate.flag`).
+
+``cape``: a cloth attached to a capsule torso moving along random paths; X in the torso's frame,
+``Y`` (7,) its position and quaternion (see :mod:`animat.surrogate.cape`).
+
+Each scene also names its collision proxies (:meth:`SheetScene.proxies`) for the runtime.
+
+A frame is *bad* when a vertex is non-finite, an edge is longer than ``max_edge_ratio`` x its rest
+length, or MuJoCo flagged an unstable acceleration (it then silently resets the state). The episode
+is truncated at the first bad frame, so every stored episode is contiguous in time; the count of
+frames lost is returned as ``dropped``.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+import numpy as np
+
+from animat.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class SheetScene:
+    """Parameters of the sheet scene (SI units)."""
+
+    name: str = "sheet"
+    size: int = 51  # vertices per side
+    side_m: float = 1.0
+    mass_kg: float = 0.5
+    young_pa: float = 1e6
+    poisson: float = 0.2
+    thickness_m: float = 1e-3
+    air_damping_per_s: float = 2.0  # per-vertex viscous damping / vertex mass
+    fps: int = 60
+    substeps: int = 4
+    solver_iterations: int = 30  # MuJoCo CG iterations per substep
+    warmup_frames: int = 30
+    ball_radius_m: float = 0.1
+    top_z_m: float = 2.0
+    max_edge_ratio: float = 3.0
+    strike_seconds: tuple[float, float] = (0.5, 1.2)  # duration of one path segment
+    hold_seconds: tuple[float, float] = (0.0, 1.0)  # pause at a point away from the cloth
+
+
+    @classmethod
+    def build(cls, **overrides: Any) -> "SheetScene":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise ConfigError(f"unknown {cls.name} scene option(s) {unknown}; expected some of {sorted(known)}")
+        values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in overrides.items() if v is not None}
+        scene = replace(cls(), **values)
+        if int(scene.size) < 3:
+            raise ConfigError(f"{scene.name} size must be >= 3 vertices per side, got {scene.size}")
+        if int(scene.fps) <= 0 or int(scene.substeps) <= 0:
+            raise ConfigError(f"fps and substeps must be > 0, got {scene.fps} and {scene.substeps}")
+        return scene
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @property
+    def n_vertices(self) -> int:
+        return int(self.size) ** 2
+
+    @property
+    def pinned(self) -> np.ndarray:
+        """Indices of the two pinned (top) corner vertices."""
+        n = int(self.size)
+        return np.array([n - 1, n * n - 1])
+
+    @property
+    def timestep(self) -> float:
+        return 1.0 / (self.fps * self.substeps)
+
+    def mjcf(self) -> str:
+        n = int(self.size)
+        centre_z = self.top_z_m - self.side_m / 2
+        ball = f"""    <body name="ball" mocap="true" pos="0 {-3 * self.ball_radius_m - 0.3} {centre_z}">
+      <geom type="sphere" size="{self.ball_radius_m}" rgba="0.8 0.2 0.2 1"/>
+    </body>
+"""
+        return self._mjcf(ball, (0.0, centre_z), f'<pin id="{n - 1} {n * n - 1}"/>')
+
+    def _mjcf(self, bodies: str, centre_yz: tuple[float, float], pins: str = "", equality: str = "") -> str:
+        """The model: ``bodies`` (XML), then the cloth grid in the x-z plane centred at x = 0,
+        (y, z) = ``centre_yz``, with ``pins`` inside its flexcomp and ``equality`` constraints."""
+        n, sp = int(self.size), self.side_m / (int(self.size) - 1)
+        return f"""<mujoco model="{self.name}">
+  <option timestep="{self.timestep:.10g}" integrator="discrete" solver="CG" iterations="{int(self.solver_iterations)}" tolerance="1e-6"/>
+  <size memory="{max(16, n * n // 20)}M"/>
+  <worldbody>
+{bodies}    <flexcomp name="cloth" type="grid" count="{n} {n} 1" spacing="{sp:.10g} {sp:.10g} {sp:.10g}" pos="0 {centre_yz[0]:.10g} {centre_yz[1]:.10g}"
+              euler="90 0 0" radius="{self.contact_radius_m:.6g}" dim="2" mass="{self.mass_kg}">
+      <elasticity young="{self.young_pa}" poisson="{self.poisson}" thickness="{self.thickness_m}" elastic2d="stretch"/>
+      <contact condim="3" selfcollide="none"/>
+      {pins}
+    </flexcomp>
+  </worldbody>
+  <equality>
+{equality}
+  </equality>
+</mujoco>"""
+
+    def model(self):
+        import mujoco
+
+        # MuJoCo 4.0 warns that the flex "has no equality constraints or passive forces" although the
+        # discrete integrator applies its <elasticity>; swallow that one message, pass others on.
+        messages: list[str] = []
+        previous = mujoco.get_mju_user_warning()
+        mujoco.set_mju_user_warning(messages.append)
+        try:
+            m = mujoco.MjModel.from_xml_string(self.mjcf())
+        finally:
+            mujoco.set_mju_user_warning(previous)
+        for msg in messages:
+            if "no equality constraints or passive forces" not in msg:
+                warnings.warn(f"MuJoCo: {msg}", RuntimeWarning, stacklevel=2)
+        vertex_mass = self.mass_kg / self.n_vertices
+        m.dof_damping[:] = self.air_damping_per_s * vertex_mass
+        return m
+
+    # --- the sphere's path ---------------------------------------------------------------------
+    def ball_path(self, frames: int, rng: np.random.Generator) -> np.ndarray:
+        """(frames + warmup, 3) sphere centres: waypoints alternating between points away from the
+        cloth and points just through it, joined by smoothstep segments of random duration, with
+        random holds at the away points."""
+        total = frames + self.warmup_frames
+        half, cz, r = self.side_m / 2, self.top_z_m - self.side_m / 2, self.ball_radius_m
+        away_y = (3 * r + 0.2, 3 * r + 0.6)
+
+        def away(side: float) -> np.ndarray:
+            return np.array([rng.uniform(-half, half), side * rng.uniform(*away_y), cz + rng.uniform(-half, half)])
+
+        def through(side: float) -> np.ndarray:  # sphere centre pushed past the cloth plane
+            return np.array([rng.uniform(-0.8, 0.8) * half, -side * rng.uniform(0.0, 2 * r), cz + rng.uniform(-0.8, 0.8) * half])
+
+        side = rng.choice([-1.0, 1.0])
+        pos = np.array([0.0, side * away_y[1], cz])
+        out = [np.repeat(pos[None], self.warmup_frames, axis=0)]
+        count = self.warmup_frames
+        striking = False
+        while count < total:
+            hold = int(round(rng.uniform(*self.hold_seconds) * self.fps)) if not striking else 0
+            if hold:
+                out.append(np.repeat(pos[None], hold, axis=0))
+                count += hold
+            if striking:
+                side = rng.choice([-1.0, 1.0])
+                target = away(side)
+            else:
+                target = through(side)
+            steps = max(2, int(round(rng.uniform(*self.strike_seconds) * self.fps)))
+            s = np.arange(1, steps + 1) / steps
+            s = s * s * (3 - 2 * s)
+            out.append(pos[None] + s[:, None] * (target - pos)[None])
+            pos, striking, count = target, not striking, count + steps
+        return np.concatenate(out)[:total].astype(np.float64)
+
+    def controls(self, frames: int, rng: np.random.Generator) -> np.ndarray:
+        """(warmup + frames, y) external state per frame (Y, recorded after the warm-up)."""
+        return self.ball_path(frames, rng)
+
+    def _setup(self, m, d) -> dict:
+        return {}
+
+    def _apply(self, m, d, state: dict, y: np.ndarray) -> None:
+        """Impose the external input ``y`` before one physics substep."""
+        d.mocap_pos[0] = y
+
+    def _record(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """World vertex positions (V, 3) -> the recorded X frame (the sheet and flag: unchanged)."""
+        return x
+
+    @property
+    def contact_radius_m(self) -> float:
+        """The flex vertices' collision radius (as in :meth:`mjcf`)."""
+        return min(0.005, self.side_m / (int(self.size) - 1) / 4)
+
+    def proxies(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Collision proxies in the recorded X frame for external state ``y``: spheres (S, 4)
+        ``[centre, radius]`` and capsules (C, 7) ``[a, b, radius]`` in metres (radii include the
+        cloth's contact radius)."""
+        sphere = np.concatenate([np.asarray(y, np.float32)[:3], [self.ball_radius_m + self.contact_radius_m]])
+        return sphere[None].astype(np.float32), np.zeros((0, 7), np.float32)
+
+    # --- one episode ---------------------------------------------------------------------------
+    def simulate(self, frames: int, seed: int | np.random.SeedSequence) -> dict:
+        """Run one episode; returns X (T, V, 3), Y (T, 3) float32 with T <= frames, ``dropped``
+        (frames lost after the reference misbehaved) and ``seconds_per_frame`` (reference cost)."""
+        import mujoco
+
+        if int(frames) <= 0:
+            raise ConfigError(f"frames must be > 0, got {frames}")
+        rng = np.random.default_rng(seed)
+        m = self.model()
+        d = mujoco.MjData(m)
+        path = self.controls(int(frames), rng)
+        state = self._setup(m, d)
+        edges = m.flex_edge.reshape(-1, 2)
+        mujoco.mj_forward(m, d)
+        x0 = d.flexvert_xpos.copy()
+        rest = np.linalg.norm(x0[edges[:, 0]] - x0[edges[:, 1]], axis=1)
+        X = np.empty((frames, self.n_vertices, 3), np.float32)
+        Y = np.empty((frames, path.shape[1]), np.float32)
+        prev = path[0]
+        kept = 0
+        bad_qacc = int(mujoco.mjtWarning.mjWARN_BADQACC)
+        warnings_before = int(d.warning[bad_qacc].number)
+        start = time.perf_counter()
+        for i in range(len(path)):
+            for k in range(1, self.substeps + 1):
+                self._apply(m, d, state, prev + (path[i] - prev) * (k / self.substeps))
+                mujoco.mj_step(m, d)
+            prev = path[i]
+            if i < self.warmup_frames:
+                continue
+            x = d.flexvert_xpos
+            ok = bool(np.isfinite(x).all()) and int(d.warning[bad_qacc].number) == warnings_before
+            if ok:
+                lengths = np.linalg.norm(x[edges[:, 0]] - x[edges[:, 1]], axis=1)
+                ok = bool(np.all(lengths <= self.max_edge_ratio * rest))
+            if not ok:
+                break
+            X[kept] = self._record(x, path[i])
+            Y[kept] = path[i]
+            kept += 1
+        elapsed = time.perf_counter() - start
+        return {
+            "X": X[:kept],
+            "Y": Y[:kept],
+            "dropped": int(frames - kept),
+            "seconds_per_frame": elapsed / max(1, i + 1),
+        }
+
+    def topology(self) -> dict:
+        """Static arrays for later use (rendering, normals): rest positions, edges, triangles."""
+        m = self.model()
+        import mujoco
+
+        d = mujoco.MjData(m)
+        mujoco.mj_forward(m, d)
+        return {
+            "rest": d.flexvert_xpos.astype(np.float32),
+            "edges": m.flex_edge.reshape(-1, 2).astype(np.int32),
+            "triangles": m.flex_elem.reshape(-1, 3).astype(np.int32),
+            "pinned": self.pinned.astype(np.int32),
+        }
