@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("stable_baselines3")
 
 from animat.imitate.policy import load_policy  # noqa: E402
-from animat.imitate.resume import STEM, load_train_state, restore_train_state, save_train_state  # noqa: E402
+from animat.imitate.resume import POINTER, load_train_state, restore_train_state, save_train_state  # noqa: E402
 from animat.imitate.train import TrainConfig, read_metrics, train  # noqa: E402
 
 SMALL = dict(envs=2, vec_env="dummy", seed=5, net_arch=[8], n_steps=32, batch_size=32, n_epochs=2, eval_episodes=1,
@@ -71,11 +71,8 @@ def test_restore_gives_the_same_policy_optimiser_and_normaliser(tmp_path):
 
     model, venv = build(0)
     model.learn(64)
-    save_train_state(tmp_path / "state", model, venv, note=1)
+    save_train_state(tmp_path, model, venv, note=1)
     fresh, fresh_venv = build(1)
-    (tmp_path / STEM.parent).mkdir()
-    for ext in (".npz", ".json"):
-        shutil.copy((tmp_path / "state").with_suffix(ext), (tmp_path / STEM).with_suffix(ext))
     arrays, manifest = load_train_state(tmp_path)
     assert manifest["note"] == 1 and manifest["num_timesteps"] == 64
     restore_train_state(fresh, fresh_venv, arrays, manifest)
@@ -86,6 +83,33 @@ def test_restore_gives_the_same_policy_optimiser_and_normaliser(tmp_path):
     assert all(torch.equal(oa["state"][i][k], ob["state"][i][k]) for i in oa["state"] for k in oa["state"][i])
     assert np.array_equal(venv.obs_rms.mean, fresh_venv.obs_rms.mean) and venv.obs_rms.count == fresh_venv.obs_rms.count
     assert (fresh.num_timesteps, fresh._n_updates) == (model.num_timesteps, model._n_updates)
+
+
+def test_a_crash_mid_save_leaves_the_previous_state(tmp_path, monkeypatch):
+    """Each save is a new file pair + the pointer: one that dies part-way (here after its .npz) leaves the
+    previous state loadable, and only the last KEEP states are kept."""
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from animat import runs
+    from animat.imitate.env import ImitateEnv
+    from animat.imitate.resume import KEEP
+
+    model = PPO("MlpPolicy", DummyVecEnv([lambda: ImitateEnv(max_seconds=1.0)]), n_steps=32, batch_size=32, device="cpu",
+                policy_kwargs=dict(net_arch=[8]))
+    for n in (32, 64, 96):
+        model.num_timesteps = n
+        save_train_state(tmp_path, model)
+    assert len(list((tmp_path / POINTER.parent).glob("train_state-*.json"))) == KEEP
+
+    def crash(*args, **kwargs):
+        raise OSError("disk full")
+
+    model.num_timesteps = 128
+    monkeypatch.setattr(runs, "atomic_write_json", crash)
+    with pytest.raises(OSError):
+        save_train_state(tmp_path, model)
+    assert load_train_state(tmp_path)[1]["num_timesteps"] == 96
 
 
 @pytest.mark.parametrize("args, words", [
@@ -105,6 +129,6 @@ def test_bad_resume_exits_2_and_changes_nothing(first_run, tmp_path, args, words
 def test_resume_without_state_is_refused(first_run, tmp_path, animat_cli):
     run = tmp_path / "run"
     shutil.copytree(first_run, run)
-    (run / STEM).with_suffix(".npz").unlink()
+    (run / POINTER).unlink()
     code, _, err = animat_cli("imitate", "train", "--resume", str(run), "--timesteps", "256")
     assert code == 2 and "no training state" in err

@@ -54,7 +54,7 @@ def test_tiny_run_writes_the_run_dir(tiny_run):
     summary = json.loads((tiny_run / "summary.json").read_text())
     assert summary["timesteps"] == 256 and summary["initial_eval_episodes"] == 1
     assert summary["final_eval_len_mean"] > 0 and 0 < summary["final_eval_r_i_per_step_mean"] <= 1
-    manifest = json.loads((tiny_run / "policy.json").read_text())
+    manifest = json.loads((tiny_run / "policy.json").read_text())["meta"]
     assert manifest["format"] == "animat-imitate-policy/1" and manifest["num_timesteps"] == 256
     if importlib.util.find_spec("tensorboard") is not None:  # installed by the rl extra
         assert list((tiny_run / "logs").rglob("events.out.tfevents.*")), "no TensorBoard event file"
@@ -85,11 +85,17 @@ def test_saved_policy_reloads_with_identical_actions(tmp_path):
     got, _ = rebuilt.predict(norm, deterministic=True)
     assert np.array_equal(got, want)
     assert saved.act(obs) == pytest.approx(want, abs=1e-5)
+    # so is a manifest whose array shapes disagree with the weight file (every array is checked)
+    manifest = json.loads((tmp_path / "policy.json").read_text())
+    manifest["arrays"]["action_net.weight"]["shape"] = [1, 1]
+    (tmp_path / "edited.json").write_text(json.dumps(manifest))  # names the same policy.npz
+    with pytest.raises(CheckpointError, match="manifest says"):
+        load_policy(tmp_path / "edited.json")
     # a changed weight file is refused, not loaded
     data = bytearray((tmp_path / "policy.npz").read_bytes())
     data[-40] ^= 1
     (tmp_path / "policy.npz").write_bytes(bytes(data))
-    with pytest.raises(CheckpointError, match="checksum"):
+    with pytest.raises(CheckpointError, match="sha256"):
         load_policy(tmp_path / "policy.npz")
 
 

@@ -94,10 +94,11 @@ def train_cmd(
     _need_rl()
     cfg, run_dir = runs.start_or_resume("imitate", TrainConfig, resume=resume, config=config, out=out, options=options,
                                         may_change={"timesteps": "--timesteps", "max_minutes": "--max-minutes"})
+    state = None
     if resume is not None:  # so does a run without a (valid) training state, or one at its --timesteps already
         from animat.imitate.resume import resumable_state
 
-        resumable_state(run_dir, cfg.timesteps)
+        state = resumable_state(run_dir, cfg.timesteps)
         cfg.load_clip()
     console = Console()
     console.print(f"imitate train: PPO, {cfg.timesteps} steps, {cfg.envs} envs ({cfg.vec_env}), net {cfg.net_arch}, "
@@ -117,7 +118,7 @@ def train_cmd(
                             rps=f(row["r_i_per_step_mean"]), fps=f"{row['fps']:.0f}")
 
         try:
-            summary = train(cfg, run_dir, resume=resume is not None, on_iteration=on_iteration)
+            summary = train(cfg, run_dir, resume=resume is not None, state=state, on_iteration=on_iteration)
         except KeyboardInterrupt:
             console.print(f"interrupted; continue with: animat imitate train --resume {run_dir} --timesteps {cfg.timesteps}")
             raise

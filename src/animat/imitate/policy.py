@@ -4,7 +4,9 @@ Stable-Baselines3 saves models as zip files holding pickles, and unpickling a fi
 code it names, so ``animat imitate`` never writes or reads them. It saves the policy's
 ``state_dict`` tensors as NumPy arrays (``policy.npz``, read with ``allow_pickle=False``) together
 with the observation normaliser's running mean and variance, and describes the network in
-``policy.json`` (format, sizes, layers, activation, the SHA-256 of the ``.npz``). From these
+``policy.json``: an :mod:`animat.evolve.checkpoint` manifest of kind ``imitate-policy`` (the npz's
+SHA-256 and every array's shape and dtype, all checked on load) whose ``meta`` holds the format,
+sizes, layers and activation. From these
 :class:`SavedPolicy` computes the deterministic action in NumPy (no torch needed to play a policy),
 and :func:`to_sb3_policy` rebuilds the SB3 ``ActorCriticPolicy`` (needs the ``rl`` extra).
 
@@ -14,9 +16,6 @@ Deterministic action: ``clip(action_net(pi_mlp(normalise(obs))), low, high)`` wi
 
 from __future__ import annotations
 
-import hashlib
-import io
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -25,10 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from animat import runs
 from animat.errors import CheckpointError
+from animat.evolve.checkpoint import read_checkpoint, write_checkpoint
 
 FORMAT = "animat-imitate-policy/1"
+KIND = "imitate-policy"
 ACTIVATIONS = ("relu", "tanh")
 
 
@@ -37,7 +37,7 @@ class SavedPolicy:
     """A policy read back from ``policy.npz`` + ``policy.json``; ``act(obs)`` is deterministic."""
 
     arrays: dict[str, np.ndarray]  # the SB3 state_dict as arrays, plus obs_rms.mean / obs_rms.var
-    manifest: dict[str, Any]
+    manifest: dict[str, Any]  # the checkpoint manifest's ``meta``
 
     @property
     def obs_dim(self) -> int:
@@ -85,7 +85,7 @@ def policy_arrays(model, vec_normalize=None) -> dict[str, np.ndarray]:
 
 def save_policy(path: str | os.PathLike, model, vec_normalize=None, *, net_arch: list[int], activation: str,
                 extra: dict | None = None) -> Path:
-    """Write ``<path>.npz`` and ``<path>.json`` (``path`` without suffix); returns the ``.npz`` path."""
+    """Write ``<path>.npz`` and its manifest ``<path>.json`` (``path`` without suffix); returns the ``.npz`` path."""
     import stable_baselines3
 
     arrays = policy_arrays(model, vec_normalize)
@@ -104,55 +104,25 @@ def save_policy(path: str | os.PathLike, model, vec_normalize=None, *, net_arch:
         "stable_baselines3": stable_baselines3.__version__,
         **(extra or {}),
     }
-    return write_arrays(path, arrays, manifest)
-
-
-def write_arrays(path: str | os.PathLike, arrays: dict[str, np.ndarray], manifest: dict) -> Path:
-    """Write ``<path>.npz`` (plain arrays) and ``<path>.json`` (``manifest`` + the npz's SHA-256), atomically; returns the ``.npz``."""
     path = Path(path)
-    buf = io.BytesIO()
-    np.savez(buf, **arrays)
-    data = buf.getvalue()
-    npz = runs.atomic_write_bytes(path.with_suffix(".npz"), data)
-    runs.atomic_write_json(path.with_suffix(".json"), {**manifest, "npz_sha256": hashlib.sha256(data).hexdigest()})
-    return npz
-
-
-def read_arrays(stem: Path, fmt: str, what: str) -> tuple[dict[str, np.ndarray], dict]:
-    """Read ``<stem>.npz`` + ``<stem>.json`` written by :func:`write_arrays`, never unpickling: the manifest
-    must name format ``fmt`` and the npz must match its checksum. :class:`CheckpointError` on anything amiss."""
-    npz, js = stem.with_suffix(".npz"), stem.with_suffix(".json")
-    if not npz.is_file() or not js.is_file():
-        raise CheckpointError(f"no {what} at {str(stem)!r}: expected {npz.name} and {js.name} (written by animat imitate train)")
-    try:
-        manifest = json.loads(js.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise CheckpointError(f"{str(js)!r} is not a {what} manifest ({exc})") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != fmt:
-        raise CheckpointError(f"{str(js)!r}: format {manifest.get('format') if isinstance(manifest, dict) else None!r}, expected {fmt!r}")
-    data = npz.read_bytes()
-    if hashlib.sha256(data).hexdigest() != manifest.get("npz_sha256"):
-        raise CheckpointError(f"{str(npz)!r} does not match the checksum in {js.name}; the file is corrupt or was changed")
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-    except (OSError, ValueError) as exc:
-        raise CheckpointError(f"{str(npz)!r} is not a readable .npz of arrays ({exc})") from None
-    return arrays, manifest
+    return write_checkpoint(path.with_name(path.name + ".json"), arrays, KIND, manifest).with_suffix(".npz")
 
 
 def load_policy(path: str | os.PathLike) -> SavedPolicy:
     """Read ``policy.npz`` + ``policy.json`` (give either file, the stem, or a run directory holding them).
 
-    Never unpickles: the arrays are read with ``allow_pickle=False`` and checked against the manifest's
-    checksum and sizes. Raises :class:`CheckpointError` with the reason on anything amiss.
+    Never unpickles: :func:`~animat.evolve.checkpoint.read_checkpoint` reads the arrays with
+    ``allow_pickle=False`` and checks them against the manifest's checksum, shapes and dtypes; the layer
+    sizes are checked against ``net_arch``. Raises :class:`CheckpointError` with the reason on anything amiss.
     """
     path = Path(path)
     if path.is_dir():
         path = path / "policy"
     stem = path.with_suffix("") if path.suffix in (".npz", ".json") else path
-    arrays, manifest = read_arrays(stem, FORMAT, "policy")
-    js, npz = stem.with_suffix(".json"), stem.with_suffix(".npz")
+    js, npz = stem.with_name(stem.name + ".json"), stem.with_name(stem.name + ".npz")
+    arrays, manifest = read_checkpoint(js, kind=KIND)
+    if manifest.get("format") != FORMAT:
+        raise CheckpointError(f"{str(js)!r}: policy format {manifest.get('format')!r}, expected {FORMAT!r}")
     if manifest.get("activation") not in ACTIVATIONS:
         raise CheckpointError(f"{str(js)!r}: activation {manifest.get('activation')!r} not one of {ACTIVATIONS}")
     pol = SavedPolicy(arrays, manifest)

@@ -1,31 +1,44 @@
 """The full PPO training state as safe files, so that ``animat imitate train --resume RUN_DIR`` continues a run.
 
-``checkpoints/train_state.npz`` holds plain arrays (no pickle): every tensor of the SB3 policy's
-``state_dict`` (actor, critic, log std) as ``policy.<name>``, every tensor of the Adam optimiser's
-per-parameter state (``step``, ``exp_avg``, ``exp_avg_sq``) as ``optim.<index>.<key>``, and the
-observation normaliser's running mean and variance. ``train_state.json`` holds the rest: the
-optimiser's ``param_groups`` (learning rate, betas, …), the normaliser's sample count, the step
-counter ``num_timesteps``, the number of gradient updates, the run's earlier training seconds, and the
-SHA-256 of the ``.npz`` (checked on load; see :func:`animat.imitate.policy.read_arrays`).
-SB3's own ``model.save`` zip (pickles) is never written or read.
+Each save writes a new :mod:`animat.evolve.checkpoint` pair of kind ``imitate-train-state``,
+``checkpoints/train_state-<seq>.npz`` + ``.json``, then replaces ``checkpoints/latest.json`` (the
+pointer :func:`~animat.evolve.checkpoint.read_checkpoint` follows), then deletes all but the last
+:data:`KEEP` states; a crash mid-save leaves the previous state valid. The ``.npz`` holds plain arrays
+(no pickle): every tensor of the SB3 policy's ``state_dict`` (actor, critic, log std) as
+``policy.<name>``, every tensor of the Adam optimiser's per-parameter state (``step``, ``exp_avg``,
+``exp_avg_sq``) as ``optim.<index>.<key>``, and the observation normaliser's running mean and
+variance. The manifest's ``meta`` holds the rest: the optimiser's ``param_groups`` (learning rate,
+betas, …), the normaliser's sample count, the step counter ``num_timesteps``, the number of gradient
+updates, the run's earlier training seconds. The manifest's SHA-256 and array shapes and dtypes are
+checked on load. SB3's own ``model.save`` zip (pickles) is never written or read.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import numpy as np
 
+from animat import runs
 from animat.errors import CheckpointError, ConfigError
-from animat.imitate.policy import read_arrays, write_arrays
+from animat.evolve.checkpoint import CHECKPOINT_DIR, LATEST, read_checkpoint, write_checkpoint
 
-FORMAT = "animat-imitate-train-state/1"
-STEM = Path("checkpoints") / "train_state"  # inside a run directory
+KIND = "imitate-train-state"
+POINTER = Path(CHECKPOINT_DIR) / LATEST  # inside a run directory
+KEEP = 2  # training states kept: the latest and the one before it
+_STATE_RE = re.compile(r"^train_state-(\d+)\.json$")
 
 
-def save_train_state(path: str | os.PathLike, model, vec_normalize=None, **counters) -> Path:
-    """Write ``<path>.npz`` + ``<path>.json`` for PPO ``model`` (+ its ``VecNormalize``); ``counters``: extra JSON numbers."""
+def _states(ckpt_dir: Path) -> list[tuple[int, Path]]:
+    """``(seq, manifest)`` of every saved training state in ``ckpt_dir``, oldest first."""
+    return sorted((int(m.group(1)), p) for p in ckpt_dir.glob("train_state-*.json") if (m := _STATE_RE.match(p.name)))
+
+
+def save_train_state(run_dir: str | os.PathLike, model, vec_normalize=None, **counters) -> Path:
+    """Save the state of PPO ``model`` (+ its ``VecNormalize``) in ``run_dir`` as described above; ``counters``:
+    extra JSON numbers. Returns the new manifest's path."""
     arrays = {f"policy.{k}": v.detach().cpu().numpy().copy() for k, v in model.policy.state_dict().items()}
     opt = model.policy.optimizer.state_dict()
     for index, slots in opt["state"].items():
@@ -35,29 +48,37 @@ def save_train_state(path: str | os.PathLike, model, vec_normalize=None, **count
     if norm:
         arrays["obs_rms.mean"] = np.asarray(vec_normalize.obs_rms.mean, dtype=np.float64).copy()
         arrays["obs_rms.var"] = np.asarray(vec_normalize.obs_rms.var, dtype=np.float64).copy()
-    manifest = {
-        "format": FORMAT,
+    meta = {
         "num_timesteps": int(model.num_timesteps),
         "n_updates": int(model._n_updates),
         "param_groups": [{k: list(v) if isinstance(v, tuple) else v for k, v in g.items()} for g in opt["param_groups"]],
         "obs_rms_count": float(vec_normalize.obs_rms.count) if norm else None,
         **counters,
     }
-    return write_arrays(path, arrays, manifest)
+    ckpt_dir = Path(run_dir) / CHECKPOINT_DIR
+    states = _states(ckpt_dir) if ckpt_dir.is_dir() else []
+    manifest = write_checkpoint(ckpt_dir / f"train_state-{states[-1][0] + 1 if states else 0:06d}.json", arrays, KIND, meta)
+    runs.atomic_write_json(Path(run_dir) / POINTER, {"manifest": manifest.name, "num_timesteps": meta["num_timesteps"]})
+    for _, old in states[:len(states) + 1 - KEEP]:
+        old.unlink(missing_ok=True)
+        old.with_suffix(".npz").unlink(missing_ok=True)
+    return manifest
 
 
 def load_train_state(run_dir: str | os.PathLike) -> tuple[dict[str, np.ndarray], dict]:
-    """The arrays and manifest saved in ``run_dir`` (CheckpointError if missing, changed or of another format)."""
-    return read_arrays(Path(run_dir) / STEM, FORMAT, "training state")
+    """The arrays and ``meta`` of the latest state saved in ``run_dir`` (CheckpointError if missing, changed or of another kind)."""
+    if not (Path(run_dir) / POINTER).is_file():
+        raise CheckpointError(f"no training state in {str(run_dir)!r} ({POINTER} is missing; written by animat imitate train)")
+    return read_checkpoint(Path(run_dir) / POINTER, kind=KIND)
 
 
 def resumable_state(run_dir: str | os.PathLike, timesteps: int) -> tuple[dict[str, np.ndarray], dict]:
     """:func:`load_train_state`, refused (ConfigError) unless the run is short of ``timesteps`` (the new total)."""
-    arrays, manifest = load_train_state(run_dir)
-    done = int(manifest["num_timesteps"])
+    arrays, meta = load_train_state(run_dir)
+    done = int(meta["num_timesteps"])
     if timesteps <= done:
         raise ConfigError(f"the run in {str(run_dir)!r} is at {done} timesteps already; pass --timesteps > {done} to continue it")
-    return arrays, manifest
+    return arrays, meta
 
 
 def restore_train_state(model, vec_normalize, arrays: dict[str, np.ndarray], manifest: dict) -> None:

@@ -15,9 +15,10 @@ reward"), ``ep_len_mean`` (steps at 30 Hz), ``r_i_per_step_mean`` (return / leng
 ``logs/progress.csv`` (+ TensorBoard event files when the ``tensorboard`` package is
 installed) from SB3's logger;  ``policy.npz`` + ``policy.json`` (safe weights, see
 :mod:`animat.imitate.policy`) and ``checkpoints/policy_<timesteps>.*``;
-``plots/learning_curve.png``;  ``summary.json``;  ``checkpoints/train_state.npz/.json`` (policy,
-optimiser and normaliser state and the step counter, see :mod:`animat.imitate.resume`), written with
-every checkpoint (after the update that follows it) and at the end (also when interrupted).
+``plots/learning_curve.png``;  ``summary.json``;  ``checkpoints/train_state-<seq>.npz/.json`` + the
+pointer ``checkpoints/latest.json`` (policy, optimiser and normaliser state and the step counter, see
+:mod:`animat.imitate.resume`), written with every checkpoint (after the update that follows it) and at
+the end (also when interrupted).
 
 ``train(cfg, out, resume=True)`` continues the run in ``out`` from its training state: the same
 policy and Adam moments, normaliser and step counter (the environments start new episodes; PPO is
@@ -256,9 +257,12 @@ def learning_curve_plot(rows: list[dict], path: Path, title: str, evals: list[tu
     return save_figure(fig, path)
 
 
-def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_iteration: Callable[[dict], Any] | None = None) -> dict:
+def train(cfg: TrainConfig, out: Path, *, resume: bool = False, state: tuple[dict, dict] | None = None,
+          on_iteration: Callable[[dict], Any] | None = None) -> dict:
     """Train per ``cfg`` into run directory ``out`` (already created), or with ``resume`` continue the run
-    there (see the module docstring); returns ``summary.json``'s content."""
+    there (see the module docstring) from ``state``, the run's training state as
+    :func:`~animat.imitate.resume.resumable_state` returns it (loaded here if not given);
+    returns ``summary.json``'s content."""
     import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
@@ -266,10 +270,11 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_iteration: Ca
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor, VecNormalize
 
     from animat.imitate.policy import load_policy, save_policy
-    from animat.imitate.resume import STEM, restore_train_state, resumable_state, save_train_state
+    from animat.imitate.resume import restore_train_state, resumable_state, save_train_state
 
     out = Path(out)
-    state = resumable_state(out, cfg.timesteps) if resume else None  # before anything in the run directory changes
+    if resume and state is None:  # before anything in the run directory changes
+        state = resumable_state(out, cfg.timesteps)
     done = int(state[1]["num_timesteps"]) if state else 0
     runs.atomic_write_json(out / "config.json", asdict(cfg))
     if cfg.torch_threads:
@@ -313,7 +318,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_iteration: Ca
     last_ckpt = [int(state[1]["last_checkpoint"]) if state else 0]
 
     def save_state() -> None:
-        save_train_state(out / STEM, model, vecnorm, initial_eval=initial, eval_seconds=eval_seconds, last_checkpoint=last_ckpt[0],
+        save_train_state(out, model, vecnorm, initial_eval=initial, eval_seconds=eval_seconds, last_checkpoint=last_ckpt[0],
                          train_seconds=seconds_before + time.perf_counter() - t0)
 
     class Recorder(BaseCallback):
