@@ -101,7 +101,7 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
     if segments == 0:
         raise ConfigError(f"no held-out episode has {horizon} frames; lower --horizon or generate longer episodes")
 
-    timing = time_runtime(model_dir, ds, test_ids[0], horizon, timing_repeats)
+    timing = time_runtime(model_dir, pca, ds, test_ids[0], horizon, timing_repeats)
     reference_spf = dataset_stats(data)["reference_seconds_per_frame"]
 
     if video:  # the first held-out segment, side by side, with the error colour map
@@ -149,15 +149,15 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
     return summary
 
 
-def time_runtime(model_dir: Path, ds, episode: int, frames: int, repeats: int) -> dict:
+def time_runtime(model_dir: Path, pca: PCA, ds, episode: int, frames: int, repeats: int) -> dict:
     """Best-of-``repeats`` seconds per frame of :class:`Runtime` (NumPy and JAX) over ``frames``
     frames of held-out episode ``episode`` (the inputs are precomputed, as a game's would be)."""
     out = {}
     Y = ds.Y[episode][:frames]
+    pca_z = pca.encode(ds.X[episode][:2])
     for backend in ("numpy", "jax"):
         rt = Runtime.load(model_dir, backend)
         W = external_input(Y, rt.scene.name)
-        pca_z = (ds.X[episode][:2].reshape(2, -1) - rt.arrays["mean"]) @ rt.arrays["components"].T
         best = np.inf
         for _ in range(max(1, int(repeats)) + 1):  # the first pass compiles (JAX)
             z0, z1 = pca_z[0], pca_z[1]

@@ -53,18 +53,21 @@ class FlagScene(SheetScene):
         return np.concatenate(out)[:total]
 
     def _setup(self, m, d) -> dict:
+        """Called after ``mj_forward``: ``prev`` holds the vertices at rest. ``incidence`` (V, F) sums
+        each triangle's ``2 area x normal`` onto its vertices, as in :func:`~animat.surrogate.normals.vertex_normals`."""
+        from scipy.sparse import csr_matrix
+
         bodies = np.asarray(m.flex_vertbodyid).copy()
         free = np.setdiff1d(np.arange(self.n_vertices), self.pinned)
-        return {"triangles": m.flex_elem.reshape(-1, 3).copy(), "bodies": bodies[free], "free": free,
-                "prev": d.flexvert_xpos.copy()}
+        tri = m.flex_elem.reshape(-1, 3).copy()
+        F = len(tri)
+        incidence = csr_matrix((np.ones(3 * F), (tri.T.reshape(-1), np.tile(np.arange(F), 3))), shape=(self.n_vertices, F))
+        return {"triangles": tri, "incidence": incidence, "bodies": bodies[free], "free": free, "prev": d.flexvert_xpos.copy()}
 
     def _apply(self, m, d, state: dict, y: np.ndarray) -> None:
         x = d.flexvert_xpos
         tri = state["triangles"]
-        cross = np.cross(x[tri[:, 1]] - x[tri[:, 0]], x[tri[:, 2]] - x[tri[:, 0]])  # 2 area * normal
-        normals = np.zeros_like(x)
-        for j in range(3):
-            np.add.at(normals, tri[:, j], cross)
+        normals = state["incidence"] @ np.cross(x[tri[:, 1]] - x[tri[:, 0]], x[tri[:, 2]] - x[tri[:, 0]])  # area-weighted
         length = np.linalg.norm(normals, axis=1, keepdims=True)
         area = length[:, 0] / 6.0  # a third of the adjacent triangles' area
         unit = normals / np.maximum(length, 1e-12)

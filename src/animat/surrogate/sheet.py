@@ -217,9 +217,9 @@ class SheetScene:
         m = self.model()
         d = mujoco.MjData(m)
         path = self.controls(int(frames), rng)
-        state = self._setup(m, d)
         edges = m.flex_edge.reshape(-1, 2)
         mujoco.mj_forward(m, d)
+        state = self._setup(m, d)  # after mj_forward: the vertex positions are set
         x0 = d.flexvert_xpos.copy()
         rest = np.linalg.norm(x0[edges[:, 0]] - x0[edges[:, 1]], axis=1)
         X = np.empty((frames, self.n_vertices, 3), np.float32)

@@ -14,8 +14,10 @@ reported separately by ``evaluate``. ``loss = L1(pos) + velocity_weight * L1(vel
 
 Episodes split into [train | validation | held-out test] (the last ones held out). The checkpoint
 kept in ``checkpoints/`` is the epoch with the lowest validation rollout loss (the training windows'
-loss when there are no validation episodes); ``checkpoints/last/`` holds the latest epoch with the
-optimiser state and random-number state, from which ``--resume`` continues exactly.
+loss when there are no validation episodes); ``checkpoints/last/`` holds the latest epoch as one
+checkpoint (:func:`animat.evolve.checkpoint.save_checkpoint`, ``last/checkpoints/gen-<epoch>`` and its
+``latest.json``: network, statistics, optimiser state and random-number state, verified by sha256), from which ``--resume`` continues exactly with the run's
+saved PCA basis, split and normals regression.
 
 Learning rate ``lr`` x ``lr_decay`` ** epoch (AMSGrad, ``optax.amsgrad``).
 """
@@ -35,14 +37,15 @@ import optax
 
 from animat import runs
 from animat.config import load_toml
-from animat.errors import ConfigError
+from animat.errors import CheckpointError, ConfigError
+from animat.evolve.checkpoint import read_checkpoint, save_checkpoint
 from animat.surrogate.alpha_beta import fit_alpha_beta
 from animat.surrogate.data import Dataset, load_dataset
 from animat.surrogate.model import Surrogate, external_input, init_mlp, rollout
 from animat.surrogate.normals import angle_degrees, fit_normal_regression, predict_normals, vertex_normals
 from animat.surrogate.subspace import PCA, fit_pca, reconstruction_table
 
-LAST = "last"  # checkpoints/last/: the latest epoch plus optimiser state, for --resume
+LAST = "last"  # checkpoints/last/: the latest epoch plus optimiser state, one checkpoint, for --resume
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,11 @@ def make_loss(velocity_weight: float) -> Callable:
     return loss_fn
 
 
+def _encoded(pca: PCA, ds: Dataset) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Episodes encoded into the subspace (Z) and their external inputs (W)."""
+    return [pca.encode(x) for x in ds.X], [external_input(y, ds.meta["scene"]["name"]) for y in ds.Y]
+
+
 def prepare(cfg: TrainConfig, ds: Dataset) -> dict:
     """PCA, alpha/beta, statistics, normals regression and encoded episodes."""
     train_ids, val_ids, test_ids = split_episodes(len(ds.X), cfg.test_episodes, cfg.val_episodes)
@@ -130,8 +138,7 @@ def prepare(cfg: TrainConfig, ds: Dataset) -> dict:
     if cfg.components > k_max:
         raise ConfigError(f"components={cfg.components} exceeds what {frames.shape[0]} training frames of {frames.shape[1]} vertices allow ({k_max})")
     pca = fit_pca(frames, cfg.components, max_samples=cfg.pca_samples, seed=cfg.seed)
-    Z = [pca.encode(x) for x in ds.X]
-    W = [external_input(y, ds.meta["scene"]["name"]) for y in ds.Y]
+    Z, W = _encoded(pca, ds)
     alpha, beta = fit_alpha_beta([Z[i] for i in train_ids])
     # statistics of the network's input and output, from the teacher-forced training data
     ins, outs = [], []
@@ -155,6 +162,24 @@ def prepare(cfg: TrainConfig, ds: Dataset) -> dict:
     normals = fit_normal_regression(z_train[sample], vertex_normals(frames[sample], triangles))
     return {"pca": pca, "Z": Z, "W": W, "train_ids": train_ids, "val_ids": val_ids, "test_ids": test_ids, "stats": stats,
             "noise_std": noise_std, "w_dim": int(W[0].shape[1]), "normals": normals}
+
+
+def _reload(cfg: TrainConfig, run_dir: Path, ds: Dataset, stats: dict) -> dict:
+    """What :func:`prepare` returned for the run in ``run_dir``, from its saved files (for ``--resume``):
+    its PCA basis, normals regression, episode split and noise level; ``stats`` from its checkpoint."""
+    saved = runs.read_json(run_dir / "config.json")
+    pca = PCA.load(run_dir / "pca.npz")
+    try:
+        with np.load(run_dir / "normals.npz") as z:
+            normals = z["R"]
+    except (OSError, KeyError, ValueError) as exc:
+        raise CheckpointError(f"cannot read normals file {str(run_dir / 'normals.npz')!r}: {exc}") from None
+    if pca.components.shape[1] != ds.X[0].shape[1] * 3 or max(saved["test_episode_ids"]) >= len(ds.X):
+        raise CheckpointError(f"dataset {str(cfg.data)!r} does not match the run in {str(run_dir)!r} (vertices or episodes differ)")
+    Z, W = _encoded(pca, ds)
+    return {"pca": pca, "Z": Z, "W": W, "train_ids": saved["train_episode_ids"], "val_ids": saved["val_episode_ids"],
+            "test_ids": saved["test_episode_ids"], "stats": stats, "noise_std": float(saved["noise_std"]),
+            "w_dim": int(W[0].shape[1]), "normals": normals}
 
 
 def normals_error_degrees(R: np.ndarray, pca: PCA, X: np.ndarray, triangles: np.ndarray) -> dict:
@@ -184,30 +209,27 @@ def _fixed_windows(Z, W, ids: list[int], window: int, rng: np.random.Generator, 
 
 
 def _save_last(folder: Path, model: Surrogate, opt_state, noise_key, rng: np.random.Generator, state: dict) -> None:
-    """The latest epoch, exactly resumable: model, optimiser leaves, PRNG key, NumPy rng state."""
-    model.save(folder, extra={"epoch": state["epoch"]})
-    leaves = jax.tree_util.tree_leaves(opt_state)
-    runs.atomic_save_npz(folder / "optimizer.npz", noise_key=np.asarray(noise_key), epoch=np.int64(state["epoch"]),
-                         **{f"leaf{i:04d}": np.asarray(x) for i, x in enumerate(leaves)})
-    runs.atomic_write_json(folder / "training_state.json", {**state, "rng": rng.bit_generator.state})
+    """The latest epoch, exactly resumable, as one checkpoint (a new name per epoch, then the
+    ``latest.json`` pointer): network, statistics, optimiser leaves, PRNG key, NumPy rng state."""
+    arrays = {f"param/{k}": np.asarray(v) for k, v in model.params.items()}
+    arrays.update({f"stat/{k}": np.asarray(v) for k, v in model.stats.items()})
+    arrays.update({f"opt/{i:04d}": np.asarray(x) for i, x in enumerate(jax.tree_util.tree_leaves(opt_state))})
+    meta = {"config": model.config, "state": {**state, "rng": rng.bit_generator.state}}
+    save_checkpoint(folder, state["epoch"], {**arrays, "noise_key": np.asarray(noise_key)}, meta, keep=1)
 
 
-def _load_last(folder: Path, opt_state_template, rng: np.random.Generator):
-    from animat.errors import CheckpointError
-
-    state_path = folder / "training_state.json"
-    if not state_path.is_file():
-        raise CheckpointError(f"{str(folder)!r} holds no training_state.json; nothing to resume")
-    state = runs.read_json(state_path)
-    model = Surrogate.load(folder)
-    with np.load(folder / "optimizer.npz") as z:
-        if int(z["epoch"]) != int(state["epoch"]):
-            raise CheckpointError(f"{str(folder)!r}: optimizer.npz and training_state.json are from different epochs")
-        leaves = [jnp.asarray(z[f"leaf{i:04d}"]) for i in range(len(jax.tree_util.tree_leaves(opt_state_template)))]
-        noise_key = jnp.asarray(z["noise_key"])
-    opt_state = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(opt_state_template), leaves)
-    rng.bit_generator.state = state["rng"]
-    return model.params, opt_state, noise_key, state
+def _load_last(folder: Path) -> tuple[dict, dict]:
+    """``(arrays by group, meta)`` of the checkpoint written by :func:`_save_last`: groups ``param``,
+    ``stat``, ``opt`` (leaves in order) and ``noise_key``."""
+    arrays, meta = read_checkpoint(folder)
+    groups: dict[str, Any] = {"param": {}, "stat": {}, "opt": {}, "noise_key": arrays.pop("noise_key", None)}
+    for name, value in arrays.items():
+        group, _, key = name.partition("/")
+        groups.setdefault(group, {})[key] = value
+    if groups["noise_key"] is None or "state" not in meta:
+        raise CheckpointError(f"{str(folder)!r} is not a surrogate training checkpoint")
+    groups["opt"] = [groups["opt"][key] for key in sorted(groups["opt"])]
+    return groups, meta
 
 
 def train(
@@ -222,8 +244,13 @@ def train(
     and checkpoints/last/, metrics.csv, plots/loss.png, summary.json into ``run_dir``; returns the
     summary. ``resume``: continue the run in ``run_dir`` from checkpoints/last/ up to ``cfg.epochs``."""
     run_dir = Path(run_dir)
+    ckpt_dir = run_dir / "checkpoints"
     ds = load_dataset(cfg.data, scene)
-    prep = prepare(cfg, ds)
+    if resume:
+        saved, saved_meta = _load_last(ckpt_dir / LAST)
+        prep = _reload(cfg, run_dir, ds, saved["stat"])
+    else:
+        prep = prepare(cfg, ds)
     pca: PCA = prep["pca"]
     Z, W, train_ids, val_ids, test_ids = prep["Z"], prep["W"], prep["train_ids"], prep["val_ids"], prep["test_ids"]
     scene_name = ds.meta["scene"]["name"]
@@ -262,17 +289,24 @@ def train(
 
     _eval = jax.jit(lambda p, st, Zw, Ww: loss_fn(p, st, Zw, Ww, jnp.zeros((2,) + Zw[:, 0].shape)))
     eval_loss = lambda p, windows: float(_eval(p, stats, *windows))  # noqa: E731
-    last = cfg.layers - 1
-    alpha_beta_params = {**params, f"W{last}": jnp.zeros_like(params[f"W{last}"]), f"b{last}": jnp.zeros_like(params[f"b{last}"])}
-    alpha_beta_loss = float(_eval(alpha_beta_params, {**stats, "out_mean": jnp.zeros_like(stats["out_mean"])}, *held))
-
     model_config = {"components": k, "layers": cfg.layers, "hidden": hidden, "w_dim": w_dim, "scene": scene_name}
-    ckpt_dir = run_dir / "checkpoints"
-    noise_key = jax.random.PRNGKey(cfg.seed + 1)
-    state = {"epoch": 0, "best_epoch": 0, "best_select_loss_m": float("inf"), "seconds": 0.0,
-             "initial_test_loss_m": eval_loss(params, held), "initial_train_rollout_loss_m": eval_loss(params, fixed_train), "rows": []}
     if resume:
-        params, opt_state, noise_key, state = _load_last(ckpt_dir / LAST, opt_state, rng)
+        treedef = jax.tree_util.tree_structure(opt_state)
+        if treedef.num_leaves != len(saved["opt"]) or set(saved["param"]) != set(params):
+            raise CheckpointError(f"{str(ckpt_dir / LAST)!r} does not match this configuration (network or optimiser differ)")
+        params = {name: jnp.asarray(v) for name, v in saved["param"].items()}
+        opt_state = jax.tree_util.tree_unflatten(treedef, [jnp.asarray(x) for x in saved["opt"]])
+        noise_key = jnp.asarray(saved["noise_key"])
+        state = saved_meta["state"]
+        rng.bit_generator.state = state.pop("rng")
+    else:
+        last = cfg.layers - 1
+        alpha_beta_params = {**params, f"W{last}": jnp.zeros_like(params[f"W{last}"]), f"b{last}": jnp.zeros_like(params[f"b{last}"])}
+        noise_key = jax.random.PRNGKey(cfg.seed + 1)
+        state = {"epoch": 0, "best_epoch": 0, "best_select_loss_m": float("inf"), "seconds": 0.0,
+                 "initial_test_loss_m": eval_loss(params, held), "initial_train_rollout_loss_m": eval_loss(params, fixed_train),
+                 "alpha_beta_test_loss_m": float(_eval(alpha_beta_params, {**stats, "out_mean": jnp.zeros_like(stats["out_mean"])}, *held)),
+                 "rows": []}
     rows: list[dict] = state["rows"]
     for epoch in range(int(state["epoch"]), cfg.epochs):
         t0 = time.perf_counter()
@@ -315,7 +349,7 @@ def train(
     summary = {
         "components": k, "hidden": hidden, "layers": cfg.layers, "epochs": cfg.epochs, "batches_per_epoch": per_epoch,
         "train_windows": int(len(train_win)), "train_episodes": len(train_ids), "val_episodes": len(val_ids), "test_episodes": len(test_ids),
-        "best_epoch": int(state["best_epoch"]), "initial_test_loss_m": state["initial_test_loss_m"], "alpha_beta_test_loss_m": alpha_beta_loss,
+        "best_epoch": int(state["best_epoch"]), "initial_test_loss_m": state["initial_test_loss_m"], "alpha_beta_test_loss_m": state["alpha_beta_test_loss_m"],
         "best_test_loss_m": eval_loss(best.params, held),
         "initial_train_rollout_loss_m": state["initial_train_rollout_loss_m"], "final_train_rollout_loss_m": eval_loss(params, fixed_train),
         "final_train_loss_m": rows[-1]["train_loss_m"], "final_test_loss_m": rows[-1]["test_loss_m"],
