@@ -25,7 +25,20 @@ def test_ray_and_local_give_identical_scores():
     try:
         with RaySkierEvaluator(params, seconds=2.0, chunks=2) as remote:
             got = remote(genes)
+            empty = remote(genes[:0])  # no task submitted
     finally:
         ray.shutdown()
     for field in ("fitness", "fell", "net_forward_m", "scored_seconds"):
         assert np.array_equal(getattr(want, field), getattr(got, field)), field
+        assert getattr(empty, field).shape == (0,) and getattr(empty, field).dtype == getattr(want, field).dtype, field
+
+
+@pytest.mark.parametrize("kwargs", [dict(chunks=0), dict(num_workers=0), dict(max_retries=-1)])
+def test_bad_ray_settings_are_config_errors(kwargs):
+    """Checked by the shared RayEvaluator before Ray is imported or started."""
+    from animat.errors import ConfigError
+    from animat.skier.distributed import RaySkierEvaluator
+
+    with pytest.raises(ConfigError, match="must be >= "):
+        RaySkierEvaluator(SkierParams(), **kwargs)
+    assert not ray.is_initialized()

@@ -56,6 +56,32 @@ def test_flag_pole_fixed_wind_recorded_and_flag_blown():
     assert scene.topology()["pinned"].shape == (7,)
 
 
+
+def test_flag_wind_starts_from_the_cloth_at_rest():
+    """The first substep sees the vertices' rest positions, not zeros: in still air the cloth at
+    rest gets no wind force (a zero ``prev`` would give every vertex a speed of x / dt)."""
+    import mujoco
+
+    from animat.surrogate.flag import FlagScene
+
+    seen = []
+
+    class Probe(FlagScene):
+        def _setup(self, m, d) -> dict:
+            state = super()._setup(m, d)
+            seen.append(state["prev"].copy())  # _apply moves it on
+            return state
+
+    scene = Probe(size=5)
+    rest = scene.topology()["rest"]
+    scene.simulate(1, 0)
+    assert np.allclose(seen[0], rest, atol=1e-6)
+    m = scene.model()
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+    scene._apply(m, d, scene._setup(m, d), np.zeros(3))
+    assert np.isfinite(d.xfrc_applied).all() and np.abs(d.xfrc_applied).max() == 0.0
+
 def test_cape_follows_the_torso_in_its_frame_and_input_is_in_that_frame():
     from animat.surrogate.cape import cape_input, euler_to_quat
 

@@ -114,6 +114,13 @@ class RayEvaluator:
         chunks: int | None = None,
         max_retries: int = 3,
     ):
+        self.layers, self.activations, self.batched = tuple(layers), tuple(activations), bool(batched)
+        self._start(fitness, _evaluate_chunk, address, num_workers, chunks, max_retries)
+
+    def _start(self, payload, task: Callable, address: str | None, num_workers: int | None, chunks: int | None,
+               max_retries: int) -> None:
+        """Validate the Ray settings, start/connect Ray, put ``payload`` (the first argument of every
+        ``task(payload, chunk, ...)``) in the object store and wrap ``task`` as a remote function."""
         for name, value in (("num_workers", num_workers), ("chunks", chunks)):
             if value is not None and int(value) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {value}")
@@ -121,7 +128,6 @@ class RayEvaluator:
             raise ConfigError(f"max_retries must be >= 0, got {max_retries}")
         ray = _import_ray()
         self._ray = ray
-        self.layers, self.activations, self.batched = tuple(layers), tuple(activations), bool(batched)
         self.max_retries = int(max_retries)
         self._owns_ray = False
         if not ray.is_initialized():
@@ -129,8 +135,8 @@ class RayEvaluator:
         if chunks is None:
             chunks = num_workers or int(ray.cluster_resources().get("CPU", 1)) or 1
         self.chunks = int(chunks)
-        self._fitness_ref = ray.put(fitness)  # shipped to the object store once, not per task
-        self._task = ray.remote(max_retries=self.max_retries, retry_exceptions=False)(_evaluate_chunk)
+        self._fitness_ref = ray.put(payload)  # shipped to the object store once, not per task
+        self._task = ray.remote(max_retries=self.max_retries, retry_exceptions=False)(task)
 
     def _init_ray(self, address: str | None, num_workers: int | None) -> None:
         ray = self._ray
@@ -152,14 +158,27 @@ class RayEvaluator:
             raise ConfigError(f"cannot start/connect to {where}: {first}") from None
         self._owns_ray = True
 
-    def __call__(self, genes: np.ndarray) -> np.ndarray:
+    # Hooks a subclass with another task body and result type overrides (animat.skier.distributed).
+    def _submit(self, genes: np.ndarray):
+        """Start the remote task for one chunk of genes; returns its object ref."""
+        return self._task.remote(self._fitness_ref, np.asarray(genes, dtype=np.float32), self.layers, self.activations, self.batched)
+
+    def _combine(self, parts: list) -> np.ndarray:
+        """The generation's result from the chunks' results, in chunk order."""
+        return np.concatenate(parts).astype(np.float64, copy=False)
+
+    def _empty(self) -> np.ndarray:
+        """The result for an empty population (no task is submitted)."""
+        return np.zeros(0, dtype=np.float64)
+
+    def __call__(self, genes: np.ndarray):
         ray = self._ray
-        genes = np.asarray(genes, dtype=np.float32)
+        genes = np.asarray(genes)
         if genes.shape[0] == 0:
-            return np.zeros(0, dtype=np.float64)
+            return self._empty()
         bounds = np.linspace(0, genes.shape[0], min(self.chunks, genes.shape[0]) + 1).round().astype(int)
         spans = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
-        refs = [self._task.remote(self._fitness_ref, genes[a:b], self.layers, self.activations, self.batched) for a, b in spans]
+        refs = [self._submit(genes[a:b]) for a, b in spans]
         out = []
         try:
             for (a, b), ref in zip(spans, refs):  # by chunk index, never completion order
@@ -179,7 +198,7 @@ class RayEvaluator:
                 except Exception:
                     pass
             raise
-        return np.concatenate(out).astype(np.float64, copy=False)
+        return self._combine(out)
 
     def close(self) -> None:
         """Release the fitness from the object store; shut Ray down only if we started it."""

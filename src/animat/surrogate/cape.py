@@ -6,23 +6,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from animat.imitate import quat
 from animat.surrogate.sheet import SheetScene
-
-
-def quat_to_matrix(q: np.ndarray) -> np.ndarray:
-    """Unit quaternions (..., 4) (w, x, y, z) -> rotation matrices (..., 3, 3)."""
-    w, x, y, z = np.moveaxis(np.asarray(q, np.float64), -1, 0)
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-    ], -2)
 
 
 def euler_to_quat(yaw: np.ndarray, pitch: np.ndarray, roll: np.ndarray) -> np.ndarray:
     """Z-Y-X (yaw about z, then pitch about y, then roll about x) angles rad (...) -> (..., 4) (w, x, y, z)."""
-    cy, sy, cp, sp, cr, sr = np.cos(yaw / 2), np.sin(yaw / 2), np.cos(pitch / 2), np.sin(pitch / 2), np.cos(roll / 2), np.sin(roll / 2)
-    return np.stack([cr * cp * cy + sr * sp * sy, sr * cp * cy - cr * sp * sy, cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy], -1)
+    x, y, z = np.eye(3)
+    return quat.mul(quat.about_axis(z, yaw), quat.mul(quat.about_axis(y, pitch), quat.about_axis(x, roll)))
 
 
 def cape_input(Y: np.ndarray) -> np.ndarray:
@@ -36,15 +27,11 @@ def cape_input(Y: np.ndarray) -> np.ndarray:
     body frame is the cloth's frame, so the attachment's own position and rotation in it are
     constant and left out. The first frame has zero velocity and change."""
     Y = np.asarray(Y, np.float64)
-    R = quat_to_matrix(Y[:, 3:7])
+    q = Y[:, 3:7]
     dp = np.concatenate([np.zeros((1, 3)), np.diff(Y[:, :3], axis=0)])
-    v = np.einsum("tji,tj->ti", R, dp)
-    rel = np.concatenate([np.eye(3)[None], np.einsum("tji,tjk->tik", R[:-1], R[1:])])  # R_{t-1}^T R_t
-    angle = np.arccos(np.clip((np.trace(rel, axis1=1, axis2=2) - 1) / 2, -1.0, 1.0))
-    skew = np.stack([rel[:, 2, 1] - rel[:, 1, 2], rel[:, 0, 2] - rel[:, 2, 0], rel[:, 1, 0] - rel[:, 0, 1]], -1)
-    scale = np.where(angle > 1e-8, angle / (2 * np.sin(np.maximum(angle, 1e-8))), 0.5)
-    omega = skew * scale[:, None]
-    g = np.einsum("tji,j->ti", R, np.array([0.0, 0.0, -1.0]))
+    v = quat.rotate(quat.conj(q), dp)
+    omega = np.concatenate([np.zeros((1, 3)), quat.log(quat.mul(quat.conj(q[:-1]), q[1:]))])  # log(q_{t-1}^* q_t)
+    g = quat.rotate(quat.conj(q), np.array([0.0, 0.0, -1.0]))
     dv = np.concatenate([np.zeros((1, 3)), np.diff(v, axis=0)])
     domega = np.concatenate([np.zeros((1, 3)), np.diff(omega, axis=0)])
     return np.concatenate([v, omega, g, dv, domega], axis=-1).astype(np.float32)
@@ -121,7 +108,7 @@ class CapeScene(SheetScene):
         d.mocap_quat[0] = y[3:7] / np.linalg.norm(y[3:7])
 
     def _record(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        return (x - y[:3]) @ quat_to_matrix(y[3:7] / np.linalg.norm(y[3:7]))
+        return quat.rotate(quat.conj(quat.normalize(y[3:7])), x - y[:3])
 
     def proxies(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         r = self.torso_radius_m + self.contact_radius_m

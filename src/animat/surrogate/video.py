@@ -4,12 +4,11 @@ Each panel is the cloth seen from the front (x right, z up; the cape in its tors
 triangles shaded by depth y (matplotlib ``tripcolor``, Agg backend, one reused figure); the last
 panel shades the surrogate's mesh by its per-vertex distance to the reference (cm). The scene's
 collision proxies are drawn as circles (spheres; capsules as a row of circles), the flag's wind as
-an arrow (its x, y components; y drawn upwards). Written atomically with imageio's GIF writer.
+an arrow (its x, y components; y drawn upwards). Written atomically by :func:`animat.viz.animate.write_gif`.
 """
 
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
 from typing import Mapping
@@ -20,7 +19,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from animat.runs import atomic_write_bytes  # noqa: E402
+from animat.viz.animate import write_gif  # noqa: E402
 
 
 def side_by_side_gif(
@@ -38,7 +37,6 @@ def side_by_side_gif(
     """panels: name -> (T, V, 3) positions m; triangles (F, 3); Y (T, y) the scene's external
     state; scene: a scene object (its ``proxies``); error (T, V) m adds the error panel, drawn on
     the last panel's mesh."""
-    import imageio.v3 as iio
     from matplotlib.tri import Triangulation
 
     names = list(panels) + (["error (cm)"] if error is not None else [])
@@ -81,6 +79,4 @@ def side_by_side_gif(
         fig.canvas.draw()
         images.append(np.asarray(fig.canvas.buffer_rgba())[..., :3].copy())
     plt.close(fig)
-    buf = io.BytesIO()
-    iio.imwrite(buf, images, extension=".gif", duration=1000.0 / fps, loop=0)
-    return atomic_write_bytes(path, buf.getvalue())
+    return write_gif(images, path, fps=fps)

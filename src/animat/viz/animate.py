@@ -142,7 +142,7 @@ def animate_body(
 
     images = _render(verts, frames, centres, trail, times, title, elev, azim, half, dpi, ground, unit)
     if suffix == ".gif":
-        return atomic_write_bytes(path, _gif_bytes(images, fps))
+        return write_gif(images, path, fps=fps)
     return atomic_write_bytes(path, _mp4_bytes(images, fps))
 
 
@@ -226,6 +226,11 @@ def _supports_axlim_clip() -> bool:
     """matplotlib >= 3.10 can clip 3D lines to the axes limits (the trail leaves the view)."""
     major, minor = (int(x) for x in matplotlib.__version__.split(".")[:2])
     return (major, minor) >= (3, 10)
+
+
+def write_gif(images: list[np.ndarray], path: str | os.PathLike, *, fps: float) -> Path:
+    """Write ``images`` (each (H, W, 3) uint8) as a looping GIF at ``fps`` frames per second, atomically."""
+    return atomic_write_bytes(path, _gif_bytes(images, fps))
 
 
 def _gif_bytes(images: list[np.ndarray], fps: float) -> bytes:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import Callable
 import mujoco
 import numpy as np
 
-from animat import runs
+from animat.viz.animate import write_gif  # noqa: F401  (the GIF writer of render_frames' callers)
 
 BACKENDS = ("egl", "osmesa")
 
@@ -125,12 +124,3 @@ def add_sphere(scene: mujoco.MjvScene, pos: np.ndarray, radius: float, rgba: np.
                         np.eye(3).ravel(), np.asarray(rgba, dtype=np.float32))
     scene.ngeom += 1
     return True
-
-
-def write_gif(images: list[np.ndarray], path: Path, *, fps: float) -> Path:
-    """Write ``images`` (each (H, W, 3) uint8) as a looping GIF at ``fps`` frames per second, atomically."""
-    import imageio.v3 as iio
-
-    buf = io.BytesIO()
-    iio.imwrite(buf, images, extension=".gif", duration=1000.0 / fps, loop=0)
-    return runs.atomic_write_bytes(path, buf.getvalue())
