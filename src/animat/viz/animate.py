@@ -28,7 +28,7 @@ from mpl_toolkits.mplot3d.art3d import Poly3DCollection  # noqa: E402
 from animat.runs import atomic_write_bytes  # noqa: E402
 from animat.viz.plots import VizError  # noqa: E402
 
-__all__ = ["animate_body", "box_faces", "ffmpeg_available"]
+__all__ = ["animate_body", "box_faces", "check_animation_path", "ffmpeg_available", "write_gif", "write_images"]
 
 Polygon = Mapping[str, Any]
 
@@ -98,15 +98,7 @@ def animate_body(
     forever. Raises :class:`VizError` (a ValueError) on an unsupported suffix or inconsistent
     input, and on ``.mp4`` without imageio-ffmpeg.
     """
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in (".gif", ".mp4"):
-        raise VizError(f"animation path must end in .gif or .mp4, got {str(path)!r}")
-    if suffix == ".mp4" and not ffmpeg_available():
-        raise VizError(
-            f"writing {path.name!r} needs an ffmpeg writer: install imageio-ffmpeg "
-            "(pip install imageio-ffmpeg) or use a .gif path"
-        )
+    path = check_animation_path(path)
     if fps <= 0:
         raise VizError(f"fps must be positive, got {fps}")
     frames = list(frames)
@@ -141,9 +133,7 @@ def animate_body(
         raise VizError(f"view_size must be a positive number of metres, got {view_size}")
 
     images = _render(verts, frames, centres, trail, times, title, elev, azim, half, dpi, ground, unit)
-    if suffix == ".gif":
-        return write_gif(images, path, fps=fps)
-    return atomic_write_bytes(path, _mp4_bytes(images, fps))
+    return write_images(images, path, fps=fps)
 
 
 def _vertices(poly: Polygon, i: int) -> np.ndarray:
@@ -226,6 +216,27 @@ def _supports_axlim_clip() -> bool:
     """matplotlib >= 3.10 can clip 3D lines to the axes limits (the trail leaves the view)."""
     major, minor = (int(x) for x in matplotlib.__version__.split(".")[:2])
     return (major, minor) >= (3, 10)
+
+
+def check_animation_path(path: str | os.PathLike) -> Path:
+    """``path`` as a Path if it names a writable animation (.gif, or .mp4 with imageio-ffmpeg); VizError otherwise."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".gif", ".mp4"):
+        raise VizError(f"animation path must end in .gif or .mp4, got {str(path)!r}")
+    if suffix == ".mp4" and not ffmpeg_available():
+        raise VizError(
+            f"writing {path.name!r} needs an ffmpeg writer: install imageio-ffmpeg "
+            "(pip install imageio-ffmpeg) or use a .gif path"
+        )
+    return path
+
+
+def write_images(images: list[np.ndarray], path: str | os.PathLike, *, fps: float) -> Path:
+    """Write ``images`` (each (H, W, 3) uint8) as a GIF or an MP4 (by ``path``'s suffix) at ``fps``, atomically."""
+    if Path(path).suffix.lower() == ".gif":
+        return write_gif(images, path, fps=fps)
+    return atomic_write_bytes(path, _mp4_bytes(images, fps))
 
 
 def write_gif(images: list[np.ndarray], path: str | os.PathLike, *, fps: float) -> Path:

@@ -18,8 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.collections import LineCollection  # noqa: E402
 
-from animat.runs import atomic_write_bytes  # noqa: E402
-from animat.viz.animate import _gif_bytes, _mp4_bytes, ffmpeg_available  # noqa: E402
+from animat.viz.animate import check_animation_path, write_images  # noqa: E402
 from animat.viz.plots import VizError  # noqa: E402
 
 __all__ = ["animate_points"]
@@ -49,12 +48,7 @@ def animate_points(
     the frame labels. follow: the view follows the flock (else fixed to the whole trajectory).
     max_points: agents beyond this are subsampled for drawing (links then among the drawn ones).
     """
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in (".gif", ".mp4"):
-        raise VizError(f"animation path must end in .gif or .mp4, got {str(path)!r}")
-    if suffix == ".mp4" and not ffmpeg_available():
-        raise VizError(f"writing {path.name!r} needs imageio-ffmpeg; use a .gif path")
+    path = check_animation_path(path)
     pos = np.asarray(positions, dtype=float)
     if pos.ndim != 3 or pos.shape[2] not in (2, 3) or pos.shape[0] == 0:
         raise VizError(f"positions must have shape (T, N, 2|3) with T >= 1, got {pos.shape}")
@@ -111,8 +105,7 @@ def animate_points(
             images.append(np.asarray(fig.canvas.buffer_rgba())[..., :3].copy())
     finally:
         plt.close(fig)
-    data = _gif_bytes(images, fps) if suffix == ".gif" else _mp4_bytes(images, fps)
-    return atomic_write_bytes(path, data)
+    return write_images(images, path, fps=fps)
 
 
 def _draw_links(ax, p: np.ndarray, r: float, dim: int) -> None:
