@@ -55,14 +55,12 @@ class FlagScene(SheetScene):
     def _setup(self, m, d) -> dict:
         """Called after ``mj_forward``: ``prev`` holds the vertices at rest. ``incidence`` (V, F) sums
         each triangle's ``2 area x normal`` onto its vertices, as in :func:`~animat.surrogate.normals.vertex_normals`."""
-        from scipy.sparse import csr_matrix
+        from animat.surrogate.normals import incidence
 
         bodies = np.asarray(m.flex_vertbodyid).copy()
         free = np.setdiff1d(np.arange(self.n_vertices), self.pinned)
         tri = m.flex_elem.reshape(-1, 3).copy()
-        F = len(tri)
-        incidence = csr_matrix((np.ones(3 * F), (tri.T.reshape(-1), np.tile(np.arange(F), 3))), shape=(self.n_vertices, F))
-        return {"triangles": tri, "incidence": incidence, "bodies": bodies[free], "free": free, "prev": d.flexvert_xpos.copy()}
+        return {"triangles": tri, "incidence": incidence(tri, self.n_vertices), "bodies": bodies[free], "free": free, "prev": d.flexvert_xpos.copy()}
 
     def _apply(self, m, d, state: dict, y: np.ndarray) -> None:
         x = d.flexvert_xpos

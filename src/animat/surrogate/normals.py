@@ -16,18 +16,25 @@ def vertex_normals(X: np.ndarray, triangles: np.ndarray) -> np.ndarray:
     """X (..., V, 3) m, triangles (F, 3) -> unit normals (..., V, 3) float32 (area-weighted).
 
     The per-vertex sums are one sparse (V, F) incidence product over all frames at once."""
-    from scipy.sparse import csr_matrix
-
     X = np.asarray(X, np.float32)
     tri = np.asarray(triangles)
     a, b, c = X[..., tri[:, 0], :], X[..., tri[:, 1], :], X[..., tri[:, 2], :]
     face = np.cross(b - a, c - a)  # (..., F, 3), length = 2 x area
     V, F = X.shape[-2], len(tri)
-    incidence = csr_matrix((np.ones(3 * F, np.float32), (tri.T.reshape(-1), np.tile(np.arange(F), 3))), shape=(V, F))
     lead = face.shape[:-2]
     flat = np.moveaxis(face, -2, 0).reshape(F, -1)  # (F, ... * 3)
-    N = np.moveaxis((incidence @ flat).reshape(V, *lead, 3), 0, -2)
+    N = np.moveaxis((incidence(tri, V, np.float32) @ flat).reshape(V, *lead, 3), 0, -2)
     return normalise(N)
+
+
+def incidence(triangles: np.ndarray, n_vertices: int, dtype=np.float64):
+    """Sparse (V, F) matrix with a 1 where vertex v is a corner of triangle f: ``incidence @ per_face``
+    sums a per-triangle quantity (F, ...) onto the vertices."""
+    from scipy.sparse import csr_matrix
+
+    tri = np.asarray(triangles)
+    F = len(tri)
+    return csr_matrix((np.ones(3 * F, dtype), (tri.T.reshape(-1), np.tile(np.arange(F), 3))), shape=(n_vertices, F))
 
 
 def normalise(N: np.ndarray) -> np.ndarray:
