@@ -180,24 +180,19 @@ class RayEvaluator:
         spans = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
         refs = [self._submit(genes[a:b]) for a, b in spans]
         out = []
-        try:
-            for (a, b), ref in zip(spans, refs):  # by chunk index, never completion order
-                try:
-                    out.append(ray.get(ref))
-                except ray.exceptions.RayTaskError:
-                    raise  # the fitness itself raised: not retried, propagate its error
-                except ray.exceptions.RayError as err:
-                    raise RuntimeError(
-                        f"Ray chunk of genomes [{a}, {b}) failed after {self.max_retries} retries: "
-                        f"{type(err).__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}"
-                    ) from err
-        except BaseException:
-            for ref in refs:
-                try:
-                    ray.cancel(ref, force=False)
-                except Exception:
-                    pass
-            raise
+        # On a failure the other chunks are left to finish and their results dropped: cancelling them
+        # (ray.cancel) races with task retries in Ray 2.x and can abort the driver ("Tried to complete
+        # task that was not pending"), as the evolve Ray tests showed.
+        for (a, b), ref in zip(spans, refs):  # by chunk index, never completion order
+            try:
+                out.append(ray.get(ref))
+            except ray.exceptions.RayTaskError:
+                raise  # the fitness itself raised: not retried, propagate its error
+            except ray.exceptions.RayError as err:
+                raise RuntimeError(
+                    f"Ray chunk of genomes [{a}, {b}) failed after {self.max_retries} retries: "
+                    f"{type(err).__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}"
+                ) from err
         return self._combine(out)
 
     def close(self) -> None:
