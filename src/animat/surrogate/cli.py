@@ -1,4 +1,4 @@
-"""``animat surrogate generate|train|evaluate SCENE``: subspace neural physics for cloth."""
+"""``animat surrogate generate|train|evaluate|play SCENE``: subspace neural physics for cloth."""
 
 from __future__ import annotations
 
@@ -147,4 +147,44 @@ def evaluate_cmd(
     run_dir = runs.new_run_dir("surrogate", "evaluate", out)
     summary = evaluate(model, run_dir, data=str(data) if data is not None else None, horizon=horizon, scene=scene,
                        stability_frames=stability_frames, settle_frames=settle_frames, video=video)
+    print_summary(summary, run_dir)
+
+
+@app.command("play")
+def play_cmd(
+    scene: str = typer.Argument(..., help="Scene: sheet | flag | cape."),
+    model: Path = typer.Option(..., "--model", "-m", help="Run directory of 'surrogate train'."),
+    frames: Optional[int] = typer.Option(None, "--frames", "-f", help="Frames to run at the scene's 60 fps [600; a --path file: all its rows]."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random path."),
+    path: str = typer.Option("random", "--path", help="random (the scene's own path generator) | a .npy file of external states (frames, y_dim)."),
+    backend: str = typer.Option("numpy", "--backend", help="Runtime: numpy | jax."),
+    fps: float = typer.Option(30.0, "--fps", help="Video frame rate; every (scene fps / fps)-th frame is drawn."),
+    video: bool = typer.Option(True, "--video/--no-video", help="Write media/play.mp4 (imageio-ffmpeg) or media/play.gif."),
+    interactive: bool = typer.Option(False, "--interactive", help="A window where you move the external object (needs a display)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
+) -> None:
+    """Run a trained surrogate live, frame by frame, on a new path of the external object; video + per-frame timing."""
+    from animat.surrogate import play
+
+    _check_scene(scene)
+    if interactive:
+        play.need_display()
+    if not 0 < fps <= 60:
+        raise ConfigError(f"--fps must be in (0, 60], got {fps}")
+    loaded = play.load_model(model, scene, backend)
+    if interactive:
+        play.interactive(loaded)
+        return
+    Y = play.external_path(loaded.runtime.scene, frames, path, seed)
+    run_dir = runs.new_run_dir("surrogate", "play", out)
+    runs.atomic_write_json(run_dir / "config.json", {"scene": scene, "model": str(model), "frames": len(Y), "seed": seed, "path": path,
+                                                     "backend": backend, "fps": fps, "video": video})
+    every = max(1, int(round(loaded.runtime.scene.fps / fps)))
+    with Progress(*_columns("{task.description}", ""), console=console) as progress:
+        frames_task = progress.add_task("frames", total=len(Y))
+        draw_task = progress.add_task("video", total=len(range(0, len(Y), every)) if video else 0, visible=video)
+        summary = play.play(loaded, Y, run_dir, every=every, video_fps=loaded.runtime.scene.fps / every, video=video,
+                            on_frame=lambda t: progress.update(frames_task, completed=t + 1),
+                            on_draw=lambda i: progress.update(draw_task, completed=i + 1),
+                            info={"model": str(model), "path": path, "seed": seed if path == "random" else None})
     print_summary(summary, run_dir)

@@ -1,17 +1,24 @@
-"""Side-by-side GIF of one held-out rollout: reference | surrogate | error colour map.
+"""Cloth videos: a side-by-side GIF of one held-out rollout (reference | surrogate | error colour map),
+and the live surrogate of ``animat surrogate play`` shaded with its predicted normals.
 
 Each panel is the cloth seen from the front (x right, z up; the cape in its torso's frame), its
 triangles shaded by depth y (matplotlib ``tripcolor``, Agg backend, one reused figure); the last
 panel shades the surrogate's mesh by its per-vertex distance to the reference (cm). The scene's
 collision proxies are drawn as circles (spheres; capsules as a row of circles), the flag's wind as
 an arrow (its x, y components; y drawn upwards). Written atomically by :func:`animat.viz.animate.write_gif`.
+
+:func:`play_video` draws one surrogate cloth from the front (x-z) and the side (y-z), each vertex
+lit by its predicted normal (two-sided Lambert, ``AMBIENT + (1 - AMBIENT) |n . l|``) with Gouraud
+interpolation, the proxies and a caption per frame; written by :func:`animat.viz.animate.write_images`
+(MP4 with imageio-ffmpeg, else GIF). The axes are kept and only the cloth and proxy artists are
+replaced per frame.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 import matplotlib
 
@@ -19,7 +26,84 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from animat.viz.animate import write_gif  # noqa: E402
+from animat.viz.animate import write_gif, write_images  # noqa: E402
+
+AMBIENT = 0.25
+_VIEWS = ((0, 2, np.array([-0.3, -1.0, 0.5])), (1, 2, np.array([1.0, -0.3, 0.5])))  # (horizontal, vertical axis, light)
+
+
+def draw_proxies(ax, scene, y: np.ndarray, wind_at: tuple[float, float], axes: tuple[int, int] = (0, 2)) -> list:
+    """Draw the scene's proxies for external state y on ``ax`` seen along the remaining axis (spheres
+    as circles, darker in front; capsules as rows of circles) and, for the flag, the wind's (x, y) as
+    an arrow from ``wind_at``; returns the artists."""
+    h, v = axes
+    depth = 3 - h - v
+    spheres, capsules = scene.proxies(y)
+    artists = [ax.add_patch(plt.Circle((c[h], c[v]), c[3], color="C3", alpha=0.6 if c[depth] < 0 else 0.25)) for c in spheres]
+    for c in capsules:
+        for s in np.linspace(0.0, 1.0, 6):
+            p = c[:3] + s * (c[3:6] - c[:3])
+            artists.append(ax.add_patch(plt.Circle((p[h], p[v]), c[6], color="C0", alpha=0.15)))
+    if scene.name == "flag":
+        artists.append(ax.annotate("", xy=(wind_at[0] + 0.1 * y[0], wind_at[1] + 0.05 * y[1]), xytext=wind_at,
+                                   arrowprops={"arrowstyle": "->", "color": "C3"}))
+    return artists
+
+
+def lit(normals: np.ndarray, light: np.ndarray) -> np.ndarray:
+    """Unit normals (V, 3) -> brightness (V,) in [AMBIENT, 1] under a directional light (two-sided)."""
+    return AMBIENT + (1 - AMBIENT) * np.abs(normals @ (light / np.linalg.norm(light)))
+
+
+def _extent(points: np.ndarray, Y: np.ndarray, scene) -> tuple[np.ndarray, np.ndarray]:
+    """Bounding box (lo, hi) (3,) m of the finite cloth points (P, 3) and of every proxy over Y."""
+    boxes = [points.min(0), points.max(0)] if len(points) else []
+    for y in Y:
+        spheres, capsules = scene.proxies(y)
+        for c in spheres:
+            boxes += [c[:3] - c[3], c[:3] + c[3]]
+        for c in capsules:
+            boxes += [np.minimum(c[:3], c[3:6]) - c[6], np.maximum(c[:3], c[3:6]) + c[6]]
+    boxes = np.array(boxes) if boxes else np.zeros((1, 3))
+    return boxes.min(0), boxes.max(0)
+
+
+def play_video(X: np.ndarray, N: np.ndarray, Y: np.ndarray, triangles: np.ndarray, path: str | os.PathLike, *, scene,
+               captions: list[str], fps: float = 30.0, dpi: int = 70, on_frame: Callable[[int], None] | None = None) -> Path:
+    """X, N (T, V, 3) positions m and unit normals; Y (T, y) external states; triangles (F, 3);
+    captions (T,); ``on_frame(t)`` after each frame is drawn. Non-finite frames are drawn without the cloth."""
+    from matplotlib.tri import Triangulation
+
+    finite = np.isfinite(X).all(axis=(1, 2))
+    lo, hi = _extent(X[finite].reshape(-1, 3), Y, scene)
+    pad = 0.2 * float(max(hi - lo)) + 0.05
+    fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.9), dpi=dpi)
+    for ax, (h, v, _) in zip(axes, _VIEWS):
+        ax.set_xlim(lo[h] - pad, hi[h] + pad)
+        ax.set_ylim(lo[v] - pad, hi[v] + pad)
+        ax.set_aspect("equal")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_title(f"{'xyz'[h]}-{'xyz'[v]} ({'front' if h == 0 else 'side'})", fontsize=9)
+    title = fig.suptitle("", fontsize=10, family="monospace")
+    fig.tight_layout(rect=(0.0, 0.0, 1.0, 0.93))
+    images, drawn = [], []
+    for t in range(len(X)):
+        for artist in drawn:
+            artist.remove()
+        drawn = []
+        for ax, (h, v, light) in zip(axes, _VIEWS):
+            if finite[t]:
+                tri = Triangulation(X[t, :, h], X[t, :, v], triangles)
+                drawn.append(ax.tripcolor(tri, lit(N[t], light), shading="gouraud", cmap="bone", vmin=-0.2, vmax=1.3))
+            drawn += draw_proxies(ax, scene, Y[t], (lo[h], hi[v] + 0.5 * pad), (h, v))
+        title.set_text(captions[t] + ("" if finite[t] else "  NON-FINITE"))
+        fig.canvas.draw()
+        images.append(np.asarray(fig.canvas.buffer_rgba())[..., :3].copy())
+        if on_frame is not None:
+            on_frame(t)
+    plt.close(fig)
+    return write_images(images, path, fps=fps)
 
 
 def side_by_side_gif(
@@ -59,16 +143,7 @@ def side_by_side_gif(
                     ax.tripcolor(tri, x[:, 1], shading="gouraud", cmap="viridis", vmin=lo[1], vmax=hi[1])
                 else:
                     ax.tripcolor(tri, 100 * error[t], shading="gouraud", cmap="magma", vmin=0.0, vmax=max(err_max, 1e-6))
-            spheres, capsules = scene.proxies(Y[t])
-            for c in spheres:
-                ax.add_patch(plt.Circle((c[0], c[2]), c[3], color="C3", alpha=0.6 if c[1] < 0 else 0.25))
-            for c in capsules:
-                for s in np.linspace(0.0, 1.0, 6):
-                    p = c[:3] + s * (c[3:6] - c[:3])
-                    ax.add_patch(plt.Circle((p[0], p[2]), c[6], color="C0", alpha=0.15))
-            if scene.name == "flag":
-                ax.annotate("", xy=(lo[0] + 0.1 * Y[t, 0], hi[2] + pad * 0.5 + 0.05 * Y[t, 1]), xytext=(lo[0], hi[2] + pad * 0.5),
-                            arrowprops={"arrowstyle": "->", "color": "C3"})
+            draw_proxies(ax, scene, Y[t], (lo[0], hi[2] + pad * 0.5))
             ax.set_xlim(lo[0] - pad, hi[0] + pad)
             ax.set_ylim(lo[2] - pad, hi[2] + pad)
             ax.set_aspect("equal")
