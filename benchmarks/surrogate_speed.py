@@ -8,17 +8,18 @@ whose run drops no frame and stays within ``--tolerance`` % of the cloth's size 
 distance over the run) of the data-settings run with the same seed and external path.
 
 Surrogate: :class:`animat.surrogate.runtime.Runtime` with the standard architecture (k components,
-10 layers, hidden 1.5 k) and random weights -- the cost does not depend on the weights -- doing per
-frame everything a game needs: subspace step, decompression to vertices, normals by regression,
-projection out of the scene's collision proxies. The runtime's NumPy path (folded, preallocated)
-and jitted JAX are timed, the faster counts; the plain NumPy definition (``frame_step``) is timed
-beside them, and the NumPy path per stage (network, decompression + normals product, normal
-length, collision, proxy placement).
+10 layers, hidden 1.5 k), the runtime's default normals rank, and random weights -- the cost does
+not depend on the weights -- doing per frame everything a game needs: subspace step, decompression
+to vertices, normals by regression, projection out of the scene's collision proxies. The runtime's
+NumPy path (folded, preallocated) and jitted JAX are timed, the faster counts; the plain NumPy
+definition (``frame_step``) is timed beside them, and the NumPy path per stage (network,
+positions product, normals product, normal lengths, collision, proxy placement).
 
-The reference MuJoCo step is single-threaded, so the NumPy path runs on one core too: OpenBLAS is
+The reference MuJoCo step is single-threaded, so the surrogate runs on one core too: OpenBLAS is
 pinned to one thread (``OPENBLAS_NUM_THREADS``, default 1, set before NumPy loads; export it to
-compare -- on the shared 2-core test machine 2 threads made a frame ~60x slower). JAX keeps its
-defaults. The 1-minute load average is recorded: all timings here are best-of-repeats.
+compare -- on the shared 2-core test machine 2 threads made a frame ~60x slower) and so is XLA
+(``XLA_FLAGS``, default ``--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1``).
+The 1-minute load average is recorded: all timings here are best-of-repeats.
 
 Prints one JSON line; headline keys ``speedup_vs_reference_<scene>`` and
 ``speedup_vs_cheapest_reference_<scene>``.
@@ -36,6 +37,7 @@ from functools import partial
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy loads OpenBLAS
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")  # before JAX starts
 
 import numpy as np  # noqa: E402
 
@@ -112,25 +114,28 @@ def surrogate_seconds_per_frame(scene_name: str, options: dict, k: int, frames: 
     arrays = {k_: np.asarray(v) for k_, v in init_mlp(jax.random.PRNGKey(0), 2 * k + w, k, int(1.5 * k), 10).items()}
     arrays.update(alpha=np.full(k, 0.99), beta=np.full(k, 0.5), in_mean=np.zeros(2 * k + w), in_std=np.ones(2 * k + w),
                   out_mean=np.zeros(k), out_std=np.ones(k), components=rng.normal(size=(k, 3 * V)) / np.sqrt(3 * V),
-                  mean=scene.topology()["rest"].reshape(-1), normals=rng.normal(size=(k + 1, 3 * V)))
+                  mean=scene.topology()["rest"].reshape(-1), normals=rng.normal(size=(k + 1, 3 * V)),
+                  singular_values=np.geomspace(100.0, 1.0, k))
     out = {}
     for backend in ("numpy", "jax", "reference"):
         rt = Runtime(arrays, 10, scene, backend)
         rollout = partial(_rollout, rt, W, Y, k)
         rollout()  # compiles (JAX), warms caches
         out[backend] = _best_seconds(rollout, 1, repeats) / frames
-    fast = NumpyFrame(arrays, 10, V)
+    fast = NumpyFrame(rt.arrays, 10, V)
     spheres, capsules = scene.proxies(Y[0])
     z = np.zeros(k, np.float32)
     calls = 20 * frames
     out["stages"] = {
         "network": _best_seconds(lambda: fast.network(z, z, W[0]), calls, repeats),
-        "decode_positions_and_normals": _best_seconds(fast.decode, calls, repeats),
+        "positions_product": _best_seconds(fast.decode_positions, calls, repeats),
+        "normals_product": _best_seconds(fast.decode_normals, calls, repeats),
         "normal_lengths": _best_seconds(fast.normalise, calls, repeats),
         "collision": _best_seconds(lambda: fast.project(fast.X, spheres, capsules), calls, repeats),
         "proxies": _best_seconds(lambda: scene.proxies(Y[0]), calls, repeats),
     }
     out["megabytes"] = rt.megabytes
+    out["normals_rank"] = rt.normals_rank
     return out
 
 
@@ -147,7 +152,8 @@ def main() -> None:
 
     result = {"benchmark": "surrogate_speed", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "machine": platform.machine(), "cpus": os.cpu_count(), "jax_backend": jax.default_backend(),
-              "blas_threads": os.environ["OPENBLAS_NUM_THREADS"], "load_average_1min": os.getloadavg()[0],
+              "blas_threads": os.environ["OPENBLAS_NUM_THREADS"], "xla_flags": os.environ["XLA_FLAGS"],
+              "load_average_1min": os.getloadavg()[0],
               "frames": args.frames, "reference_repeats": args.reference_repeats, "components": args.components,
               "tolerance_percent_of_size": args.tolerance}
     for scene in args.scenes.split(","):
@@ -165,7 +171,7 @@ def main() -> None:
             f"surrogate_numpy_ms_per_frame_{scene}": sur["numpy"] * 1e3, f"surrogate_jax_ms_per_frame_{scene}": sur["jax"] * 1e3,
             f"surrogate_numpy_plain_ms_per_frame_{scene}": sur["reference"] * 1e3,
             **{f"surrogate_numpy_{stage}_us_{scene}": sec * 1e6 for stage, sec in sur["stages"].items()},
-            f"surrogate_megabytes_{scene}": sur["megabytes"],
+            f"surrogate_megabytes_{scene}": sur["megabytes"], f"normals_rank_{scene}": sur["normals_rank"],
             f"speedup_vs_reference_{scene}": full["seconds_per_frame"] / fastest,
             f"speedup_vs_cheapest_reference_{scene}": cheap["seconds_per_frame"] / fastest,
         })

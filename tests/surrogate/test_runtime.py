@@ -21,20 +21,22 @@ def _arrays(scene, k: int, w: int, layers: int, seed: int = 0) -> dict:
     arrays.update(alpha=rng.uniform(0.8, 1.0, k), beta=rng.uniform(0.0, 0.5, k), in_mean=rng.normal(size=2 * k + w),
                   in_std=rng.uniform(0.5, 2.0, 2 * k + w), out_mean=0.01 * rng.normal(size=k), out_std=rng.uniform(0.5, 2.0, k),
                   components=rng.normal(size=(k, 3 * V)) / np.sqrt(3 * V), mean=scene.topology()["rest"].reshape(-1),
-                  normals=rng.normal(size=(k + 1, 3 * V)))
+                  normals=rng.normal(size=(k + 1, 3 * V)), singular_values=np.sort(rng.uniform(0.5, 5.0, k))[::-1])
     return {n: np.asarray(v, np.float32) for n, v in arrays.items()}
 
 
-@pytest.mark.parametrize("layers", [1, 2, 4])
-def test_numpy_path_equals_plain_definition_within_float32_rounding(layers):
+@pytest.mark.parametrize("layers, rank", [(1, 5), (2, 3), (4, 1)])
+def test_numpy_path_equals_plain_definition_within_float32_rounding(layers, rank):
     """Five frames rolled on their own predictions, the sphere placed on the cloth so that the
     collision projection moves vertices: z, vertices and normals agree with :func:`frame_step`
-    evaluated in float64 to 1e-5 (relative for z, metres for vertices, unit vectors for normals)."""
+    evaluated in float64 to 1e-5 (relative for z, metres for vertices, unit vectors for normals),
+    at full and reduced normals rank."""
     scene = get_scene("sheet", size=7)
     k, w = 5, 6
     arrays = _arrays(scene, k, w, layers)
-    rt = Runtime(arrays, layers, scene, "numpy")
-    a64 = {n: v.astype(np.float64) for n, v in arrays.items()}
+    rt = Runtime(arrays, layers, scene, "numpy", normals_rank=rank)
+    assert rt.arrays["normals_A"].shape == (k, rank) and rt.arrays["normals_B"].shape == (rank + 1, 3 * scene.n_vertices)
+    a64 = {n: v.astype(np.float64) for n, v in rt.arrays.items()}
     rng = np.random.default_rng(1)
     z0, z1 = 0.1 * rng.normal(size=k).astype(np.float32), 0.1 * rng.normal(size=k).astype(np.float32)
     y = scene.topology()["rest"][24] + np.float32([0.0, 0.0, 0.01])  # the sphere sits on the middle vertex
@@ -85,7 +87,14 @@ def test_projector_equals_plain_projection_and_leaves_far_vertices_alone():
     assert np.array_equal(Projector(len(X))(far.copy(), spheres, capsules), far)
 
 
-def test_unknown_backend_is_a_config_error():
+def test_unknown_backend_bad_rank_and_missing_singular_values_are_config_errors():
     scene = get_scene("sheet", size=4)
+    arrays = _arrays(scene, 3, 6, 2)
     with pytest.raises(ConfigError, match="backend"):
-        Runtime(_arrays(scene, 3, 6, 2), 2, scene, "cuda")
+        Runtime(arrays, 2, scene, "cuda")
+    for rank in (0, 4, 2.0, True):
+        with pytest.raises(ConfigError, match="normals rank"):
+            Runtime(arrays, 2, scene, normals_rank=rank)
+    with pytest.raises(ConfigError, match="singular_values"):
+        Runtime({n: v for n, v in arrays.items() if n != "singular_values"}, 2, scene)
+    assert Runtime(arrays, 2, scene).normals_rank == 3  # the default, capped at k

@@ -47,29 +47,28 @@ def _push_capsule(xp, X, a, ab, radius):
 class Projector:
     """In-place :func:`project` for a fixed vertex count V, with preallocated scratch.
 
-    A cheap prefilter finds the vertices that can be inside a proxy: the squared distance to the
-    proxy's axis line (for a sphere, to its centre), ``|x - a|^2 - ((x - a) . u)^2`` with ``u`` the
-    unit axis, is a lower bound of the squared distance to the proxy's core; it is computed for all
-    vertices from ``|x|^2`` and matrix-vector products (no (V, 3) broadcast, no temporaries). Only
-    the candidates (below the radius plus a float32 rounding margin) go through the exact push of
+    A cheap prefilter finds the vertices that can be inside a proxy: half the squared distance to
+    the proxy's axis line (for a sphere, to its centre) less the constant ``|a|^2 / 2``,
+    ``|x|^2 / 2 - x . a - ((x - a) . u)^2 / 2`` with ``u`` the unit axis, is a lower bound of the
+    squared distance to the proxy's core; it is computed for all vertices from ``|x|^2`` and
+    matrix-vector products (no (V, 3) broadcast, no temporaries), and when its minimum is below
+    the radius (plus a float32 rounding margin) the candidates go through the exact push of
     :func:`project`; every other vertex is provably outside and is not touched."""
 
     def __init__(self, n_vertices: int):
         V = int(n_vertices)
         self._sq = np.empty((V, 3), np.float32)
-        self._xx = np.empty(V, np.float32)
-        self._d2 = np.empty(V, np.float32)
+        self._hxx = np.empty(V, np.float32)  # |x|^2 / 2
+        self._d = np.empty(V, np.float32)
         self._q = np.empty(V, np.float32)
-        self._near = np.empty(V, bool)
-        self._ones = np.ones(3, np.float32)
-        self._m2a = np.empty(3, np.float32)
+        self._half = np.full(3, 0.5, np.float32)
 
     def __call__(self, X: np.ndarray, spheres: np.ndarray, capsules: np.ndarray) -> np.ndarray:
         """X (V, 3) float32 C-contiguous m, modified in place and returned."""
         if spheres.shape[0] == 0 and capsules.shape[0] == 0:
             return X
         np.multiply(X, X, out=self._sq)
-        np.matmul(self._sq, self._ones, out=self._xx)  # |x|^2, (V,)
+        np.dot(self._sq, self._half, out=self._hxx)
         for c in spheres:
             idx = self._candidates(X, c[:3], None, 0.0, float(c[3]))
             if idx is not None:
@@ -77,29 +76,31 @@ class Projector:
         for c in capsules:
             a, ab, r = c[:3], c[3:6] - c[:3], c[6]
             ab2 = float(ab @ ab)
-            idx = self._candidates(X, a, ab / np.float32(np.sqrt(ab2)) if ab2 > 1e-18 else None, np.sqrt(ab2), float(r))
+            idx = self._candidates(X, a, ab / np.float32(np.sqrt(2 * ab2)) if ab2 > 1e-18 else None, np.sqrt(ab2), float(r))
             if idx is not None:
                 X[idx] = _push_capsule(np, X[idx], a, ab, r)
         return X
 
     def _candidates(self, X: np.ndarray, a: np.ndarray, u: np.ndarray | None, length: float, r: float) -> np.ndarray | None:
-        """Indices of the vertices whose distance to the line a + t u (to the point a if u is None)
-        can be < r, or None; a vertex inside the proxy lies within ``length + r`` of a, which bounds
-        the rounding error of the float32 terms."""
-        d2, m2a = self._d2, self._m2a
-        np.multiply(a, -2.0, out=m2a)
-        np.matmul(X, m2a, out=d2)
-        d2 += self._xx  # |x - a|^2 - |a|^2
+        """Indices of the vertices whose distance to the line a + t u (u: the unit axis / sqrt(2);
+        the point a if u is None) can be < r, or None; a vertex inside the proxy lies within
+        ``length + r`` of a, which bounds the rounding error of the float32 terms."""
+        d = self._d
+        np.dot(X, a, out=d)
+        np.subtract(self._hxx, d, out=d)  # (|x - a|^2 - |a|^2) / 2
         if u is not None:
             q = self._q
-            np.matmul(X, u, out=q)
-            q -= np.float32(a @ u)  # (x - a) . u
+            np.dot(X, u, out=q)
+            q -= np.float32(a @ u)  # (x - a) . u / sqrt(2)
             q *= q
-            d2 -= q
-        aa = sum(v * v for v in a.tolist())  # Python floats: no NumPy scalar overhead
+            d -= q
+        ax, ay, az = a.tolist()  # Python floats: no NumPy scalar overhead
+        aa = ax * ax + ay * ay + az * az
         reach = (math.sqrt(aa) + length + abs(r)) ** 2 + 1.0  # >= |x|^2, |a|^2 of any vertex inside
-        np.less(d2, r * r - aa + 1e-5 * reach, out=self._near)  # margin: 4x the rounding error
-        return np.flatnonzero(self._near) if self._near.any() else None
+        limit = 0.5 * (r * r - aa) + 1e-5 * reach  # margin: 8x the rounding error
+        if d.min() >= limit:
+            return None
+        return np.flatnonzero(d < limit)
 
 
 def max_penetration(X: np.ndarray, spheres: np.ndarray, capsules: np.ndarray) -> float:

@@ -5,6 +5,10 @@ time the surrogate does not recompute them from the decoded mesh; as in Holden e
 (section 5) it predicts them by linear regression from the subspace state:
 
     n(z) = normalise(R^T [z, 1]),      R: (k + 1, 3V), fitted by least squares on the training frames.
+
+The runtime uses the optimal rank-r version of that regression (:func:`reduced_rank_factors`):
+``n(z) = normalise([z A, 1] B)``, A (k, r), B (r + 1, 3V), which streams (r + 1) x 3V weights per
+frame instead of (k + 1) x 3V.
 """
 
 from __future__ import annotations
@@ -61,6 +65,32 @@ def predict_normals(R: np.ndarray, z: np.ndarray) -> np.ndarray:
     z = np.asarray(z, np.float32)
     flat = z @ R[:-1] + R[-1]
     return normalise(flat.reshape(*flat.shape[:-1], -1, 3))
+
+
+def reduced_rank_factors(R: np.ndarray, singular_values: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray]:
+    """Optimal rank-``rank`` regression from a full one: R (k + 1, 3V) (last row: intercept), the PCA
+    singular values s (k,) of the frames it was fitted on -> A (k, r), B (r + 1, 3V) float32 with
+    raw normals ``[z A, 1] B``.
+
+    Reduced-rank regression (Izenman 1975; intercept kept, as for centred data): among the
+    coefficient matrices C of rank r, ``Z C`` closest to the fitted values ``Z R_z`` over the
+    training frames (Frobenius) is ``R_z V_r V_r^T``, with V_r the top-r right singular vectors of
+    ``Z R_z``. PCA coordinates over those frames have zero mean and Gram ``Z^T Z = diag(s^2)``, so
+    ``Z R_z`` has the right singular vectors of ``diag(s) R_z``: no data needed. ``A = R_z V_r``,
+    ``B = [V_r^T; intercept]``; rank = k gives R back (to rounding)."""
+    R = np.asarray(R, np.float64)
+    s = np.asarray(singular_values, np.float64)
+    Rz = R[:-1]
+    _, _, vt = np.linalg.svd(s[:, None] * Rz, full_matrices=False)
+    Vr = vt[:rank].T  # (3V, r)
+    return (Rz @ Vr).astype(np.float32), np.concatenate([Vr.T, R[-1:]]).astype(np.float32)
+
+
+def reduced_rank(R: np.ndarray, singular_values: np.ndarray, rank: int) -> np.ndarray:
+    """The rank-``rank`` regression of :func:`reduced_rank_factors` as one (k + 1, 3V) matrix, for
+    :func:`predict_normals`."""
+    A, B = reduced_rank_factors(R, singular_values, rank)
+    return np.concatenate([A @ B[:-1], B[-1:]])
 
 
 def angle_degrees(A: np.ndarray, B: np.ndarray) -> np.ndarray:

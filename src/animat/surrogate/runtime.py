@@ -4,15 +4,17 @@ One call of :meth:`Runtime.frame` does everything needed to draw the next frame:
 
 1. subspace step ``z_t = zbar_t + f(zbar_t, z_{t-1}, w_t)`` (see :mod:`animat.surrogate.model`);
 2. decompression ``x_t = mean + U^T z_t`` -> (V, 3) m;
-3. vertex normals by linear regression from ``z_t`` (:mod:`animat.surrogate.normals`) -> (V, 3);
+3. vertex normals by the rank-r linear regression ``normalise([z_t A, 1] B)`` from ``z_t``
+   (:func:`animat.surrogate.normals.reduced_rank_factors`; r = the runtime's ``normals_rank``) -> (V, 3);
 4. collision projection of the vertices out of the scene's proxies (:mod:`animat.surrogate.collision`).
 
 :func:`frame_step` is the plain definition; it runs with ``xp = numpy`` (the reference the tests
 compare against) or with ``xp = jax.numpy`` under ``jax.jit`` (the ``"jax"`` backend). The
 ``"numpy"`` backend is :class:`NumpyFrame`, the same arithmetic rearranged for one CPU core at a
 few microseconds of call overhead per operation: all affine maps folded into the weight matrices,
-one matrix-vector product per layer, decompression and normals in one product, preallocated
-buffers, collision only for vertices near a proxy. ``benchmarks/surrogate_speed.py`` times both.
+one matrix-vector product per layer (the last one also yields ``z A``), one product each for the
+positions and the raw normals, preallocated buffers, collision only for vertices near a proxy.
+``benchmarks/surrogate_speed.py`` times both.
 """
 
 from __future__ import annotations
@@ -22,11 +24,18 @@ from pathlib import Path
 
 import numpy as np
 
+from animat.errors import ConfigError
 from animat.surrogate.collision import Projector, project
+from animat.surrogate.normals import reduced_rank_factors
+
+DEFAULT_NORMALS_RANK = 28  # sheet 51 x 51, k = 64: held-out mean normal error 2.92 -> 3.40 deg (see resolve_normals_rank)
 
 
 def frame_step(arrays: dict, layers: int, z0, z1, w, spheres, capsules, xp=np):
-    """(z_{t-2}, z_{t-1}) (k,), w_t (w_dim,), proxies -> (z_t (k,), vertices (V, 3) m, normals (V, 3))."""
+    """(z_{t-2}, z_{t-1}) (k,), w_t (w_dim,), proxies -> (z_t (k,), vertices (V, 3) m, normals (V, 3)).
+
+    ``arrays`` as :attr:`Runtime.arrays`: network and statistics, ``components`` (k, 3V), ``mean``
+    (3V,) and the normals regression as factors ``normals_A`` (k, r), ``normals_B`` (r + 1, 3V)."""
     a = arrays
     zbar = a["alpha"] * z1 + a["beta"] * (z1 - z0)
     h = (xp.concatenate([zbar, z1, w]) - a["in_mean"]) / a["in_std"]
@@ -36,7 +45,7 @@ def frame_step(arrays: dict, layers: int, z0, z1, w, spheres, capsules, xp=np):
             h = xp.maximum(h, 0.0)
     z = zbar + h * a["out_std"] + a["out_mean"]
     X = (z @ a["components"] + a["mean"]).reshape(-1, 3)
-    N = (z @ a["normals"][:-1] + a["normals"][-1]).reshape(-1, 3)
+    N = ((z @ a["normals_A"]) @ a["normals_B"][:-1] + a["normals_B"][-1]).reshape(-1, 3)
     N = N / xp.maximum(xp.sqrt(xp.sum(N * N, axis=-1, keepdims=True)), 1e-12)
     return z, project(X, spheres, capsules, xp), N
 
@@ -55,14 +64,18 @@ class NumpyFrame:
     """:func:`frame_step` in NumPy with everything folded and preallocated (float32).
 
     Buffers: ``u = [z0, z1, w, 1]`` (the first layer's input), hidden states ``[h, 1]`` (bias as a
-    last weight row), the last layer's input ``[h, z0, z1, w, 1]`` (its weights also carry the
-    output de-normalisation and the alpha/beta skip ``zbar``), and ``[z, 1] @ [[U | R_z]; [mean | R_1]]``
-    -> positions (V, 3) and raw normals (3, V) in one (k + 1, 6V) product. The returned vertices and normals are
-    views of internal buffers, overwritten by the next call (copy them to keep them); ``z`` is a copy."""
+    last weight row), the last layer's input ``[h, z0, z1, w, 1]``; the last layer's weights also
+    carry the output de-normalisation, the alpha/beta skip ``zbar`` and the normals' first factor,
+    so it yields ``[z, 1, z A]`` into the buffer ``[z, 1, c, 1]``. Then ``[z, 1] @ [U; mean]`` ->
+    positions (V, 3) and ``[c, 1] @ B`` -> raw normals (3, V) (rows x, y, z: contiguous for the
+    lengths), normalised into a (3, V) buffer returned as its (V, 3) transpose (component arrays,
+    as vertex attributes of a renderer can be). The returned vertices and normals are views of
+    internal buffers, overwritten by the next call (copy them to keep them); ``z`` is a copy."""
 
     def __init__(self, arrays: dict, layers: int, n_vertices: int):
         a = {n: np.asarray(v, np.float64) for n, v in arrays.items()}
         k, L, V = a["alpha"].size, int(layers), int(n_vertices)
+        r = a["normals_A"].shape[1]
         H, nw = a["b0"].size if L > 1 else 0, a["in_mean"].size - 2 * k
         Ws = [a[f"W{i}"] for i in range(L)]
         bs = [a[f"b{i}"] for i in range(L)]
@@ -74,15 +87,18 @@ class NumpyFrame:
             mats = [_fold_input(Ws[0], bs[0], a, k)]
             mats += [np.concatenate([Ws[i], bs[i][None]]) for i in range(1, L - 1)]
             mats.append(np.concatenate([last_W, skip[:-1], last_b[None]]))
+        one = np.zeros((mats[-1].shape[0], 1))
+        one[-1] = 1.0  # the input's constant 1 passed through: the 1 after z
+        mats[-1] = np.concatenate([mats[-1], one, mats[-1] @ a["normals_A"]], axis=1)  # -> [z, 1, z A]
         self.mats = [np.ascontiguousarray(m, np.float32) for m in mats]
-        R = a["normals"].reshape(k + 1, V, 3).transpose(0, 2, 1).reshape(k + 1, 3 * V)  # normals as [x..., y..., z...]
-        positions = np.concatenate([a["components"], a["mean"][None]])
-        self.decode_matrix = np.ascontiguousarray(np.concatenate([positions, R], axis=1), np.float32)  # (k + 1, 6V)
+        self.positions_matrix = np.ascontiguousarray(np.concatenate([a["components"], a["mean"][None]]), np.float32)
+        B = a["normals_B"].reshape(r + 1, V, 3).transpose(0, 2, 1).reshape(r + 1, 3 * V)  # rows as [x..., y..., z...]
+        self.normals_matrix = np.ascontiguousarray(B, np.float32)
         self.k = k
         self._big = np.zeros(H + 2 * k + nw + 1, np.float32)  # [h, z0, z1, w, 1]
         self._big[-1] = 1.0
         self._u = self._big[H:]
-        self._z0, self._z1, self._w = self._u[:k], self._u[k : 2 * k], self._u[2 * k : 2 * k + nw]
+        self._inputs = self._u[:-1]  # [z0, z1, w]
         ping = [np.zeros(H + 1, np.float32) for _ in range(2)]
         for p in ping:
             p[-1] = 1.0
@@ -93,47 +109,66 @@ class NumpyFrame:
             dst = self._big[:H] if i == L - 2 else ping[i % 2][:H]
             self._relu_layers.append((src, dst, self.mats[i]))
             src = ping[i % 2]
-        self._zz = np.ones(k + 1, np.float32)  # [z, 1]
-        self._last_layer = (self._big if L > 1 else self._u, self.mats[-1], self._zz[:k])
-        self._out = np.empty(6 * V, np.float32)
-        self.X, self._raw = self._out[: 3 * V].reshape(V, 3), self._out[3 * V :].reshape(3, V)
-        self.N = np.empty((V, 3), np.float32)
-        self._sq = np.empty((3, V), np.float32)
+        self._zc = np.ones(k + r + 2, np.float32)  # [z, 1, c, 1]
+        self._z, self._z_one, self._c_one = self._zc[:k], self._zc[: k + 1], self._zc[k + 1 :]
+        self._last_layer = (self._big if L > 1 else self._u, self.mats[-1], self._zc[: k + r + 1])
+        self._X = np.empty(3 * V, np.float32)
+        self.X = self._X.reshape(V, 3)
+        self._raw_flat = np.empty(3 * V, np.float32)
+        self._raw = self._raw_flat.reshape(3, V)
+        self._N3 = np.empty((3, V), np.float32)
+        self.N = self._N3.T
+        self._sq = np.full((4, V), 1e-24, np.float32)  # [x^2; y^2; z^2; eps^2]
         self._len = np.empty(V, np.float32)
-        self._ones = np.ones(3, np.float32)
-        self._zero = np.float32(0.0)
-        self._eps = np.float32(1e-12)
+        self._ones = np.ones(4, np.float32)
+        self._zero = np.zeros(max(H, 1), np.float32)  # an array: cheaper in np.maximum than a scalar
         self.project = Projector(V)
 
     def __call__(self, z0, z1, w, spheres, capsules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(z_{t-2}, z_{t-1}) (k,), w_t (w_dim,), proxies -> (z_t (k,), vertices (V, 3) m, normals (V, 3))."""
         self.network(z0, z1, w)
-        self.decode()
+        self.decode_positions()
+        self.decode_normals()
         self.normalise()
-        return self._zz[: self.k].copy(), self.project(self.X, spheres, capsules), self.N
+        return self._z.copy(), self.project(self.X, spheres, capsules), self.N
 
     def network(self, z0, z1, w) -> None:
-        """Subspace step into ``[z, 1]``: one ``np.dot`` per layer, ReLU in place."""
-        self._z0[...] = z0
-        self._z1[...] = z1
-        self._w[...] = w
+        """Subspace step into ``[z, 1, c]``: one ``np.dot`` per layer, ReLU in place."""
+        np.concatenate((z0, z1, w), out=self._inputs)
         for src, dst, M in self._relu_layers:
-            np.dot(src, M, out=dst)
+            np.dot(src, M, dst)  # out given positionally: a little less call overhead
             np.maximum(dst, self._zero, out=dst)
         np.dot(*self._last_layer)
 
-    def decode(self) -> None:
-        """Positions and raw normals: ``[z, 1] @ decode_matrix``, (k + 1) x 6V multiply-adds."""
-        np.dot(self._zz, self.decode_matrix, out=self._out)
+    def decode_positions(self) -> None:
+        """Positions ``[z, 1] @ [U; mean]``: (k + 1) x 3V multiply-adds."""
+        np.dot(self._z_one, self.positions_matrix, out=self._X)
+
+    def decode_normals(self) -> None:
+        """Raw normals ``[c, 1] @ B``: (r + 1) x 3V multiply-adds."""
+        np.dot(self._c_one, self.normals_matrix, out=self._raw_flat)
 
     def normalise(self) -> None:
-        """Raw normals (3, V) (contiguous operations) scaled to unit length into N (V, 3)."""
+        """Raw normals (3, V) scaled to unit length into N (3, V): ``n / sqrt(|n|^2 + 1e-24)``
+        (the same as ``n / max(|n|, 1e-12)`` to float32 rounding unless ``|n| < 1e-6``)."""
         raw, length = self._raw, self._len
-        np.multiply(raw, raw, out=self._sq)
-        np.matmul(self._ones, self._sq, out=length)
+        np.multiply(raw, raw, out=self._sq[:3])
+        np.dot(self._ones, self._sq, out=length)
         np.sqrt(length, out=length)
-        np.maximum(length, self._eps, out=length)
-        np.divide(raw, length, out=self.N.T)
+        np.divide(raw, length, out=self._N3)
+
+
+def resolve_normals_rank(rank: int | None, k: int) -> int:
+    """The rank of the runtime's normals regression: ``rank`` checked to lie in 1..k, or the default
+    ``min(DEFAULT_NORMALS_RANK, k)`` for None. The default is the smallest even rank whose held-out
+    mean normal error on the sheet (51 x 51, k = 64; runs/sheet51, its 4 test episodes) is within
+    0.5 degree of the full regression's: mean / p95 2.92 / 11.35 deg at rank 64, 3.28 / 12.32 at 32,
+    3.40 / 12.62 at 28, 3.51 / 12.95 at 26, 3.63 / 13.26 at 24."""
+    if rank is None:
+        return min(DEFAULT_NORMALS_RANK, k)
+    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or not 1 <= rank <= k:
+        raise ConfigError(f"normals rank must be an integer between 1 and the subspace size {k}, got {rank!r}")
+    return int(rank)
 
 
 BACKENDS = ("numpy", "jax", "reference")
@@ -141,15 +176,22 @@ BACKENDS = ("numpy", "jax", "reference")
 
 class Runtime:
     """A trained surrogate ready for per-frame use; ``backend`` is ``"numpy"`` (:class:`NumpyFrame`),
-    ``"jax"`` (jitted :func:`frame_step`) or ``"reference"`` (:func:`frame_step` in plain NumPy)."""
+    ``"jax"`` (jitted :func:`frame_step`) or ``"reference"`` (:func:`frame_step` in plain NumPy).
 
-    def __init__(self, arrays: dict, layers: int, scene, backend: str = "numpy"):
-        from animat.errors import ConfigError
+    ``arrays``: network parameters and statistics, ``components`` (k, 3V), ``mean`` (3V,), the full
+    normals regression ``normals`` (k + 1, 3V) and the PCA ``singular_values`` (k,) it was fitted
+    with; the regression is cut to rank ``normals_rank`` (:func:`resolve_normals_rank`) here."""
 
+    def __init__(self, arrays: dict, layers: int, scene, backend: str = "numpy", normals_rank: int | None = None):
         if backend not in BACKENDS:
             raise ConfigError(f"runtime backend must be one of {list(BACKENDS)}, got {backend!r}")
+        if "singular_values" not in arrays:
+            raise ConfigError("runtime arrays need the PCA 'singular_values' to cut the normals regression to low rank")
         self.scene, self.layers, self.backend = scene, int(layers), backend
-        self.arrays = {k: np.asarray(v, np.float32) for k, v in arrays.items()}
+        self.arrays = {n: np.asarray(v, np.float32) for n, v in arrays.items() if n not in ("normals", "singular_values")}
+        self.normals_rank = resolve_normals_rank(normals_rank, self.arrays["alpha"].size)
+        self.arrays["normals_A"], self.arrays["normals_B"] = reduced_rank_factors(
+            arrays["normals"], arrays["singular_values"], self.normals_rank)
         if backend == "jax":
             import jax
             import jax.numpy as jnp
@@ -162,7 +204,7 @@ class Runtime:
             self._step = lambda *args: frame_step(self.arrays, self.layers, *args, xp=np)
 
     @classmethod
-    def load(cls, run_dir: str | os.PathLike, backend: str = "numpy") -> "Runtime":
+    def load(cls, run_dir: str | os.PathLike, backend: str = "numpy", normals_rank: int | None = None) -> "Runtime":
         """From a run directory of ``animat surrogate train`` (best checkpoint, PCA, normals)."""
         from animat.surrogate.model import Surrogate
         from animat.surrogate.scenes import scene_from_dict
@@ -175,16 +217,19 @@ class Runtime:
         with np.load(run_dir / "normals.npz") as z:
             normals = z["R"]
         scene = scene_from_dict(runs.read_json(run_dir / "config.json")["scene"])
-        arrays = {**model.params, **model.stats, "components": pca.components, "mean": pca.mean, "normals": normals}
-        return cls(arrays, model.config["layers"], scene, backend)
+        arrays = {**model.params, **model.stats, "components": pca.components, "mean": pca.mean, "normals": normals,
+                  "singular_values": pca.singular_values}
+        return cls(arrays, model.config["layers"], scene, backend, normals_rank)
 
     @property
     def megabytes(self) -> float:
+        """Bytes of the arrays a frame uses (network, basis, rank-r normals factors), MB."""
         return float(sum(v.nbytes for v in self.arrays.values()) / 1e6)
 
     def frame(self, z0, z1, w, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One frame from the two previous states, the network input ``w`` and the scene's
         recorded external state ``y`` (which places the collision proxies). With the NumPy backend
-        the vertices and normals returned are overwritten by the next call."""
+        the vertices and normals returned are overwritten by the next call, and the normals (V, 3)
+        are the transpose of a C-contiguous (3, V) buffer."""
         spheres, capsules = self.scene.proxies(np.asarray(y, np.float32))
         return self._step(z0, z1, w, spheres, capsules)
