@@ -103,13 +103,19 @@ class Projector:
         return np.flatnonzero(d < limit)
 
 
+def penetration_depth(X: np.ndarray, spheres: np.ndarray, capsules: np.ndarray) -> np.ndarray:
+    """Per vertex of X (V, 3): how deep (m) it lies inside the deepest proxy, negative outside all
+    (-inf with no proxy)."""
+    depth = np.full(len(X), -np.inf)
+    for c in spheres:
+        depth = np.maximum(depth, c[3] - np.linalg.norm(X - c[:3], axis=-1))
+    for c in capsules:
+        a, ab = c[:3], c[3:6] - c[:3]
+        s = np.clip((X - a) @ ab / max(float(ab @ ab), 1e-12), 0.0, 1.0)
+        depth = np.maximum(depth, c[6] - np.linalg.norm(X - (a + s[:, None] * ab), axis=-1))
+    return depth
+
+
 def max_penetration(X: np.ndarray, spheres: np.ndarray, capsules: np.ndarray) -> float:
     """Deepest penetration (m, >= 0) of any vertex of X (V, 3) into any proxy."""
-    depth = 0.0
-    for c in spheres:
-        depth = max(depth, float(np.max(c[3] - np.linalg.norm(X - c[:3], axis=-1))))
-    for c in capsules:
-        a, b, r = c[:3], c[3:6], c[6]
-        s = np.clip((X - a) @ (b - a) / max(float((b - a) @ (b - a)), 1e-12), 0, 1)
-        depth = max(depth, float(np.max(r - np.linalg.norm(X - (a + s[:, None] * (b - a)), axis=-1))))
-    return max(depth, 0.0)
+    return max(float(penetration_depth(X, spheres, capsules).max(initial=0.0)), 0.0)

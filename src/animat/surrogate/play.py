@@ -32,6 +32,7 @@ from threadpoolctl import threadpool_limits
 
 from animat import runs
 from animat.errors import ConfigError
+from animat.surrogate.collision import penetration_depth
 from animat.surrogate.model import external_input
 from animat.surrogate.runtime import BACKENDS, Runtime
 from animat.surrogate.subspace import PCA
@@ -127,14 +128,7 @@ def start_state(scene) -> np.ndarray:
 
 def inside_count(X: np.ndarray, spheres: np.ndarray, capsules: np.ndarray, tol: float = INSIDE_TOLERANCE_M) -> int:
     """Number of vertices of X (V, 3) deeper than ``tol`` m inside any sphere (S, 4) or capsule (C, 7)."""
-    depth = np.full(len(X), -np.inf)
-    for c in spheres:
-        depth = np.maximum(depth, c[3] - np.linalg.norm(X - c[:3], axis=-1))
-    for c in capsules:
-        a, ab = c[:3], c[3:6] - c[:3]
-        s = np.clip((X - a) @ ab / max(float(ab @ ab), 1e-12), 0.0, 1.0)
-        depth = np.maximum(depth, c[6] - np.linalg.norm(X - (a + s[:, None] * ab), axis=-1))
-    return int(np.sum(depth > tol))
+    return int(np.sum(penetration_depth(X, spheres, capsules) > tol))
 
 
 class Player:
