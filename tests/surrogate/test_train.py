@@ -109,3 +109,26 @@ def test_stability_check_passes_a_damped_model_and_flags_a_growing_one():
         results[alpha] = stability_check(Surrogate(params, stats, {}), pca, scene, start, train_Z, 10_000, 300)
     assert results[0.99]["stable"] and results[0.99]["stability_max_range_ratio"] <= 1.0 + 1e-6
     assert not results[1.01]["stable"] and not results[1.01]["stability_max_range_ratio"] <= 1.5
+
+
+def test_range_ratios_are_one_at_the_training_extremes_and_scale_linearly():
+    from animat.surrogate.evaluate import range_ratios
+
+    train_Z = np.array([[0.0, -2.0], [4.0, 2.0], [1.0, 0.0]])
+    r = range_ratios(np.array([[4.0, 0.0], [2.0, 6.0], [-4.0, -2.0]]), train_Z)
+    assert np.allclose(r, [[1.0, 0.0], [0.0, 3.0], [3.0, 1.0]])
+
+
+def test_start_noise_correlation_sets_the_velocity_noise():
+    """Each frame's noise has std ``std``; the velocity noise z1 - z0 has std std * sqrt(2 (1 - rho))."""
+    from animat.surrogate.train import start_noise
+
+    key = jax.random.PRNGKey(0)
+    for rho in (0.0, 0.9, 1.0):
+        noise = np.asarray(start_noise(key, 0.5, 400, 16, rho))
+        assert noise.shape == (2, 400, 16)
+        assert abs(noise[0].std() - 0.5) < 0.02 and abs(noise[1].std() - 0.5) < 0.02
+        assert abs((noise[1] - noise[0]).std() - 0.5 * np.sqrt(2 * (1 - rho))) < 0.02
+    assert np.array_equal(np.asarray(start_noise(key, 0.5, 4, 3, 1.0))[0], np.asarray(start_noise(key, 0.5, 4, 3, 1.0))[1])
+    # correlation 0 is the independent draw of earlier runs, number for number (their --resume is unchanged)
+    assert np.array_equal(np.asarray(start_noise(key, 0.5, 4, 3, 0.0)), np.asarray(0.5 * jax.random.normal(key, (2, 4, 3))))

@@ -17,7 +17,8 @@ Stability: the surrogate alone is rolled ``stability_frames`` (10 000) frames fr
 driven by a fresh random input path of the scene, then ``settle_frames`` more with the external
 state frozen at its last value (the external objects stop). Reported: whether every frame is
 finite; the largest |z_j - c_j| / h_j over frames and components, where c_j and h_j are the centre
-and half-width of component j's range over the training frames (acceptance: <= 1.5); and the mean
+and half-width of component j's range over the training frames (acceptance: <= 1.5; the component
+and, for scale, the same ratio of the reference's own held-out episodes are reported too); and the mean
 vertex speed over the last second of the settling phase divided by the mean speed while driven
 (the cloth settles toward rest when this is small; acceptance used here: <= 0.1).
 
@@ -116,6 +117,8 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
 
     train_Z = np.concatenate([pca.encode(ds.X[i]) for i in train_cfg["train_episode_ids"] if i < len(ds.X)])
     stability = stability_check(surrogate, pca, sc, ds.X[test_ids[-1]][:2], train_Z, stability_frames, settle_frames) if stability_frames else {}
+    # the same ratio for the reference's own held-out episodes: how far the scene itself leaves the training range
+    reference_ratio = max(float(range_ratios(pca.encode(ds.X[i]), train_Z).max()) for i in test_ids)
 
     curves = {name: np.mean(np.stack(v), axis=0) * 100 / side for name, v in per_frame.items()}
     rows = [{"frame": t, **{f"{name}_error_percent": float(curves[name][t]) for name in curves}} for t in range(horizon)]
@@ -141,6 +144,7 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
         "reference_seconds_per_frame": float(reference_spf),
         "speedup_vs_reference": float(reference_spf / min(timing["runtime_numpy_seconds_per_frame"], timing["runtime_jax_seconds_per_frame"])),
         **stability,
+        "reference_held_out_range_ratio": reference_ratio,
         "components": int(pca.n_components), "model": str(model_dir), "data": str(data), "jax_backend": jax.default_backend(),
     }
     runs.atomic_write_json(run_dir / "config.json", {"model": str(model_dir), "data": str(data), "horizon": int(horizon),
@@ -171,6 +175,13 @@ def time_runtime(model_dir: Path, pca: PCA, ds, episode: int, frames: int, repea
     return out
 
 
+def range_ratios(Z: np.ndarray, train_Z: np.ndarray) -> np.ndarray:
+    """|z_j - c_j| / h_j for states Z (T, k), with c_j and h_j the centre and half-width of
+    component j's range over the training states train_Z (N, k); (T, k)."""
+    lo, hi = train_Z.min(0), train_Z.max(0)
+    return np.abs(Z - (hi + lo) / 2) / np.maximum((hi - lo) / 2, 1e-9)
+
+
 def stability_check(surrogate: Surrogate, pca: PCA, scene, start: np.ndarray, train_Z: np.ndarray, frames: int,
                     settle_frames: int = 600, seed: int = 12345) -> dict:
     """Long free rollout then settling (see the module docstring); returns flat summary keys.
@@ -183,9 +194,8 @@ def stability_check(surrogate: Surrogate, pca: PCA, scene, start: np.ndarray, tr
     params, stats = surrogate.params, surrogate.stats
     Zr = np.asarray(jax.jit(lambda a, b, w: rollout(params, stats, a, b, w))(jnp.asarray(Z[0]), jnp.asarray(Z[1]), jnp.asarray(W[2:])))
     finite = bool(np.isfinite(Zr).all())
-    lo, hi = train_Z.min(0), train_Z.max(0)
-    centre, half = (hi + lo) / 2, np.maximum((hi - lo) / 2, 1e-9)
-    range_ratio = float(np.max(np.abs(Zr - centre) / half)) if finite else float("inf")
+    ratios = range_ratios(Zr, train_Z) if finite else None
+    range_ratio = float(ratios.max()) if finite else float("inf")
     settle_ratio = float("nan")
     if finite and settle_frames:  # |dz| = |dx| (orthonormal basis): the ratio of RMS vertex speeds
         speed = np.linalg.norm(np.diff(Zr, axis=0), axis=1)
@@ -195,6 +205,7 @@ def stability_check(surrogate: Surrogate, pca: PCA, scene, start: np.ndarray, tr
         "stability_frames": int(frames), "settle_frames": int(settle_frames),
         "stability_finite": finite,
         "stability_max_range_ratio": range_ratio,
+        "stability_worst_component": int(ratios.max(0).argmax()) if finite else -1,
         "settle_speed_ratio": settle_ratio,
         "stable": bool(finite and range_ratio <= 1.5 and (not settle_frames or settle_ratio <= 0.1)),
     }

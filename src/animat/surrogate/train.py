@@ -3,8 +3,10 @@
 Top to bottom: load a dataset -> hold out the last episodes -> PCA of the training frames ->
 alpha/beta fit -> normalisation statistics -> AMSGrad on windows of ``window`` frames, batches of
 ``batch``: the two starting frames get Gaussian noise (std ``noise_frac`` x the mean standard
-deviation of the data's first three components), then the network is rolled forward on its own
-predictions with ``lax.scan``.
+deviation of the data's first three components; the two frames' draws correlated by
+``noise_correlation``), then the network is rolled forward on its own predictions with ``lax.scan``.
+Independent draws (correlation 0) perturb the velocity ``z1 - z0`` by sqrt(2) x that std per
+component, often more than the velocities in the data; correlation 1 perturbs only the pose.
 
 Loss (as in the paper): L1 on the subspace positions and on their per-frame velocities, each
 averaged over components, frames and the batch, against the reference encoded into the subspace.
@@ -61,6 +63,7 @@ class TrainConfig:
     lr: float = 1e-4
     lr_decay: float = 0.999
     noise_frac: float = 0.01
+    noise_correlation: float = 0.0  # between the two starting frames' noise: 0 independent, 1 the same draw (no velocity noise)
     velocity_weight: float = 1.0
     test_episodes: int = 0  # 0: 10 % of the episodes, at least 1
     val_episodes: int = -1  # -1: 10 % of the rest (at least 1) when 3 or more remain, else none
@@ -86,6 +89,8 @@ class TrainConfig:
                 raise ConfigError(f"{name} must be > 0, got {getattr(cfg, name)}")
         if cfg.window < 3:
             raise ConfigError(f"window must be >= 3 frames, got {cfg.window}")
+        if not -1.0 <= cfg.noise_correlation <= 1.0:
+            raise ConfigError(f"noise_correlation must be within [-1, 1], got {cfg.noise_correlation}")
         if not cfg.lr > 0:
             raise ConfigError(f"lr must be > 0, got {cfg.lr}")
         return cfg
@@ -123,6 +128,15 @@ def make_loss(velocity_weight: float) -> Callable:
         return pos + velocity_weight * vel
 
     return loss_fn
+
+
+def start_noise(key: jax.Array, std: float, batch: int, k: int, correlation: float = 0.0) -> jax.Array:
+    """(2, batch, k) Gaussian noise of std ``std`` for the two starting frames of each window, the
+    frames' draws with correlation ``correlation`` (rho): the velocity noise then has std
+    ``std * sqrt(2 (1 - rho))`` (rho = 0: independent, sqrt(2) std; rho = 1: the same offset twice)."""
+    xi = jax.random.normal(key, (2, batch, k))
+    rho = float(correlation)
+    return std * jnp.stack([rho * xi[1] + np.sqrt(1.0 - rho * rho) * xi[0], xi[1]])
 
 
 def _encoded(pca: PCA, ds: Dataset) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -315,7 +329,7 @@ def train(
             idx = train_win[rng.integers(0, len(train_win), cfg.batch)]
             Zw, Ww = _gather(Z, W, train_ids, idx, cfg.window)
             noise_key, sub = jax.random.split(noise_key)
-            noise = prep["noise_std"] * jax.random.normal(sub, (2, cfg.batch, k))
+            noise = start_noise(sub, prep["noise_std"], cfg.batch, k, cfg.noise_correlation)
             params, opt_state, loss = update(params, opt_state, jnp.asarray(Zw), jnp.asarray(Ww), noise)
             losses.append(loss)
         train_loss = float(np.mean([float(x) for x in losses]))
