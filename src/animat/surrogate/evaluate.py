@@ -36,13 +36,15 @@ from typing import Optional
 import jax
 import jax.numpy as jnp
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from animat import runs
 from animat.errors import ConfigError
 from animat.surrogate.collision import project
 from animat.surrogate.data import dataset_stats, load_dataset
 from animat.surrogate.model import Surrogate, alpha_beta_rollout, external_input, rollout
-from animat.surrogate.runtime import Runtime
+from animat.surrogate.normals import reduced_rank
+from animat.surrogate.runtime import BLAS_THREADS, Runtime, resolve_normals_rank
 from animat.surrogate.scenes import scene_from_dict
 from animat.surrogate.subspace import PCA
 from animat.surrogate.train import model_megabytes, normals_error_degrees
@@ -139,6 +141,7 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
         "surrogate_below_alpha_beta_percent": 100 * (1 - surrogate_err / alpha_beta_err),
         "pca_floor_error_percent_of_size": float(np.mean(errs["pca_floor"]) * 100 / side),
         **normals_error_degrees(normals, pca, held, ds.topology["triangles"]),
+        **runtime_normals_error(normals, pca, held, ds.topology["triangles"]),
         "model_megabytes": model_megabytes(surrogate, pca, normals),
         **timing,
         "reference_seconds_per_frame": float(reference_spf),
@@ -153,9 +156,18 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
     return summary
 
 
+def runtime_normals_error(normals: np.ndarray, pca: PCA, X: np.ndarray, triangles: np.ndarray) -> dict:
+    """The normals error of the regression the runtime uses (its default reduced rank, see
+    :func:`animat.surrogate.runtime.resolve_normals_rank`) on frames X (T, V, 3)."""
+    rank = resolve_normals_rank(None, pca.n_components)
+    low = normals_error_degrees(reduced_rank(normals, pca.singular_values, rank), pca, X, triangles)
+    return {"normals_runtime_rank": rank, **{k.replace("normals_", "normals_runtime_"): v for k, v in low.items()}}
+
+
 def time_runtime(model_dir: Path, pca: PCA, ds, episode: int, frames: int, repeats: int) -> dict:
     """Best-of-``repeats`` seconds per frame of :class:`Runtime` (NumPy and JAX) over ``frames``
-    frames of held-out episode ``episode`` (the inputs are precomputed, as a game's would be)."""
+    frames of held-out episode ``episode`` (the inputs are precomputed, as a game's would be), with
+    one BLAS thread as in ``animat surrogate play``."""
     out = {}
     Y = ds.Y[episode][:frames]
     pca_z = pca.encode(ds.X[episode][:2])
@@ -163,14 +175,15 @@ def time_runtime(model_dir: Path, pca: PCA, ds, episode: int, frames: int, repea
         rt = Runtime.load(model_dir, backend)
         W = external_input(Y, rt.scene.name)
         best = np.inf
-        for _ in range(max(1, int(repeats)) + 1):  # the first pass compiles (JAX)
-            z0, z1 = pca_z[0], pca_z[1]
-            t0 = time.perf_counter()
-            for t in range(2, len(Y)):
-                z, X, N = rt.frame(z0, z1, W[t], Y[t])
-                z0, z1 = z1, z
-            np.asarray(X)  # wait for the last frame
-            best = min(best, (time.perf_counter() - t0) / max(1, len(Y) - 2))
+        with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
+            for _ in range(max(1, int(repeats)) + 1):  # the first pass compiles (JAX)
+                z0, z1 = pca_z[0], pca_z[1]
+                t0 = time.perf_counter()
+                for t in range(2, len(Y)):
+                    z, X, N = rt.frame(z0, z1, W[t], Y[t])
+                    z0, z1 = z1, z
+                np.asarray(X)  # wait for the last frame
+                best = min(best, (time.perf_counter() - t0) / max(1, len(Y) - 2))
         out[f"runtime_{backend}_seconds_per_frame"] = float(best)
     return out
 

@@ -34,10 +34,9 @@ from animat import runs
 from animat.errors import ConfigError
 from animat.surrogate.collision import penetration_depth
 from animat.surrogate.model import external_input
-from animat.surrogate.runtime import BACKENDS, Runtime
+from animat.surrogate.runtime import BACKENDS, BLAS_THREADS, Runtime
 from animat.surrogate.subspace import PCA
 
-BLAS_THREADS = 1  # the frame loop's BLAS threads: a frame is ~100 small products, which extra threads only slow down
 INSIDE_TOLERANCE_M = 1e-5  # float32 rounding of positions ~1 m from the origin is ~1e-7 m
 
 

@@ -172,6 +172,7 @@ def resolve_normals_rank(rank: int | None, k: int) -> int:
 
 
 BACKENDS = ("numpy", "jax", "reference")
+BLAS_THREADS = 1  # BLAS threads for a frame loop: a frame is ~30 small products, which more threads only slow down
 
 
 class Runtime:
