@@ -23,7 +23,7 @@ def _play(animat_cli, model, out, *args):
     return json.loads((out / "summary.json").read_text()), np.load(out / "trajectory.npz")
 
 
-def test_play_writes_run_counts_frames_projects_and_repeats_with_the_seed(animat_cli, tiny_model, tmp_path):
+def test_play_writes_run_counts_frames_projects_and_repeats_with_the_seed(animat_cli, tiny_model, tiny_dataset, tmp_path):
     summary, traj = _play(animat_cli, tiny_model, tmp_path / "a", "--frames", "50", "--seed", "3", "--fps", "20")
     assert (tmp_path / "a" / summary["video"]).stat().st_size > 0 and summary["video_frames"] == 17  # frames 0, 3, ..., 48
     lines = (tmp_path / "a" / "metrics.csv").read_text().splitlines()
@@ -33,13 +33,25 @@ def test_play_writes_run_counts_frames_projects_and_repeats_with_the_seed(animat
     assert summary["inside_proxy_vertices"] == sum(int(r["inside_proxy_vertices"]) for r in rows) == 0
     assert np.isclose(summary["per_frame_us_mean"], np.mean([float(r["microseconds"]) for r in rows]))
     assert summary["max_range_ratio"] == pytest.approx(max(float(r["range_ratio"]) for r in rows))
-    # the sphere strikes the cloth on this path, and no drawn vertex is left inside it
+    # the range ratio is measured against the training episodes' range of z
+    from animat.surrogate.data import load_dataset
+    from animat.surrogate.subspace import PCA, range_ratios
+
+    train_ids = json.loads((tiny_model / "config.json").read_text())["train_episode_ids"]
+    train_Z = PCA.load(tiny_model / "pca.npz").encode(np.concatenate([load_dataset(tiny_dataset[0]).X[i] for i in train_ids]))
+    assert np.allclose([float(r["range_ratio"]) for r in rows], range_ratios(traj["z"], train_Z).max(1), rtol=1e-4)
+    # the sphere strikes the cloth on this path: the decoded (unprojected) cloth of some drawn frames
+    # has vertices inside it, and no drawn vertex is left inside it
     from animat.surrogate.scenes import get_scene
 
-    scene = get_scene("sheet", size=7)
+    scene, pca = get_scene("sheet", size=7), PCA.load(tiny_model / "pca.npz")
     assert min(abs(float(y[1])) for y in traj["Y"]) < scene.ball_radius_m
+    raw_inside = 0
     for t, X in zip(traj["shown_frames"], traj["shown_vertices"]):
-        assert max_penetration(X, *scene.proxies(traj["Y"][t])) <= 1e-5
+        proxies = scene.proxies(traj["Y"][t])
+        raw_inside += inside_count(pca.decode(traj["z"][t]), *proxies)
+        assert max_penetration(X, *proxies) <= 1e-5
+    assert raw_inside > 0
 
     _, again = _play(animat_cli, tiny_model, tmp_path / "b", "--frames", "50", "--seed", "3", "--fps", "20")
     assert all(np.array_equal(traj[k], again[k]) for k in ("Y", "z", "shown_vertices"))
@@ -53,9 +65,22 @@ def test_play_writes_run_counts_frames_projects_and_repeats_with_the_seed(animat
 
 
 def test_bad_input_is_one_line_exit_2(animat_cli, tiny_model, tmp_path, monkeypatch):
+    import shutil
+
     np.save(tmp_path / "flat.npy", np.zeros((30, 2)))
+    np.save(tmp_path / "complex.npy", np.zeros((30, 3), complex))
+    np.savez(tmp_path / "archive.npz", Y=np.zeros((30, 3)))
     (tmp_path / "junk.npy").write_text("not an array")
+    (tmp_path / "badcfg").mkdir()
+    (tmp_path / "badcfg" / "config.json").write_text("[1, 2")
+    shutil.copytree(tiny_model, tmp_path / "no-normals")
+    (tmp_path / "no-normals" / "normals.npz").unlink()
     cases = [
+        (("sheet", "--model", str(tmp_path / "badcfg")), "is not the config of 'animat surrogate train'"),
+        (("sheet", "--model", str(tmp_path / "no-normals")), "cannot read normals file"),
+        (("sheet", "--model", str(tiny_model), "--fps", "0"), "--fps must be in (0, 60]"),
+        (("sheet", "--model", str(tiny_model), "--path", str(tmp_path / "archive.npz")), "an .npz archive"),
+        (("sheet", "--model", str(tiny_model), "--path", str(tmp_path / "complex.npy")), "must be finite real numbers"),
         (("sheet", "--model", str(tmp_path / "none")), "config.json"),
         (("flag", "--model", str(tiny_model)), "trained on scene 'sheet', not 'flag'"),
         (("sheet", "--model", str(tiny_model), "--frames", "0"), "--frames must be > 0"),
@@ -128,7 +153,8 @@ def test_live_window_follows_the_keys_and_mouse_without_a_display(tiny_model):
 
 
 @pytest.mark.parametrize("scene, keys, expect", [
-    ("flag", ["up", "left"], lambda y0, y: np.isclose(np.linalg.norm(y[:2]), np.linalg.norm(y0[:2]) + 0.5, atol=1e-2)),
+    ("flag", ["up", "left"], lambda y0, y: np.isclose(np.linalg.norm(y[:2]), np.linalg.norm(y0[:2]) + 0.5, atol=1e-2)
+     and np.isclose(np.degrees(np.arctan2(y[1], y[0]) - np.arctan2(y0[1], y0[0])), -10.0, atol=0.1) and y[2] == 0),
     ("cape", ["up"], lambda y0, y: np.isclose(y[1] - y0[1], 0.1, atol=1e-3) and np.allclose(y[3:], [1, 0, 0, 0])),
 ])
 def test_control_keys_move_the_flag_wind_and_the_cape(scene, keys, expect):
@@ -143,3 +169,33 @@ def test_control_keys_move_the_flag_wind_and_the_cape(scene, keys, expect):
     for _ in range(200):
         y = control.next()
     assert expect(y0, y), (y0, y)
+
+
+def test_play_starts_at_rest_and_feeds_each_frame_its_own_state_and_input(tiny_model, tmp_path):
+    """Frame 0 gets z_{-2} = z_{-1} = the encoded rest mesh and w_0 = [y_0, 0] (the object still
+    before it); frame t gets (z_{t-2}, z_{t-1}) from the previous outputs and w_t = [y_t, y_t - y_{t-1}]."""
+    from animat.surrogate.play import rest_frame
+
+    model = load_model(tiny_model, "sheet")
+    real, calls = model.runtime.frame, []
+
+    class Recording:
+        scene, backend = model.runtime.scene, "numpy"
+
+        def frame(self, z0, z1, w, y):
+            out = real(z0, z1, w, y)
+            calls.append((np.array(z0), np.array(z1), np.array(w), np.array(y), np.array(out[0])))
+            return out
+
+    Y = np.random.default_rng(0).normal(size=(4, 3)).astype(np.float32)
+    play(Model(Recording(), model.pca, model.z_range), Y, tmp_path, every=1, video=False)
+    assert len(calls) == 1 + len(Y)  # the warm-up, then one call per frame
+    rest = model.pca.encode(rest_frame(model.runtime.scene)[0])
+    z0, z1, w, y, _ = calls[1]
+    assert np.array_equal(z0, rest) and np.array_equal(z1, rest) and np.array_equal(y, Y[0])
+    assert np.array_equal(w, np.concatenate([Y[0], np.zeros(3, np.float32)]))
+    for t in range(1, len(Y)):
+        z0, z1, w, y, _ = calls[t + 1]
+        assert np.array_equal(z0, calls[t][1]) and np.array_equal(z1, calls[t][4]) and np.array_equal(y, Y[t])
+        assert np.allclose(w, np.concatenate([Y[t], Y[t] - Y[t - 1]]))
+    assert np.array_equal(np.load(tmp_path / "trajectory.npz")["z"], np.stack([c[4] for c in calls[1:]]))

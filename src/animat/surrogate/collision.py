@@ -47,13 +47,14 @@ def _push_capsule(xp, X, a, ab, radius):
 class Projector:
     """In-place :func:`project` for a fixed vertex count V, with preallocated scratch.
 
-    A cheap prefilter finds the vertices that can be inside a proxy: half the squared distance to
-    the proxy's axis line (for a sphere, to its centre) less the constant ``|a|^2 / 2``,
-    ``|x|^2 / 2 - x . a - ((x - a) . u)^2 / 2`` with ``u`` the unit axis, is a lower bound of the
-    squared distance to the proxy's core; it is computed for all vertices from ``|x|^2`` and
-    matrix-vector products (no (V, 3) broadcast, no temporaries), and when its minimum is below
-    the radius (plus a float32 rounding margin) the candidates go through the exact push of
-    :func:`project`; every other vertex is provably outside and is not touched."""
+    A cheap prefilter finds the vertices that can be inside a proxy. The squared distance ``d^2`` of
+    x to the proxy's axis line through a (for a sphere, to its centre a) is a lower bound of the
+    squared distance to the proxy's core (segment or centre), so a vertex inside has ``d^2 < r^2``.
+    The prefilter evaluates ``(d^2 - |a|^2) / 2 = |x|^2 / 2 - x . a - ((x - a) . u)^2 / 2`` (u the
+    unit axis) for all vertices from ``|x|^2`` and matrix-vector products (no (V, 3) broadcast, no
+    temporaries) and compares it with ``(r^2 - |a|^2) / 2`` plus a float32 rounding margin; when
+    any vertex is below, those candidates go through the exact push of :func:`project`; every
+    other vertex is provably outside and is not touched."""
 
     def __init__(self, n_vertices: int):
         V = int(n_vertices)

@@ -46,7 +46,7 @@ from animat.surrogate.model import Surrogate, alpha_beta_rollout, external_input
 from animat.surrogate.normals import reduced_rank
 from animat.surrogate.runtime import BLAS_THREADS, Runtime, resolve_normals_rank
 from animat.surrogate.scenes import scene_from_dict
-from animat.surrogate.subspace import PCA
+from animat.surrogate.subspace import PCA, range_ratios
 from animat.surrogate.train import model_megabytes, normals_error_degrees
 
 
@@ -186,13 +186,6 @@ def time_runtime(model_dir: Path, pca: PCA, ds, episode: int, frames: int, repea
                 best = min(best, (time.perf_counter() - t0) / max(1, len(Y) - 2))
         out[f"runtime_{backend}_seconds_per_frame"] = float(best)
     return out
-
-
-def range_ratios(Z: np.ndarray, train_Z: np.ndarray) -> np.ndarray:
-    """|z_j - c_j| / h_j for states Z (T, k), with c_j and h_j the centre and half-width of
-    component j's range over the training states train_Z (N, k); (T, k)."""
-    lo, hi = train_Z.min(0), train_Z.max(0)
-    return np.abs(Z - (hi + lo) / 2) / np.maximum((hi - lo) / 2, 1e-9)
 
 
 def stability_check(surrogate: Surrogate, pca: PCA, scene, start: np.ndarray, train_Z: np.ndarray, frames: int,

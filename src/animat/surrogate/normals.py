@@ -13,7 +13,12 @@ frame instead of (k + 1) x 3V.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
+
+from animat.errors import CheckpointError
 
 
 def vertex_normals(X: np.ndarray, triangles: np.ndarray) -> np.ndarray:
@@ -60,6 +65,17 @@ def fit_normal_regression(Z: np.ndarray, N: np.ndarray, ridge: float = 1e-6) -> 
     return np.linalg.solve(G, A.T @ B).astype(np.float32)
 
 
+def load_regression(run_dir: str | os.PathLike) -> np.ndarray:
+    """The regression R (k + 1, 3V) saved by ``animat surrogate train`` in ``run_dir/normals.npz``;
+    CheckpointError when it is missing or unreadable."""
+    path = Path(run_dir) / "normals.npz"
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return z["R"]
+    except (OSError, KeyError, ValueError) as exc:
+        raise CheckpointError(f"cannot read normals file {str(path)!r}: {exc}") from None
+
+
 def predict_normals(R: np.ndarray, z: np.ndarray) -> np.ndarray:
     """R (k + 1, 3V), z (..., k) -> unit normals (..., V, 3)."""
     z = np.asarray(z, np.float32)
@@ -77,7 +93,10 @@ def reduced_rank_factors(R: np.ndarray, singular_values: np.ndarray, rank: int) 
     training frames (Frobenius) is ``R_z V_r V_r^T``, with V_r the top-r right singular vectors of
     ``Z R_z``. PCA coordinates over those frames have zero mean and Gram ``Z^T Z = diag(s^2)``, so
     ``Z R_z`` has the right singular vectors of ``diag(s) R_z``: no data needed. ``A = R_z V_r``,
-    ``B = [V_r^T; intercept]``; rank = k gives R back (to rounding)."""
+    ``B = [V_r^T; intercept]``; rank = k gives R back (to rounding). Keeping the intercept is
+    optimal only because those coordinates have zero mean (``[Z, 1]`` has orthogonal blocks):
+    R must be fitted on the frames the PCA was fitted on, as :func:`animat.surrogate.train.prepare`
+    does (the same sample of training frames)."""
     R = np.asarray(R, np.float64)
     s = np.asarray(singular_values, np.float64)
     Rz = R[:-1]

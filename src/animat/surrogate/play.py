@@ -4,7 +4,7 @@ The cloth starts at rest -- the scene's rest mesh (the flat grid MuJoCo starts f
 the subspace, as both previous states ``z_{-2} = z_{-1}`` -- with the external object held still
 at its first state. Each frame then takes the next external state ``y_t`` of a path that the model
 has never seen: ``random`` draws one from the scene's own generator (sphere strikes, wind changes,
-torso motions; the warm-up frames, in which the object stands still, are skipped) with ``seed``;
+torso motions; its warm-up frames are skipped, as in the recorded data) with ``seed``;
 or a ``.npy`` file of shape (frames, y_dim) gives it. The network input ``w_t`` is built from the
 last three external states by :func:`animat.surrogate.model.external_input` (the object before
 frame 0 stands still, so the first change is zero, as in training), and one call of
@@ -35,7 +35,7 @@ from animat.errors import ConfigError
 from animat.surrogate.collision import penetration_depth
 from animat.surrogate.model import external_input
 from animat.surrogate.runtime import BACKENDS, BLAS_THREADS, Runtime
-from animat.surrogate.subspace import PCA
+from animat.surrogate.subspace import PCA, range_ratios
 
 INSIDE_TOLERANCE_M = 1e-5  # float32 rounding of positions ~1 m from the origin is ~1e-7 m
 
@@ -46,7 +46,7 @@ class Model:
 
     runtime: Runtime
     pca: PCA
-    z_range: Optional[tuple[np.ndarray, np.ndarray]]  # (lo, hi) (k,) over the training frames, or None
+    z_range: Optional[np.ndarray]  # (2, k) per-component [min; max] of z over the training frames, or None
 
 
 def load_model(model_dir: str | os.PathLike, scene: str, backend: str = "numpy") -> Model:
@@ -56,17 +56,20 @@ def load_model(model_dir: str | os.PathLike, scene: str, backend: str = "numpy")
         raise ConfigError(f"--backend must be one of {list(BACKENDS)}, got {backend!r}")
     if not (model_dir / "config.json").is_file():
         raise ConfigError(f"{str(model_dir)!r} holds no config.json; give a run directory of 'animat surrogate train'")
-    cfg = runs.read_json(model_dir / "config.json")
-    trained = cfg.get("scene", {}).get("name")
+    try:
+        cfg = runs.read_json(model_dir / "config.json")
+        trained = cfg["scene"]["name"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"{str(model_dir / 'config.json')!r} is not the config of 'animat surrogate train' ({exc!r})") from None
     if trained != scene:
         raise ConfigError(f"model {str(model_dir)!r} was trained on scene {trained!r}, not {scene!r}")
     pca = PCA.load(model_dir / "pca.npz")
     return Model(Runtime.load(model_dir, backend), pca, training_range(cfg, pca))
 
 
-def training_range(train_cfg: dict, pca: PCA) -> Optional[tuple[np.ndarray, np.ndarray]]:
-    """Per-component (min, max) of the encoded training episodes, read one at a time; None when the
-    dataset is no longer where the run says."""
+def training_range(train_cfg: dict, pca: PCA) -> Optional[np.ndarray]:
+    """(2, k) per-component [min; max] of the encoded training episodes, read one at a time; None
+    when the dataset is no longer where the run says."""
     from animat.surrogate.data import episode_path
 
     lo = hi = None
@@ -78,15 +81,7 @@ def training_range(train_cfg: dict, pca: PCA) -> Optional[tuple[np.ndarray, np.n
             Z = pca.encode(f["X"])
         lo = Z.min(0) if lo is None else np.minimum(lo, Z.min(0))
         hi = Z.max(0) if hi is None else np.maximum(hi, Z.max(0))
-    return None if lo is None else (lo, hi)
-
-
-def range_ratio(z: np.ndarray, z_range: tuple[np.ndarray, np.ndarray]) -> float:
-    """``max_j |z_j - c_j| / h_j`` (centre c, half-width h of the training range; 1 at its edge)."""
-    lo, hi = z_range
-    return float(np.max(np.abs(z - (hi + lo) / 2) / np.maximum((hi - lo) / 2, 1e-9)))
-
-
+    return None if lo is None else np.stack([lo, hi])
 
 
 def external_path(scene, frames: Optional[int], path: str = "random", seed: int = 0) -> np.ndarray:
@@ -101,11 +96,15 @@ def external_path(scene, frames: Optional[int], path: str = "random", seed: int 
         Y = np.load(path, allow_pickle=False)
     except (OSError, ValueError) as exc:
         raise ConfigError(f"--path {str(path)!r}: cannot read a .npy array ({str(exc).splitlines()[0]})") from None
+    if not isinstance(Y, np.ndarray):  # an .npz archive
+        Y.close()
+        raise ConfigError(f"--path {str(path)!r}: cannot read a .npy array (an .npz archive; save one array with numpy.save)")
     want = len(start_state(scene))
     if Y.ndim != 2 or Y.shape[1] != want or len(Y) == 0:
         raise ConfigError(f"--path {str(path)!r}: expected external states of shape (frames, {want}) for scene {scene.name!r}, got {Y.shape}")
-    if not np.issubdtype(Y.dtype, np.number) or not np.isfinite(Y).all():
-        raise ConfigError(f"--path {str(path)!r}: external states must be finite numbers")
+    real = np.issubdtype(Y.dtype, np.integer) or np.issubdtype(Y.dtype, np.floating)
+    if not real or not np.isfinite(Y).all():
+        raise ConfigError(f"--path {str(path)!r}: external states must be finite real numbers, got dtype {Y.dtype}")
     if frames is not None and int(frames) > len(Y):
         raise ConfigError(f"--frames {frames} is more than the {len(Y)} frames in {str(path)!r}")
     return Y[: len(Y) if frames is None else int(frames)].astype(np.float32)
@@ -160,6 +159,8 @@ def play(model: Model, Y: np.ndarray, run_dir: str | os.PathLike, *, every: int 
     trajectory.npz (Y, z per frame, the drawn frames' vertices) and media/play.gif|mp4 (every
     ``every``-th frame at ``video_fps``) into ``run_dir``; returns the summary. ``on_frame(t)`` after
     each frame, ``on_draw(i)`` after each video frame; ``info`` is merged into the summary."""
+    if len(Y) == 0 or int(every) < 1:
+        raise ConfigError(f"play needs at least one frame and every >= 1, got {len(Y)} frames and every={every}")
     run_dir = Path(run_dir)
     scene = model.runtime.scene
     rest, triangles = rest_frame(scene)
@@ -174,7 +175,7 @@ def play(model: Model, Y: np.ndarray, run_dir: str | os.PathLike, *, every: int 
             rows.append({
                 "frame": t, "microseconds": 1e6 * seconds, "finite": int(finite),
                 "mean_speed_mps": float(np.linalg.norm(X - prev, axis=-1).mean() * scene.fps) if finite else float("nan"),
-                "range_ratio": range_ratio(z, model.z_range) if model.z_range is not None and finite else "",
+                "range_ratio": float(range_ratios(z[None], model.z_range).max()) if model.z_range is not None and finite else "",
                 "inside_proxy_vertices": inside_count(X, spheres, capsules) if finite else 0,
             })
             Z.append(z)
@@ -196,7 +197,7 @@ def play(model: Model, Y: np.ndarray, run_dir: str | os.PathLike, *, every: int 
         "nonfinite_frames": int(sum(1 - r["finite"] for r in rows)),
         "inside_proxy_vertices": int(sum(r["inside_proxy_vertices"] for r in rows)),
         "max_range_ratio": float(max(ratios)) if ratios else None,
-        "final_mean_speed_mps": rows[-1]["mean_speed_mps"],
+        "final_mean_speed_mps": rows[-1]["mean_speed_mps"] if rows[-1]["finite"] else None,
         "rest_encoding_error_mm": float(1e3 * np.linalg.norm(model.pca.decode(model.pca.encode(rest)) - rest, axis=-1).mean()),
     }
     runs.atomic_write_csv(run_dir / "metrics.csv", rows, list(rows[0]))
@@ -307,10 +308,11 @@ class Live:
             self.control.mouse(event.xdata, event.ydata)
 
     def advance(self) -> np.ndarray:
-        """One frame: step the surrogate, redraw the cloth and proxies; returns the vertices (V, 3)."""
+        """One frame: step the surrogate, redraw the cloth and proxies; returns the vertices (V, 3) m
+        (with the NumPy runtime its buffer, overwritten by the next frame)."""
         from matplotlib.tri import Triangulation
 
-        from animat.surrogate.video import draw_proxies, lit
+        from animat.surrogate.video import FRONT_LIGHT, draw_proxies, lit
 
         y = self.control.next()
         seconds, _, X, N = self.player.step(y)
@@ -319,7 +321,7 @@ class Live:
         self.artists = []
         if np.isfinite(X).all():
             tri = Triangulation(X[:, 0], X[:, 2], self.triangles)
-            self.artists.append(self.ax.tripcolor(tri, lit(N, np.array([-0.3, -1.0, 0.5])), shading="gouraud", cmap="bone", vmin=-0.2, vmax=1.3))
+            self.artists.append(self.ax.tripcolor(tri, lit(N, FRONT_LIGHT), shading="gouraud", cmap="bone", vmin=-0.2, vmax=1.3))
         xlim, ylim = self.ax.get_xlim(), self.ax.get_ylim()
         self.artists += draw_proxies(self.ax, self.scene, y, (xlim[0] + 0.1, ylim[1] - 0.1))
         self.ax.set_title(f"frame {self.frame}  {1e6 * seconds:.0f} us/frame  (arrows{' / mouse' if self.scene.name == 'sheet' else ''})", fontsize=9)
@@ -349,4 +351,5 @@ def interactive(model: Model) -> None:
     timer = live.fig.canvas.new_timer(interval=int(1000 / live.scene.fps))
     timer.add_callback(tick)
     timer.start()
-    plt.show()
+    with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):  # as in play(): the frame time shown is comparable
+        plt.show()

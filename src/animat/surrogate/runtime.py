@@ -26,7 +26,7 @@ import numpy as np
 
 from animat.errors import ConfigError
 from animat.surrogate.collision import Projector, project
-from animat.surrogate.normals import reduced_rank_factors
+from animat.surrogate.normals import load_regression, reduced_rank_factors
 
 DEFAULT_NORMALS_RANK = 28  # sheet 51 x 51, k = 64: held-out mean normal error 2.92 -> 3.40 deg (see resolve_normals_rank)
 
@@ -215,8 +215,7 @@ class Runtime:
         run_dir = Path(run_dir)
         model = Surrogate.load(run_dir / "checkpoints")
         pca = PCA.load(run_dir / "pca.npz")
-        with np.load(run_dir / "normals.npz") as z:
-            normals = z["R"]
+        normals = load_regression(run_dir)
         scene = scene_from_dict(runs.read_json(run_dir / "config.json")["scene"])
         arrays = {**model.params, **model.stats, "components": pca.components, "mean": pca.mean, "normals": normals,
                   "singular_values": pca.singular_values}

@@ -88,6 +88,14 @@ def fit_pca(frames: np.ndarray, n_components: int | None = None, *, max_samples:
     return PCA(mean.astype(np.float32), vt[:k].astype(np.float32), s[:k].astype(np.float32))
 
 
+def range_ratios(Z: np.ndarray, train_Z: np.ndarray) -> np.ndarray:
+    """|z_j - c_j| / h_j for states Z (T, k), with c_j and h_j the centre and half-width of
+    component j's range over the training states train_Z (N, k) (only their per-component min and
+    max matter: a (2, k) array of them will do); (T, k), 1 at the edge of the range."""
+    lo, hi = train_Z.min(0), train_Z.max(0)
+    return np.abs(Z - (hi + lo) / 2) / np.maximum((hi - lo) / 2, 1e-9)
+
+
 def reconstruction_table(pca: PCA, frames: np.ndarray, ks: Sequence[int], side_m: float) -> list[dict]:
     """Mean and max per-vertex reconstruction error (m and % of cloth side) for each k in ``ks``."""
     X = np.asarray(frames, np.float32)

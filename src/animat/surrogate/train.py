@@ -44,7 +44,7 @@ from animat.evolve.checkpoint import read_checkpoint, save_checkpoint
 from animat.surrogate.alpha_beta import fit_alpha_beta
 from animat.surrogate.data import Dataset, load_dataset
 from animat.surrogate.model import Surrogate, external_input, init_mlp, rollout
-from animat.surrogate.normals import angle_degrees, fit_normal_regression, predict_normals, vertex_normals
+from animat.surrogate.normals import angle_degrees, fit_normal_regression, load_regression, predict_normals, vertex_normals
 from animat.surrogate.subspace import PCA, fit_pca, reconstruction_table
 
 LAST = "last"  # checkpoints/last/: the latest epoch plus optimiser state, one checkpoint, for --resume
@@ -183,11 +183,7 @@ def _reload(cfg: TrainConfig, run_dir: Path, ds: Dataset, stats: dict) -> dict:
     its PCA basis, normals regression, episode split and noise level; ``stats`` from its checkpoint."""
     saved = runs.read_json(run_dir / "config.json")
     pca = PCA.load(run_dir / "pca.npz")
-    try:
-        with np.load(run_dir / "normals.npz") as z:
-            normals = z["R"]
-    except (OSError, KeyError, ValueError) as exc:
-        raise CheckpointError(f"cannot read normals file {str(run_dir / 'normals.npz')!r}: {exc}") from None
+    normals = load_regression(run_dir)
     if pca.components.shape[1] != ds.X[0].shape[1] * 3 or max(saved["test_episode_ids"]) >= len(ds.X):
         raise CheckpointError(f"dataset {str(cfg.data)!r} does not match the run in {str(run_dir)!r} (vertices or episodes differ)")
     Z, W = _encoded(pca, ds)

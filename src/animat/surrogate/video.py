@@ -29,7 +29,8 @@ import numpy as np  # noqa: E402
 from animat.viz.animate import write_gif, write_images  # noqa: E402
 
 AMBIENT = 0.25
-_VIEWS = ((0, 2, np.array([-0.3, -1.0, 0.5])), (1, 2, np.array([1.0, -0.3, 0.5])))  # (horizontal, vertical axis, light)
+FRONT_LIGHT = np.array([-0.3, -1.0, 0.5])  # light direction of the front (x-z) view (two-sided lighting: its sign does not matter)
+_VIEWS = ((0, 2, FRONT_LIGHT), (1, 2, np.array([1.0, -0.3, 0.5])))  # (horizontal, vertical axis, light)
 
 
 def draw_proxies(ax, scene, y: np.ndarray, wind_at: tuple[float, float], axes: tuple[int, int] = (0, 2)) -> list:
