@@ -71,7 +71,7 @@ def train_cmd(
 def replay_cmd(
     source: Path = typer.Argument(..., help="Run directory, or a gene JSON file (degrees)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
-    seconds: Optional[float] = typer.Option(None, "--seconds", "-s", help="Simulated time (s) [the run's, else 20]."),
+    seconds: Optional[float] = typer.Option(None, "--seconds", "-s", help="Simulated time (s) \\[the run's, else 20]."),
     friction: Optional[str] = typer.Option(None, "--friction", help="anisotropic | isotropic (default: the run's, else anisotropic)."),
     anim_seconds: float = typer.Option(10.0, "--anim-seconds", help="Seconds in the GIF."),
 ) -> None:

@@ -47,7 +47,7 @@ def generate_cmd(
     workers: Optional[int] = typer.Option(None, "--workers", "-w", help="Worker processes [1]."),
     backend: Optional[str] = typer.Option(None, "--backend", help="local | ray."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Dataset folder; an existing one is resumed."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file ([generate] and [scene] tables)."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file (\\[generate] and \\[scene] tables)."),
 ) -> None:
     """Simulate reference episodes into a dataset folder (one npz per episode; resumable)."""
     from animat.surrogate.data import generate
@@ -101,7 +101,7 @@ def train_cmd(
     test_episodes: Optional[int] = typer.Option(None, "--test-episodes", help="Held-out episodes (0: 10 %)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Random seed [0]."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file ([train] table)."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file (\\[train] table)."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue this training run from checkpoints/last/ (only --epochs may change)."),
 ) -> None:
     """Fit PCA + alpha/beta and train the residual network through rollouts."""
