@@ -160,7 +160,7 @@ def play_cmd(
     backend: str = typer.Option("numpy", "--backend", help="Runtime: numpy | jax."),
     fps: float = typer.Option(30.0, "--fps", help="Video frame rate; every (scene fps / fps)-th frame is drawn."),
     video: bool = typer.Option(True, "--video/--no-video", help="Write media/play.mp4 (imageio-ffmpeg) or media/play.gif."),
-    interactive: bool = typer.Option(False, "--interactive", help="A window where you move the external object (needs a display)."),
+    interactive: bool = typer.Option(False, "--interactive", help="A window where you move the external object (needs a display; --frames, --path, --out and the video do not apply)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
 ) -> None:
     """Run a trained surrogate live, frame by frame, on a new path of the external object; video + per-frame timing."""
