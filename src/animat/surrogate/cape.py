@@ -107,7 +107,7 @@ class CapeScene(SheetScene):
         d.mocap_pos[0] = y[:3]
         d.mocap_quat[0] = y[3:7] / np.linalg.norm(y[3:7])
 
-    def _record(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def record(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return quat.rotate(quat.conj(quat.normalize(y[3:7])), x - y[:3])
 
     def proxies(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -115,7 +115,7 @@ def rest_frame(scene) -> tuple[np.ndarray, np.ndarray]:
     starts the cloth, with the external object at its warm-up pose (for the cape, the torso at its
     start pose: X is recorded in the torso's frame)."""
     topo = scene.topology()
-    return np.asarray(scene._record(topo["rest"], start_state(scene)), np.float32), topo["triangles"]
+    return np.asarray(scene.record(topo["rest"], start_state(scene)), np.float32), topo["triangles"]
 
 
 def start_state(scene) -> np.ndarray:

@@ -189,7 +189,7 @@ class SheetScene:
         """Impose the external input ``y`` before one physics substep."""
         d.mocap_pos[0] = y
 
-    def _record(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def record(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """World vertex positions (V, 3) -> the recorded X frame (the sheet and flag: unchanged)."""
         return x
 
@@ -243,7 +243,7 @@ class SheetScene:
                 ok = bool(np.all(lengths <= self.max_edge_ratio * rest))
             if not ok:
                 break
-            X[kept] = self._record(x, path[i])
+            X[kept] = self.record(x, path[i])
             Y[kept] = path[i]
             kept += 1
         elapsed = time.perf_counter() - start
