@@ -157,7 +157,7 @@ def play_cmd(
     frames: Optional[int] = typer.Option(None, "--frames", "-f", help="Frames to run at the scene's 60 fps [600; a --path file: all its rows]."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random path."),
     path: str = typer.Option("random", "--path", help="random (the scene's own path generator) | a .npy file of external states (frames, y_dim)."),
-    backend: str = typer.Option("numpy", "--backend", help="Runtime: numpy | jax."),
+    backend: str = typer.Option("numba", "--backend", help="Runtime: numba (one compiled call per frame, the fastest) | numpy | jax | reference (plain NumPy)."),
     fps: float = typer.Option(30.0, "--fps", help="Video frame rate; every (scene fps / fps)-th frame is drawn."),
     video: bool = typer.Option(True, "--video/--no-video", help="Write media/play.mp4 (imageio-ffmpeg) or media/play.gif."),
     interactive: bool = typer.Option(False, "--interactive", help="A window where you move the external object (needs a display; --frames, --path, --out and the video do not apply)."),

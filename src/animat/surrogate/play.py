@@ -49,7 +49,7 @@ class Model:
     z_range: Optional[np.ndarray]  # (2, k) per-component [min; max] of z over the training frames, or None
 
 
-def load_model(model_dir: str | os.PathLike, scene: str, backend: str = "numpy") -> Model:
+def load_model(model_dir: str | os.PathLike, scene: str, backend: str = "numba") -> Model:
     """The training run ``model_dir`` for ``scene``; ConfigError on a missing run, another scene or an unknown backend."""
     model_dir = Path(model_dir)
     if backend not in BACKENDS:

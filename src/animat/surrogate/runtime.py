@@ -1,4 +1,4 @@
-"""The per-frame predictor a game would run (Holden et al. 2019, section 5), in NumPy or jitted JAX.
+"""The per-frame predictor a game would run (Holden et al. 2019, section 5): compiled (numba), NumPy or jitted JAX.
 
 One call of :meth:`Runtime.frame` does everything needed to draw the next frame:
 
@@ -9,18 +9,22 @@ One call of :meth:`Runtime.frame` does everything needed to draw the next frame:
 4. collision projection of the vertices out of the scene's proxies (:mod:`animat.surrogate.collision`).
 
 :func:`frame_step` is the plain definition; it runs with ``xp = numpy`` (the reference the tests
-compare against) or with ``xp = jax.numpy`` under ``jax.jit`` (the ``"jax"`` backend). The
-``"numpy"`` backend is :class:`NumpyFrame`, the same arithmetic rearranged for one CPU core at a
-few microseconds of call overhead per operation: all affine maps folded into the weight matrices,
-one matrix-vector product per layer (the last one also yields ``z A``), one product each for the
-positions and the raw normals, preallocated buffers, collision only for vertices near a proxy.
-``benchmarks/surrogate_speed.py`` times both.
+compare against) or with ``xp = jax.numpy`` under ``jax.jit`` (the ``"jax"`` backend). :func:`fold`
+rearranges the arithmetic for one CPU core: all affine maps folded into the weight matrices, one
+matrix-vector product per layer (the last one also yields ``z A``), one product each for the
+positions and the raw normals. Two backends use it: ``"numpy"`` (:class:`NumpyFrame`: preallocated
+buffers, ~30 NumPy calls at about a microsecond of overhead each, collision only for vertices near a
+proxy) and the default ``"numba"`` (:class:`animat.surrogate.kernel.NumbaFrame`: the whole frame
+in one compiled call, the basis and normals rows stored as int16 with a step per row -- half the
+bytes to stream, vertices within 2.4e-5 m of the float32 ones on held-out sheet frames; the
+fastest, ``benchmarks/surrogate_speed.py`` times them side by side).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -60,6 +64,48 @@ def _fold_input(W: np.ndarray, b: np.ndarray, a: dict, k: int) -> np.ndarray:
                            (b - a["in_mean"] @ Wn)[None]])
 
 
+class Folded(NamedTuple):
+    """The runtime's arrays rearranged for one CPU core (float32, C-contiguous).
+
+    ``mats``: one matrix per layer, bias as the last row. With L > 1 layers: the first acts on
+    ``[z0, z1, w, 1]`` (input normalisation and the alpha/beta ``zbar`` folded in), the middle ones on
+    ``[h, 1]``, the last one on ``[h, z0, z1, w, 1]`` and carries the output de-normalisation, the
+    skip ``zbar`` and the normals' first factor A, yielding ``[z, 1, z A]`` (k + 1 + r,); with L = 1
+    the single matrix acts on ``[z0, z1, w, 1]``. ``positions`` (k + 1, 3V): ``[U; mean]``, so that
+    ``[z, 1] @ positions`` = vertices (V, 3) flattened. ``normals`` (r + 1, 3V): ``[B_r; intercept]``
+    with columns as x..., y..., z... (V each), so that ``[z A, 1] @ normals`` = raw normals (3, V)."""
+
+    mats: list
+    positions: np.ndarray
+    normals: np.ndarray
+
+
+def fold(arrays: dict, layers: int, n_vertices: int) -> Folded:
+    """:attr:`Runtime.arrays` (with ``normals_A`` (k, r), ``normals_B`` (r + 1, 3V)) -> :class:`Folded`
+    (folded in float64, stored as float32)."""
+    a = {n: np.asarray(v, np.float64) for n, v in arrays.items()}
+    k, L, V = a["alpha"].size, int(layers), int(n_vertices)
+    r = a["normals_A"].shape[1]
+    nw = a["in_mean"].size - 2 * k
+    Ws = [a[f"W{i}"] for i in range(L)]
+    bs = [a[f"b{i}"] for i in range(L)]
+    skip = np.concatenate([-np.diag(a["beta"]), np.diag(a["alpha"] + a["beta"]), np.zeros((nw + 1, k))])
+    last_W, last_b = Ws[-1] * a["out_std"], bs[-1] * a["out_std"] + a["out_mean"]
+    if L == 1:
+        mats = [_fold_input(last_W, last_b, a, k) + skip]
+    else:
+        mats = [_fold_input(Ws[0], bs[0], a, k)]
+        mats += [np.concatenate([Ws[i], bs[i][None]]) for i in range(1, L - 1)]
+        mats.append(np.concatenate([last_W, skip[:-1], last_b[None]]))
+    one = np.zeros((mats[-1].shape[0], 1))
+    one[-1] = 1.0  # the input's constant 1 passed through: the 1 after z
+    mats[-1] = np.concatenate([mats[-1], one, mats[-1] @ a["normals_A"]], axis=1)  # -> [z, 1, z A]
+    positions = np.concatenate([a["components"], a["mean"][None]])
+    normals = a["normals_B"].reshape(r + 1, V, 3).transpose(0, 2, 1).reshape(r + 1, 3 * V)  # rows as [x..., y..., z...]
+    return Folded([np.ascontiguousarray(m, np.float32) for m in mats], np.ascontiguousarray(positions, np.float32),
+                  np.ascontiguousarray(normals, np.float32))
+
+
 class NumpyFrame:
     """:func:`frame_step` in NumPy with everything folded and preallocated (float32).
 
@@ -73,27 +119,10 @@ class NumpyFrame:
     internal buffers, overwritten by the next call (copy them to keep them); ``z`` is a copy."""
 
     def __init__(self, arrays: dict, layers: int, n_vertices: int):
-        a = {n: np.asarray(v, np.float64) for n, v in arrays.items()}
-        k, L, V = a["alpha"].size, int(layers), int(n_vertices)
-        r = a["normals_A"].shape[1]
-        H, nw = a["b0"].size if L > 1 else 0, a["in_mean"].size - 2 * k
-        Ws = [a[f"W{i}"] for i in range(L)]
-        bs = [a[f"b{i}"] for i in range(L)]
-        skip = np.concatenate([-np.diag(a["beta"]), np.diag(a["alpha"] + a["beta"]), np.zeros((nw + 1, k))])
-        last_W, last_b = Ws[-1] * a["out_std"], bs[-1] * a["out_std"] + a["out_mean"]
-        if L == 1:
-            mats = [_fold_input(last_W, last_b, a, k) + skip]
-        else:
-            mats = [_fold_input(Ws[0], bs[0], a, k)]
-            mats += [np.concatenate([Ws[i], bs[i][None]]) for i in range(1, L - 1)]
-            mats.append(np.concatenate([last_W, skip[:-1], last_b[None]]))
-        one = np.zeros((mats[-1].shape[0], 1))
-        one[-1] = 1.0  # the input's constant 1 passed through: the 1 after z
-        mats[-1] = np.concatenate([mats[-1], one, mats[-1] @ a["normals_A"]], axis=1)  # -> [z, 1, z A]
-        self.mats = [np.ascontiguousarray(m, np.float32) for m in mats]
-        self.positions_matrix = np.ascontiguousarray(np.concatenate([a["components"], a["mean"][None]]), np.float32)
-        B = a["normals_B"].reshape(r + 1, V, 3).transpose(0, 2, 1).reshape(r + 1, 3 * V)  # rows as [x..., y..., z...]
-        self.normals_matrix = np.ascontiguousarray(B, np.float32)
+        self.mats, self.positions_matrix, self.normals_matrix = fold(arrays, layers, n_vertices)
+        k, L, V = arrays["alpha"].size, int(layers), int(n_vertices)
+        r = arrays["normals_A"].shape[1]
+        H, nw = arrays["b0"].size if L > 1 else 0, arrays["in_mean"].size - 2 * k
         self.k = k
         self._big = np.zeros(H + 2 * k + nw + 1, np.float32)  # [h, z0, z1, w, 1]
         self._big[-1] = 1.0
@@ -171,19 +200,21 @@ def resolve_normals_rank(rank: int | None, k: int) -> int:
     return int(rank)
 
 
-BACKENDS = ("numpy", "jax", "reference")
+BACKENDS = ("numba", "numpy", "jax", "reference")
 BLAS_THREADS = 1  # BLAS threads for a frame loop: a frame is ~30 small products, which more threads only slow down
 
 
 class Runtime:
-    """A trained surrogate ready for per-frame use; ``backend`` is ``"numpy"`` (:class:`NumpyFrame`),
-    ``"jax"`` (jitted :func:`frame_step`) or ``"reference"`` (:func:`frame_step` in plain NumPy).
+    """A trained surrogate ready for per-frame use; ``backend`` is ``"numba"`` (the default, fastest:
+    :class:`animat.surrogate.kernel.NumbaFrame`, compiled when first used in a process and cached
+    on disk, warmed up here), ``"numpy"`` (:class:`NumpyFrame`), ``"jax"`` (jitted :func:`frame_step`)
+    or ``"reference"`` (:func:`frame_step` in plain NumPy).
 
     ``arrays``: network parameters and statistics, ``components`` (k, 3V), ``mean`` (3V,), the full
     normals regression ``normals`` (k + 1, 3V) and the PCA ``singular_values`` (k,) it was fitted
     with; the regression is cut to rank ``normals_rank`` (:func:`resolve_normals_rank`) here."""
 
-    def __init__(self, arrays: dict, layers: int, scene, backend: str = "numpy", normals_rank: int | None = None):
+    def __init__(self, arrays: dict, layers: int, scene, backend: str = "numba", normals_rank: int | None = None):
         if backend not in BACKENDS:
             raise ConfigError(f"runtime backend must be one of {list(BACKENDS)}, got {backend!r}")
         if "singular_values" not in arrays:
@@ -201,11 +232,18 @@ class Runtime:
             self._step = jax.jit(lambda *args: frame_step(consts, self.layers, *args, xp=jnp))
         elif backend == "numpy":
             self._step = NumpyFrame(self.arrays, self.layers, scene.n_vertices)
+        elif backend == "numba":
+            from animat.surrogate.kernel import NumbaFrame  # compiles (or loads the cached kernel) on first import
+
+            k, n_in = self.arrays["alpha"].size, self.arrays["in_mean"].size
+            self._step = NumbaFrame(*fold(self.arrays, self.layers, scene.n_vertices), n_in)
+            zero, no_proxies = np.zeros(k, np.float32), (np.zeros((0, 4), np.float32), np.zeros((0, 7), np.float32))
+            self._step(zero, zero, np.zeros(n_in - 2 * k, np.float32), *no_proxies)  # warm-up: the first call's one-off costs
         else:
             self._step = lambda *args: frame_step(self.arrays, self.layers, *args, xp=np)
 
     @classmethod
-    def load(cls, run_dir: str | os.PathLike, backend: str = "numpy", normals_rank: int | None = None) -> "Runtime":
+    def load(cls, run_dir: str | os.PathLike, backend: str = "numba", normals_rank: int | None = None) -> "Runtime":
         """From a run directory of ``animat surrogate train`` (best checkpoint, PCA, normals)."""
         from animat.surrogate.model import Surrogate
         from animat.surrogate.scenes import scene_from_dict
@@ -228,8 +266,9 @@ class Runtime:
 
     def frame(self, z0, z1, w, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One frame from the two previous states, the network input ``w`` and the scene's
-        recorded external state ``y`` (which places the collision proxies). With the NumPy backend
-        the vertices and normals returned are overwritten by the next call, and the normals (V, 3)
-        are the transpose of a C-contiguous (3, V) buffer."""
+        recorded external state ``y`` (which places the collision proxies). With the numba and NumPy
+        backends the vertices and normals returned are views of internal buffers, overwritten by the
+        next call (copy them to keep them), the normals (V, 3) the transpose of a C-contiguous (3, V)
+        buffer; ``z`` is always a new array."""
         spheres, capsules = self.scene.proxies(np.asarray(y, np.float32))
         return self._step(z0, z1, w, spheres, capsules)
