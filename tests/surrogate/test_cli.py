@@ -55,3 +55,10 @@ def test_cli_generate_train_resume_evaluate_cape(animat_cli, tmp_path):
     assert code == 0, err
     summary = json.loads((tmp_path / "eval" / "summary.json").read_text())
     assert summary["scene"] == "cape" and summary["stability_finite"] and 0 < summary["model_megabytes"] < 16
+    code, _, err = animat_cli(*train, "--epochs", "1", "--split-seed", "3", "--out", str(tmp_path / "split"))
+    assert code == 0, err
+    from animat.surrogate.train import split_episodes
+
+    shuffled = json.loads((tmp_path / "split" / "config.json").read_text())
+    assert shuffled["split_seed"] == 3 and json.loads((model / "config.json").read_text())["split_seed"] == 0
+    assert shuffled["test_episode_ids"] == split_episodes(3, 1, 0, 3)[2] != split_episodes(3, 1, 0, 0)[2]

@@ -108,6 +108,9 @@ def test_stability_check_passes_a_damped_model_and_flags_a_growing_one():
                  "out_mean": jnp.zeros(k), "out_std": jnp.ones(k)}
         results[alpha] = stability_check(Surrogate(params, stats, {}), pca, scene, start, train_Z, 10_000, 300)
     assert results[0.99]["stable"] and results[0.99]["stability_max_range_ratio"] <= 1.0 + 1e-6
+    for alpha in (0.99, 1.01):  # no network: alpha/beta continued from the stop is the surrogate's own settling
+        assert np.isclose(results[alpha]["alpha_beta_settle_speed_ratio"], results[alpha]["settle_speed_ratio"], rtol=1e-3) or alpha > 1
+        assert np.isclose(results[alpha]["alpha_beta_max_spectral_radius"], np.abs(np.roots([1, -(alpha + 0.5), 0.5])).max())
     assert not results[1.01]["stable"] and not results[1.01]["stability_max_range_ratio"] <= 1.5
 
 
@@ -132,3 +135,128 @@ def test_start_noise_correlation_sets_the_velocity_noise():
     assert np.array_equal(np.asarray(start_noise(key, 0.5, 4, 3, 1.0))[0], np.asarray(start_noise(key, 0.5, 4, 3, 1.0))[1])
     # correlation 0 is the independent draw of earlier runs, number for number (their --resume is unchanged)
     assert np.array_equal(np.asarray(start_noise(key, 0.5, 4, 3, 0.0)), np.asarray(0.5 * jax.random.normal(key, (2, 4, 3))))
+
+
+def test_window_motion_and_motion_weighted_draws_follow_the_formula():
+    """Half the windows static, half moving at a constant speed: each moving window's motion is that
+    speed exactly, and the moving share of the draws is (1 + lambda) / 2 (p_i of
+    animat.surrogate.windows with m = 2 mean(m) on the moving half, 0 on the static half)."""
+    from animat.surrogate.windows import WindowSampler, all_windows, window_motion
+
+    k, T, window = 5, 50, 8
+    step = np.array([3.0, 4.0, 0, 0, 0]) * 1e-3  # |dz| = 5e-3 per frame
+    Z = [np.zeros((T, k)), np.arange(T)[:, None] * step[None]]
+    rows = all_windows([T, T], window)
+    motion = window_motion(Z, rows, window)
+    moving = rows[:, 0] == 1
+    assert moving.mean() == 0.5 and np.allclose(motion[moving], 5e-3) and np.all(motion[~moving] == 0)
+    for lam in (0.5, 0.9):
+        drawn = WindowSampler(rows, motion, lam).draw(np.random.default_rng(1), 40_000)
+        assert abs((drawn[:, 0] == 1).mean() - (1 + lam) / 2) < 0.01
+    # weighting off: the uniform draw of earlier runs, number for number
+    a = WindowSampler(rows).draw(np.random.default_rng(7), 16)
+    assert np.array_equal(a, rows[np.random.default_rng(7).integers(0, len(rows), 16)])
+
+
+def test_spaced_selection_windows_cover_the_episodes_evenly():
+    from animat.surrogate.windows import all_windows, spaced_windows
+
+    rows = all_windows([40, 40], 10)  # 31 windows per episode
+    assert np.array_equal(spaced_windows([40, 40], 10, 0), rows) and np.array_equal(spaced_windows([40, 40], 10, 500), rows)
+    picked = spaced_windows([40, 40], 10, 7)
+    assert len(picked) == 7 and np.array_equal(picked[0], [0, 0]) and np.array_equal(picked[-1], [1, 30])
+    assert set(np.diff(picked[:, 0] * 31 + picked[:, 1])) <= {10, 11}  # 61 / 6 = 10.2 apart
+
+
+def test_alpha_beta_on_still_frames_recovers_the_free_dynamics_under_forcing():
+    """The cloth moves freely (known alpha, beta) while the external state is still and is pushed
+    while it moves: the 'still' fit recovers alpha and beta, the fit on all frames does not."""
+    from animat.surrogate.alpha_beta import fit_alpha_beta
+    from animat.surrogate.windows import still_segments
+
+    rng = np.random.default_rng(0)
+    alpha, beta = np.array([0.99, 0.95]), np.array([0.9, 0.8])
+    Z, Y = [], []
+    for _ in range(4):
+        y = np.repeat(rng.normal(size=(10, 3)), 30, axis=0)  # holds of 30 frames ...
+        y[::30] += 1.0  # ... entered by a one-frame move whose frames push the cloth
+        z = [rng.normal(size=2), rng.normal(size=2)]
+        for t in range(2, len(y)):
+            push = 0.5 * rng.normal(size=2) if np.any(y[t] != y[t - 1]) or np.any(y[t - 1] != y[t - 2]) else 0.0
+            z.append(alpha * z[-1] + beta * (z[-1] - z[-2]) + push)
+        Z.append(np.array(z))
+        Y.append(y)
+    pieces = still_segments(Z, Y)
+    assert len(pieces) == 4 * 10 and all(len(p) == 29 for p in pieces[1:])
+    a, b = fit_alpha_beta(pieces)
+    assert np.allclose(a, alpha, atol=1e-5) and np.allclose(b, beta, atol=1e-5)
+    a_all, b_all = fit_alpha_beta(Z)
+    assert not np.allclose(b_all, beta, atol=1e-2)
+
+
+def test_split_seed_shuffles_a_partition_and_zero_keeps_the_last_episodes_held_out():
+    from animat.surrogate.train import split_episodes
+
+    assert split_episodes(20, 2, 3) == (list(range(15)), [15, 16, 17], [18, 19])
+    a = split_episodes(20, 2, 3, seed=1)
+    assert a == split_episodes(20, 2, 3, seed=1) != split_episodes(20, 2, 3, seed=2)
+    assert sorted(a[0] + a[1] + a[2]) == list(range(20)) and [len(p) for p in a] == [15, 3, 2]
+
+
+@pytest.mark.parametrize("option", [{"motion_weighting": 1.5}, {"alpha_beta_frames": "moving"}, {"val_window": 2}, {"val_windows": -1}])
+def test_recipe_options_are_checked(option):
+    from animat.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=next(iter(option))):
+        TrainConfig.build(None, **option)
+
+
+def test_long_window_curriculum_changes_only_the_last_epochs(tiny_dataset, tmp_path):
+    """The same run with and without ``long_window`` for the last of 3 epochs (motion-weighted
+    draws): identical until the switch, different after; selection on evenly spaced windows."""
+    data, _ = tiny_dataset
+    rows = {}
+    for name, extra in {"short": {}, "long": {"long_window": 30, "long_epochs": 1}}.items():
+        summary = train(_cfg(data, epochs=3, motion_weighting=0.5, val_windows=5, val_window=40, alpha_beta_frames="still", **extra), tmp_path / name)
+        rows[name] = [line.split(",")[1] for line in (tmp_path / name / "metrics.csv").read_text().splitlines()[1:]]
+    assert rows["short"][:2] == rows["long"][:2] and rows["short"][2] != rows["long"][2]
+    assert summary["select_windows"] == 5 and summary["select_window_frames"] == 40
+    # alpha/beta fitted on still frames: evaluate also scores the paper's all-frames alpha/beta
+    ev = evaluate(tmp_path / "long", tmp_path / "eval", horizon=30, stability_frames=0)
+    assert np.isfinite(ev["alpha_beta_all_frames_error_percent_of_size"])
+    assert ev["alpha_beta_all_frames_error_percent_of_size"] != ev["alpha_beta_error_percent_of_size"]
+
+
+
+def test_settle_probe_matches_the_stability_check_and_selection_prefers_settled_epochs(tiny_dataset, tmp_path):
+    """A network-free model: the probe's ratio is stability_check's on the same path (damped: small;
+    alpha > 1: large). Training keeps the best validation loss among settled epochs (or all, when none is)."""
+    from animat.surrogate.evaluate import stability_check
+    from animat.surrogate.scenes import get_scene
+    from animat.surrogate.settle import DRIVE_FRAMES, SETTLE_FRAMES, SETTLE_LIMIT, make_probe, probe_inputs
+
+    scene = get_scene("sheet", size=4)
+    k = 3
+    rng = np.random.default_rng(0)
+    basis = np.linalg.qr(rng.normal(size=(3 * scene.n_vertices, k)))[0].T.astype(np.float32)
+    pca = PCA(np.zeros(3 * scene.n_vertices, np.float32), basis, np.ones(k, np.float32))
+    params = init_mlp(jax.random.PRNGKey(0), 2 * k + 6, k, 4, 2)
+    params = {n: jnp.zeros_like(v) if n in ("W1", "b1") else v for n, v in params.items()}
+    inputs = probe_inputs(scene, 2)
+    for alpha in (0.99, 1.01):
+        stats = {"alpha": jnp.full(k, alpha), "beta": jnp.full(k, 0.5), "in_mean": jnp.zeros(2 * k + 6), "in_std": jnp.ones(2 * k + 6),
+                 "out_mean": jnp.zeros(k), "out_std": jnp.ones(k)}
+        z = np.ones(k, np.float32)
+        ratios = make_probe(stats, inputs, z, z, scene.fps)(params)
+        with np.errstate(over="ignore"):  # alpha > 1 grows without bound
+            check = stability_check(Surrogate(params, stats, {}), pca, scene, np.stack([pca.decode(z)] * 2), np.array([[-1.0] * k, [1.0] * k]),
+                                    DRIVE_FRAMES, SETTLE_FRAMES, seed=1)
+        assert np.isclose(ratios[0], check["settle_speed_ratio"], rtol=1e-3) or not np.isfinite(check["settle_speed_ratio"])
+        assert (ratios.max() <= SETTLE_LIMIT) == (alpha < 1)
+
+    data, _ = tiny_dataset
+    summary = train(_cfg(data, epochs=3, settle_probes=2), tmp_path / "probe")
+    lines = (tmp_path / "probe" / "metrics.csv").read_text().splitlines()
+    rows = [dict(zip(lines[0].split(","), line.split(","))) for line in lines[1:]]
+    key = lambda r: (float(r["settle_probe_ratio"]) > SETTLE_LIMIT, float(r["val_loss_m"]))  # noqa: E731
+    assert summary["best_epoch"] == 1 + min(range(3), key=lambda e: key(rows[e]))

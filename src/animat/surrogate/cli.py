@@ -100,6 +100,7 @@ def train_cmd(
     batch: Optional[int] = typer.Option(None, "--batch", help="Windows per batch [16]."),
     test_episodes: Optional[int] = typer.Option(None, "--test-episodes", help="Held-out episodes (0: 10 %)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Random seed [0]."),
+    split_seed: Optional[int] = typer.Option(None, "--split-seed", help="Episode split: 0 holds out the last episodes, another value shuffles them with this seed first [0]."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file (\\[train] table)."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue this training run from checkpoints/last/ (only --epochs may change)."),
@@ -109,7 +110,8 @@ def train_cmd(
 
     _check_scene(scene)
     options = dict(data=str(data) if data is not None else None, components=components, epochs=epochs, batches_per_epoch=batches_per_epoch,
-                   lr=lr, window=window, batch=batch, test_episodes=test_episodes, seed=seed)
+                   lr=lr, window=window, batch=batch, test_episodes=test_episodes, seed=seed,
+                   split_seed=split_seed)
     cfg, run_dir = runs.start_or_resume("surrogate", TrainConfig, resume=resume, config=config, out=out, options=options,
                                         may_change={"epochs": "--epochs"})
     if not cfg.data:

@@ -20,10 +20,17 @@ finite; the largest |z_j - c_j| / h_j over frames and components, where c_j and 
 and half-width of component j's range over the training frames (acceptance: <= 1.5; the component
 and, for scale, the same ratio of the reference's own held-out episodes are reported too); and the mean
 vertex speed over the last second of the settling phase divided by the mean speed while driven
-(the cloth settles toward rest when this is small; acceptance used here: <= 0.1).
+(the cloth settles toward rest when this is small; acceptance used here: <= 0.1). Beside it, the
+same ratio for alpha/beta alone continued from the surrogate's last two driven states, and the
+largest spectral radius of the alpha/beta recurrence (:func:`max_spectral_radius`): they tell
+whether the baseline itself is under-damped or the network adds energy.
+
+Models whose alpha/beta were fitted on still frames only (``alpha_beta_frames = "still"``) are also
+compared with alpha/beta fitted on every training frame, the paper's baseline
+(``alpha_beta_all_frames_error_percent_of_size``).
 
 Timing: the per-frame runtime (:mod:`animat.surrogate.runtime`: step + decompression + normals +
-collision projection), NumPy and jitted JAX, best of ``timing_repeats`` passes over ``horizon``
+collision projection), numba, NumPy and jitted JAX, best of ``timing_repeats`` passes over ``horizon``
 frames, against the reference's recorded MuJoCo seconds per frame (all substeps) from the dataset.
 """
 
@@ -40,6 +47,7 @@ from threadpoolctl import threadpool_limits
 
 from animat import runs
 from animat.errors import ConfigError
+from animat.surrogate.alpha_beta import fit_alpha_beta
 from animat.surrogate.collision import project
 from animat.surrogate.data import dataset_stats, load_dataset
 from animat.surrogate.model import Surrogate, alpha_beta_rollout, external_input, rollout
@@ -117,7 +125,9 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
                          ds.Y[first["episode"]][first["start"] : first["start"] + horizon], run_dir / "media" / "rollout.gif",
                          scene=sc, error=np.linalg.norm(shown - Xref, axis=-1))
 
-    train_Z = np.concatenate([pca.encode(ds.X[i]) for i in train_cfg["train_episode_ids"] if i < len(ds.X)])
+    train_eps = [pca.encode(ds.X[i]) for i in train_cfg["train_episode_ids"] if i < len(ds.X)]
+    train_Z = np.concatenate(train_eps)
+    all_frames = all_frames_alpha_beta(train_eps, pca, ds, test_ids, horizon) if train_cfg.get("alpha_beta_frames", "all") != "all" else None
     stability = stability_check(surrogate, pca, sc, ds.X[test_ids[-1]][:2], train_Z, stability_frames, settle_frames) if stability_frames else {}
     # the same ratio for the reference's own held-out episodes: how far the scene itself leaves the training range
     reference_ratio = max(float(range_ratios(pca.encode(ds.X[i]), train_Z).max()) for i in test_ids)
@@ -140,12 +150,14 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
         "alpha_beta_error_percent_of_size": alpha_beta_err,
         "surrogate_below_alpha_beta_percent": 100 * (1 - surrogate_err / alpha_beta_err),
         "pca_floor_error_percent_of_size": float(np.mean(errs["pca_floor"]) * 100 / side),
+        **({"alpha_beta_all_frames_error_percent_of_size": all_frames,
+            "surrogate_below_alpha_beta_all_frames_percent": 100 * (1 - surrogate_err / all_frames)} if all_frames is not None else {}),
         **normals_error_degrees(normals, pca, held, ds.topology["triangles"]),
         **runtime_normals_error(normals, pca, held, ds.topology["triangles"]),
         "model_megabytes": model_megabytes(surrogate, pca, normals),
         **timing,
         "reference_seconds_per_frame": float(reference_spf),
-        "speedup_vs_reference": float(reference_spf / min(timing["runtime_numpy_seconds_per_frame"], timing["runtime_jax_seconds_per_frame"])),
+        "speedup_vs_reference": float(reference_spf / min(timing.values())),
         **stability,
         "reference_held_out_range_ratio": reference_ratio,
         "components": int(pca.n_components), "model": str(model_dir), "data": str(data), "jax_backend": jax.default_backend(),
@@ -154,6 +166,20 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
                                                      "stability_frames": int(stability_frames), "settle_frames": int(settle_frames)})
     runs.atomic_write_json(run_dir / "summary.json", summary)
     return summary
+
+
+def all_frames_alpha_beta(train_eps: list[np.ndarray], pca: PCA, ds, test_ids: list[int], horizon: int) -> float:
+    """Held-out error (% of size, the segments of :func:`evaluate`) of alpha/beta fitted on every
+    training frame (the paper's baseline), for a model whose alpha/beta were fitted on still frames."""
+    alpha, beta = fit_alpha_beta(train_eps)
+    stats = {"alpha": jnp.asarray(alpha), "beta": jnp.asarray(beta)}
+    errs = []
+    for i in test_ids:
+        Z = pca.encode(ds.X[i])
+        for s in range(0, len(Z) - horizon + 1, horizon):
+            Za = np.concatenate([Z[s : s + 2], np.asarray(alpha_beta_rollout(stats, jnp.asarray(Z[s]), jnp.asarray(Z[s + 1]), horizon - 2))])
+            errs.append(float(np.linalg.norm(pca.decode(Za) - ds.X[i][s : s + horizon], axis=-1).mean()))
+    return float(np.mean(errs) * 100 / ds.side_m)
 
 
 def runtime_normals_error(normals: np.ndarray, pca: PCA, X: np.ndarray, triangles: np.ndarray) -> dict:
@@ -165,13 +191,13 @@ def runtime_normals_error(normals: np.ndarray, pca: PCA, X: np.ndarray, triangle
 
 
 def time_runtime(model_dir: Path, pca: PCA, ds, episode: int, frames: int, repeats: int) -> dict:
-    """Best-of-``repeats`` seconds per frame of :class:`Runtime` (NumPy and JAX) over ``frames``
+    """Best-of-``repeats`` seconds per frame of :class:`Runtime` (numba, NumPy and JAX) over ``frames``
     frames of held-out episode ``episode`` (the inputs are precomputed, as a game's would be), with
     one BLAS thread as in ``animat surrogate play``."""
     out = {}
     Y = ds.Y[episode][:frames]
     pca_z = pca.encode(ds.X[episode][:2])
-    for backend in ("numpy", "jax"):
+    for backend in ("numba", "numpy", "jax"):
         rt = Runtime.load(model_dir, backend)
         W = external_input(Y, rt.scene.name)
         best = np.inf
@@ -188,6 +214,14 @@ def time_runtime(model_dir: Path, pca: PCA, ds, episode: int, frames: int, repea
     return out
 
 
+def max_spectral_radius(alpha: np.ndarray, beta: np.ndarray) -> float:
+    """Largest |root| over components of z^2 - (alpha + beta) z + beta = 0, the characteristic
+    equation of the alpha/beta recurrence: free motion decays by this factor per frame (> 1 grows)."""
+    a, b = np.asarray(alpha, np.complex128), np.asarray(beta, np.complex128)
+    disc = np.sqrt((a + b) ** 2 - 4 * b)
+    return float(np.max(np.abs(np.stack([(a + b + disc) / 2, (a + b - disc) / 2]))))
+
+
 def stability_check(surrogate: Surrogate, pca: PCA, scene, start: np.ndarray, train_Z: np.ndarray, frames: int,
                     settle_frames: int = 600, seed: int = 12345) -> dict:
     """Long free rollout then settling (see the module docstring); returns flat summary keys.
@@ -202,16 +236,22 @@ def stability_check(surrogate: Surrogate, pca: PCA, scene, start: np.ndarray, tr
     finite = bool(np.isfinite(Zr).all())
     ratios = range_ratios(Zr, train_Z) if finite else None
     range_ratio = float(ratios.max()) if finite else float("inf")
-    settle_ratio = float("nan")
+    settle_ratio = alpha_beta_ratio = float("nan")
     if finite and settle_frames:  # |dz| = |dx| (orthonormal basis): the ratio of RMS vertex speeds
         speed = np.linalg.norm(np.diff(Zr, axis=0), axis=1)
         last = max(1, min(int(scene.fps), int(settle_frames)))
-        settle_ratio = float(speed[-last:].mean() / max(float(speed[: int(frames) - 3].mean()), 1e-12))
+        driven = max(float(speed[: int(frames) - 3].mean()), 1e-12)
+        settle_ratio = float(speed[-last:].mean() / driven)
+        # alpha/beta alone from the surrogate's last two driven states: is the baseline itself under-damped?
+        Za = np.asarray(alpha_beta_rollout(stats, jnp.asarray(Zr[int(frames) - 4]), jnp.asarray(Zr[int(frames) - 3]), int(settle_frames)))
+        alpha_beta_ratio = float(np.linalg.norm(np.diff(Za, axis=0), axis=1)[-last:].mean() / driven)
     return {
         "stability_frames": int(frames), "settle_frames": int(settle_frames),
         "stability_finite": finite,
         "stability_max_range_ratio": range_ratio,
         "stability_worst_component": int(ratios.max(0).argmax()) if finite else -1,
         "settle_speed_ratio": settle_ratio,
+        "alpha_beta_settle_speed_ratio": alpha_beta_ratio,
+        "alpha_beta_max_spectral_radius": max_spectral_radius(np.asarray(stats["alpha"]), np.asarray(stats["beta"])),
         "stable": bool(finite and range_ratio <= 1.5 and (not settle_frames or settle_ratio <= 0.1)),
     }

@@ -127,3 +127,11 @@ class Surrogate:
         params = {k.split("/", 1)[1]: jnp.asarray(v) for k, v in arrays.items() if k.startswith("param/")}
         stats = {k.split("/", 1)[1]: jnp.asarray(v) for k, v in arrays.items() if k.startswith("stat/")}
         return cls(params, stats, manifest["config"])
+
+
+def alpha_beta_only(surrogate: Surrogate) -> Surrogate:
+    """The same model with the residual network switched off (last layer and output mean zero):
+    :func:`rollout` with it is the alpha/beta baseline."""
+    last = len(surrogate.params) // 2 - 1
+    params = {**surrogate.params, f"W{last}": jnp.zeros_like(surrogate.params[f"W{last}"]), f"b{last}": jnp.zeros_like(surrogate.params[f"b{last}"])}
+    return Surrogate(params, {**surrogate.stats, "out_mean": jnp.zeros_like(surrogate.stats["out_mean"])}, dict(surrogate.config))

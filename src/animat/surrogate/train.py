@@ -14,9 +14,23 @@ The basis is orthonormal, so the subspace error has the Euclidean norm of the de
 (metres); this is ~100x cheaper than decoding every frame of every window. The PCA floor is
 reported separately by ``evaluate``. ``loss = L1(pos) + velocity_weight * L1(vel)``.
 
-Episodes split into [train | validation | held-out test] (the last ones held out). The checkpoint
-kept in ``checkpoints/`` is the epoch with the lowest validation rollout loss (the training windows'
-loss when there are no validation episodes); ``checkpoints/last/`` holds the latest epoch as one
+Deviations from the paper's recipe, each an option (off by default, so earlier runs resume with
+the same draws) with the measurement behind it in the configs: ``motion_weighting`` draws training
+windows with probability rising with the cloth's motion (:mod:`animat.surrogate.windows`; with holds
+in the data about a third of the windows are cloth at rest, where alpha/beta is already right);
+``alpha_beta_frames = "still"`` fits alpha/beta on the frames where the external objects stand
+still, i.e. on the cloth's free motion (fitted on every frame the sphere's pushes are absorbed into
+the coefficients and the first component is left undamped); ``long_window`` frames per window
+for the last ``long_epochs`` epochs (a curriculum: 32-frame windows never show the network the
+seconds over which cloth comes to rest); ``settle_probes`` keeps the best validation epoch among
+those that settle when the external objects stop on random paths (:mod:`animat.surrogate.settle`).
+
+Episodes split into [train | validation | held-out test] (the last ones held out, or shuffled first
+with ``split_seed``). The checkpoint kept in ``checkpoints/`` is the epoch with the lowest rollout
+loss on ``val_windows`` evenly spaced validation windows of ``val_window`` frames (default 256 of
+120, evaluate's horizon: the selection then scores what the evaluation scores, drift included,
+unweighted as the evaluation is; the training windows when there are no validation episodes);
+``checkpoints/last/`` holds the latest epoch as one
 checkpoint (:func:`animat.evolve.checkpoint.save_checkpoint`, ``last/checkpoints/gen-<epoch>`` and its
 ``latest.json``: network, statistics, optimiser state and random-number state, verified by sha256), from which ``--resume`` continues exactly with the run's
 saved PCA basis, split and normals regression.
@@ -43,9 +57,12 @@ from animat.errors import CheckpointError, ConfigError
 from animat.evolve.checkpoint import read_checkpoint, save_checkpoint
 from animat.surrogate.alpha_beta import fit_alpha_beta
 from animat.surrogate.data import Dataset, load_dataset
-from animat.surrogate.model import Surrogate, external_input, init_mlp, rollout
+from animat.surrogate.model import Surrogate, alpha_beta_only, external_input, init_mlp, rollout
 from animat.surrogate.normals import angle_degrees, fit_normal_regression, load_regression, predict_normals, vertex_normals
+from animat.surrogate.scenes import scene_from_dict
+from animat.surrogate.settle import SETTLE_LIMIT, make_probe, probe_inputs
 from animat.surrogate.subspace import PCA, fit_pca, reconstruction_table
+from animat.surrogate.windows import WindowSampler, all_windows, gather, spaced_windows, still_segments, window_motion
 
 LAST = "last"  # checkpoints/last/: the latest epoch plus optimiser state, one checkpoint, for --resume
 
@@ -70,6 +87,14 @@ class TrainConfig:
     pca_samples: int = 4000
     checkpoint_every: int = 10
     seed: int = 0
+    split_seed: int = 0  # 0: the last episodes held out; otherwise the episodes shuffled with this seed before the split
+    motion_weighting: float = 0.0  # 0: windows drawn uniformly; lambda in (0, 1]: weighted by motion (animat.surrogate.windows)
+    alpha_beta_frames: str = "all"  # all | still: fit alpha/beta on every frame, or only where the external state is unchanged
+    val_windows: int = 256  # best-epoch selection: this many evenly spaced validation windows (0: all)
+    val_window: int = 120  # ... of this many frames (at most the shortest validation episode), the evaluation horizon
+    long_window: int = 0  # > 0: windows of this many frames ...
+    long_epochs: int = 0  # ... for the last this many epochs
+    settle_probes: int = 0  # > 0: best epoch only among those that settle on this many random paths (animat.surrogate.settle)
 
     @classmethod
     def build(cls, config_file: Optional[str | Path] = None, **options: Any) -> "TrainConfig":
@@ -93,11 +118,22 @@ class TrainConfig:
             raise ConfigError(f"noise_correlation must be within [-1, 1], got {cfg.noise_correlation}")
         if not cfg.lr > 0:
             raise ConfigError(f"lr must be > 0, got {cfg.lr}")
+        if not 0.0 <= cfg.motion_weighting <= 1.0:
+            raise ConfigError(f"motion_weighting must be within [0, 1], got {cfg.motion_weighting}")
+        if cfg.alpha_beta_frames not in ("all", "still"):
+            raise ConfigError(f"alpha_beta_frames must be 'all' or 'still', got {cfg.alpha_beta_frames!r}")
+        if cfg.long_window < 0 or cfg.long_epochs < 0 or (cfg.long_epochs and cfg.long_window < 3):
+            raise ConfigError(f"long_window must be >= 3 frames and long_epochs >= 0, got {cfg.long_window} and {cfg.long_epochs}")
+        if cfg.settle_probes < 0:
+            raise ConfigError(f"settle_probes must be >= 0, got {cfg.settle_probes}")
+        if cfg.val_windows < 0 or cfg.val_window < 3:
+            raise ConfigError(f"val_windows must be >= 0 and val_window >= 3, got {cfg.val_windows} and {cfg.val_window}")
         return cfg
 
 
-def split_episodes(n: int, test_episodes: int, val_episodes: int = 0) -> tuple[list[int], list[int], list[int]]:
-    """Training, validation and held-out episode indices, in that order along the episodes."""
+def split_episodes(n: int, test_episodes: int, val_episodes: int = 0, seed: int = 0) -> tuple[list[int], list[int], list[int]]:
+    """Training, validation and held-out episode indices: in that order along the episodes (``seed``
+    0), or along the episodes shuffled by ``numpy.random.default_rng(seed)``; each list sorted."""
     n_test = int(test_episodes) if test_episodes else max(1, n // 10)
     if n < 2 or not 1 <= n_test < n:
         raise ConfigError(f"need at least one training and one held-out episode; have {n} episodes, test_episodes={test_episodes}")
@@ -105,13 +141,9 @@ def split_episodes(n: int, test_episodes: int, val_episodes: int = 0) -> tuple[l
     n_val = (max(1, rest // 10) if rest >= 3 else 0) if val_episodes < 0 else int(val_episodes)
     if not 0 <= n_val < rest:
         raise ConfigError(f"val_episodes={val_episodes} leaves no training episode of the {rest} not held out")
-    return list(range(rest - n_val)), list(range(rest - n_val, rest)), list(range(rest, n))
-
-
-def _windows(lengths: list[int], window: int) -> np.ndarray:
-    """(N, 2) array of (episode, start frame) for every full window."""
-    rows = [(e, t) for e, T in enumerate(lengths) for t in range(0, T - window + 1)]
-    return np.array(rows, np.int64).reshape(-1, 2)
+    order = np.random.default_rng(seed).permutation(n) if seed else np.arange(n)
+    train, val, test = (sorted(int(i) for i in part) for part in (order[: rest - n_val], order[rest - n_val : rest], order[rest:]))
+    return train, val, test
 
 
 def make_loss(velocity_weight: float) -> Callable:
@@ -146,14 +178,14 @@ def _encoded(pca: PCA, ds: Dataset) -> tuple[list[np.ndarray], list[np.ndarray]]
 
 def prepare(cfg: TrainConfig, ds: Dataset) -> dict:
     """PCA, alpha/beta, statistics, normals regression and encoded episodes."""
-    train_ids, val_ids, test_ids = split_episodes(len(ds.X), cfg.test_episodes, cfg.val_episodes)
+    train_ids, val_ids, test_ids = split_episodes(len(ds.X), cfg.test_episodes, cfg.val_episodes, cfg.split_seed)
     frames = np.concatenate([ds.X[i] for i in train_ids])
     k_max = min(frames.shape[0], frames.shape[1] * 3)
     if cfg.components > k_max:
         raise ConfigError(f"components={cfg.components} exceeds what {frames.shape[0]} training frames of {frames.shape[1]} vertices allow ({k_max})")
     pca = fit_pca(frames, cfg.components, max_samples=cfg.pca_samples, seed=cfg.seed)
     Z, W = _encoded(pca, ds)
-    alpha, beta = fit_alpha_beta([Z[i] for i in train_ids])
+    alpha, beta = fit_alpha_beta(_alpha_beta_pieces(cfg.alpha_beta_frames, [Z[i] for i in train_ids], [ds.Y[i] for i in train_ids]))
     # statistics of the network's input and output, from the teacher-forced training data
     ins, outs = [], []
     for i in train_ids:
@@ -176,6 +208,19 @@ def prepare(cfg: TrainConfig, ds: Dataset) -> dict:
     normals = fit_normal_regression(z_train[sample], vertex_normals(frames[sample], triangles))
     return {"pca": pca, "Z": Z, "W": W, "train_ids": train_ids, "val_ids": val_ids, "test_ids": test_ids, "stats": stats,
             "noise_std": noise_std, "w_dim": int(W[0].shape[1]), "normals": normals}
+
+
+def _alpha_beta_pieces(frames: str, Z: list[np.ndarray], Y: list[np.ndarray]) -> list[np.ndarray]:
+    """The trajectories alpha/beta are fitted on: whole episodes (``all``, the paper) or only the
+    pieces where the external state is unchanged (``still``: the cloth's free motion, which the
+    damped-velocity model describes; fitted on every frame, the sheet's first component got a
+    spectral radius of 1.0003, i.e. no damping, from the sphere's pushes)."""
+    if frames == "all":
+        return Z
+    pieces = still_segments(Z, Y)
+    if sum(max(0, len(p) - 2) for p in pieces) < 3:
+        raise ConfigError("alpha_beta_frames='still': the training episodes have no frames where the external state stays unchanged")
+    return pieces
 
 
 def _reload(cfg: TrainConfig, run_dir: Path, ds: Dataset, stats: dict) -> dict:
@@ -204,18 +249,28 @@ def model_megabytes(surrogate: Surrogate, pca: PCA, normals: np.ndarray) -> floa
     return float(sum(np.asarray(a).nbytes for a in arrays) / 1e6)
 
 
-def _gather(Z: list[np.ndarray], W: list[np.ndarray], ids: list[int], idx: np.ndarray, window: int):
-    Zw = np.stack([Z[ids[e]][t : t + window] for e, t in idx])
-    Ww = np.stack([W[ids[e]][t : t + window] for e, t in idx])
-    return Zw, Ww
-
-
 def _fixed_windows(Z, W, ids: list[int], window: int, rng: np.random.Generator, count: int = 64):
     """Up to ``count`` random full windows of episodes ``ids`` (for loss curves), or None."""
-    win = _windows([len(Z[i]) for i in ids], window)
+    win = all_windows([len(Z[i]) for i in ids], window)
     if len(win) == 0:
         return None
-    return _gather(Z, W, ids, win[rng.choice(len(win), min(len(win), count), replace=False)], window)
+    return gather(Z, W, ids, win[rng.choice(len(win), min(len(win), count), replace=False)], window)
+
+
+def _sampler(cfg: TrainConfig, Z: list[np.ndarray], rows: np.ndarray, window: int) -> WindowSampler:
+    """Training draws over ``rows`` (windows of ``window`` frames of the episodes Z)."""
+    return WindowSampler(rows, window_motion(Z, rows, window) if cfg.motion_weighting else None, cfg.motion_weighting)
+
+
+def _selection_windows(cfg: TrainConfig, Z, W, ids: list[int]):
+    """Best-epoch selection windows: ``cfg.val_windows`` evenly spaced windows of ``cfg.val_window``
+    frames (at most the shortest episode of ``ids``, at least ``cfg.window``) -> (Zw, Ww, frames)."""
+    lengths = [len(Z[i]) for i in ids]
+    frames = max(cfg.window, min(cfg.val_window, min(lengths)))
+    rows = spaced_windows(lengths, frames, cfg.val_windows)
+    if len(rows) == 0:
+        raise ConfigError(f"the validation episodes are too short for windows of {cfg.window} frames; lower --window")
+    return (*gather(Z, W, ids, rows, frames), frames)
 
 
 def _save_last(folder: Path, model: Surrogate, opt_state, noise_key, rng: np.random.Generator, state: dict) -> None:
@@ -271,14 +326,19 @@ def train(
         pca.save(run_dir / "pca.npz")
         runs.atomic_save_npz(run_dir / "normals.npz", R=prep["normals"])
 
-    train_win = _windows([len(Z[i]) for i in train_ids], cfg.window)
+    train_win = all_windows([len(Z[i]) for i in train_ids], cfg.window)
     rng = np.random.default_rng(cfg.seed)
     held = _fixed_windows(Z, W, test_ids, cfg.window, rng)
     if len(train_win) == 0 or held is None:
         raise ConfigError(f"episodes are too short for windows of {cfg.window} frames; generate more frames or lower --window")
     fixed_train = _fixed_windows(Z, W, train_ids, cfg.window, rng)  # no noise: the rollout loss on training data
-    val = _fixed_windows(Z, W, val_ids, cfg.window, rng) if val_ids else None
-    select = val if val is not None else fixed_train
+    *select, select_frames = _selection_windows(cfg, Z, W, val_ids or train_ids)
+    samplers = {cfg.window: _sampler(cfg, [Z[i] for i in train_ids], train_win, cfg.window)}
+    if cfg.long_window and cfg.long_epochs:
+        long_rows = all_windows([len(Z[i]) for i in train_ids], cfg.long_window)
+        if len(long_rows) == 0:
+            raise ConfigError(f"no training episode has long_window={cfg.long_window} frames")
+        samplers[cfg.long_window] = _sampler(cfg, [Z[i] for i in train_ids], long_rows, cfg.long_window)
 
     k, w_dim = pca.n_components, prep["w_dim"]
     hidden = max(1, int(round(cfg.hidden_mult * k)))
@@ -299,6 +359,7 @@ def train(
 
     _eval = jax.jit(lambda p, st, Zw, Ww: loss_fn(p, st, Zw, Ww, jnp.zeros((2,) + Zw[:, 0].shape)))
     eval_loss = lambda p, windows: float(_eval(p, stats, *windows))  # noqa: E731
+    baseline = alpha_beta_only(Surrogate(params, stats, {}))
     model_config = {"components": k, "layers": cfg.layers, "hidden": hidden, "w_dim": w_dim, "scene": scene_name}
     if resume:
         treedef = jax.tree_util.tree_structure(opt_state)
@@ -309,21 +370,28 @@ def train(
         noise_key = jnp.asarray(saved["noise_key"])
         state = saved_meta["state"]
         rng.bit_generator.state = state.pop("rng")
+        if state["best_epoch"]:  # the kept checkpoint scored on this code's selection windows (earlier runs used 64 random ones)
+            state["best_select_loss_m"] = eval_loss(Surrogate.load(ckpt_dir).params, select)
     else:
-        last = cfg.layers - 1
-        alpha_beta_params = {**params, f"W{last}": jnp.zeros_like(params[f"W{last}"]), f"b{last}": jnp.zeros_like(params[f"b{last}"])}
         noise_key = jax.random.PRNGKey(cfg.seed + 1)
         state = {"epoch": 0, "best_epoch": 0, "best_select_loss_m": float("inf"), "seconds": 0.0,
                  "initial_test_loss_m": eval_loss(params, held), "initial_train_rollout_loss_m": eval_loss(params, fixed_train),
-                 "alpha_beta_test_loss_m": float(_eval(alpha_beta_params, {**stats, "out_mean": jnp.zeros_like(stats["out_mean"])}, *held)),
+                 "alpha_beta_test_loss_m": float(_eval(baseline.params, baseline.stats, *held)),
                  "rows": []}
+    state.setdefault("alpha_beta_select_loss_m", float(_eval(baseline.params, baseline.stats, *select)))
+    probe = None
+    if cfg.settle_probes:
+        sc = scene_from_dict(ds.meta["scene"])
+        start = Z[(val_ids or train_ids)[0]]
+        probe = make_probe(stats, probe_inputs(sc, cfg.settle_probes), start[0], start[1], sc.fps)
+        state.setdefault("best_settle_ratio", float("inf"))
     rows: list[dict] = state["rows"]
     for epoch in range(int(state["epoch"]), cfg.epochs):
         t0 = time.perf_counter()
         losses = []
+        window = cfg.long_window if cfg.long_window and epoch >= cfg.epochs - cfg.long_epochs else cfg.window
         for _ in range(per_epoch):
-            idx = train_win[rng.integers(0, len(train_win), cfg.batch)]
-            Zw, Ww = _gather(Z, W, train_ids, idx, cfg.window)
+            Zw, Ww = gather(Z, W, train_ids, samplers[window].draw(rng, cfg.batch), window)
             noise_key, sub = jax.random.split(noise_key)
             noise = start_noise(sub, prep["noise_std"], cfg.batch, k, cfg.noise_correlation)
             params, opt_state, loss = update(params, opt_state, jnp.asarray(Zw), jnp.asarray(Ww), noise)
@@ -335,11 +403,19 @@ def train(
         row = {"epoch": epoch, "train_loss_m": train_loss, "val_loss_m": select_loss, "test_loss_m": eval_loss(params, held),
                "lr": float(schedule((epoch + 1) * per_epoch - 1)), "seconds": time.perf_counter() - t0}
         rows.append(row)
-        runs.atomic_write_csv(run_dir / "metrics.csv", rows, list(row))
         model = Surrogate(params, stats, model_config)
-        if select_loss < state["best_select_loss_m"]:
-            model.save(ckpt_dir, extra={"epoch": epoch + 1, "val_loss_m": select_loss, "test_loss_m": row["test_loss_m"]})
+        better = select_loss < state["best_select_loss_m"]
+        if probe is not None:  # settled epochs first, then the validation loss
+            row["settle_probe_ratio"] = settle = float(probe(params).max())
+            settled, best_settled = settle <= SETTLE_LIMIT, state["best_settle_ratio"] <= SETTLE_LIMIT
+            better = (settled and not best_settled) or (settled == best_settled and better)
+        runs.atomic_write_csv(run_dir / "metrics.csv", rows, list(row))
+        if better:
+            model.save(ckpt_dir, extra={"epoch": epoch + 1, "val_loss_m": select_loss, "test_loss_m": row["test_loss_m"],
+                                        **({"settle_probe_ratio": row["settle_probe_ratio"]} if probe is not None else {})})
             state.update(best_epoch=epoch + 1, best_select_loss_m=select_loss)
+            if probe is not None:
+                state["best_settle_ratio"] = row["settle_probe_ratio"]
         state.update(epoch=epoch + 1, seconds=state["seconds"] + row["seconds"], rows=rows)
         if (epoch + 1) % cfg.checkpoint_every == 0 or epoch + 1 == cfg.epochs:
             _save_last(ckpt_dir / LAST, model, opt_state, noise_key, rng, state)
@@ -349,8 +425,7 @@ def train(
     from animat.viz.plots import series_plot
 
     curves = {"train": [r["train_loss_m"] for r in rows], "held-out": [r["test_loss_m"] for r in rows]}
-    if val is not None:
-        curves["validation"] = [r["val_loss_m"] for r in rows]
+    curves[f"{'validation' if val_ids else 'train'} ({select_frames} frames)"] = [r["val_loss_m"] for r in rows]
     series_plot(np.arange(1, len(rows) + 1), curves, run_dir / "plots" / "loss.png", ylabel="rollout L1 loss (m)",
                 title=f"surrogate training ({scene_name}, k={k})")
     best = Surrogate.load(ckpt_dir)
@@ -358,8 +433,10 @@ def train(
     table = reconstruction_table(pca, held_frames, sorted({1, 2, 4, 8, 16, 32, 64, 128, 256, k} & set(range(1, k + 1))), ds.side_m)
     summary = {
         "components": k, "hidden": hidden, "layers": cfg.layers, "epochs": cfg.epochs, "batches_per_epoch": per_epoch,
-        "train_windows": int(len(train_win)), "train_episodes": len(train_ids), "val_episodes": len(val_ids), "test_episodes": len(test_ids),
+        "train_windows": int(len(train_win)), "select_windows": int(len(select[0])), "select_window_frames": int(select_frames),
+        "train_episodes": len(train_ids), "val_episodes": len(val_ids), "test_episodes": len(test_ids),
         "best_epoch": int(state["best_epoch"]), "initial_test_loss_m": state["initial_test_loss_m"], "alpha_beta_test_loss_m": state["alpha_beta_test_loss_m"],
+        "alpha_beta_select_loss_m": state["alpha_beta_select_loss_m"], "best_select_loss_m": state["best_select_loss_m"],
         "best_test_loss_m": eval_loss(best.params, held),
         "initial_train_rollout_loss_m": state["initial_train_rollout_loss_m"], "final_train_rollout_loss_m": eval_loss(params, fixed_train),
         "final_train_loss_m": rows[-1]["train_loss_m"], "final_test_loss_m": rows[-1]["test_loss_m"],
