@@ -106,3 +106,14 @@ def test_cape_follows_the_torso_in_its_frame_and_input_is_in_that_frame():
     assert np.allclose(tilted[:, 6:9], [1, 0, 0], atol=1e-6)  # pitched 90 deg about y: gravity along body +x
     sphere, capsule = scene.proxies(Y[0])
     assert sphere.shape == (0, 4) and capsule.shape == (1, 7)
+
+
+def test_stopped_external_state_holds_the_sphere_and_torso_and_zeroes_the_wind():
+    """The settling checks stop the external objects: the sheet's sphere and the cape's torso stay
+    where they are (held state), the flag's wind drops to zero (a held wind keeps a flag fluttering)."""
+    y = np.array([[0.3, -0.2, 1.1]], np.float32)
+    np.testing.assert_array_equal(get_scene("sheet", size=5).stopped(y), y)
+    cape_y = np.arange(7, dtype=np.float32)[None]
+    np.testing.assert_array_equal(get_scene("cape", size=5).stopped(cape_y), cape_y)
+    wind = get_scene("flag", size=5).stopped(y)
+    assert wind.shape == y.shape and not wind.any()

@@ -15,9 +15,9 @@ regression, float32.
 
 Stability: the surrogate alone is rolled ``stability_frames`` (10 000) frames from a held-out start,
 driven by a fresh random input path of the scene, then ``settle_frames`` more with the external
-state frozen at its last value (the external objects stop). Reported: whether every frame is
-finite; the largest |z_j - c_j| / h_j over frames and components, where c_j and h_j are the centre
-and half-width of component j's range over the training frames (acceptance: <= 1.5; the component
+state stopped (``scene.stopped``: the sphere or torso held where it is, the wind zero).
+Reported: whether every frame is finite; the largest |z_j - c_j| / h_j over frames and components,
+where c_j and h_j are the centre and half-width of component j's range over the training frames (acceptance: <= 1.5; the component
 and, for scale, the same ratio of the reference's own held-out episodes are reported too); and the mean
 vertex speed over the last second of the settling phase divided by the mean speed while driven
 (the cloth settles toward rest when this is small; acceptance used here: <= 0.1). Beside it, the
@@ -228,7 +228,7 @@ def stability_check(surrogate: Surrogate, pca: PCA, scene, start: np.ndarray, tr
     start: (2, V, 3) the two first frames; train_Z (N, k) training subspace states."""
     rng = np.random.default_rng(seed)
     Y = scene.controls(int(frames), rng)[scene.warmup_frames :].astype(np.float32)
-    Y = np.concatenate([Y, np.repeat(Y[-1:], int(settle_frames), axis=0)])
+    Y = np.concatenate([Y, np.repeat(scene.stopped(Y[-1:]), int(settle_frames), axis=0)])
     W = external_input(Y, scene.name)
     Z = pca.encode(start)
     params, stats = surrogate.params, surrogate.stats

@@ -75,5 +75,10 @@ class FlagScene(SheetScene):
         force = (0.5 * self.air_density * self.drag_coefficient * area * un * np.abs(un))[:, None] * unit
         d.xfrc_applied[state["bodies"], :3] = force[state["free"]]
 
+    def stopped(self, y: np.ndarray) -> np.ndarray:
+        """The wind stopped: zero wind (a held wind keeps a real flag fluttering, so holding the last
+        wind vector is not "the external objects stop")."""
+        return np.zeros_like(y)
+
     def proxies(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros((0, 4), np.float32), np.zeros((0, 7), np.float32)  # nothing to hit

@@ -2,7 +2,7 @@
 
 The surrogate is rolled ``DRIVE_FRAMES`` frames along ``n`` fresh random paths of the scene's
 external objects (seeds ``1 .. n``: never the path of ``evaluate``'s stability check, seed 12345),
-then ``SETTLE_FRAMES`` frames with the external state frozen, from two given starting states, all
+then ``SETTLE_FRAMES`` frames with the external objects stopped (``scene.stopped``), from two given starting states, all
 paths in one batched, jitted rollout. Per path, the settle ratio is the one of
 :func:`animat.surrogate.evaluate.stability_check`: mean |z_t - z_{t-1}| over the last second
 divided by its mean while driven (the basis is orthonormal, so a ratio of RMS vertex speeds); a
@@ -26,11 +26,11 @@ SETTLE_LIMIT = 0.1  # the acceptance value evaluate uses
 
 
 def probe_inputs(scene, paths: int) -> np.ndarray:
-    """(DRIVE_FRAMES + SETTLE_FRAMES, paths, w) network inputs: random drives, then frozen."""
+    """(DRIVE_FRAMES + SETTLE_FRAMES, paths, w) network inputs: random drives, then stopped."""
     inputs = []
     for seed in range(1, int(paths) + 1):
         Y = scene.controls(DRIVE_FRAMES, np.random.default_rng(seed))[scene.warmup_frames :].astype(np.float32)
-        Y = np.concatenate([Y, np.repeat(Y[-1:], SETTLE_FRAMES, axis=0)])
+        Y = np.concatenate([Y, np.repeat(scene.stopped(Y[-1:]), SETTLE_FRAMES, axis=0)])
         inputs.append(external_input(Y, scene.name))
     return np.stack(inputs, axis=1)
 

@@ -198,6 +198,11 @@ class SheetScene:
         """The flex vertices' collision radius (as in :meth:`mjcf`)."""
         return min(0.005, self.side_m / (int(self.size) - 1) / 4)
 
+    def stopped(self, y: np.ndarray) -> np.ndarray:
+        """External state(s) ``y`` (..., y_dim) with the external objects stopped where they are:
+        the sphere (and the cape's torso, whose velocities are differences of Y) held in place."""
+        return np.asarray(y)
+
     def proxies(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Collision proxies in the recorded X frame for external state ``y``: spheres (S, 4)
         ``[centre, radius]`` and capsules (C, 7) ``[a, b, radius]`` in metres (radii include the
