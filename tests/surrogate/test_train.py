@@ -203,7 +203,8 @@ def test_split_seed_shuffles_a_partition_and_zero_keeps_the_last_episodes_held_o
     assert sorted(a[0] + a[1] + a[2]) == list(range(20)) and [len(p) for p in a] == [15, 3, 2]
 
 
-@pytest.mark.parametrize("option", [{"motion_weighting": 1.5}, {"alpha_beta_frames": "moving"}, {"val_window": 2}, {"val_windows": -1}])
+@pytest.mark.parametrize("option", [{"motion_weighting": 1.5}, {"alpha_beta_frames": "moving"}, {"val_window": 2}, {"val_windows": -1},
+                                    {"split_seed": -1}])
 def test_recipe_options_are_checked(option):
     from animat.errors import ConfigError
 

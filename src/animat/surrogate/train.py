@@ -124,6 +124,8 @@ class TrainConfig:
             raise ConfigError(f"alpha_beta_frames must be 'all' or 'still', got {cfg.alpha_beta_frames!r}")
         if cfg.long_window < 0 or cfg.long_epochs < 0 or (cfg.long_epochs and cfg.long_window < 3):
             raise ConfigError(f"long_window must be >= 3 frames and long_epochs >= 0, got {cfg.long_window} and {cfg.long_epochs}")
+        if isinstance(cfg.split_seed, bool) or not isinstance(cfg.split_seed, int) or cfg.split_seed < 0:
+            raise ConfigError(f"split_seed must be an integer >= 0, got {cfg.split_seed!r}")
         if cfg.settle_probes < 0:
             raise ConfigError(f"settle_probes must be >= 0, got {cfg.settle_probes}")
         if cfg.val_windows < 0 or cfg.val_window < 3:
