@@ -117,3 +117,31 @@ def test_stopped_external_state_holds_the_sphere_and_torso_and_zeroes_the_wind()
     np.testing.assert_array_equal(get_scene("cape", size=5).stopped(cape_y), cape_y)
     wind = get_scene("flag", size=5).stopped(y)
     assert wind.shape == y.shape and not wind.any()
+
+
+def _still_stretches(path: np.ndarray, frames: int) -> list[np.ndarray]:
+    """Positions where ``path`` (T, 3) stands still for at least ``frames`` consecutive frames."""
+    same = np.all(path[1:] == path[:-1], axis=1)
+    starts, run, out = 0, 0, []
+    for t, s in enumerate(same):
+        run = run + 1 if s else 0
+        if run == frames - 1:
+            out.append(path[t])
+    return out
+
+
+def test_stop_anywhere_holds_the_sphere_between_away_and_through_points():
+    """Default paths hold only away from the cloth (|y| >= 3 r + 0.2); with stop_anywhere = 1 every
+    segment also stops part-way, so some holds are nearer the cloth plane; out-of-range rejected."""
+    rng = lambda: np.random.default_rng(4)  # noqa: E731
+    near = 3 * 0.1 + 0.2
+    plain = get_scene("sheet", size=5, hold_seconds=(0.5, 0.5))
+    holds = _still_stretches(plain.ball_path(3000, rng())[plain.warmup_frames :], 30)
+    assert holds and all(abs(p[1]) >= near - 1e-9 for p in holds)
+    anywhere = get_scene("sheet", size=5, hold_seconds=(0.5, 0.5), stop_anywhere=1.0)
+    path = anywhere.ball_path(3000, rng())
+    assert path.shape == (3000 + anywhere.warmup_frames, 3) and np.isfinite(path).all()
+    holds = _still_stretches(path[anywhere.warmup_frames :], 30)
+    assert sum(abs(p[1]) < near for p in holds) >= 5
+    with pytest.raises(ConfigError, match="stop_anywhere"):
+        get_scene("sheet", stop_anywhere=1.5)

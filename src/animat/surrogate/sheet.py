@@ -60,6 +60,7 @@ class SheetScene:
     max_edge_ratio: float = 3.0
     strike_seconds: tuple[float, float] = (0.5, 1.2)  # duration of one path segment
     hold_seconds: tuple[float, float] = (0.0, 1.0)  # pause at a point away from the cloth
+    stop_anywhere: float = 0.0  # probability that a path segment also stops part-way for a hold (0: holds only away from the cloth)
 
 
     @classmethod
@@ -74,6 +75,8 @@ class SheetScene:
             raise ConfigError(f"{scene.name} size must be >= 3 vertices per side, got {scene.size}")
         if int(scene.fps) <= 0 or int(scene.substeps) <= 0:
             raise ConfigError(f"fps and substeps must be > 0, got {scene.fps} and {scene.substeps}")
+        if not 0.0 <= float(scene.stop_anywhere) <= 1.0:
+            raise ConfigError(f"stop_anywhere must be a probability in [0, 1], got {scene.stop_anywhere}")
         return scene
 
     def to_dict(self) -> dict:
@@ -145,7 +148,9 @@ class SheetScene:
     def ball_path(self, frames: int, rng: np.random.Generator) -> np.ndarray:
         """(frames + warmup, 3) sphere centres: waypoints alternating between points away from the
         cloth and points just through it, joined by smoothstep segments of random duration, with
-        random holds at the away points."""
+        random holds at the away points; with probability ``stop_anywhere`` a segment also stops at a
+        random frame for a hold of ``hold_seconds`` (the sphere stopped near or in the cloth, as when a
+        game's object stops anywhere), then goes on to its target."""
         total = frames + self.warmup_frames
         half, cz, r = self.side_m / 2, self.top_z_m - self.side_m / 2, self.ball_radius_m
         away_y = (3 * r + 0.2, 3 * r + 0.6)
@@ -174,8 +179,13 @@ class SheetScene:
             steps = max(2, int(round(rng.uniform(*self.strike_seconds) * self.fps)))
             s = np.arange(1, steps + 1) / steps
             s = s * s * (3 - 2 * s)
-            out.append(pos[None] + s[:, None] * (target - pos)[None])
-            pos, striking, count = target, not striking, count + steps
+            segment = pos[None] + s[:, None] * (target - pos)[None]
+            if self.stop_anywhere and rng.uniform() < self.stop_anywhere:  # no extra draw when 0: old paths unchanged
+                cut = int(rng.integers(1, steps))
+                still = int(round(rng.uniform(*self.hold_seconds) * self.fps))
+                segment = np.concatenate([segment[:cut], np.repeat(segment[cut - 1 : cut], still, axis=0), segment[cut:]])
+            out.append(segment)
+            pos, striking, count = target, not striking, count + len(segment)
         return np.concatenate(out)[:total].astype(np.float64)
 
     def controls(self, frames: int, rng: np.random.Generator) -> np.ndarray:
