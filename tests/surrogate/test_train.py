@@ -64,6 +64,10 @@ def test_training_lowers_loss_keeps_best_checkpoint_resumes_and_evaluates(tiny_d
                 "runtime_numpy_seconds_per_frame", "runtime_jax_seconds_per_frame", "model_megabytes"):
         assert np.isfinite(ev[key]) and ev[key] >= 0
     assert ev["pca_floor_error_percent_of_size"] <= ev["surrogate_error_percent_of_size"] + 1e-6
+    # the speed-up divides the reference timed in this run (the recorded time is reported beside it)
+    fastest = min(ev[f"runtime_{b}_seconds_per_frame"] for b in ("numba", "numpy", "jax"))
+    assert ev["reference_seconds_per_frame"] > 0 and ev["reference_seconds_per_frame_recorded"] > 0
+    assert ev["speedup_vs_reference"] == pytest.approx(ev["reference_seconds_per_frame"] / fastest)
 
     # the runtime (NumPy and JAX) reproduces the model's rollout + decoding, projected out of the sphere
     from animat.surrogate.collision import max_penetration

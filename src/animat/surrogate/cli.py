@@ -1,4 +1,4 @@
-"""``animat surrogate generate|train|evaluate|play SCENE``: subspace neural physics for cloth."""
+"""``animat surrogate generate|train|evaluate|play|divergence SCENE``: subspace neural physics for cloth."""
 
 from __future__ import annotations
 
@@ -136,6 +136,7 @@ def evaluate_cmd(
     stability_frames: int = typer.Option(10_000, "--stability-frames", help="Free surrogate rollout to check for blow-ups (0: skip)."),
     settle_frames: int = typer.Option(600, "--settle-frames", help="Frames after the free rollout with the external objects stopped."),
     video: bool = typer.Option(True, "--video/--no-video", help="Write media/rollout.gif (reference | surrogate | error colour map)."),
+    reference_frames: int = typer.Option(60, "--reference-frames", help="Time the reference simulation over this many frames for the speed-up (0: use the time recorded in the dataset)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
 ) -> None:
     """Held-out rollout error (% of cloth size) of surrogate, alpha/beta-only and PCA floor; speed."""
@@ -144,11 +145,11 @@ def evaluate_cmd(
     _check_scene(scene)
     if horizon < 3:
         raise ConfigError(f"--horizon must be >= 3 frames, got {horizon}")
-    if stability_frames < 0 or settle_frames < 0:
-        raise ConfigError(f"--stability-frames and --settle-frames must be >= 0, got {stability_frames} and {settle_frames}")
+    if stability_frames < 0 or settle_frames < 0 or reference_frames < 0:
+        raise ConfigError(f"--stability-frames, --settle-frames and --reference-frames must be >= 0, got {stability_frames}, {settle_frames} and {reference_frames}")
     run_dir = runs.new_run_dir("surrogate", "evaluate", out)
     summary = evaluate(model, run_dir, data=str(data) if data is not None else None, horizon=horizon, scene=scene,
-                       stability_frames=stability_frames, settle_frames=settle_frames, video=video)
+                       stability_frames=stability_frames, settle_frames=settle_frames, video=video, reference_frames=reference_frames)
     print_summary(summary, run_dir)
 
 
@@ -190,3 +191,35 @@ def play_cmd(
                             on_draw=lambda i: progress.update(draw_task, completed=i + 1),
                             info={"model": str(model), "path": path, "seed": seed if path == "random" else None})
     print_summary(summary, run_dir)
+
+
+@app.command("divergence")
+def divergence_cmd(
+    scene: str = typer.Argument(..., help="Scene: sheet | flag | cape."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file (\\[scene] table; frames and seed from \\[generate])."),
+    episodes: int = typer.Option(6, "--episodes", "-e", help="Episodes (those of a dataset generated with the same seed)."),
+    frames: Optional[int] = typer.Option(None, "--frames", "-f", help="Frames per episode [the config's, else 300]."),
+    perturb: float = typer.Option(1e-3, "--perturb", help="Std of the Gaussian noise added to the external path, Y's units (m; the flag's wind m/s)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the episodes' paths [the config's, else 0]."),
+    horizon: int = typer.Option(120, "--horizon", help="Segment length of evaluate's protocol (frames)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
+) -> None:
+    """Predictability floor: the gap between two reference runs whose external paths differ by noise of std --perturb."""
+    from animat.surrogate.divergence import check_inputs, divergence, segment_starts, write_run
+    from animat.surrogate.scenes import get_scene
+
+    _check_scene(scene)
+    generate = _section(config, "generate")
+    frames = int(frames if frames is not None else generate.get("frames", 300))
+    seed = int(seed if seed is not None else generate.get("seed", 0))
+    check_inputs(episodes, frames, perturb, seed, horizon)
+    sc = get_scene(scene, **_section(config, "scene"))
+    run_dir = runs.new_run_dir("surrogate", "divergence", out)
+    runs.atomic_write_json(run_dir / "config.json", {"scene": sc.to_dict(), "config": str(config) if config else None, "episodes": episodes,
+                                                     "frames": frames, "perturb": perturb, "seed": seed, "horizon": horizon})
+    per_episode = 1 + len({0, *segment_starts(frames, horizon)})
+    with Progress(*_columns("reference runs", ""), console=console) as progress:
+        task = progress.add_task("divergence", total=episodes * per_episode)
+        summary, gaps = divergence(sc, episodes, frames, perturb, seed, horizon, on_run=lambda: progress.advance(task))
+    write_run(run_dir, summary, gaps, sc.fps)
+    print_summary({k: v for k, v in summary.items() if k != "scene_options"}, run_dir)
