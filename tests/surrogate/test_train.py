@@ -227,7 +227,9 @@ def test_long_window_curriculum_changes_only_the_last_epochs(tiny_dataset, tmp_p
     assert rows["short"][:2] == rows["long"][:2] and rows["short"][2] != rows["long"][2]
     assert summary["select_windows"] == 5 and summary["select_window_frames"] == 40
     # alpha/beta fitted on still frames: evaluate also scores the paper's all-frames alpha/beta
-    ev = evaluate(tmp_path / "long", tmp_path / "eval", horizon=30, stability_frames=0)
+    ev = evaluate(tmp_path / "long", tmp_path / "eval", horizon=30, stride=15, stability_frames=0, reference_frames=0)
+    assert ev["segments"] == 3 * len(runs.read_json(tmp_path / "long" / "config.json")["test_episode_ids"])  # starts 0, 15, 30 of 60 frames
+    assert ev["reference_seconds_per_frame"] == ev["reference_seconds_per_frame_recorded"]  # reference_frames=0: the recorded time
     assert np.isfinite(ev["alpha_beta_all_frames_error_percent_of_size"])
     assert ev["alpha_beta_all_frames_error_percent_of_size"] != ev["alpha_beta_error_percent_of_size"]
 

@@ -1,7 +1,9 @@
 """Held-out rollouts: surrogate vs alpha/beta-only vs the PCA floor; normals, size, speed, stability.
 
-For every held-out episode and every start ``s = 0, horizon, 2*horizon, ...`` with a full
-``horizon``-frame segment, both models start from the reference's two first frames (encoded) and
+For every held-out episode and every start ``s = 0, stride, 2*stride, ...`` with a full
+``horizon``-frame segment (default every 30 frames: overlapping segments, so that the starts cover
+the episodes' phases; starting only at 0, horizon, ... would start half of the 300-frame episodes'
+segments from the same cloth at rest after the warm-up), both models start from the reference's two first frames (encoded) and
 roll forward on their own predictions for ``horizon`` frames, driven by the reference's external
 state. Where the scene has collision proxies, the surrogate is also scored after its decoded
 vertices are projected out of them (``surrogate_projected``, see ``animat.surrogate.collision``).
@@ -61,12 +63,14 @@ from animat.surrogate.subspace import PCA, range_ratios
 from animat.surrogate.train import model_megabytes, normals_error_degrees
 
 
-def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] = None, horizon: int = 120,
+def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] = None, horizon: int = 120, stride: int = 30,
              scene: Optional[str] = None, timing_repeats: int = 5, stability_frames: int = 10_000,
              settle_frames: int = 600, video: bool = False, reference_frames: int = 60) -> dict:
     model_dir, run_dir = Path(model_dir), Path(run_dir)
     if int(horizon) < 3:
         raise ConfigError(f"horizon must be >= 3 frames, got {horizon}")
+    if int(stride) < 1:
+        raise ConfigError(f"stride must be >= 1 frame, got {stride}")
     if not (model_dir / "config.json").is_file():
         raise ConfigError(f"{str(model_dir)!r} holds no config.json; give a run directory of 'animat surrogate train'")
     train_cfg = runs.read_json(model_dir / "config.json")
@@ -94,7 +98,7 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
     for i in test_ids:
         X, W = ds.X[i], external_input(ds.Y[i], sc.name)
         Z = pca.encode(X)
-        for s in range(0, len(X) - horizon + 1, horizon):
+        for s in range(0, len(X) - horizon + 1, int(stride)):
             Xr = X[s : s + horizon]
             Zs, Za = run_both(jnp.asarray(Z[s]), jnp.asarray(Z[s + 1]), jnp.asarray(W[s + 2 : s + horizon]))
             preds = {
@@ -131,7 +135,7 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
 
     train_eps = [pca.encode(ds.X[i]) for i in train_cfg["train_episode_ids"] if i < len(ds.X)]
     train_Z = np.concatenate(train_eps)
-    all_frames = all_frames_alpha_beta(train_eps, pca, ds, test_ids, horizon) if train_cfg.get("alpha_beta_frames", "all") != "all" else None
+    all_frames = all_frames_alpha_beta(train_eps, pca, ds, test_ids, horizon, int(stride)) if train_cfg.get("alpha_beta_frames", "all") != "all" else None
     stability = stability_check(surrogate, pca, sc, ds.X[test_ids[-1]][:2], train_Z, stability_frames, settle_frames) if stability_frames else {}
     # the same ratio for the reference's own held-out episodes: how far the scene itself leaves the training range
     reference_ratio = max(float(range_ratios(pca.encode(ds.X[i]), train_Z).max()) for i in test_ids)
@@ -148,7 +152,7 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
     alpha_beta_err = float(np.mean(errs["alpha_beta"]) * 100 / side)
     held = np.concatenate([ds.X[i] for i in test_ids])
     summary = {
-        "scene": sc.name, "segments": segments, "horizon_frames": int(horizon),
+        "scene": sc.name, "segments": segments, "horizon_frames": int(horizon), "stride_frames": int(stride),
         "surrogate_error_percent_of_size": surrogate_err,
         **({"surrogate_projected_error_percent_of_size": float(np.mean(errs["surrogate_projected"]) * 100 / side)} if has_proxies else {}),
         "alpha_beta_error_percent_of_size": alpha_beta_err,
@@ -167,13 +171,13 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
         "reference_held_out_range_ratio": reference_ratio,
         "components": int(pca.n_components), "model": str(model_dir), "data": str(data), "jax_backend": jax.default_backend(),
     }
-    runs.atomic_write_json(run_dir / "config.json", {"model": str(model_dir), "data": str(data), "horizon": int(horizon),
+    runs.atomic_write_json(run_dir / "config.json", {"model": str(model_dir), "data": str(data), "horizon": int(horizon), "stride": int(stride),
                                                      "stability_frames": int(stability_frames), "settle_frames": int(settle_frames)})
     runs.atomic_write_json(run_dir / "summary.json", summary)
     return summary
 
 
-def all_frames_alpha_beta(train_eps: list[np.ndarray], pca: PCA, ds, test_ids: list[int], horizon: int) -> float:
+def all_frames_alpha_beta(train_eps: list[np.ndarray], pca: PCA, ds, test_ids: list[int], horizon: int, stride: int) -> float:
     """Held-out error (% of size, the segments of :func:`evaluate`) of alpha/beta fitted on every
     training frame (the paper's baseline), for a model whose alpha/beta were fitted on still frames."""
     alpha, beta = fit_alpha_beta(train_eps)
@@ -181,7 +185,7 @@ def all_frames_alpha_beta(train_eps: list[np.ndarray], pca: PCA, ds, test_ids: l
     errs = []
     for i in test_ids:
         Z = pca.encode(ds.X[i])
-        for s in range(0, len(Z) - horizon + 1, horizon):
+        for s in range(0, len(Z) - horizon + 1, stride):
             Za = np.concatenate([Z[s : s + 2], np.asarray(alpha_beta_rollout(stats, jnp.asarray(Z[s]), jnp.asarray(Z[s + 1]), horizon - 2))])
             errs.append(float(np.linalg.norm(pca.decode(Za) - ds.X[i][s : s + horizon], axis=-1).mean()))
     return float(np.mean(errs) * 100 / ds.side_m)
