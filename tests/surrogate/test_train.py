@@ -207,8 +207,24 @@ def test_split_seed_shuffles_a_partition_and_zero_keeps_the_last_episodes_held_o
     assert sorted(a[0] + a[1] + a[2]) == list(range(20)) and [len(p) for p in a] == [15, 3, 2]
 
 
+def test_weight_decay_shrinks_parameters_by_lr_times_decay_per_step():
+    import jax.numpy as jnp
+    import optax
+
+    from animat.surrogate.train import optimizer
+
+    params, zero = {"W": jnp.ones((3, 2))}, {"W": jnp.zeros((3, 2))}
+    for decay, factor in ((0.0, 1.0), (2.0, 1 - 1e-2 * 2.0)):
+        opt = optimizer(1e-2, decay)
+        state, p = opt.init(params), params
+        for _ in range(3):  # zero gradients: only the decay moves the weights
+            updates, state = opt.update(zero, state, p)
+            p = optax.apply_updates(p, updates)
+        assert np.allclose(p["W"], factor ** 3, rtol=1e-6)
+
+
 @pytest.mark.parametrize("option", [{"motion_weighting": 1.5}, {"alpha_beta_frames": "moving"}, {"val_window": 2}, {"val_windows": -1},
-                                    {"split_seed": -1}])
+                                    {"split_seed": -1}, {"weight_decay": -0.1}])
 def test_recipe_options_are_checked(option):
     from animat.errors import ConfigError
 

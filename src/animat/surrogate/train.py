@@ -35,7 +35,8 @@ checkpoint (:func:`animat.evolve.checkpoint.save_checkpoint`, ``last/checkpoints
 ``latest.json``: network, statistics, optimiser state and random-number state, verified by sha256), from which ``--resume`` continues exactly with the run's
 saved PCA basis, split and normals regression.
 
-Learning rate ``lr`` x ``lr_decay`` ** epoch (AMSGrad, ``optax.amsgrad``).
+Learning rate ``lr`` x ``lr_decay`` ** epoch (AMSGrad, ``optax.amsgrad``; with ``weight_decay`` > 0 the
+decoupled weight decay of AdamW (Loshchilov & Hutter 2019) is added to AMSGrad's step).
 """
 
 from __future__ import annotations
@@ -95,6 +96,7 @@ class TrainConfig:
     long_window: int = 0  # > 0: windows of this many frames ...
     long_epochs: int = 0  # ... for the last this many epochs
     settle_probes: int = 0  # > 0: best epoch only among those that settle on this many random paths (animat.surrogate.settle)
+    weight_decay: float = 0.0  # decoupled weight decay (Loshchilov & Hutter 2019) after the AMSGrad scaling; 0: plain AMSGrad
 
     @classmethod
     def build(cls, config_file: Optional[str | Path] = None, **options: Any) -> "TrainConfig":
@@ -126,6 +128,8 @@ class TrainConfig:
             raise ConfigError(f"long_window must be >= 3 frames and long_epochs >= 0, got {cfg.long_window} and {cfg.long_epochs}")
         if isinstance(cfg.split_seed, bool) or not isinstance(cfg.split_seed, int) or cfg.split_seed < 0:
             raise ConfigError(f"split_seed must be an integer >= 0, got {cfg.split_seed!r}")
+        if not cfg.weight_decay >= 0:
+            raise ConfigError(f"weight_decay must be >= 0, got {cfg.weight_decay}")
         if cfg.settle_probes < 0:
             raise ConfigError(f"settle_probes must be >= 0, got {cfg.settle_probes}")
         if cfg.val_windows < 0 or cfg.val_window < 3:
@@ -162,6 +166,15 @@ def make_loss(velocity_weight: float) -> Callable:
         return pos + velocity_weight * vel
 
     return loss_fn
+
+
+def optimizer(schedule: Callable | float, weight_decay: float = 0.0) -> optax.GradientTransformation:
+    """AMSGrad (``optax.amsgrad``, the paper's optimiser); with ``weight_decay`` > 0 each step also
+    subtracts ``lr x weight_decay x`` the parameters, the decoupled weight decay of AdamW
+    (Loshchilov & Hutter 2019, "Decoupled weight decay regularization")."""
+    if not weight_decay:
+        return optax.amsgrad(schedule)
+    return optax.chain(optax.scale_by_amsgrad(), optax.add_decayed_weights(weight_decay), optax.scale_by_learning_rate(schedule))
 
 
 def start_noise(key: jax.Array, std: float, batch: int, k: int, correlation: float = 0.0) -> jax.Array:
@@ -350,7 +363,7 @@ def train(
 
     per_epoch = cfg.batches_per_epoch or min(200, max(1, math.ceil(len(train_win) / cfg.batch)))
     schedule = optax.exponential_decay(cfg.lr, transition_steps=per_epoch, decay_rate=cfg.lr_decay, staircase=True)
-    opt = optax.amsgrad(schedule)
+    opt = optimizer(schedule, cfg.weight_decay)
     opt_state = opt.init(params)
 
     @jax.jit
