@@ -133,6 +133,7 @@ def evaluate_cmd(
     model: Path = typer.Option(..., "--model", "-m", help="Run directory of 'surrogate train'."),
     data: Optional[Path] = typer.Option(None, "--data", "-d", help="Dataset folder (default: the one trained on)."),
     horizon: int = typer.Option(120, "--horizon", help="Rollout length (frames)."),
+    stride: int = typer.Option(30, "--stride", help="Frames between the starts of the held-out rollouts."),
     stability_frames: int = typer.Option(10_000, "--stability-frames", help="Free surrogate rollout to check for blow-ups (0: skip)."),
     settle_frames: int = typer.Option(600, "--settle-frames", help="Frames after the free rollout with the external objects stopped."),
     video: bool = typer.Option(True, "--video/--no-video", help="Write media/rollout.gif (reference | surrogate | error colour map)."),
@@ -143,12 +144,12 @@ def evaluate_cmd(
     from animat.surrogate.evaluate import evaluate
 
     _check_scene(scene)
-    if horizon < 3:
-        raise ConfigError(f"--horizon must be >= 3 frames, got {horizon}")
+    if horizon < 3 or stride < 1:
+        raise ConfigError(f"--horizon must be >= 3 frames and --stride >= 1, got {horizon} and {stride}")
     if stability_frames < 0 or settle_frames < 0 or reference_frames < 0:
         raise ConfigError(f"--stability-frames, --settle-frames and --reference-frames must be >= 0, got {stability_frames}, {settle_frames} and {reference_frames}")
     run_dir = runs.new_run_dir("surrogate", "evaluate", out)
-    summary = evaluate(model, run_dir, data=str(data) if data is not None else None, horizon=horizon, scene=scene,
+    summary = evaluate(model, run_dir, data=str(data) if data is not None else None, horizon=horizon, stride=stride, scene=scene,
                        stability_frames=stability_frames, settle_frames=settle_frames, video=video, reference_frames=reference_frames)
     print_summary(summary, run_dir)
 
@@ -202,6 +203,8 @@ def divergence_cmd(
     perturb: float = typer.Option(1e-3, "--perturb", help="Std of the Gaussian noise added to the external path, Y's units (m; the flag's wind m/s)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the episodes' paths [the config's, else 0]."),
     horizon: int = typer.Option(120, "--horizon", help="Segment length of evaluate's protocol (frames)."),
+    stride: int = typer.Option(30, "--stride", help="Frames between segment starts (evaluate's default: 30)."),
+    noise: str = typer.Option("white", "--noise", help="white (a fresh draw every frame) | offset (one draw, held from the perturbed frame on)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
 ) -> None:
     """Predictability floor: the gap between two reference runs whose external paths differ by noise of std --perturb."""
@@ -212,14 +215,15 @@ def divergence_cmd(
     generate = _section(config, "generate")
     frames = int(frames if frames is not None else generate.get("frames", 300))
     seed = int(seed if seed is not None else generate.get("seed", 0))
-    check_inputs(episodes, frames, perturb, seed, horizon)
+    check_inputs(episodes, frames, perturb, seed, horizon, stride, noise)
     sc = get_scene(scene, **_section(config, "scene"))
     run_dir = runs.new_run_dir("surrogate", "divergence", out)
     runs.atomic_write_json(run_dir / "config.json", {"scene": sc.to_dict(), "config": str(config) if config else None, "episodes": episodes,
-                                                     "frames": frames, "perturb": perturb, "seed": seed, "horizon": horizon})
-    per_episode = 1 + len({0, *segment_starts(frames, horizon)})
+                                                     "frames": frames, "perturb": perturb, "noise": noise, "seed": seed, "horizon": horizon, "stride": stride})
+    per_episode = 1 + len({0, *segment_starts(frames, horizon, stride)})
     with Progress(*_columns("reference runs", ""), console=console) as progress:
         task = progress.add_task("divergence", total=episodes * per_episode)
-        summary, gaps = divergence(sc, episodes, frames, perturb, seed, horizon, on_run=lambda: progress.advance(task))
+        summary, gaps = divergence(sc, episodes, frames, perturb, seed=seed, horizon=horizon, stride=stride, noise=noise,
+                                   on_run=lambda: progress.advance(task))
     write_run(run_dir, summary, gaps, sc.fps)
     print_summary({k: v for k, v in summary.items() if k != "scene_options"}, run_dir)

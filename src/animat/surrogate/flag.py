@@ -6,13 +6,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from animat.errors import ConfigError
 from animat.surrogate.sheet import SheetScene
 
 
 @dataclass(frozen=True)
 class FlagScene(SheetScene):
     """A flag: the same cloth pinned along its whole left edge (the pole) and blown by a wind whose
-    speed and horizontal direction change at random times (smoothly, over ``wind_seconds``).
+    speed and horizontal direction change at random times (smoothly, over ``wind_seconds``). With
+    probability ``calm_probability`` a new target is calm air (zero wind), held for ``hold_seconds``
+    once reached: the data then shows the cloth coming to rest when the wind stops (0, the default,
+    draws no extra numbers, so old seeds give the same winds).
 
     Y (3,) m/s is the wind vector. MuJoCo's built-in ``opt.wind`` acts on bodies through their
     inertia boxes, which for flex vertices gives almost no force, so the wind is applied as
@@ -27,6 +31,14 @@ class FlagScene(SheetScene):
     wind_seconds: tuple[float, float] = (0.5, 2.0)
     air_density: float = 1.2
     drag_coefficient: float = 1.0
+    calm_probability: float = 0.0  # chance that a wind target is zero wind, held for hold_seconds
+
+    @classmethod
+    def build(cls, **overrides) -> "FlagScene":
+        scene = super().build(**overrides)
+        if not 0.0 <= float(scene.calm_probability) <= 1.0:
+            raise ConfigError(f"calm_probability must be a probability in [0, 1], got {scene.calm_probability}")
+        return scene
 
     @property
     def pinned(self) -> np.ndarray:
@@ -39,6 +51,8 @@ class FlagScene(SheetScene):
     def controls(self, frames: int, rng: np.random.Generator) -> np.ndarray:
         total = frames + self.warmup_frames
         def target() -> np.ndarray:
+            if self.calm_probability and rng.uniform() < self.calm_probability:  # no extra draw when 0
+                return np.zeros(3)
             speed, angle = rng.uniform(*self.wind_speed_mps), np.radians(rng.uniform(-self.wind_angle_deg, self.wind_angle_deg))
             return speed * np.array([np.cos(angle), np.sin(angle), 0.0])
 
@@ -49,6 +63,10 @@ class FlagScene(SheetScene):
             s = np.arange(1, steps + 1) / steps
             s = s * s * (3 - 2 * s)
             out.append(wind[None] + s[:, None] * (new - wind)[None])
+            if self.calm_probability and not new.any():  # calm air reached: hold it
+                hold = int(round(rng.uniform(*self.hold_seconds) * self.fps))
+                out.append(np.zeros((hold, 3)))
+                steps += hold
             wind, count = new, count + steps
         return np.concatenate(out)[:total]
 

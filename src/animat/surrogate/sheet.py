@@ -223,17 +223,27 @@ class SheetScene:
         return sphere, np.zeros((0, 7), np.float32)
 
     # --- one episode ---------------------------------------------------------------------------
-    def simulate(self, frames: int, seed: int | np.random.SeedSequence) -> dict:
-        """Run one episode; returns X (T, V, 3), Y (T, 3) float32 with T <= frames, ``dropped``
-        (frames lost after the reference misbehaved) and ``seconds_per_frame`` (reference cost)."""
+    def simulate(self, frames: int, seed: int | np.random.SeedSequence | None = None, *, path: np.ndarray | None = None) -> dict:
+        """Run one episode; returns X (T, V, 3), Y (T, y) float32 with T <= frames, ``dropped``
+        (frames lost after the reference misbehaved) and ``seconds_per_frame`` (reference cost).
+
+        The external path is drawn by :meth:`controls` from ``seed``, or given as ``path``
+        (warmup + frames, y) in Y's units, warm-up included (e.g. a drawn path, perturbed)."""
         import mujoco
 
         if int(frames) <= 0:
             raise ConfigError(f"frames must be > 0, got {frames}")
-        rng = np.random.default_rng(seed)
+        if (seed is None) == (path is None):
+            raise ConfigError("simulate needs exactly one of a seed and an external path")
+        if path is None:
+            path = self.controls(int(frames), np.random.default_rng(seed))
+        else:
+            path = np.asarray(path, np.float64)
+            if path.ndim != 2 or len(path) != int(frames) + self.warmup_frames or not np.isfinite(path).all():
+                raise ConfigError(f"the external path must be finite, of shape ({int(frames) + self.warmup_frames}, y) "
+                                  f"(warm-up + frames), got shape {path.shape}")
         m = self.model()
         d = mujoco.MjData(m)
-        path = self.controls(int(frames), rng)
         edges = m.flex_edge.reshape(-1, 2)
         mujoco.mj_forward(m, d)
         state = self._setup(m, d)  # after mj_forward: the vertex positions are set

@@ -1,0 +1,199 @@
+"""Predictability floor of a reference scene: how far two reference runs drift apart when their
+external paths differ by a tiny noise.
+
+Episode ``i`` follows the path of dataset episode ``i`` (drawn from ``SeedSequence([seed, i])``, as
+``generate`` does). The reference runs it twice: once as drawn, once with Gaussian noise of std
+``eps`` added to every component of the external state on every frame from recorded frame
+``s + 2`` on (Y's units: m for the sheet's sphere, m/s for the flag's wind, m and quaternion
+components for the cape's torso). ``noise = "white"`` draws it afresh every frame (for a position
+such as the sphere's or the torso's this is a jitter of velocity ~ eps x fps: a forcing, not
+only a perturbation); ``"offset"`` draws it once per episode and holds it (a single step).
+
+Gap per frame = mean over vertices of the distance between the two runs' recorded positions, as % of the cloth's side (the error measure of
+:mod:`animat.surrogate.evaluate`, in its frame: the cape's X is in the torso's frame, so the
+cloth's shape relative to the torso is compared, and white noise on the torso moves that frame by
+about the noise itself, ~ sqrt(3) eps / side).
+
+* Per frame (``metrics.csv``, the plot): the run perturbed from frame 2 (``s = 0``).
+* Evaluate's protocol: for each start ``s = 0, stride, 2 stride, ...`` with a full ``h``-frame
+  segment (those of :func:`animat.surrogate.evaluate.evaluate`), a run perturbed from frame ``s + 2``: the two runs
+  agree exactly on frames ``s`` and ``s + 1``, as the surrogate starts from the reference's frames
+  ``s`` and ``s + 1`` and is driven by the exact external state. The segment's gap is the mean over
+  its frames ``s .. s + h - 1``; ``window_gap_percent_of_size`` averages them over segments and
+  episodes. It is the reference's own sensitivity over evaluate's horizon: an input error of
+  ``eps`` -- or a state error of the same effect, such as a learned model's one-frame error --
+  grows to this much, so a surrogate error near it is at the scene's floor of predictability.
+* Growth: a least-squares line through ``log2`` of the mean gap over frames, from the first
+  non-zero gap up to the first frame where the mean gap reaches half its maximum (before it
+  saturates at the size of the motion); ``frames_per_doubling`` = 1 / slope (None: no growth).
+  Read it beside the curve: where the cloth only reacts on contact (the sheet), the gap appears
+  in a jump at the first touch and then decays (``gap_last_second_percent_of_size``): a damped,
+  not a chaotic, scene, and the fit measures the jump.
+
+For chaotic dynamics the gap grows exponentially (Lorenz 1963, "Deterministic nonperiodic flow",
+J. Atmos. Sci. 20: 130-141; the doubling time is ln 2 / the largest Lyapunov exponent).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+
+from animat.errors import ConfigError
+from animat.surrogate.sheet import SheetScene
+
+STRIDE = 30  # frames between segment starts: evaluate's default
+NOISE_KINDS = {"white": "a fresh draw every frame", "offset": "one draw per episode, held: a step at frame s + 2"}
+PERTURB_UNITS = {"sheet": "m (sphere centre)", "flag": "m/s (wind)", "cape": "m and quaternion components (torso)"}
+
+
+def segment_starts(frames: int, horizon: int, stride: int) -> list[int]:
+    """Starts of evaluate's full ``horizon``-frame segments, every ``stride`` frames, in an episode
+    of ``frames`` frames."""
+    return list(range(0, int(frames) - int(horizon) + 1, int(stride)))
+
+
+def gap_percent(a: dict, b: dict, side_m: float) -> np.ndarray:
+    """(T,) mean vertex distance between the recorded frames X (T, V, 3) m of two runs of
+    :meth:`SheetScene.simulate`, over their common frames, as % of ``side_m``."""
+    T = min(len(a["X"]), len(b["X"]))
+    return np.linalg.norm(a["X"][:T].astype(np.float64) - b["X"][:T], axis=-1).mean(axis=1) * 100.0 / side_m
+
+
+def episode_gaps(scene: SheetScene, frames: int, seed: np.random.SeedSequence, eps: float, *, horizon: int = 120,
+                 stride: int = STRIDE, noise: str = "white", on_run: Optional[Callable[[], None]] = None) -> dict:
+    """One episode: ``gap`` (frames,) % of the side for the run perturbed from frame 2 (NaN past a
+    run's end when the reference misbehaved), ``segments`` (the mean gap of each full segment of
+    :func:`segment_starts`) and ``truncated`` (runs that ended early)."""
+    rng = np.random.default_rng(seed)
+    path = scene.controls(int(frames), rng)  # the dataset episode's path (drawn first)
+    shape = path.shape if noise == "white" else path.shape[1:]  # offset: one draw per component, held
+    added = np.broadcast_to(float(eps) * rng.standard_normal(shape), path.shape)  # the same for every start
+    results = [scene.simulate(int(frames), path=path)]
+    starts = sorted({0, *segment_starts(frames, horizon, stride)})
+    if on_run:
+        on_run()
+    gaps = {}
+    for s in starts:
+        first = scene.warmup_frames + s + 2  # path index of recorded frame s + 2
+        perturbed = path.copy()
+        perturbed[first:] += added[first:]
+        results.append(scene.simulate(int(frames), path=perturbed))
+        gap = gap_percent(results[0], results[-1], scene.side_m)
+        gaps[s] = np.concatenate([gap, np.full(int(frames) - len(gap), np.nan)])
+        if on_run:
+            on_run()
+    segments = [float(gaps[s][s : s + horizon].mean()) for s in segment_starts(frames, horizon, stride) if np.isfinite(gaps[s][s : s + horizon]).all()]
+    return {"gap": gaps[0], "segments": segments, "truncated": sum(r["dropped"] > 0 for r in results)}
+
+
+def mean_gap(gaps: np.ndarray) -> np.ndarray:
+    """(frames,) mean over episodes of gaps (episodes, frames), ignoring runs that ended early
+    (NaN where every run had ended)."""
+    finite = np.isfinite(gaps)
+    count = finite.sum(axis=0)
+    return np.where(count > 0, np.where(finite, gaps, 0.0).sum(axis=0) / np.maximum(count, 1), np.nan)
+
+
+def doubling_fit(gap: np.ndarray) -> dict:
+    """Log-linear fit of the mean gap's growth (module docstring): ``frames_per_doubling`` (None when
+    the gap does not grow) over frames ``fit_first_frame .. fit_last_frame``."""
+    gap = np.asarray(gap, np.float64)
+    positive = np.flatnonzero(np.isfinite(gap) & (gap > 0))
+    if len(positive) < 3:
+        return {"frames_per_doubling": None, "fit_first_frame": None, "fit_last_frame": None, "fit_gap_percent_at_first_frame": None}
+    first = int(positive[0])
+    half = 0.5 * np.nanmax(gap)
+    last = max(first + 2, int(np.flatnonzero(gap[first:] >= half)[0]) + first)
+    t = np.arange(first, last + 1)
+    ok = np.isfinite(gap[t]) & (gap[t] > 0)
+    slope, intercept = np.polyfit(t[ok], np.log2(gap[t][ok]), 1) if ok.sum() >= 2 else (0.0, np.log2(gap[first]))
+    growing = slope > 1e-6  # slower than x2 per million frames: no growth
+    return {"frames_per_doubling": 1.0 / float(slope) if growing else None, "fit_first_frame": first, "fit_last_frame": int(last),
+            "fit_gap_percent_at_first_frame": float(2.0 ** (intercept + slope * first))}
+
+
+def check_inputs(episodes: int, frames: int, eps: float, seed: int, horizon: int, stride: int, noise: str) -> None:
+    """ConfigError (one line) for a request :func:`divergence` cannot measure."""
+    if noise not in NOISE_KINDS:
+        raise ConfigError(f"noise must be one of {list(NOISE_KINDS)}, got {noise!r}")
+    if int(episodes) <= 0 or int(frames) <= 0:
+        raise ConfigError(f"episodes and frames must be > 0, got {episodes} and {frames}")
+    if int(horizon) < 3 or int(stride) < 1:
+        raise ConfigError(f"horizon must be >= 3 frames and stride >= 1, got {horizon} and {stride}")
+    if not (np.isfinite(eps) and eps >= 0):
+        raise ConfigError(f"the perturbation must be a finite std >= 0, got {eps}")
+    if int(seed) < 0:
+        raise ConfigError(f"seed must be >= 0, got {seed}")
+
+
+def divergence(scene: SheetScene, episodes: int, frames: int, eps: float, *, seed: int = 0, horizon: int = 120,
+               stride: int = STRIDE, noise: str = "white", on_run: Optional[Callable[[], None]] = None) -> tuple[dict, np.ndarray]:
+    """Measure the predictability floor (module docstring) over ``episodes`` episodes of ``frames``
+    frames. Returns the summary dict and the per-frame gaps (episodes, frames) % of the side."""
+    check_inputs(episodes, frames, eps, seed, horizon, stride, noise)
+    results = [episode_gaps(scene, frames, np.random.SeedSequence([int(seed), i]), eps, horizon=horizon, stride=stride, noise=noise, on_run=on_run)
+               for i in range(int(episodes))]
+    gaps = np.stack([r["gap"] for r in results])
+    mean = mean_gap(gaps)
+    segments = [g for r in results for g in r["segments"]]
+    summary = {
+        "scene": scene.name, "perturb_std": float(eps), "perturb_noise": noise, "perturb_units": PERTURB_UNITS.get(scene.name, "Y's units"),
+        "episodes": int(episodes), "frames": int(frames), "seed": int(seed), "horizon_frames": int(horizon), "stride_frames": int(stride),
+        "segments": len(segments),
+        "window_gap_percent_of_size": float(np.mean(segments)) if segments else None,
+        "window_gap_max_percent_of_size": float(np.max(segments)) if segments else None,
+        **{f"gap_percent_at_frame_{t}": float(mean[t]) for t in (10, 30, 60, 120, 240) if t < frames},
+        "gap_max_percent_of_size": float(np.nanmax(gaps)) if np.isfinite(gaps).any() else None,
+        "gap_last_second_percent_of_size": float(np.nanmean(mean[-int(scene.fps):])) if np.isfinite(mean[-int(scene.fps):]).any() else None,
+        **doubling_fit(mean),
+        "truncated_runs": int(sum(r["truncated"] for r in results)),
+        "scene_options": scene.to_dict(),
+    }
+    return summary, gaps
+
+
+def divergence_plot(gaps: np.ndarray, summary: dict, fps: int, path) -> None:
+    """plots/divergence.png: per-episode and mean gap (% of the side, log scale) against time, with
+    the growth fit and the 3 % accuracy target."""
+    from animat.viz.plots import plt, save_figure  # matplotlib with the Agg backend
+
+    t = np.arange(gaps.shape[1]) / fps
+    fig, ax = plt.subplots(figsize=(7.0, 4.2))
+    for g in gaps:
+        ax.plot(t, np.where(g > 0, g, np.nan), color="0.7", lw=0.7)
+    mean = mean_gap(gaps)
+    ax.plot(t, np.where(mean > 0, mean, np.nan), color="C0", lw=2.0, label=f"mean of {len(gaps)} episodes")
+    ax.axhline(3.0, color="C3", ls="--", lw=1.0, label="3 % (accuracy target)")
+    if summary["frames_per_doubling"]:
+        a, b = summary["fit_first_frame"], summary["fit_last_frame"]
+        ax.plot(t[[a, b]], summary["fit_gap_percent_at_first_frame"] * 2.0 ** ((np.array([a, b]) - a) / summary["frames_per_doubling"]), "k:", lw=1.2,
+                label=f"x2 every {summary['frames_per_doubling']:.1f} frames")
+    if (gaps > 0).any():
+        ax.set_yscale("log")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("gap between reference runs (% of side)")
+    ax.set_title(f"{summary['scene']}: {summary['perturb_noise']} input noise, std {summary['perturb_std']:g} {summary['perturb_units']}")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(loc="best", frameon=False)
+    save_figure(fig, path)
+
+
+def write_run(run_dir, summary: dict, gaps: np.ndarray, fps: int) -> None:
+    """``metrics.csv`` (per frame: mean, median and largest gap over episodes, % of the side),
+    ``summary.json`` and ``plots/divergence.png`` in ``run_dir``."""
+    from pathlib import Path
+
+    from animat import runs
+
+    run_dir = Path(run_dir)
+    mean = mean_gap(gaps)
+    finite = np.isfinite(gaps)
+    rows = [{"frame": t, "gap_mean_percent": float(mean[t]),
+             "gap_median_percent": float(np.median(gaps[finite[:, t], t])) if finite[:, t].any() else float("nan"),
+             "gap_max_percent": float(gaps[finite[:, t], t].max()) if finite[:, t].any() else float("nan"),
+             "episodes": int(finite[:, t].sum())} for t in range(gaps.shape[1])]
+    runs.atomic_write_csv(run_dir / "metrics.csv", rows, list(rows[0]))
+    runs.atomic_write_json(run_dir / "summary.json", summary)
+    divergence_plot(gaps, summary, fps, run_dir / "plots" / "divergence.png")

@@ -1,0 +1,91 @@
+"""Predictability floor (animat.surrogate.divergence) and the external path given to simulate."""
+
+import json
+
+import numpy as np
+import pytest
+from animat.errors import ConfigError
+from animat.surrogate.divergence import divergence, doubling_fit, episode_gaps, gap_percent, segment_starts
+from animat.surrogate.scenes import get_scene
+
+
+def test_simulate_with_the_drawn_path_equals_simulate_with_its_seed():
+    scene = get_scene("flag", size=5)
+    path = scene.controls(20, np.random.default_rng(np.random.SeedSequence([0, 2])))
+    a, b = scene.simulate(20, np.random.SeedSequence([0, 2])), scene.simulate(20, path=path)
+    assert np.array_equal(a["X"], b["X"]) and np.array_equal(a["Y"], b["Y"])
+    with pytest.raises(ConfigError, match="exactly one"):
+        scene.simulate(20, 0, path=path)
+    with pytest.raises(ConfigError, match="exactly one"):
+        scene.simulate(20)
+    with pytest.raises(ConfigError, match=r"shape \(50, y\)"):
+        scene.simulate(20, path=path[:-1])
+    with pytest.raises(ConfigError, match="finite"):
+        scene.simulate(20, path=np.where(np.arange(50)[:, None] == 3, np.nan, path))
+
+
+def test_zero_perturbation_gives_exactly_zero_gap():
+    """The reference is deterministic: the same path twice gives bit-identical runs."""
+    summary, gaps = divergence(get_scene("flag", size=7), 1, 24, 0.0, horizon=10, stride=10)
+    assert gaps.shape == (1, 24) and not gaps.any()
+    assert summary["window_gap_percent_of_size"] == 0.0 and summary["segments"] == 2
+    assert summary["frames_per_doubling"] is None and summary["truncated_runs"] == 0
+
+
+def test_bigger_perturbation_bigger_early_gap_and_runs_agree_before_it():
+    scene = get_scene("flag", size=7)
+    seed = np.random.SeedSequence([0, 0])
+    small, big = (episode_gaps(scene, 30, seed, eps, horizon=10, stride=10) for eps in (1e-4, 1e-2))
+    for r in (small, big):
+        assert r["gap"][:2].max() == 0.0 and r["gap"][2:].min() > 0  # perturbed from frame 2 on
+        assert len(r["segments"]) == 3
+    assert big["gap"][2:12].mean() > 10 * small["gap"][2:12].mean()
+    assert big["segments"][0] > small["segments"][0]
+
+
+def test_offset_noise_is_one_held_step():
+    """offset: one held draw, the same on every perturbed frame; the gap counts from frame 2."""
+    scene = get_scene("flag", size=5)
+    seed = np.random.SeedSequence([0, 1])
+    rng = np.random.default_rng(seed)
+    path = scene.controls(12, rng)
+    step = 1e-3 * rng.standard_normal(3)
+    first = scene.warmup_frames + 2
+    by_hand = scene.simulate(12, path=np.concatenate([path[:first], path[first:] + step]))
+    offset = episode_gaps(scene, 12, seed, 1e-3, horizon=5, stride=5, noise="offset")
+    np.testing.assert_array_equal(offset["gap"], gap_percent(scene.simulate(12, path=path), by_hand, scene.side_m))
+    assert offset["gap"][:2].max() == 0.0 and offset["gap"][2:].min() > 0
+
+
+def test_doubling_fit_recovers_a_known_growth_rate():
+    """gap = 0.01 x 2^(t / 8) % up to saturation at 2 %: 8 frames per doubling."""
+    t = np.arange(120)
+    gap = np.minimum(0.01 * 2.0 ** (t / 8.0), 2.0)
+    gap[:2] = 0.0
+    fit = doubling_fit(gap)
+    assert fit["frames_per_doubling"] == pytest.approx(8.0, rel=1e-6)
+    assert fit["fit_first_frame"] == 2 and gap[fit["fit_last_frame"]] >= 1.0
+    assert fit["fit_gap_percent_at_first_frame"] == pytest.approx(gap[2], rel=1e-6)
+    assert doubling_fit(np.full(50, 0.3))["frames_per_doubling"] is None  # no growth
+    assert segment_starts(300, 120, 120) == [0, 120] and segment_starts(300, 120, 30) == [0, 30, 60, 90, 120, 150, 180]
+    assert segment_starts(100, 120, 30) == []
+
+
+def test_cli_writes_the_run_and_rejects_bad_input(animat_cli, tmp_path):
+    out = tmp_path / "div"
+    config = tmp_path / "tiny.toml"
+    config.write_text("[scene]\nsize = 7\n")
+    code, _, err = animat_cli("surrogate", "divergence", "flag", "--episodes", "1", "--frames", "12", "--horizon", "5",
+                              "--stride", "3", "--perturb", "1e-3", "--out", str(out), "--config", str(config))
+    assert code == 0, err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["scene_options"]["size"] == 7 and summary["segments"] == 3 and summary["window_gap_percent_of_size"] > 0
+    assert (out / "plots" / "divergence.png").stat().st_size > 0
+    assert len((out / "metrics.csv").read_text().splitlines()) == 13  # header + 12 frames
+    for args, message in ((["--perturb", "-1"], "perturbation must be a finite std >= 0"), (["--episodes", "0"], "must be > 0"),
+                          (["--horizon", "2"], "horizon must be >= 3"), (["--stride", "0"], "stride >= 1"), (["--seed", "-1"], "seed must be >= 0"), (["--noise", "pink"], "noise must be one of"),
+                          ([], "unknown scene 'kite'")):
+        scene = "kite" if not args else "flag"
+        code, _, err = animat_cli("surrogate", "divergence", scene, *args, "--out", str(tmp_path / "bad"))
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+        assert not (tmp_path / "bad").exists()
