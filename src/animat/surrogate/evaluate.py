@@ -55,6 +55,7 @@ from animat.errors import ConfigError
 from animat.surrogate.alpha_beta import fit_alpha_beta
 from animat.surrogate.collision import project
 from animat.surrogate.data import dataset_stats, load_dataset
+from animat.surrogate.divergence import STRIDE, segment_starts
 from animat.surrogate.model import Surrogate, alpha_beta_rollout, external_input, rollout
 from animat.surrogate.normals import reduced_rank
 from animat.surrogate.runtime import BLAS_THREADS, Runtime, resolve_normals_rank
@@ -63,7 +64,7 @@ from animat.surrogate.subspace import PCA, range_ratios
 from animat.surrogate.train import model_megabytes, normals_error_degrees
 
 
-def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] = None, horizon: int = 120, stride: int = 30,
+def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] = None, horizon: int = 120, stride: int = STRIDE,
              scene: Optional[str] = None, timing_repeats: int = 5, stability_frames: int = 10_000,
              settle_frames: int = 600, video: bool = False, reference_frames: int = 60) -> dict:
     model_dir, run_dir = Path(model_dir), Path(run_dir)
@@ -98,7 +99,7 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
     for i in test_ids:
         X, W = ds.X[i], external_input(ds.Y[i], sc.name)
         Z = pca.encode(X)
-        for s in range(0, len(X) - horizon + 1, int(stride)):
+        for s in segment_starts(len(X), horizon, stride):
             Xr = X[s : s + horizon]
             Zs, Za = run_both(jnp.asarray(Z[s]), jnp.asarray(Z[s + 1]), jnp.asarray(W[s + 2 : s + horizon]))
             preds = {
@@ -135,7 +136,7 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
 
     train_eps = [pca.encode(ds.X[i]) for i in train_cfg["train_episode_ids"] if i < len(ds.X)]
     train_Z = np.concatenate(train_eps)
-    all_frames = all_frames_alpha_beta(train_eps, pca, ds, test_ids, horizon, int(stride)) if train_cfg.get("alpha_beta_frames", "all") != "all" else None
+    all_frames = all_frames_alpha_beta(train_eps, pca, ds, test_ids, horizon, stride) if train_cfg.get("alpha_beta_frames", "all") != "all" else None
     stability = stability_check(surrogate, pca, sc, ds.X[test_ids[-1]][:2], train_Z, stability_frames, settle_frames) if stability_frames else {}
     # the same ratio for the reference's own held-out episodes: how far the scene itself leaves the training range
     reference_ratio = max(float(range_ratios(pca.encode(ds.X[i]), train_Z).max()) for i in test_ids)
@@ -185,7 +186,7 @@ def all_frames_alpha_beta(train_eps: list[np.ndarray], pca: PCA, ds, test_ids: l
     errs = []
     for i in test_ids:
         Z = pca.encode(ds.X[i])
-        for s in range(0, len(Z) - horizon + 1, stride):
+        for s in segment_starts(len(Z), horizon, stride):
             Za = np.concatenate([Z[s : s + 2], np.asarray(alpha_beta_rollout(stats, jnp.asarray(Z[s]), jnp.asarray(Z[s + 1]), horizon - 2))])
             errs.append(float(np.linalg.norm(pca.decode(Za) - ds.X[i][s : s + horizon], axis=-1).mean()))
     return float(np.mean(errs) * 100 / ds.side_m)
