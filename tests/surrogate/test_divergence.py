@@ -5,8 +5,9 @@ import json
 import numpy as np
 import pytest
 from animat.errors import ConfigError
-from animat.surrogate.divergence import divergence, doubling_fit, episode_gaps, gap_percent, segment_starts
+from animat.surrogate.divergence import divergence, doubling_fit, episode_gaps, gap_percent, restart_state, segment_starts
 from animat.surrogate.scenes import get_scene
+from animat.surrogate.subspace import PCA, fit_pca
 
 
 def test_simulate_with_the_drawn_path_equals_simulate_with_its_seed():
@@ -22,6 +23,38 @@ def test_simulate_with_the_drawn_path_equals_simulate_with_its_seed():
         scene.simulate(20, path=path[:-1])
     with pytest.raises(ConfigError, match="finite"):
         scene.simulate(20, path=np.where(np.arange(50)[:, None] == 3, np.nan, path))
+
+
+@pytest.mark.parametrize("name", ["flag", "cape"])
+def test_restart_sets_the_recorded_frame_and_nothing_before_it(name):
+    """simulate(restart=(r, x, v)): frames before r are the reference's, the recorded frame r holds
+    x (in the recorded frame: the cape's torso frame), and the state then evolves from there."""
+    scene = get_scene(name, size=5)
+    seed = np.random.SeedSequence([0, 3])
+    ref = scene.simulate(24, seed)
+    path = scene.controls(24, np.random.default_rng(seed))
+    shifted = ref["X"][10:12] + np.float32(0.01)  # every vertex moved 1 cm along each axis
+    x, v = restart_state(scene, shifted, ref["Y"][10:12])
+    np.testing.assert_allclose(v, (scene.world(shifted[1], ref["Y"][11]) - scene.world(shifted[0], ref["Y"][10])) * scene.fps)
+    run = scene.simulate(24, path=path, restart=(11, x, v))
+    free = np.setdiff1d(np.arange(scene.n_vertices), scene.pinned) if name == "flag" else np.arange(scene.n_vertices)
+    assert np.array_equal(run["X"][:11], ref["X"][:11])
+    np.testing.assert_allclose(run["X"][11][free], shifted[1][free], atol=1e-5)
+    assert np.abs(run["X"][12:] - ref["X"][12:]).max() > 1e-3 and run["dropped"] == 0
+
+
+def test_subspace_restart_full_basis_equals_frames_restart_and_truncation_adds_gap():
+    scene = get_scene("flag", size=5)
+    seed = np.random.SeedSequence([0, 0])
+    D = 3 * scene.n_vertices
+    full = PCA(np.zeros(D, np.float32), np.eye(D, dtype=np.float32), np.ones(D, np.float32))  # an exact round trip
+    frames = episode_gaps(scene, 30, seed, 0.0, horizon=10, stride=10, restart="frames")
+    exact = episode_gaps(scene, 30, seed, 0.0, horizon=10, stride=10, restart="subspace", project=lambda X: full.decode(full.encode(X)))
+    np.testing.assert_array_equal(frames["gap"], exact["gap"])
+    assert frames["gap"][0] == 0.0 and len(frames["segments"]) == 3
+    small = fit_pca(scene.simulate(60, np.random.SeedSequence([0, 9]))["X"], 10)  # another episode; 3 components: the restart breaks edges (dropped)
+    cut = episode_gaps(scene, 30, seed, 0.0, horizon=10, stride=10, restart="subspace", project=lambda X: small.decode(small.encode(X)))
+    assert cut["gap"][1] > 0 and cut["truncated"] == 0 and np.mean(cut["segments"]) > np.mean(frames["segments"]) > 0
 
 
 def test_zero_perturbation_gives_exactly_zero_gap():
@@ -84,8 +117,29 @@ def test_cli_writes_the_run_and_rejects_bad_input(animat_cli, tmp_path):
     assert len((out / "metrics.csv").read_text().splitlines()) == 13  # header + 12 frames
     for args, message in ((["--perturb", "-1"], "perturbation must be a finite std >= 0"), (["--episodes", "0"], "must be > 0"),
                           (["--horizon", "2"], "horizon must be >= 3"), (["--stride", "0"], "stride >= 1"), (["--seed", "-1"], "seed must be >= 0"), (["--noise", "pink"], "noise must be one of"),
-                          ([], "unknown scene 'kite'")):
+                          ([], "unknown scene 'kite'"), (["--restart", "subspace"], "needs a subspace"), (["--restart", "half"], "restart must be one of")):
         scene = "kite" if not args else "flag"
         code, _, err = animat_cli("surrogate", "divergence", scene, *args, "--out", str(tmp_path / "bad"))
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1
         assert not (tmp_path / "bad").exists()
+
+
+def test_cli_subspace_restart_takes_the_models_scene_and_held_out_episodes(animat_cli, tmp_path):
+    from animat import runs
+
+    scene = get_scene("flag", size=5)
+    model = tmp_path / "model"
+    fit_pca(scene.simulate(40, np.random.SeedSequence([0, 5]))["X"], 6).save(model / "pca.npz")
+    runs.atomic_write_json(model / "config.json", {"scene": scene.to_dict(), "test_episode_ids": [4, 7]})
+    out = tmp_path / "div"
+    code, _, err = animat_cli("surrogate", "divergence", "flag", "--model", str(model), "--restart", "subspace", "--components", "4",
+                              "--episodes", "5", "--frames", "12", "--horizon", "5", "--stride", "3", "--out", str(out))
+    assert code == 0, err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["episode_ids"] == [4, 7] and summary["restart_components"] == 4 and summary["perturb_std"] == 0.0
+    assert summary["scene_options"]["size"] == 5 and summary["window_gap_percent_of_size"] > 0
+    for args, message in ((["--components", "7"], "--components must be in [1, 6]"), (["--components", "0"], "--components must be in [1, 6]")):
+        code, _, err = animat_cli("surrogate", "divergence", "flag", "--model", str(model), "--restart", "subspace", *args, "--out", str(tmp_path / "bad"))
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    code, _, err = animat_cli("surrogate", "divergence", "sheet", "--model", str(model), "--restart", "subspace", "--out", str(tmp_path / "bad"))
+    assert code == 2 and "is of scene 'flag', not 'sheet'" in err and not (tmp_path / "bad").exists()

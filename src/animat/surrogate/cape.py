@@ -110,6 +110,11 @@ class CapeScene(SheetScene):
     def record(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return quat.rotate(quat.conj(quat.normalize(y[3:7])), x - y[:3])
 
+    def world(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Torso-frame X (V, 3) -> world positions (the inverse of :meth:`record`)."""
+        y = np.asarray(y, np.float64)
+        return quat.rotate(quat.normalize(y[3:7]), np.asarray(X, np.float64)) + y[:3]
+
     def proxies(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         r = self.torso_radius_m + self.contact_radius_m
         capsule = np.array([[0, 0, -self.torso_half_m, 0, 0, self.torso_half_m, r]], np.float32)  # torso frame

@@ -198,32 +198,56 @@ def play_cmd(
 def divergence_cmd(
     scene: str = typer.Argument(..., help="Scene: sheet | flag | cape."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file (\\[scene] table; frames and seed from \\[generate])."),
-    episodes: int = typer.Option(6, "--episodes", "-e", help="Episodes (those of a dataset generated with the same seed)."),
+    episodes: int = typer.Option(6, "--episodes", "-e", help="Episodes (those of a dataset generated with the same seed: the first ones, or --model's held-out ones)."),
     frames: Optional[int] = typer.Option(None, "--frames", "-f", help="Frames per episode [the config's, else 300]."),
-    perturb: float = typer.Option(1e-3, "--perturb", help="Std of the Gaussian noise added to the external path, Y's units (m; the flag's wind m/s)."),
+    perturb: Optional[float] = typer.Option(None, "--perturb", help="Std of the Gaussian noise added to the external path, Y's units (m; the flag's wind m/s) [1e-3; 0 with --restart]."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the episodes' paths [the config's, else 0]."),
     horizon: int = typer.Option(120, "--horizon", help="Segment length of evaluate's protocol (frames)."),
     stride: int = typer.Option(30, "--stride", help="Frames between segment starts (evaluate's default: 30)."),
     noise: str = typer.Option("white", "--noise", help="white (a fresh draw every frame) | offset (one draw, held from the perturbed frame on)."),
+    restart: str = typer.Option("none", "--restart", help="none | frames (restart from the recorded frames s, s+1) | subspace (from their PCA projection: --model)."),
+    model: Optional[Path] = typer.Option(None, "--model", "-m", help="Trained run whose pca.npz --restart subspace projects on."),
+    components: Optional[int] = typer.Option(None, "--components", "-k", help="Leading PCA components kept [all of --model's]."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
 ) -> None:
-    """Predictability floor: the gap between two reference runs whose external paths differ by noise of std --perturb."""
+    """Predictability floor: the gap between two reference runs whose external paths differ by noise of std --perturb, or whose state restarts from what a surrogate starts from (--restart)."""
     from animat.surrogate.divergence import check_inputs, divergence, segment_starts, write_run
-    from animat.surrogate.scenes import get_scene
+    from animat.surrogate.scenes import get_scene, scene_from_dict
+    from animat.surrogate.subspace import PCA
 
     _check_scene(scene)
     generate = _section(config, "generate")
     frames = int(frames if frames is not None else generate.get("frames", 300))
     seed = int(seed if seed is not None else generate.get("seed", 0))
-    check_inputs(episodes, frames, perturb, seed, horizon, stride, noise)
-    sc = get_scene(scene, **_section(config, "scene"))
+    perturb = float(perturb if perturb is not None else (1e-3 if restart == "none" else 0.0))
+    pca = PCA.load(model / "pca.npz") if model is not None else None
+    if pca is not None and components is not None:
+        if not 1 <= components <= pca.n_components:
+            raise ConfigError(f"--components must be in [1, {pca.n_components}] (the model's subspace), got {components}")
+        pca = pca.truncate(components)
+    project = (lambda X: pca.decode(pca.encode(X))) if pca is not None else None
+    check_inputs(episodes, frames, perturb, seed, horizon, stride, noise, restart, project)
+    ids = None
+    if model is not None:  # the model's held-out episodes, in the scene it was trained on unless --config says otherwise
+        trained = runs.read_json(model / "config.json")
+        ids = trained["test_episode_ids"]
+        episodes = min(episodes, len(ids))
+    if model is not None and config is None:
+        sc = scene_from_dict(trained["scene"])
+        if sc.name != scene:
+            raise ConfigError(f"model {str(model)!r} is of scene {sc.name!r}, not {scene!r}")
+    else:
+        sc = get_scene(scene, **_section(config, "scene"))
+    if pca is not None and pca.mean.shape[0] != 3 * sc.n_vertices:
+        raise ConfigError(f"model {str(model)!r} has {pca.mean.shape[0] // 3} vertices, the scene {sc.n_vertices}")
     run_dir = runs.new_run_dir("surrogate", "divergence", out)
     runs.atomic_write_json(run_dir / "config.json", {"scene": sc.to_dict(), "config": str(config) if config else None, "episodes": episodes,
-                                                     "frames": frames, "perturb": perturb, "noise": noise, "seed": seed, "horizon": horizon, "stride": stride})
+                                                     "frames": frames, "perturb": perturb, "noise": noise, "seed": seed, "horizon": horizon, "stride": stride,
+                                                     "restart": restart, "model": str(model) if model else None, "components": pca.n_components if pca else None})
     per_episode = 1 + len({0, *segment_starts(frames, horizon, stride)})
     with Progress(*_columns("reference runs", ""), console=console) as progress:
         task = progress.add_task("divergence", total=episodes * per_episode)
-        summary, gaps = divergence(sc, episodes, frames, perturb, seed=seed, horizon=horizon, stride=stride, noise=noise,
-                                   on_run=lambda: progress.advance(task))
+        summary, gaps = divergence(sc, episodes, frames, perturb, seed=seed, horizon=horizon, stride=stride, noise=noise, restart=restart,
+                                   project=project, components=pca.n_components if pca else None, episode_ids=ids, on_run=lambda: progress.advance(task))
     write_run(run_dir, summary, gaps, sc.fps)
     print_summary({k: v for k, v in summary.items() if k != "scene_options"}, run_dir)

@@ -93,6 +93,11 @@ class FlagScene(SheetScene):
         force = (0.5 * self.air_density * self.drag_coefficient * area * un * np.abs(un))[:, None] * unit
         d.xfrc_applied[state["bodies"], :3] = force[state["free"]]
 
+    def set_vertices(self, m, d, state: dict, x: np.ndarray, v: np.ndarray) -> None:
+        """As the sheet's; the drag's vertex velocity (from ``state["prev"]``) becomes ``v``."""
+        super().set_vertices(m, d, state, x, v)
+        state["prev"] = d.flexvert_xpos - v * m.opt.timestep
+
     def stopped(self, y: np.ndarray) -> np.ndarray:
         """The wind stopped: zero wind (a held wind keeps a real flag fluttering, so holding the last
         wind vector is not "the external objects stop")."""

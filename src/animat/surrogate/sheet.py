@@ -51,6 +51,7 @@ class SheetScene:
     poisson: float = 0.2
     thickness_m: float = 1e-3
     air_damping_per_s: float = 2.0  # per-vertex viscous damping / vertex mass
+    elastic2d: str = "stretch"  # MuJoCo's 2-D flex elasticity: stretch (membrane only) | both (+ bending, plate stiffness E t^3 / 12(1 - nu^2))
     fps: int = 60
     substeps: int = 4
     solver_iterations: int = 30  # MuJoCo CG iterations per substep
@@ -75,6 +76,8 @@ class SheetScene:
             raise ConfigError(f"{scene.name} size must be >= 3 vertices per side, got {scene.size}")
         if int(scene.fps) <= 0 or int(scene.substeps) <= 0:
             raise ConfigError(f"fps and substeps must be > 0, got {scene.fps} and {scene.substeps}")
+        if scene.elastic2d not in ("stretch", "both"):
+            raise ConfigError(f"elastic2d must be 'stretch' or 'both', got {scene.elastic2d!r}")
         if not 0.0 <= float(scene.stop_anywhere) <= 1.0:
             raise ConfigError(f"stop_anywhere must be a probability in [0, 1], got {scene.stop_anywhere}")
         return scene
@@ -115,7 +118,7 @@ class SheetScene:
   <worldbody>
 {bodies}    <flexcomp name="cloth" type="grid" count="{n} {n} 1" spacing="{sp:.10g} {sp:.10g} {sp:.10g}" pos="0 {centre_yz[0]:.10g} {centre_yz[1]:.10g}"
               euler="90 0 0" radius="{self.contact_radius_m:.6g}" dim="2" mass="{self.mass_kg}">
-      <elasticity young="{self.young_pa}" poisson="{self.poisson}" thickness="{self.thickness_m}" elastic2d="stretch"/>
+      <elasticity young="{self.young_pa}" poisson="{self.poisson}" thickness="{self.thickness_m}" elastic2d="{self.elastic2d}"/>
       <contact condim="3" selfcollide="none"/>
       {pins}
     </flexcomp>
@@ -203,6 +206,29 @@ class SheetScene:
         """World vertex positions (V, 3) -> the recorded X frame (the sheet and flag: unchanged)."""
         return x
 
+    def world(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Recorded X frame (V, 3) with external state ``y`` -> world positions: the inverse of :meth:`record`."""
+        return np.asarray(X, np.float64)
+
+    def set_vertices(self, m, d, state: dict, x: np.ndarray, v: np.ndarray) -> None:
+        """Set the free vertices' world positions ``x`` (V, 3) m and velocities ``v`` (V, 3) m/s (pinned
+        vertices keep theirs). Each free flex vertex is a child body of the world with three
+        orthogonal slide joints (flexcomp's ``dof="full"``), so ``qpos_j = a_j . (x - body_pos)`` and
+        ``qvel_j = a_j . v`` with ``a_j`` the joint's world axis."""
+        import mujoco
+
+        bodies = np.asarray(m.flex_vertbodyid)
+        free = np.flatnonzero(m.body_jntnum[bodies] > 0)
+        b = bodies[free]
+        if np.any(m.body_jntnum[b] != 3) or np.any(m.body_parentid[b] != 0):
+            raise ConfigError(f"{self.name}: set_vertices needs flex vertices that are world bodies with 3 slide joints each")
+        for c in range(3):
+            j = m.body_jntadr[b] + c
+            axis = d.xaxis[j]
+            d.qpos[m.jnt_qposadr[j]] = np.einsum("ij,ij->i", axis, x[free] - m.body_pos[b])
+            d.qvel[m.jnt_dofadr[j]] = np.einsum("ij,ij->i", axis, v[free])
+        mujoco.mj_forward(m, d)
+
     @property
     def contact_radius_m(self) -> float:
         """The flex vertices' collision radius (as in :meth:`mjcf`)."""
@@ -223,12 +249,17 @@ class SheetScene:
         return sphere, np.zeros((0, 7), np.float32)
 
     # --- one episode ---------------------------------------------------------------------------
-    def simulate(self, frames: int, seed: int | np.random.SeedSequence | None = None, *, path: np.ndarray | None = None) -> dict:
+    def simulate(self, frames: int, seed: int | np.random.SeedSequence | None = None, *, path: np.ndarray | None = None,
+                 restart: tuple[int, np.ndarray, np.ndarray] | None = None) -> dict:
         """Run one episode; returns X (T, V, 3), Y (T, y) float32 with T <= frames, ``dropped``
         (frames lost after the reference misbehaved) and ``seconds_per_frame`` (reference cost).
 
         The external path is drawn by :meth:`controls` from ``seed``, or given as ``path``
-        (warmup + frames, y) in Y's units, warm-up included (e.g. a drawn path, perturbed)."""
+        (warmup + frames, y) in Y's units, warm-up included (e.g. a drawn path, perturbed).
+        ``restart = (r, x, v)`` sets the free vertices to world positions ``x`` (V, 3) m and
+        velocities ``v`` (V, 3) m/s (:meth:`set_vertices`) before recorded frame ``r``'s last
+        substep: a recorded frame holds the positions at the start of its last substep (MuJoCo
+        computes ``flexvert_xpos`` before integrating), so the recorded ``X[r]`` is ``x``."""
         import mujoco
 
         if int(frames) <= 0:
@@ -256,8 +287,11 @@ class SheetScene:
         bad_qacc = int(mujoco.mjtWarning.mjWARN_BADQACC)
         warnings_before = int(d.warning[bad_qacc].number)
         start = time.perf_counter()
+        restart_at = self.warmup_frames + int(restart[0]) if restart is not None else -1
         for i in range(len(path)):
             for k in range(1, self.substeps + 1):
+                if i == restart_at and k == self.substeps:
+                    self.set_vertices(m, d, state, np.asarray(restart[1], np.float64), np.asarray(restart[2], np.float64))
                 self._apply(m, d, state, prev + (path[i] - prev) * (k / self.substeps))
                 mujoco.mj_step(m, d)
             prev = path[i]
