@@ -89,10 +89,10 @@ def episode_gaps(scene: SheetScene, frames: int, seed: np.random.SeedSequence, e
                  project: Optional[Callable[[np.ndarray], np.ndarray]] = None, on_run: Optional[Callable[[], None]] = None) -> dict:
     """One episode: ``gap`` (frames,) % of the side for the run perturbed from frame 2 (NaN past a
     run's end when the reference misbehaved), ``segments`` (the mean gap of each full segment of
-    :func:`segment_starts`) and ``truncated`` (runs that ended early). With a ``restart``
+    :func:`segment_starts`) and ``truncated`` (runs that ended early). A segment's run stops at
+    the segment's end, the per-frame curve's (``s = 0``) at the episode's. With a ``restart``
     (:data:`RESTARTS`), the perturbed run restarts at frame ``s + 1`` from :func:`restart_state`
-    of the first run's frames ``s``, ``s + 1`` (``project`` for ``"subspace"``); a segment's run
-    stops at its end, the per-frame curve's (``s = 0``) at the episode's."""
+    of the first run's frames ``s``, ``s + 1`` (``project`` for ``"subspace"``)."""
     rng = np.random.default_rng(seed)
     path = scene.controls(int(frames), rng)  # the dataset episode's path (drawn first)
     shape = path.shape if noise == "white" else path.shape[1:]  # offset: one draw per component, held
