@@ -226,28 +226,27 @@ def divergence_cmd(
             raise ConfigError(f"--components must be in [1, {pca.n_components}] (the model's subspace), got {components}")
         pca = pca.truncate(components)
     project = (lambda X: pca.decode(pca.encode(X))) if pca is not None else None
+    k = pca.n_components if pca is not None else None
     check_inputs(episodes, frames, perturb, seed, horizon, stride, noise, restart, project)
-    ids = None
+    ids, sc = None, get_scene(scene, **_section(config, "scene"))
     if model is not None:  # the model's held-out episodes, in the scene it was trained on unless --config says otherwise
         trained = runs.read_json(model / "config.json")
         ids = trained["test_episode_ids"]
         episodes = min(episodes, len(ids))
-    if model is not None and config is None:
-        sc = scene_from_dict(trained["scene"])
-        if sc.name != scene:
-            raise ConfigError(f"model {str(model)!r} is of scene {sc.name!r}, not {scene!r}")
-    else:
-        sc = get_scene(scene, **_section(config, "scene"))
+        if config is None:
+            sc = scene_from_dict(trained["scene"])
+            if sc.name != scene:
+                raise ConfigError(f"model {str(model)!r} is of scene {sc.name!r}, not {scene!r}")
     if pca is not None and pca.mean.shape[0] != 3 * sc.n_vertices:
         raise ConfigError(f"model {str(model)!r} has {pca.mean.shape[0] // 3} vertices, the scene {sc.n_vertices}")
     run_dir = runs.new_run_dir("surrogate", "divergence", out)
     runs.atomic_write_json(run_dir / "config.json", {"scene": sc.to_dict(), "config": str(config) if config else None, "episodes": episodes,
                                                      "frames": frames, "perturb": perturb, "noise": noise, "seed": seed, "horizon": horizon, "stride": stride,
-                                                     "restart": restart, "model": str(model) if model else None, "components": pca.n_components if pca else None})
+                                                     "restart": restart, "model": str(model) if model else None, "components": k})
     per_episode = 1 + len({0, *segment_starts(frames, horizon, stride)})
     with Progress(*_columns("reference runs", ""), console=console) as progress:
         task = progress.add_task("divergence", total=episodes * per_episode)
         summary, gaps = divergence(sc, episodes, frames, perturb, seed=seed, horizon=horizon, stride=stride, noise=noise, restart=restart,
-                                   project=project, components=pca.n_components if pca else None, episode_ids=ids, on_run=lambda: progress.advance(task))
+                                   project=project, components=k, episode_ids=ids, on_run=lambda: progress.advance(task))
     write_run(run_dir, summary, gaps, sc.fps)
     print_summary({k: v for k, v in summary.items() if k != "scene_options"}, run_dir)

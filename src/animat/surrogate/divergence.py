@@ -218,11 +218,13 @@ def divergence_plot(gaps: np.ndarray, summary: dict, fps: int, path) -> None:
         ax.set_yscale("log")
     ax.set_xlabel("time (s)")
     ax.set_ylabel("gap between reference runs (% of side)")
-    title = f"{summary['scene']}: {summary['perturb_noise']} input noise, std {summary['perturb_std']:g} {summary['perturb_units']}"
+    parts = []
     if summary.get("restart", "none") != "none":
         k = summary.get("restart_components")
-        title = f"{summary['scene']}: restart from {'frames' if k is None else f'{k} PCA components'}" + (f"; {title.split(': ', 1)[1]}" if summary["perturb_std"] else "")
-    ax.set_title(title)
+        parts.append(f"restart from {'frames' if k is None else f'{k} PCA components'}")
+    if summary["perturb_std"] or not parts:
+        parts.append(f"{summary['perturb_noise']} input noise, std {summary['perturb_std']:g} {summary['perturb_units']}")
+    ax.set_title(f"{summary['scene']}: " + "; ".join(parts))
     ax.grid(alpha=0.3, which="both")
     ax.legend(loc="best", frameon=False)
     save_figure(fig, path)
