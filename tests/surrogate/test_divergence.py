@@ -43,17 +43,49 @@ def test_restart_sets_the_recorded_frame_and_nothing_before_it(name):
     assert np.abs(run["X"][12:] - ref["X"][12:]).max() > 1e-3 and run["dropped"] == 0
 
 
+@pytest.mark.parametrize("name", ["flag", "sheet", "cape"])
+def test_resume_from_a_snapshot_is_bit_identical_to_a_run_from_the_start(name):
+    """simulate(resume=snapshot): the frames before it are the snapshot's and every later frame is
+    what a run from the start gives, with a restart at the snapshot's frame and a path that differs
+    after it (as divergence uses it), and without."""
+    scene = get_scene(name, size=5, elastic2d="both")
+    path = scene.controls(30, np.random.default_rng(3))
+    ref = scene.simulate(30, path=path, snapshots=[4, 15])
+    assert sorted(ref["snapshots"]) == [4, 15]
+    state = (15, *restart_state(scene, ref["X"][14:16] + np.float32(0.002), ref["Y"][14:16]))
+    changed = path.copy()
+    changed[scene.warmup_frames + 16 :] += 1e-3
+    full = scene.simulate(30, path=changed, restart=state)
+    resumed = scene.simulate(30, path=changed, restart=state, resume=ref["snapshots"][15])
+    assert np.array_equal(full["X"], resumed["X"]) and np.array_equal(full["Y"], resumed["Y"])
+    assert np.abs(full["X"][16:] - ref["X"][16:]).max() > 1e-4  # the restart and the path change matter
+    again = scene.simulate(30, path=path, resume=ref["snapshots"][4])
+    assert np.array_equal(again["X"], ref["X"]) and again["dropped"] == 0
+    with pytest.raises(ConfigError, match="cannot resume at frame 15"):
+        scene.simulate(15, path=path[: scene.warmup_frames + 15], resume=ref["snapshots"][15])
+
+
+def test_divergence_in_worker_processes_equals_one_process():
+    scene = get_scene("flag", size=5)
+    pca = fit_pca(scene.simulate(40, np.random.SeedSequence([0, 9]))["X"], 12)
+    one, gaps_one = divergence(scene, 2, 24, 0.0, horizon=10, stride=10, restart="subspace", project=pca.round_trip, components=12)
+    two, gaps_two = divergence(scene, 2, 24, 0.0, horizon=10, stride=10, restart="subspace", project=pca.round_trip, components=12, workers=2)
+    assert one == two and np.array_equal(gaps_one, gaps_two) and one["window_gap_percent_of_size"] > 0
+    with pytest.raises(ConfigError, match="workers must be >= 1"):
+        divergence(scene, 2, 24, 0.0, horizon=10, stride=10, workers=0)
+
+
 def test_subspace_restart_full_basis_equals_frames_restart_and_truncation_adds_gap():
     scene = get_scene("flag", size=5)
     seed = np.random.SeedSequence([0, 0])
     D = 3 * scene.n_vertices
     full = PCA(np.zeros(D, np.float32), np.eye(D, dtype=np.float32), np.ones(D, np.float32))  # an exact round trip
     frames = episode_gaps(scene, 30, seed, 0.0, horizon=10, stride=10, restart="frames")
-    exact = episode_gaps(scene, 30, seed, 0.0, horizon=10, stride=10, restart="subspace", project=lambda X: full.decode(full.encode(X)))
+    exact = episode_gaps(scene, 30, seed, 0.0, horizon=10, stride=10, restart="subspace", project=full.round_trip)
     np.testing.assert_array_equal(frames["gap"], exact["gap"])
     assert frames["gap"][0] == 0.0 and len(frames["segments"]) == 3
     small = fit_pca(scene.simulate(60, np.random.SeedSequence([0, 9]))["X"], 10)  # another episode; 3 components: the restart breaks edges (dropped)
-    cut = episode_gaps(scene, 30, seed, 0.0, horizon=10, stride=10, restart="subspace", project=lambda X: small.decode(small.encode(X)))
+    cut = episode_gaps(scene, 30, seed, 0.0, horizon=10, stride=10, restart="subspace", project=small.round_trip)
     assert cut["gap"][1] > 0 and cut["truncated"] == 0 and np.mean(cut["segments"]) > np.mean(frames["segments"]) > 0
 
 

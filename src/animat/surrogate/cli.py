@@ -208,10 +208,11 @@ def divergence_cmd(
     restart: str = typer.Option("none", "--restart", help="none | frames (restart from the recorded frames s, s+1) | subspace (from their PCA projection: --model)."),
     model: Optional[Path] = typer.Option(None, "--model", "-m", help="Trained run whose pca.npz --restart subspace projects on."),
     components: Optional[int] = typer.Option(None, "--components", "-k", help="Leading PCA components kept [all of --model's]."),
+    workers: int = typer.Option(1, "--workers", "-w", help="Episodes simulated in this many processes."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
 ) -> None:
     """Predictability floor: the gap between two reference runs whose external paths differ by noise of std --perturb, or whose state restarts from what a surrogate starts from (--restart)."""
-    from animat.surrogate.divergence import check_inputs, divergence, segment_starts, write_run
+    from animat.surrogate.divergence import check_inputs, divergence, runs_per_episode, write_run
     from animat.surrogate.scenes import get_scene, scene_from_dict
     from animat.surrogate.subspace import PCA
 
@@ -225,9 +226,9 @@ def divergence_cmd(
         if not 1 <= components <= pca.n_components:
             raise ConfigError(f"--components must be in [1, {pca.n_components}] (the model's subspace), got {components}")
         pca = pca.truncate(components)
-    project = (lambda X: pca.decode(pca.encode(X))) if pca is not None else None
+    project = pca.round_trip if pca is not None else None
     k = pca.n_components if pca is not None else None
-    check_inputs(episodes, frames, perturb, seed, horizon, stride, noise, restart, project)
+    check_inputs(episodes, frames, perturb, seed, horizon, stride, noise, restart, project, workers)
     ids, sc = None, get_scene(scene, **_section(config, "scene"))
     if model is not None:  # the model's held-out episodes, in the scene it was trained on unless --config says otherwise
         trained = runs.read_json(model / "config.json")
@@ -243,10 +244,9 @@ def divergence_cmd(
     runs.atomic_write_json(run_dir / "config.json", {"scene": sc.to_dict(), "config": str(config) if config else None, "episodes": episodes,
                                                      "frames": frames, "perturb": perturb, "noise": noise, "seed": seed, "horizon": horizon, "stride": stride,
                                                      "restart": restart, "model": str(model) if model else None, "components": k})
-    per_episode = 1 + len({0, *segment_starts(frames, horizon, stride)})
     with Progress(*_columns("reference runs", ""), console=console) as progress:
-        task = progress.add_task("divergence", total=episodes * per_episode)
+        task = progress.add_task("divergence", total=episodes * runs_per_episode(frames, horizon, stride))
         summary, gaps = divergence(sc, episodes, frames, perturb, seed=seed, horizon=horizon, stride=stride, noise=noise, restart=restart,
-                                   project=project, components=k, episode_ids=ids, on_run=lambda: progress.advance(task))
+                                   project=project, components=k, episode_ids=ids, on_run=lambda: progress.advance(task), workers=workers)
     write_run(run_dir, summary, gaps, sc.fps)
     print_summary({k: v for k, v in summary.items() if k != "scene_options"}, run_dir)

@@ -14,9 +14,7 @@ from ``SeedSequence([seed, i])``: the same seed gives the same data however the 
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -25,6 +23,7 @@ import numpy as np
 
 from animat import runs
 from animat.errors import ConfigError
+from animat.parallel import process_map
 from animat.surrogate.scenes import get_scene, scene_from_dict
 
 DATASET_JSON = "dataset.json"
@@ -116,16 +115,9 @@ def generate(
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)
             record(ray.get(ready[0]))
-    elif int(workers) <= 1 or len(args) <= 1:
-        for a in args:
-            record(_simulate_one(*a))
     else:
-        # spawn, not fork: the parent may already run JAX's threads (fork would copy them half-alive)
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=min(int(workers), len(args)), mp_context=context) as pool:
-            futures = [pool.submit(_simulate_one, *a) for a in args]
-            for fut in as_completed(futures):
-                record(fut.result())
+        for _, row in process_map(_simulate_one, args, int(workers)):
+            record(row)
 
     stats = dataset_stats(out, int(episodes))
     stats.update(

@@ -53,6 +53,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from animat.errors import ConfigError
+from animat.parallel import process_map
 from animat.surrogate.sheet import SheetScene
 
 STRIDE = 30  # frames between segment starts: evaluate's default
@@ -92,13 +93,15 @@ def episode_gaps(scene: SheetScene, frames: int, seed: np.random.SeedSequence, e
     :func:`segment_starts`) and ``truncated`` (runs that ended early). A segment's run stops at
     the segment's end, the per-frame curve's (``s = 0``) at the episode's. With a ``restart``
     (:data:`RESTARTS`), the perturbed run restarts at frame ``s + 1`` from :func:`restart_state`
-    of the first run's frames ``s``, ``s + 1`` (``project`` for ``"subspace"``)."""
+    of the first run's frames ``s``, ``s + 1`` (``project`` for ``"subspace"``). The runs agree
+    up to that point, so each perturbed run resumes from the first run's snapshot there
+    (:meth:`SheetScene.simulate`'s ``resume``) instead of repeating it."""
     rng = np.random.default_rng(seed)
     path = scene.controls(int(frames), rng)  # the dataset episode's path (drawn first)
     shape = path.shape if noise == "white" else path.shape[1:]  # offset: one draw per component, held
     added = np.broadcast_to(float(eps) * rng.standard_normal(shape), path.shape)  # the same for every start
-    results = [scene.simulate(int(frames), path=path)]
     starts = sorted({0, *segment_starts(frames, horizon, stride)})
+    results = [scene.simulate(int(frames), path=path, snapshots=[s + 1 for s in starts if s + 1 < int(frames)])]
     if on_run:
         on_run()
     gaps = {}
@@ -111,13 +114,23 @@ def episode_gaps(scene: SheetScene, frames: int, seed: np.random.SeedSequence, e
         state = None
         if restart != "none" and s + 1 < len(ref["X"]):
             state = (s + 1, *restart_state(scene, ref["X"][s : s + 2], ref["Y"][s : s + 2], project if restart == "subspace" else None))
-        results.append(scene.simulate(end, path=perturbed, restart=state))
+        results.append(scene.simulate(end, path=perturbed, restart=state, resume=ref["snapshots"].get(s + 1)))
         gap = gap_percent(results[0], results[-1], scene.side_m)
         gaps[s] = np.concatenate([gap, np.full(int(frames) - len(gap), np.nan)])
         if on_run:
             on_run()
     segments = [float(gaps[s][s : s + horizon].mean()) for s in segment_starts(frames, horizon, stride) if np.isfinite(gaps[s][s : s + horizon]).all()]
     return {"gap": gaps[0], "segments": segments, "truncated": sum(r["dropped"] > 0 for r in results)}
+
+
+def _episode(scene: SheetScene, frames: int, seed: np.random.SeedSequence, eps: float, options: dict, on_run) -> dict:
+    """:func:`episode_gaps` with its keyword options as one dict (a task of :func:`process_map`)."""
+    return episode_gaps(scene, frames, seed, eps, on_run=on_run, **options)
+
+
+def runs_per_episode(frames: int, horizon: int, stride: int) -> int:
+    """Reference runs :func:`episode_gaps` makes: the episode, then one per segment start and ``s = 0``."""
+    return 1 + len({0, *segment_starts(frames, horizon, stride)})
 
 
 def mean_gap(gaps: np.ndarray) -> np.ndarray:
@@ -147,8 +160,10 @@ def doubling_fit(gap: np.ndarray) -> dict:
 
 
 def check_inputs(episodes: int, frames: int, eps: float, seed: int, horizon: int, stride: int, noise: str, restart: str = "none",
-                 project: Optional[Callable] = None) -> None:
+                 project: Optional[Callable] = None, workers: int = 1) -> None:
     """ConfigError (one line) for a request :func:`divergence` cannot measure."""
+    if int(workers) < 1:
+        raise ConfigError(f"workers must be >= 1, got {workers}")
     if restart not in RESTARTS:
         raise ConfigError(f"restart must be one of {list(RESTARTS)}, got {restart!r}")
     if restart == "subspace" and project is None:
@@ -168,16 +183,24 @@ def check_inputs(episodes: int, frames: int, eps: float, seed: int, horizon: int
 def divergence(scene: SheetScene, episodes: int, frames: int, eps: float, *, seed: int = 0, horizon: int = 120,
                stride: int = STRIDE, noise: str = "white", restart: str = "none", project: Optional[Callable[[np.ndarray], np.ndarray]] = None,
                components: Optional[int] = None, episode_ids: Optional[Sequence[int]] = None,
-               on_run: Optional[Callable[[], None]] = None) -> tuple[dict, np.ndarray]:
+               on_run: Optional[Callable[[], None]] = None, workers: int = 1) -> tuple[dict, np.ndarray]:
     """Measure the predictability floor (module docstring) over ``episodes`` episodes of ``frames``
     frames: dataset episodes ``0 .. episodes - 1``, or the first ``episodes`` of ``episode_ids``
     (e.g. a model's held-out ones). Returns the summary dict and the per-frame gaps (episodes,
-    frames) % of the side. ``components`` (the subspace's size) is only reported."""
-    check_inputs(episodes, frames, eps, seed, horizon, stride, noise, restart, project)
+    frames) % of the side. ``components`` (the subspace's size) is only reported. ``workers`` > 1:
+    episodes in that many processes (``project`` must then pickle, e.g. :meth:`PCA.round_trip`);
+    ``on_run`` is then called for an episode's runs when the episode is done."""
+    check_inputs(episodes, frames, eps, seed, horizon, stride, noise, restart, project, workers)
     ids = [int(i) for i in (range(int(episodes)) if episode_ids is None else list(episode_ids)[: int(episodes)])]
-    results = [episode_gaps(scene, frames, np.random.SeedSequence([int(seed), i]), eps, horizon=horizon, stride=stride, noise=noise,
-                            restart=restart, project=project, on_run=on_run)
-               for i in ids]
+    options = dict(horizon=horizon, stride=stride, noise=noise, restart=restart, project=project)
+    parallel = int(workers) > 1 and len(ids) > 1
+    args = [(scene, frames, np.random.SeedSequence([int(seed), i]), eps, options, None if parallel else on_run) for i in ids]
+    results: list[dict] = [{}] * len(ids)
+    for n, result in process_map(_episode, args, workers):
+        results[n] = result
+        if parallel and on_run:
+            for _ in range(runs_per_episode(frames, horizon, stride)):
+                on_run()
     gaps = np.stack([r["gap"] for r in results])
     mean = mean_gap(gaps)
     segments = [g for r in results for g in r["segments"]]

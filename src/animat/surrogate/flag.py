@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -32,6 +33,7 @@ class FlagScene(SheetScene):
     air_density: float = 1.2
     drag_coefficient: float = 1.0
     calm_probability: float = 0.0  # chance that a wind target is zero wind, held for hold_seconds
+    mutable_state: ClassVar[tuple[str, ...]] = ("prev",)  # the vertices at the last substep (the drag's velocity)
 
     @classmethod
     def build(cls, **overrides) -> "FlagScene":

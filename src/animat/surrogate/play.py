@@ -198,7 +198,7 @@ def play(model: Model, Y: np.ndarray, run_dir: str | os.PathLike, *, every: int 
         "inside_proxy_vertices": int(sum(r["inside_proxy_vertices"] for r in rows)),
         "max_range_ratio": float(max(ratios)) if ratios else None,
         "final_mean_speed_mps": rows[-1]["mean_speed_mps"] if rows[-1]["finite"] else None,
-        "rest_encoding_error_mm": float(1e3 * np.linalg.norm(model.pca.decode(model.pca.encode(rest)) - rest, axis=-1).mean()),
+        "rest_encoding_error_mm": float(1e3 * np.linalg.norm(model.pca.round_trip(rest) - rest, axis=-1).mean()),
     }
     runs.atomic_write_csv(run_dir / "metrics.csv", rows, list(rows[0]))
     runs.atomic_save_npz(run_dir / "trajectory.npz", Y=np.asarray(Y, np.float32), z=np.stack(Z).astype(np.float32),

@@ -32,7 +32,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
@@ -62,7 +62,7 @@ class SheetScene:
     strike_seconds: tuple[float, float] = (0.5, 1.2)  # duration of one path segment
     hold_seconds: tuple[float, float] = (0.0, 1.0)  # pause at a point away from the cloth
     stop_anywhere: float = 0.0  # probability that a path segment also stops part-way for a hold (0: holds only away from the cloth)
-
+    mutable_state: ClassVar[tuple[str, ...]] = ()  # keys of _setup's state that _apply changes (kept in snapshots)
 
     @classmethod
     def build(cls, **overrides: Any) -> "SheetScene":
@@ -250,7 +250,8 @@ class SheetScene:
 
     # --- one episode ---------------------------------------------------------------------------
     def simulate(self, frames: int, seed: int | np.random.SeedSequence | None = None, *, path: np.ndarray | None = None,
-                 restart: tuple[int, np.ndarray, np.ndarray] | None = None) -> dict:
+                 restart: tuple[int, np.ndarray, np.ndarray] | None = None, snapshots: Sequence[int] = (),
+                 resume: dict | None = None) -> dict:
         """Run one episode; returns X (T, V, 3), Y (T, y) float32 with T <= frames, ``dropped``
         (frames lost after the reference misbehaved) and ``seconds_per_frame`` (reference cost).
 
@@ -259,7 +260,14 @@ class SheetScene:
         ``restart = (r, x, v)`` sets the free vertices to world positions ``x`` (V, 3) m and
         velocities ``v`` (V, 3) m/s (:meth:`set_vertices`) before recorded frame ``r``'s last
         substep: a recorded frame holds the positions at the start of its last substep (MuJoCo
-        computes ``flexvert_xpos`` before integrating), so the recorded ``X[r]`` is ``x``."""
+        computes ``flexvert_xpos`` before integrating), so the recorded ``X[r]`` is ``x``.
+
+        ``snapshots``: recorded frame indices ``r``; the run's state at the point where a restart at
+        ``r`` applies (MuJoCo's ``mjSTATE_INTEGRATION`` state, warm start included, the scene's own
+        state and the frames recorded so far) is returned in ``result["snapshots"][r]``.
+        ``resume``: such a snapshot, of a run whose path agrees with ``path`` up to frame ``r``
+        (path index ``warmup + r``): the run continues from there (a ``restart`` at ``r`` still
+        applies), bit for bit as if it had been simulated from the start."""
         import mujoco
 
         if int(frames) <= 0:
@@ -282,14 +290,25 @@ class SheetScene:
         rest = np.linalg.norm(x0[edges[:, 0]] - x0[edges[:, 1]], axis=1)
         X = np.empty((frames, self.n_vertices, 3), np.float32)
         Y = np.empty((frames, path.shape[1]), np.float32)
-        prev = path[0]
-        kept = 0
+        kept, first, saved = 0, 0, {}
+        wanted = {self.warmup_frames + int(r) for r in snapshots}
+        if resume is not None:
+            kept, first = int(resume["frame"]), self.warmup_frames + int(resume["frame"])
+            if not 0 <= kept < int(frames):
+                raise ConfigError(f"cannot resume at frame {kept} a run of {frames} frames")
+            X[:kept], Y[:kept] = resume["X"], resume["Y"]
+            mujoco.mj_setState(m, d, resume["mj"], mujoco.mjtState.mjSTATE_INTEGRATION)
+            d.flexvert_xpos[:] = resume["xpos"]  # as the last mj_step left it: the positions at that substep's start
+            state.update({key: np.array(v, copy=True) for key, v in resume["scene"].items()})
+        prev = path[max(first - 1, 0)]
         bad_qacc = int(mujoco.mjtWarning.mjWARN_BADQACC)
         warnings_before = int(d.warning[bad_qacc].number)
         start = time.perf_counter()
         restart_at = self.warmup_frames + int(restart[0]) if restart is not None else -1
-        for i in range(len(path)):
-            for k in range(1, self.substeps + 1):
+        for i in range(first, len(path)):
+            for k in range(self.substeps if i == first and resume is not None else 1, self.substeps + 1):
+                if i in wanted and k == self.substeps:
+                    saved[i - self.warmup_frames] = self._snapshot(m, d, state, X[:kept], Y[:kept])
                 if i == restart_at and k == self.substeps:
                     self.set_vertices(m, d, state, np.asarray(restart[1], np.float64), np.asarray(restart[2], np.float64))
                 self._apply(m, d, state, prev + (path[i] - prev) * (k / self.substeps))
@@ -312,8 +331,20 @@ class SheetScene:
             "X": X[:kept],
             "Y": Y[:kept],
             "dropped": int(frames - kept),
-            "seconds_per_frame": elapsed / max(1, i + 1),
+            "seconds_per_frame": elapsed / max(1, i + 1 - first),
+            **({"snapshots": saved} if snapshots else {}),
         }
+
+    def _snapshot(self, m, d, state: dict, X: np.ndarray, Y: np.ndarray) -> dict:
+        """What :meth:`simulate`'s ``resume`` needs to continue from here: the recorded frames so far
+        as views (a run never rewrites them), the rest as copies."""
+        import mujoco
+
+        spec = mujoco.mjtState.mjSTATE_INTEGRATION  # everything mj_step reads, warm start included
+        mj = np.empty(mujoco.mj_stateSize(m, spec))
+        mujoco.mj_getState(m, d, mj, spec)
+        scene = {key: v.copy() for key, v in state.items() if key in self.mutable_state}
+        return {"frame": len(X), "mj": mj, "xpos": d.flexvert_xpos.copy(), "scene": scene, "X": X, "Y": Y}
 
     def topology(self) -> dict:
         """Static arrays for later use (rendering, normals): rest positions, edges, triangles."""

@@ -41,6 +41,10 @@ class PCA:
         flat = np.asarray(Z, np.float32) @ self.components + self.mean
         return flat.reshape(*flat.shape[:-1], -1, 3)
 
+    def round_trip(self, X: np.ndarray) -> np.ndarray:
+        """(..., V, 3) positions -> their projection on the subspace, (..., V, 3)."""
+        return self.decode(self.encode(X))
+
     def save(self, path: str | os.PathLike) -> Path:
         return runs.atomic_save_npz(path, mean=self.mean, components=self.components, singular_values=self.singular_values)
 
