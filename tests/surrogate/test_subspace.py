@@ -43,6 +43,11 @@ def test_alpha_beta_recovers_known_coefficients():
         episodes.append(Z + rng.normal(scale=1e-6, size=Z.shape))
     a, b = fit_alpha_beta(episodes)
     assert np.allclose(a, alpha, atol=1e-3) and np.allclose(b, beta, atol=1e-3)
+    # alpha held at 1 for component 1 (whose true alpha is 1): the same beta; for component 0 (true
+    # alpha 0.99) beta alone must absorb the pull toward 0, so it differs
+    a1, b1 = fit_alpha_beta(episodes, unit_alpha=[0, 1])
+    assert a1[0] == a1[1] == 1.0 and np.isclose(b1[1], beta[1], atol=1e-3) and not np.isclose(b1[0], beta[0], atol=1e-2)
+    assert np.array_equal(a1[2:], a[2:]) and np.array_equal(b1[2:], b[2:])
 
 
 def test_collision_projection_pushes_vertices_out_of_sphere():

@@ -13,8 +13,10 @@ from typing import Sequence
 import numpy as np
 
 
-def fit_alpha_beta(episodes: Sequence[np.ndarray], ridge: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
-    """episodes: list of (T_i, k) subspace trajectories -> alpha (k,), beta (k,) float32."""
+def fit_alpha_beta(episodes: Sequence[np.ndarray], ridge: float = 1e-9, unit_alpha: Sequence[int] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """episodes: list of (T_i, k) subspace trajectories -> alpha (k,), beta (k,) float32.
+    Components in ``unit_alpha`` keep ``alpha = 1`` (no pull toward 0: e.g. an azimuth, where no
+    direction is preferred) and fit only ``beta``, on the velocities ``z_t - z_{t-1} ~ beta (z_{t-1} - z_{t-2})``."""
     A = None
     for Z in episodes:
         Z = np.asarray(Z, np.float64)
@@ -30,6 +32,9 @@ def fit_alpha_beta(episodes: Sequence[np.ndarray], ridge: float = 1e-9) -> tuple
     det = (spp + scale) * (svv + scale) - spv * spv
     alpha = ((svv + scale) * spy - spv * svy) / det
     beta = ((spp + scale) * svy - spv * spy) / det
+    fixed = np.asarray(unit_alpha, np.int64)
+    alpha[fixed] = 1.0
+    beta[fixed] = (svy - spv)[fixed] / (svv + np.maximum(svv, 1.0) * ridge)[fixed]
     return alpha.astype(np.float32), beta.astype(np.float32)
 
 

@@ -67,13 +67,13 @@ _ZERO, _ONE = _F32(0.0), _F32(1.0)
 _SLACK = _F32(1.001)  # squared-distance prefilter margin (>> float32 rounding) before the exact test
 
 
-def _jit(fn):
+def _jit(fn, signature: str = _SIGNATURE):
     """``numba.njit`` with the kernel's options, cached on disk where some cache directory is writable."""
     options = dict(nogil=True, error_model="numpy", fastmath={"contract"}, boundscheck=False)
     try:
-        return numba.njit(_SIGNATURE, cache=True, **options)(fn)
+        return numba.njit(signature, cache=True, **options)(fn)
     except RuntimeError:  # numba: "cannot cache function ...: no locator available" (nothing writable)
-        return numba.njit(_SIGNATURE, cache=False, **options)(fn)
+        return numba.njit(signature, cache=False, **options)(fn)
 
 
 def _combine(out, x, rows, count, matrix, stride):
@@ -247,6 +247,33 @@ with warnings.catch_warnings():
     frame_kernel = _jit(_kernel)
 
 
+def _turn_wind(w, phi, out):
+    """The flag's input w (6,) = [wind, its change] turned by ``-phi`` into the flag's frame, into
+    ``out`` (as :func:`animat.surrogate.frame.wind_in_frame`)."""
+    c, s = math.cos(phi), math.sin(phi)
+    for j in (0, 3):
+        out[j] = c * w[j] + s * w[j + 1]
+        out[j + 1] = c * w[j + 1] - s * w[j]
+        out[j + 2] = w[j + 2]
+
+
+def _turn_to_world(X, N, phi, px, py):
+    """Vertices X (V, 3) turned by ``phi`` about the vertical axis through (px, py), normals N (V, 3)
+    about the vertical, in place (the flag's frame -> the world, :mod:`animat.surrogate.frame`)."""
+    c, s = math.cos(phi), math.sin(phi)
+    for i in range(X.shape[0]):
+        dx, dy = X[i, 0] - px, X[i, 1] - py
+        X[i, 0] = c * dx - s * dy + px
+        X[i, 1] = s * dx + c * dy + py
+        nx, ny = N[i, 0], N[i, 1]
+        N[i, 0] = c * nx - s * ny
+        N[i, 1] = s * nx + c * ny
+
+
+turn_wind = _jit(_turn_wind, "void(float32[::1], float64, float32[::1])")
+turn_to_world = _jit(_turn_to_world, "void(float32[:, :], float32[:, :], float64, float64, float64)")
+
+
 def quantise(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rows (n, m) -> (int16 (n, m), float32 steps (n,)) with ``rows ~= q * step[:, None]``: each row
     rounded on 65535 levels spanning +-its largest magnitude (error <= step / 2 per entry).
@@ -302,18 +329,29 @@ class NumbaFrame:
     array (component arrays, as for NumpyFrame); ``z`` is a new array. Inputs that are not
     C-contiguous writable float32 are converted (a slower path: one failed dispatch, then a copy)."""
 
-    def __init__(self, mats: list[np.ndarray], positions: np.ndarray, normals: np.ndarray, n_inputs: int):
+    def __init__(self, mats: list[np.ndarray], positions: np.ndarray, normals: np.ndarray, n_inputs: int,
+                 turn: tuple[float, float, float] | None = None):
         self.weights, self.basis, self.dims, size = pack(mats, positions, normals, n_inputs)
         self.work = np.zeros(size, np.float32)
         n_vert = int(self.dims[V])
         self.X = self.work[self.dims[B_X] : self.dims[B_X] + 3 * n_vert].reshape(n_vert, 3)
         self.N = self.work[self.dims[B_N] : self.dims[B_N] + 3 * n_vert].reshape(3, n_vert).T
+        self.turn = turn  # (frame_scale, pole x, pole y): the flag's frame (animat.surrogate.frame), or None
+        self._w = np.zeros(int(self.dims[NW]), np.float32)
 
     def __call__(self, z0, z1, w, spheres, capsules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(z_{t-2}, z_{t-1}) (k,), w_t (w_dim,), proxies -> (z_t (k,), vertices (V, 3) m, normals (V, 3))."""
+        """(z_{t-2}, z_{t-1}) (k,), w_t (w_dim,), proxies -> (z_t (k,), vertices (V, 3) m, normals (V, 3)).
+        With ``turn``: w is the world's wind, turned here into the flag's frame, and the cloth decoded
+        in that frame is turned back by the new azimuth (after the kernel, so proxies would be
+        projected in the flag's frame: a scene with a frame has none)."""
+        if self.turn is not None:
+            turn_wind(np.require(w, np.float32, "C"), float(z1[-1]) / self.turn[0], self._w)
+            w = self._w
         try:
             z = frame_kernel(z0, z1, w, spheres, capsules, self.weights, self.basis, self.dims, self.work)
         except TypeError:  # another dtype or layout: convert and retry
             z0, z1, w, spheres, capsules = (np.require(a, np.float32, ("C", "W")) for a in (z0, z1, w, spheres, capsules))
             z = frame_kernel(z0, z1, w, spheres, capsules, self.weights, self.basis, self.dims, self.work)
+        if self.turn is not None:
+            turn_to_world(self.X, self.N, float(z[-1]) / self.turn[0], self.turn[1], self.turn[2])
         return z, self.X, self.N

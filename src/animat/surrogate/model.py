@@ -25,6 +25,7 @@ import numpy as np
 
 from animat import runs
 from animat.errors import CheckpointError
+from animat.surrogate.inputs import network_input
 
 MANIFEST_VERSION = 1
 
@@ -68,8 +69,8 @@ def mlp(params: dict, x: jax.Array) -> jax.Array:
 
 def step(params: dict, stats: dict, z0: jax.Array, z1: jax.Array, w: jax.Array) -> tuple[jax.Array, jax.Array]:
     """One frame: returns (z_t, zbar_t); works on (k,) or batched (..., k) states."""
-    zbar = stats["alpha"] * z1 + stats["beta"] * (z1 - z0)
-    x = (jnp.concatenate([zbar, z1, w], axis=-1) - stats["in_mean"]) / stats["in_std"]
+    zbar, x = network_input(stats, z0, z1, w, jnp)
+    x = (x - stats["in_mean"]) / stats["in_std"]
     return zbar + mlp(params, x) * stats["out_std"] + stats["out_mean"], zbar
 
 

@@ -30,6 +30,8 @@ import numpy as np
 
 from animat.errors import ConfigError
 from animat.surrogate.collision import Projector, project
+from animat.surrogate.frame import turn_vectors, wind_in_frame
+from animat.surrogate.inputs import network_input
 from animat.surrogate.normals import load_regression, reduced_rank_factors
 
 DEFAULT_NORMALS_RANK = 28  # sheet 51 x 51, k = 64: held-out mean normal error 2.92 -> 3.40 deg (see resolve_normals_rank)
@@ -39,10 +41,14 @@ def frame_step(arrays: dict, layers: int, z0, z1, w, spheres, capsules, xp=np):
     """(z_{t-2}, z_{t-1}) (k,), w_t (w_dim,), proxies -> (z_t (k,), vertices (V, 3) m, normals (V, 3)).
 
     ``arrays`` as :attr:`Runtime.arrays`: network and statistics, ``components`` (k, 3V), ``mean``
-    (3V,) and the normals regression as factors ``normals_A`` (k, r), ``normals_B`` (r + 1, 3V)."""
+    (3V,) and the normals regression as factors ``normals_A`` (k, r), ``normals_B`` (r + 1, 3V).
+    With a frame (``frame_scale``, ``frame_pole`` (2,): the flag's azimuth as the state's last entry,
+    :mod:`animat.surrogate.frame`) ``components`` and ``normals_A`` have a zero row for it, the wind
+    is turned into the cloth's frame (:func:`animat.surrogate.inputs.network_input`) and the decoded
+    cloth and normals turned back by the new azimuth."""
     a = arrays
-    zbar = a["alpha"] * z1 + a["beta"] * (z1 - z0)
-    h = (xp.concatenate([zbar, z1, w]) - a["in_mean"]) / a["in_std"]
+    zbar, h = network_input(a, z0, z1, w, xp)
+    h = (h - a["in_mean"]) / a["in_std"]
     for i in range(layers):
         h = h @ a[f"W{i}"] + a[f"b{i}"]
         if i < layers - 1:
@@ -51,17 +57,30 @@ def frame_step(arrays: dict, layers: int, z0, z1, w, spheres, capsules, xp=np):
     X = (z @ a["components"] + a["mean"]).reshape(-1, 3)
     N = ((z @ a["normals_A"]) @ a["normals_B"][:-1] + a["normals_B"][-1]).reshape(-1, 3)
     N = N / xp.maximum(xp.sqrt(xp.sum(N * N, axis=-1, keepdims=True)), 1e-12)
+    if "frame_scale" in a:  # decoded in the cloth's frame: turn by the azimuth about the pole
+        phi, axis = z[-1] / a["frame_scale"], xp.concatenate([a["frame_pole"], xp.zeros(1, a["frame_pole"].dtype)])
+        X, N = turn_vectors(X - axis, phi, xp) + axis, turn_vectors(N, phi, xp)
     return z, project(X, spheres, capsules, xp), N
 
 
 def _fold_input(W: np.ndarray, b: np.ndarray, a: dict, k: int) -> np.ndarray:
     """First-layer weights W (2k + w, n), bias b (n,) acting on the normalised input
     ``(concat(zbar, z1, w) - in_mean) / in_std`` -> (2k + w + 1, n) acting on ``[z0, z1, w, 1]``
-    (float64; ``zbar = (alpha + beta) z1 - beta z0``)."""
+    (float64; ``zbar = (alpha + beta) z1 - beta z0``; with a frame the azimuth's entries are
+    ``zbar - z1`` and ``z1 - z0``, :func:`animat.surrogate.model.network_input`, and ``w`` is the
+    wind already turned into the cloth's frame)."""
     Wn = W / a["in_std"][:, None]
     Wa, Wb, Wc = Wn[:k], Wn[k : 2 * k], Wn[2 * k :]
-    return np.concatenate([-a["beta"][:, None] * Wa, (a["alpha"] + a["beta"])[:, None] * Wa + Wb, Wc,
-                           (b - a["in_mean"] @ Wn)[None]])
+    on_z0, on_z1 = -a["beta"][:, None] * Wa, (a["alpha"] + a["beta"])[:, None] * Wa + Wb
+    if "frame_scale" in a:
+        on_z0[-1] -= Wb[-1]
+        on_z1[-1] -= Wa[-1]
+    return np.concatenate([on_z0, on_z1, Wc, (b - a["in_mean"] @ Wn)[None]])
+
+
+def frame_turn(arrays: dict) -> tuple[float, float, float] | None:
+    """``(frame_scale, pole x, pole y)`` of a surrogate in the flag's frame (:mod:`animat.surrogate.frame`), else None."""
+    return (float(arrays["frame_scale"]), *map(float, arrays["frame_pole"])) if "frame_scale" in arrays else None
 
 
 class Folded(NamedTuple):
@@ -152,14 +171,26 @@ class NumpyFrame:
         self._ones = np.ones(4, np.float32)
         self._zero = np.zeros(max(H, 1), np.float32)  # an array: cheaper in np.maximum than a scalar
         self.project = Projector(V)
+        self.turn = frame_turn(arrays)
 
     def __call__(self, z0, z1, w, spheres, capsules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(z_{t-2}, z_{t-1}) (k,), w_t (w_dim,), proxies -> (z_t (k,), vertices (V, 3) m, normals (V, 3))."""
+        if self.turn is not None:  # the flag's frame: the wind into it (fold expects it so)
+            w = wind_in_frame(np.asarray(w, np.float32), float(z1[-1]) / self.turn[0]).astype(np.float32)
         self.network(z0, z1, w)
         self.decode_positions()
         self.decode_normals()
         self.normalise()
+        if self.turn is not None:
+            self.turn_to_world()
         return self._z.copy(), self.project(self.X, spheres, capsules), self.N
+
+    def turn_to_world(self) -> None:
+        """The cloth decoded in the flag's frame turned by the new azimuth about the pole, in place."""
+        scale, px, py = self.turn
+        phi, axis = float(self._z[-1]) / scale, np.array([px, py, 0.0], np.float32)
+        self.X[:] = turn_vectors(self.X - axis, phi) + axis
+        self.N[:] = turn_vectors(self.N, phi)
 
     def network(self, z0, z1, w) -> None:
         """Subspace step into ``[z, 1, c]``: one ``np.dot`` per layer, ReLU in place."""
@@ -221,9 +252,12 @@ class Runtime:
             raise ConfigError("runtime arrays need the PCA 'singular_values' to cut the normals regression to low rank")
         self.scene, self.layers, self.backend = scene, int(layers), backend
         self.arrays = {n: np.asarray(v, np.float32) for n, v in arrays.items() if n not in ("normals", "singular_values")}
-        self.normals_rank = resolve_normals_rank(normals_rank, self.arrays["alpha"].size)
+        self.normals_rank = resolve_normals_rank(normals_rank, self.arrays["components"].shape[0])
         self.arrays["normals_A"], self.arrays["normals_B"] = reduced_rank_factors(
             arrays["normals"], arrays["singular_values"], self.normals_rank)
+        if "frame_scale" in self.arrays:  # the state's last entry is the flag's azimuth: no part of the basis or the normals
+            for name in ("components", "normals_A"):
+                self.arrays[name] = np.concatenate([self.arrays[name], np.zeros((1, self.arrays[name].shape[1]), np.float32)])
         if backend == "jax":
             import jax
             import jax.numpy as jnp
@@ -236,7 +270,7 @@ class Runtime:
             from animat.surrogate.kernel import NumbaFrame  # compiles (or loads the cached kernel) on first import
 
             k, n_in = self.arrays["alpha"].size, self.arrays["in_mean"].size
-            self._step = NumbaFrame(*fold(self.arrays, self.layers, scene.n_vertices), n_in)
+            self._step = NumbaFrame(*fold(self.arrays, self.layers, scene.n_vertices), n_in, frame_turn(self.arrays))
             zero, no_proxies = np.zeros(k, np.float32), (np.zeros((0, 4), np.float32), np.zeros((0, 7), np.float32))
             self._step(zero, zero, np.zeros(n_in - 2 * k, np.float32), *no_proxies)  # warm-up: the first call's one-off costs
         else:
@@ -256,7 +290,7 @@ class Runtime:
         normals = load_regression(run_dir)
         scene = scene_from_dict(runs.read_json(run_dir / "config.json")["scene"])
         arrays = {**model.params, **model.stats, "components": pca.components, "mean": pca.mean, "normals": normals,
-                  "singular_values": pca.singular_values}
+                  "singular_values": pca.singular_values, **({"frame_pole": pca.frame.pole} if pca.frame is not None else {})}
         return cls(arrays, model.config["layers"], scene, backend, normals_rank)
 
     @property

@@ -3,6 +3,10 @@
 ``x`` is a frame's vertex positions flattened to (3V,); ``U`` (k, 3V) holds orthonormal principal
 directions from an SVD of the centred frames (a random sample of at most ``max_samples`` frames
 when the data are big).
+
+With a ``frame`` (:class:`animat.surrogate.frame.AzimuthFrame`, the flag's azimuth about its pole)
+the state is ``[z', c phi]`` (k + 1,): ``z'`` the coordinates of the frame turned back by its azimuth
+``phi``, and :meth:`PCA.decode` turns the decoded cloth by ``phi`` again.
 """
 
 from __future__ import annotations
@@ -10,12 +14,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
 from animat import runs
 from animat.errors import CheckpointError, ConfigError
+from animat.surrogate.frame import AzimuthFrame, turn_vectors
 
 
 @dataclass
@@ -23,36 +28,64 @@ class PCA:
     mean: np.ndarray  # (D,) float32
     components: np.ndarray  # (k, D) float32, orthonormal rows
     singular_values: np.ndarray  # (k,)
+    frame: Optional[AzimuthFrame] = None
 
     @property
     def n_components(self) -> int:
+        """k, the basis size."""
         return int(self.components.shape[0])
 
+    @property
+    def state_dim(self) -> int:
+        """Size of a state: k, or k + 1 with a frame (its azimuth)."""
+        return self.n_components + (self.frame is not None)
+
     def truncate(self, k: int) -> "PCA":
-        return PCA(self.mean, self.components[:k], self.singular_values[:k])
+        return PCA(self.mean, self.components[:k], self.singular_values[:k], self.frame)
 
     def encode(self, X: np.ndarray) -> np.ndarray:
-        """(..., V, 3) or (..., D) positions -> (..., k) subspace coordinates."""
+        """(..., V, 3) or (..., D) positions -> (..., state_dim) states (with a frame: the azimuth
+        unwrapped along the frames, the axis before the vertices)."""
         flat = _flatten(X, self.mean.shape[0])
-        return ((flat - self.mean) @ self.components.T).astype(np.float32)
+        if self.frame is None:
+            return ((flat - self.mean) @ self.components.T).astype(np.float32)
+        X = flat.reshape(*flat.shape[:-1], -1, 3)
+        phi = self.frame.angles(X)
+        z = PCA(self.mean, self.components, self.singular_values).encode(self.frame.rotate(X, -phi))
+        return np.concatenate([z, (self.frame.scale * phi)[..., None].astype(np.float32)], axis=-1)
 
     def decode(self, Z: np.ndarray) -> np.ndarray:
-        """(..., k) -> (..., V, 3) positions."""
-        flat = np.asarray(Z, np.float32) @ self.components + self.mean
-        return flat.reshape(*flat.shape[:-1], -1, 3)
+        """(..., state_dim) -> (..., V, 3) positions."""
+        Z = np.asarray(Z, np.float32)
+        flat = Z[..., : self.n_components] @ self.components + self.mean
+        X = flat.reshape(*flat.shape[:-1], -1, 3)
+        return X if self.frame is None else self.frame.rotate(X, self.azimuth(Z))
+
+    def azimuth(self, Z: np.ndarray) -> np.ndarray:
+        """States (..., k + 1) -> the frame's azimuth (...,) rad."""
+        return np.asarray(Z, np.float64)[..., self.n_components] / self.frame.scale
+
+    def normals(self, R: np.ndarray, Z: np.ndarray) -> np.ndarray:
+        """Unit normals (..., V, 3) of states Z by the regression R (k + 1, 3V) on the coordinates
+        (:func:`animat.surrogate.normals.predict_normals`), turned by the azimuth with a frame."""
+        from animat.surrogate.normals import predict_normals
+
+        N = predict_normals(R, np.asarray(Z)[..., : self.n_components])
+        return N if self.frame is None else turn_vectors(N, self.azimuth(Z)[..., None]).astype(np.float32)
 
     def round_trip(self, X: np.ndarray) -> np.ndarray:
         """(..., V, 3) positions -> their projection on the subspace, (..., V, 3)."""
         return self.decode(self.encode(X))
 
     def save(self, path: str | os.PathLike) -> Path:
-        return runs.atomic_save_npz(path, mean=self.mean, components=self.components, singular_values=self.singular_values)
+        frame = self.frame.save_arrays() if self.frame is not None else {}
+        return runs.atomic_save_npz(path, mean=self.mean, components=self.components, singular_values=self.singular_values, **frame)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "PCA":
         try:
-            with np.load(path) as z:
-                return cls(z["mean"], z["components"], z["singular_values"])
+            with np.load(path, allow_pickle=False) as z:
+                return cls(z["mean"], z["components"], z["singular_values"], AzimuthFrame.from_arrays(z))
         except (OSError, KeyError, ValueError) as exc:
             raise CheckpointError(f"cannot read PCA file {str(path)!r}: {exc}") from None
 
@@ -66,8 +99,10 @@ def _flatten(X: np.ndarray, D: int) -> np.ndarray:
     raise ConfigError(f"positions of shape {X.shape} do not match a subspace of dimension {D}")
 
 
-def fit_pca(frames: np.ndarray, n_components: int | None = None, *, max_samples: int = 4000, seed: int = 0) -> PCA:
+def fit_pca(frames: np.ndarray, n_components: int | None = None, *, max_samples: int = 4000, seed: int = 0,
+            frame: Optional[AzimuthFrame] = None) -> PCA:
     """PCA of ``frames`` (N, V, 3) or (N, D); keeps ``n_components`` (all, min(N, D), if None).
+    With a ``frame``: of the frames (N, V, 3) turned back by their azimuths (module docstring).
 
     A truncated basis (k <= min(N, D) / 4) comes from a randomised SVD (Halko, Martinsson & Tropp
     2011, algorithm 4.4: a Gaussian sketch of k + 16 columns and 4 power iterations, float64):
@@ -76,6 +111,9 @@ def fit_pca(frames: np.ndarray, n_components: int | None = None, *, max_samples:
     X = X.reshape(X.shape[0], -1)
     if X.shape[0] > max_samples:
         X = X[np.sort(np.random.default_rng(seed).choice(X.shape[0], max_samples, replace=False))]
+    if frame is not None:
+        X = X.reshape(X.shape[0], -1, 3)
+        X = frame.rotate(X, -frame.angles(X)).reshape(X.shape[0], -1)
     mean = X.mean(axis=0)
     A = (X - mean).astype(np.float64)
     rank = min(A.shape)
@@ -89,7 +127,7 @@ def fit_pca(frames: np.ndarray, n_components: int | None = None, *, max_samples:
         _, s, vt = np.linalg.svd(Q.T @ A, full_matrices=False)
     else:
         _, s, vt = np.linalg.svd(A, full_matrices=False)
-    return PCA(mean.astype(np.float32), vt[:k].astype(np.float32), s[:k].astype(np.float32))
+    return PCA(mean.astype(np.float32), vt[:k].astype(np.float32), s[:k].astype(np.float32), frame)
 
 
 def range_ratios(Z: np.ndarray, train_Z: np.ndarray) -> np.ndarray:
@@ -108,7 +146,7 @@ def reconstruction_table(pca: PCA, frames: np.ndarray, ks: Sequence[int], side_m
     rows = []
     for k in ks:
         k = min(int(k), pca.n_components)
-        rec = pca.truncate(k).decode(Z[:, :k])
+        rec = pca.truncate(k).decode(np.concatenate([Z[:, :k], Z[:, pca.n_components :]], axis=1))  # the azimuth kept
         err = np.linalg.norm(rec - X, axis=-1)
         rows.append({"components": k, "mean_error_m": float(err.mean()), "max_error_m": float(err.max()),
                      "mean_error_percent_of_size": float(100 * err.mean() / side_m)})

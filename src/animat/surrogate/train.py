@@ -57,8 +57,10 @@ from animat.errors import CheckpointError, ConfigError
 from animat.evolve.checkpoint import read_checkpoint, save_checkpoint
 from animat.surrogate.alpha_beta import fit_alpha_beta
 from animat.surrogate.data import Dataset, load_dataset
+from animat.surrogate.frame import AzimuthFrame
+from animat.surrogate.inputs import network_input
 from animat.surrogate.model import Surrogate, alpha_beta_only, external_input, init_mlp, rollout
-from animat.surrogate.normals import angle_degrees, fit_normal_regression, load_regression, predict_normals, vertex_normals
+from animat.surrogate.normals import angle_degrees, fit_normal_regression, load_regression, vertex_normals
 from animat.surrogate.scenes import scene_from_dict
 from animat.surrogate.settle import SETTLE_LIMIT, make_probe, probe_inputs
 from animat.surrogate.subspace import PCA, fit_pca, reconstruction_table
@@ -114,29 +116,33 @@ def prepare(cfg: TrainConfig, ds: Dataset) -> dict:
     k_max = min(frames.shape[0], frames.shape[1] * 3)
     if cfg.components > k_max:
         raise ConfigError(f"components={cfg.components} exceeds what {frames.shape[0]} training frames of {frames.shape[1]} vertices allow ({k_max})")
-    pca = fit_pca(frames, cfg.components, max_samples=cfg.pca_samples, seed=cfg.seed)
+    sample = np.random.default_rng(cfg.seed).choice(len(frames), min(len(frames), cfg.pca_samples), replace=False)  # fit_pca's sample
+    frame = None
+    if cfg.cloth_frame == "azimuth":
+        if ds.meta["scene"]["name"] != "flag":
+            raise ConfigError(f"cloth_frame 'azimuth' is the flag's (a cloth on a vertical pole), not the {ds.meta['scene']['name']!r} scene's")
+        frame = AzimuthFrame.fit(frames[np.sort(sample)], ds.topology["pinned"])
+    pca = fit_pca(frames, cfg.components, max_samples=cfg.pca_samples, seed=cfg.seed, frame=frame)
     Z, W = _encoded(pca, ds)
-    alpha, beta = fit_alpha_beta(_alpha_beta_pieces(cfg.alpha_beta_frames, [Z[i] for i in train_ids], [ds.Y[i] for i in train_ids]))
+    alpha, beta = fit_alpha_beta(_alpha_beta_pieces(cfg.alpha_beta_frames, [Z[i] for i in train_ids], [ds.Y[i] for i in train_ids]),
+                                 unit_alpha=[pca.n_components] if frame is not None else ())  # the azimuth: no preferred direction
+    stats = {"alpha": alpha, "beta": beta, **({"frame_scale": np.float32(frame.scale)} if frame is not None else {})}
     # statistics of the network's input and output, from the teacher-forced training data
     ins, outs = [], []
     for i in train_ids:
         z = Z[i]
         if len(z) < 3:
             continue
-        zbar = alpha * z[1:-1] + beta * (z[1:-1] - z[:-2])
-        ins.append(np.concatenate([zbar, z[1:-1], W[i][2:]], axis=-1))
+        zbar, x = network_input(stats, z[:-2], z[1:-1], W[i][2:], xp=np)
+        ins.append(x)
         outs.append(z[2:] - zbar)
     ins, outs = np.concatenate(ins), np.concatenate(outs)
     z_train = np.concatenate([Z[i] for i in train_ids])
-    stats = {
-        "alpha": alpha, "beta": beta,
-        "in_mean": ins.mean(0), "in_std": ins.std(0) + 1e-6,
-        "out_mean": outs.mean(0), "out_std": outs.std(0) + 1e-6,
-    }
+    stats.update({"in_mean": ins.mean(0), "in_std": ins.std(0) + 1e-6, "out_mean": outs.mean(0), "out_std": outs.std(0) + 1e-6})
     noise_std = float(cfg.noise_frac * z_train[:, : min(3, z_train.shape[1])].std(0).mean())
-    sample = np.random.default_rng(cfg.seed).choice(len(frames), min(len(frames), cfg.pca_samples), replace=False)
     triangles = ds.topology["triangles"]
-    normals = fit_normal_regression(z_train[sample], vertex_normals(frames[sample], triangles))
+    shapes = frames[sample] if frame is None else frame.rotate(frames[sample], -frame.angles(frames[sample]))  # in the cloth's frame
+    normals = fit_normal_regression(z_train[sample][:, : pca.n_components], vertex_normals(shapes, triangles))
     return {"pca": pca, "Z": Z, "W": W, "train_ids": train_ids, "val_ids": val_ids, "test_ids": test_ids, "stats": stats,
             "noise_std": noise_std, "w_dim": int(W[0].shape[1]), "normals": normals}
 
@@ -170,7 +176,7 @@ def _reload(cfg: TrainConfig, run_dir: Path, ds: Dataset, stats: dict) -> dict:
 
 def normals_error_degrees(R: np.ndarray, pca: PCA, X: np.ndarray, triangles: np.ndarray) -> dict:
     """Angle between regressed normals (from the encoded frames) and exact normals of X (T, V, 3)."""
-    angle = angle_degrees(predict_normals(R, pca.encode(X)), vertex_normals(X, triangles))
+    angle = angle_degrees(pca.normals(R, pca.encode(X)), vertex_normals(X, triangles))
     return {"normals_mean_error_deg": float(angle.mean()), "normals_p95_error_deg": float(np.percentile(angle, 95))}
 
 
@@ -271,8 +277,8 @@ def train(
             raise ConfigError(f"no training episode has long_window={cfg.long_window} frames")
         samplers[cfg.long_window] = _sampler(cfg, [Z[i] for i in train_ids], long_rows, cfg.long_window)
 
-    k, w_dim = pca.n_components, prep["w_dim"]
-    hidden = max(1, int(round(cfg.hidden_mult * k)))
+    k, w_dim = pca.state_dim, prep["w_dim"]  # k: the state's size (the subspace's, + 1 with a frame)
+    hidden = max(1, int(round(cfg.hidden_mult * pca.n_components)))
     stats = {name: jnp.asarray(v, jnp.float32) for name, v in prep["stats"].items()}
     params = init_mlp(jax.random.PRNGKey(cfg.seed), 2 * k + w_dim, k, hidden, cfg.layers)
     loss_fn = make_loss(cfg.velocity_weight)

@@ -43,6 +43,7 @@ class TrainConfig:
     long_epochs: int = 0  # ... for the last this many epochs
     settle_probes: int = 0  # > 0: best epoch only among those that settle on this many random paths (animat.surrogate.settle)
     weight_decay: float = 0.0  # decoupled weight decay (Loshchilov & Hutter 2019) after the AMSGrad scaling; 0: plain AMSGrad
+    cloth_frame: str = "world"  # world | azimuth: the flag in its own frame, its azimuth about the pole a state (animat.surrogate.frame)
 
     @classmethod
     def build(cls, config_file: Optional[str | Path] = None, **options: Any) -> "TrainConfig":
@@ -76,6 +77,8 @@ class TrainConfig:
             raise ConfigError(f"split_seed must be an integer >= 0, got {cfg.split_seed!r}")
         if not cfg.weight_decay >= 0:
             raise ConfigError(f"weight_decay must be >= 0, got {cfg.weight_decay}")
+        if cfg.cloth_frame not in ("world", "azimuth"):
+            raise ConfigError(f"cloth_frame must be 'world' or 'azimuth', got {cfg.cloth_frame!r}")
         if cfg.settle_probes < 0:
             raise ConfigError(f"settle_probes must be >= 0, got {cfg.settle_probes}")
         if cfg.val_windows < 0 or cfg.val_window < 3:
