@@ -10,7 +10,9 @@ distance over the run) of the data-settings run with the same seed and external 
 Surrogate: :class:`animat.surrogate.runtime.Runtime` with the standard architecture (k components,
 10 layers, hidden 1.5 k), the runtime's default normals rank, and random weights -- the cost does
 not depend on the weights -- doing per frame everything a game needs: subspace step, decompression
-to vertices, normals by regression, projection out of the scene's collision proxies. The runtime's
+to vertices, normals by regression, projection out of the scene's collision proxies (and, where the scene's
+config trains in the cloth's own frame, ``cloth_frame = "azimuth"`` -- the flag -- turning the wind
+into that frame and the cloth back out of it). The runtime's
 backends are timed side by side: the compiled numba kernel (one call per frame), the NumPy path
 (folded, preallocated) and jitted JAX; the fastest counts. The plain NumPy definition
 (``frame_step``) is timed beside them, and the NumPy path per stage (network, positions product,
@@ -48,11 +50,12 @@ FAST_BACKENDS = ("numba", "numpy", "jax")  # the runtime's per-frame backends; t
 CHEAP_SETTINGS = [(1, 10), (1, 30), (2, 10), (2, 30), (3, 10), (3, 30)]  # (substeps, CG iterations), cheapest first
 
 
-def data_settings(scene: str) -> dict:
+def data_settings(scene: str, section: str = "scene") -> dict:
+    """The ``[section]`` table of ``configs/surrogate_<scene>.toml`` (empty when there is none)."""
     from animat.config import load_toml
 
     path = ROOT / "configs" / f"surrogate_{scene}.toml"
-    return dict(load_toml(path).get("scene", {})) if path.is_file() else {}
+    return dict(load_toml(path).get(section, {})) if path.is_file() else {}
 
 
 def reference(scene: str, frames: int, seed: int, repeats: int = 1, **options) -> dict:
@@ -101,7 +104,10 @@ def _rollout(rt, W: np.ndarray, Y: np.ndarray, k: int) -> None:
     np.asarray(X)  # waits for JAX's last frame
 
 
-def surrogate_seconds_per_frame(scene_name: str, options: dict, k: int, frames: int, repeats: int = 20) -> dict:
+def surrogate_seconds_per_frame(scene_name: str, options: dict, k: int, frames: int, repeats: int = 20, framed: bool = False) -> dict:
+    """Seconds per frame of each backend (and the NumPy path's stages); ``framed``: the model in the
+    flag's own frame (``cloth_frame = "azimuth"``: one more state entry, the wind turned in and the
+    cloth turned out every frame)."""
     import jax
 
     from animat.surrogate.model import external_input, init_mlp
@@ -114,22 +120,25 @@ def surrogate_seconds_per_frame(scene_name: str, options: dict, k: int, frames: 
     W = external_input(Y, scene_name)
     w = W.shape[1]
     rng = np.random.default_rng(1)
-    arrays = {k_: np.asarray(v) for k_, v in init_mlp(jax.random.PRNGKey(0), 2 * k + w, k, int(1.5 * k), 10).items()}
-    arrays.update(alpha=np.full(k, 0.99), beta=np.full(k, 0.5), in_mean=np.zeros(2 * k + w), in_std=np.ones(2 * k + w),
-                  out_mean=np.zeros(k), out_std=np.ones(k), components=rng.normal(size=(k, 3 * V)) / np.sqrt(3 * V),
-                  mean=scene.topology()["rest"].reshape(-1), normals=rng.normal(size=(k + 1, 3 * V)),
-                  singular_values=np.geomspace(100.0, 1.0, k))
+    s = k + int(framed)  # the state: the subspace's coefficients (and the flag's azimuth)
+    rest = scene.topology()["rest"]
+    arrays = {k_: np.asarray(v) for k_, v in init_mlp(jax.random.PRNGKey(0), 2 * s + w, s, int(1.5 * k), 10).items()}
+    arrays.update(alpha=np.full(s, 0.99), beta=np.full(s, 0.5), in_mean=np.zeros(2 * s + w), in_std=np.ones(2 * s + w),
+                  out_mean=np.zeros(s), out_std=np.ones(s), components=rng.normal(size=(k, 3 * V)) / np.sqrt(3 * V),
+                  mean=rest.reshape(-1), normals=rng.normal(size=(k + 1, 3 * V)), singular_values=np.geomspace(100.0, 1.0, k))
+    if framed:
+        arrays.update(frame_scale=np.float32(0.3 * np.sqrt(V)), frame_pole=rest[scene.pinned, :2].mean(0))
     out = {}
     for backend in FAST_BACKENDS + ("reference",):
         t0 = time.perf_counter()
         rt = Runtime(arrays, 10, scene, backend)
         out[f"{backend}_setup"] = time.perf_counter() - t0
-        rollout = partial(_rollout, rt, W, Y, k)
+        rollout = partial(_rollout, rt, W, Y, s)
         rollout()  # compiles (JAX), warms caches
         out[backend] = _best_seconds(rollout, 1, repeats) / frames
     fast = NumpyFrame(rt.arrays, 10, V)
     spheres, capsules = scene.proxies(Y[0])
-    z = np.zeros(k, np.float32)
+    z = np.zeros(s, np.float32)
     calls = 20 * frames
     out["stages"] = {
         "network": _best_seconds(lambda: fast.network(z, z, W[0]), calls, repeats),
@@ -165,11 +174,12 @@ def main() -> None:
         base = data_settings(scene)
         full = reference(scene, args.frames, 0, args.reference_repeats, **base)
         cheap = cheapest(scene, args.frames, 0, base, full, args.tolerance, args.reference_repeats)
-        sur = surrogate_seconds_per_frame(scene, base, args.components, args.frames)
+        framed = data_settings(scene, "train").get("cloth_frame", "world") == "azimuth"
+        sur = surrogate_seconds_per_frame(scene, base, args.components, args.frames, framed=framed)
         fastest = min(FAST_BACKENDS, key=lambda b: sur[b])
         result.setdefault("numba_setup_seconds", sur["numba_setup"])
         result.update({
-            f"vertices_{scene}": int(full["X"].shape[1]), f"substeps_{scene}": int(base.get("substeps", 4)),
+            f"vertices_{scene}": int(full["X"].shape[1]), f"substeps_{scene}": int(base.get("substeps", 4)), f"cloth_frame_{scene}": framed,
             f"reference_ms_per_frame_{scene}": full["seconds_per_frame"] * 1e3,
             f"cheapest_reference_{scene}": f"substeps={cheap['substeps']} iterations={cheap['solver_iterations']}",
             f"cheapest_reference_deviation_percent_{scene}": cheap["deviation_percent_of_size"],

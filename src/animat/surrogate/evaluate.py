@@ -19,13 +19,15 @@ Stability: the surrogate alone is rolled ``stability_frames`` (10 000) frames fr
 driven by a fresh random input path of the scene, then ``settle_frames`` more with the external
 state stopped (``scene.stopped``: the sphere or torso held where it is, the wind zero).
 Reported: whether every frame is finite; the largest |z_j - c_j| / h_j over frames and components,
-where c_j and h_j are the centre and half-width of component j's range over the training frames (acceptance: <= 1.5; the component
+where c_j and h_j are the centre and half-width of component j's range over the training frames (the
+subspace coefficients: a flag's azimuth, ``cloth_frame = "azimuth"``, is an angle that may turn on) (acceptance: <= 1.5; the component
 and, for scale, the same ratio of the reference's own held-out episodes are reported too); and the mean
 vertex speed over the last second of the settling phase divided by the mean speed while driven
 (the cloth settles toward rest when this is small; acceptance used here: <= 0.1). Beside it, the
 same ratio for alpha/beta alone continued from the surrogate's last two driven states, and the
 largest spectral radius of the alpha/beta recurrence (:func:`max_spectral_radius`): they tell
-whether the baseline itself is under-damped or the network adds energy.
+whether the baseline itself is under-damped or the network adds energy (a flag's azimuth has
+alpha = 1, a root of 1: no direction pulls it back, only its turning rate decays).
 
 Models whose alpha/beta were fitted on still frames only (``alpha_beta_frames = "still"``) are also
 compared with alpha/beta fitted on every training frame, the paper's baseline
