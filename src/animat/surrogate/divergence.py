@@ -114,7 +114,7 @@ def episode_gaps(scene: SheetScene, frames: int, seed: np.random.SeedSequence, e
         state = None
         if restart != "none" and s + 1 < len(ref["X"]):
             state = (s + 1, *restart_state(scene, ref["X"][s : s + 2], ref["Y"][s : s + 2], project if restart == "subspace" else None))
-        results.append(scene.simulate(end, path=perturbed, restart=state, resume=ref["snapshots"].get(s + 1)))
+        results.append(scene.simulate(end, path=perturbed, restart=state, resume=ref.get("snapshots", {}).get(s + 1)))
         gap = gap_percent(results[0], results[-1], scene.side_m)
         gaps[s] = np.concatenate([gap, np.full(int(frames) - len(gap), np.nan)])
         if on_run:
