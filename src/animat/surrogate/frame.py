@@ -13,7 +13,9 @@ hangs from), with the frame taken from the cloth itself, as the flag hangs from 
 not turn. Measured on the flag (1200 episodes; mean vertex error over the 840 held-out 120-frame
 rollouts, % of the side): the flag config's model 4.99 %, against 6.10 % for the same training in the
 world frame (6.71 % with session 6's shorter schedule); with a quick 60-epoch schedule 5.64 against
-7.11 %.
+7.11 %. Not yet the flag config's default: nothing pulls the azimuth back (alpha = 1), so a small residual
+of the network in still air keeps the flag turning about the pole (mean vertex speed 4-6 mm/s after 20 s
+of still air, against 0.1 mm/s in the world frame).
 
 ``phi`` = direction of ``sum_i r_i (dx_i, dy_i)`` over the free vertices, with ``(dx_i, dy_i)`` a
 vertex's horizontal offset from the pole axis and ``r_i`` its length (the vertices far from the pole
