@@ -7,13 +7,13 @@ components on the flag's swing about the pole (its azimuth spans ~ +-70 deg in t
 network has to learn the same dynamics at every azimuth. In the flag's own frame it does not: the
 surrogate's state is ``[z', c phi]``, with ``phi`` the flag's azimuth about the pole and ``z'`` the
 PCA coordinates of the flag turned back by ``-phi``; the network sees the wind turned into the
-flag's frame and ``phi`` only through its changes (:func:`animat.surrogate.model.step`). This is
+flag's frame and ``phi`` only through its changes (:func:`animat.surrogate.inputs.network_input`). This is
 the paper's moving frame (Holden et al. 2019, section 4.1: the cloth in the frame of the body it
 hangs from), with the frame taken from the cloth itself, as the flag hangs from a pole that does
 not turn. Measured on the flag (1200 episodes; mean vertex error over the 840 held-out 120-frame
-rollouts, % of the side): the flag config's model 4.99 %, against 6.10 % for the same training in the
-world frame (6.71 % with session 6's shorter schedule); with a quick 60-epoch schedule 5.64 against
-7.11 %. Not yet the flag config's default: nothing pulls the azimuth back (alpha = 1), so a small residual
+rollouts, % of the side), 170 epochs with 80 on 120-frame windows: 4.99 %, against 6.10 % for the
+same training in the world frame; with the flag config's 100 epochs (10 long) 5.39 against 6.71 %; with a
+quick 60-epoch schedule 5.64 against 7.11 %. Not yet the flag config's default: nothing pulls the azimuth back (alpha = 1), so a small residual
 of the network in still air keeps the flag turning about the pole (mean vertex speed 4-6 mm/s after 20 s
 of still air, against 0.1 mm/s in the world frame).
 
