@@ -141,8 +141,7 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
     all_frames = all_frames_alpha_beta(train_eps, pca, ds, test_ids, horizon, stride) if train_cfg.get("alpha_beta_frames", "all") != "all" else None
     stability = stability_check(surrogate, pca, sc, ds.X[test_ids[-1]][:2], train_Z, stability_frames, settle_frames) if stability_frames else {}
     # the same ratio for the reference's own held-out episodes: how far the scene itself leaves the training range
-    k = pca.n_components  # the ranges of the subspace coefficients (not of a frame's azimuth, an angle)
-    reference_ratio = max(float(range_ratios(pca.encode(ds.X[i])[:, :k], train_Z[:, :k]).max()) for i in test_ids)
+    reference_ratio = max(float(range_ratios(pca.coefficients(pca.encode(ds.X[i])), pca.coefficients(train_Z)).max()) for i in test_ids)
 
     curves = {name: np.mean(np.stack(v), axis=0) * 100 / side for name, v in per_frame.items()}
     rows = [{"frame": t, **{f"{name}_error_percent": float(curves[name][t]) for name in curves}} for t in range(horizon)]
@@ -254,8 +253,7 @@ def stability_check(surrogate: Surrogate, pca: PCA, scene, start: np.ndarray, tr
     params, stats = surrogate.params, surrogate.stats
     Zr = np.asarray(jax.jit(lambda a, b, w: rollout(params, stats, a, b, w))(jnp.asarray(Z[0]), jnp.asarray(Z[1]), jnp.asarray(W[2:])))
     finite = bool(np.isfinite(Zr).all())
-    k = pca.n_components  # the subspace coefficients' ranges (a frame's azimuth is an angle: it may turn on)
-    ratios = range_ratios(Zr[:, :k], train_Z[:, :k]) if finite else None
+    ratios = range_ratios(pca.coefficients(Zr), pca.coefficients(train_Z)) if finite else None
     range_ratio = float(ratios.max()) if finite else float("inf")
     settle_ratio = alpha_beta_ratio = float("nan")
     if finite and settle_frames:  # |dz| = |dx| (orthonormal basis): the ratio of RMS vertex speeds

@@ -78,7 +78,7 @@ def training_range(train_cfg: dict, pca: PCA) -> Optional[np.ndarray]:
         if not path.is_file():
             return None
         with np.load(path) as f:
-            Z = pca.encode(f["X"])[:, : pca.n_components]  # the coefficients (not a frame's azimuth)
+            Z = pca.coefficients(pca.encode(f["X"]))
         lo = Z.min(0) if lo is None else np.minimum(lo, Z.min(0))
         hi = Z.max(0) if hi is None else np.maximum(hi, Z.max(0))
     return None if lo is None else np.stack([lo, hi])
@@ -175,7 +175,7 @@ def play(model: Model, Y: np.ndarray, run_dir: str | os.PathLike, *, every: int 
             rows.append({
                 "frame": t, "microseconds": 1e6 * seconds, "finite": int(finite),
                 "mean_speed_mps": float(np.linalg.norm(X - prev, axis=-1).mean() * scene.fps) if finite else float("nan"),
-                "range_ratio": float(range_ratios(z[None, : model.pca.n_components], model.z_range).max()) if model.z_range is not None and finite else "",
+                "range_ratio": float(range_ratios(model.pca.coefficients(z[None]), model.z_range).max()) if model.z_range is not None and finite else "",
                 "inside_proxy_vertices": inside_count(X, spheres, capsules) if finite else 0,
             })
             Z.append(z)

@@ -61,6 +61,11 @@ class PCA:
         X = flat.reshape(*flat.shape[:-1], -1, 3)
         return X if self.frame is None else self.frame.rotate(X, self.azimuth(Z))
 
+    def coefficients(self, Z: np.ndarray) -> np.ndarray:
+        """States (..., state_dim) -> their subspace coefficients (..., k): without a frame's azimuth,
+        an angle that may turn on (range checks are over the coefficients)."""
+        return np.asarray(Z)[..., : self.n_components]
+
     def azimuth(self, Z: np.ndarray) -> np.ndarray:
         """States (..., k + 1) -> the frame's azimuth (...,) rad."""
         return np.asarray(Z, np.float64)[..., self.n_components] / self.frame.scale
