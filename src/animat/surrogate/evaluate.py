@@ -29,6 +29,12 @@ largest spectral radius of the alpha/beta recurrence (:func:`max_spectral_radius
 whether the baseline itself is under-damped or the network adds energy (a flag's azimuth has
 alpha = 1, a root of 1: no direction pulls it back, only its turning rate decays).
 
+Coming to rest, in absolute terms (:func:`rest_check`): from the middle frame of up to 30 held-out
+episodes the external objects stop and the surrogate runs ``rest_seconds`` (20 s) alone; reported
+are the median and largest mean vertex speed over the last second (mm/s). The settle ratio above is
+relative to the driven speed and misses a slow creep along a continuum of rest states (a flag in its
+own frame turning about its pole at 1-2 deg/s has a ratio of 0.004); the reference is at 0.00 mm/s.
+
 Models whose alpha/beta were fitted on still frames only (``alpha_beta_frames = "still"``) are also
 compared with alpha/beta fitted on every training frame, the paper's baseline
 (``alpha_beta_all_frames_error_percent_of_size``).
@@ -60,6 +66,7 @@ from animat.surrogate.data import dataset_stats, load_dataset
 from animat.surrogate.divergence import STRIDE, segment_starts
 from animat.surrogate.model import Surrogate, alpha_beta_rollout, external_input, rollout
 from animat.surrogate.normals import reduced_rank
+from animat.surrogate.rest import rest_speeds, stopped_input
 from animat.surrogate.runtime import BLAS_THREADS, Runtime, resolve_normals_rank
 from animat.surrogate.scenes import scene_from_dict
 from animat.surrogate.subspace import PCA, range_ratios
@@ -68,7 +75,7 @@ from animat.surrogate.train import model_megabytes, normals_error_degrees
 
 def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] = None, horizon: int = 120, stride: int = STRIDE,
              scene: Optional[str] = None, timing_repeats: int = 5, stability_frames: int = 10_000,
-             settle_frames: int = 600, video: bool = False, reference_frames: int = 60) -> dict:
+             settle_frames: int = 600, video: bool = False, reference_frames: int = 60, rest_seconds: float = 20.0) -> dict:
     model_dir, run_dir = Path(model_dir), Path(run_dir)
     if int(horizon) < 3:
         raise ConfigError(f"horizon must be >= 3 frames, got {horizon}")
@@ -140,6 +147,7 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
     train_Z = np.concatenate(train_eps)
     all_frames = all_frames_alpha_beta(train_eps, pca, ds, test_ids, horizon, stride) if train_cfg.get("alpha_beta_frames", "all") != "all" else None
     stability = stability_check(surrogate, pca, sc, ds.X[test_ids[-1]][:2], train_Z, stability_frames, settle_frames) if stability_frames else {}
+    at_rest = rest_check(surrogate, pca, sc, ds, test_ids, rest_seconds) if rest_seconds else {}
     # the same ratio for the reference's own held-out episodes: how far the scene itself leaves the training range
     reference_ratio = max(float(range_ratios(pca.coefficients(pca.encode(ds.X[i])), pca.coefficients(train_Z)).max()) for i in test_ids)
 
@@ -171,11 +179,13 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
         "reference_seconds_per_frame_recorded": float(recorded_spf),
         "speedup_vs_reference": float(reference_spf / min(timing.values())),
         **stability,
+        **at_rest,
         "reference_held_out_range_ratio": reference_ratio,
         "components": int(pca.n_components), "model": str(model_dir), "data": str(data), "jax_backend": jax.default_backend(),
     }
     runs.atomic_write_json(run_dir / "config.json", {"model": str(model_dir), "data": str(data), "horizon": int(horizon), "stride": int(stride),
-                                                     "stability_frames": int(stability_frames), "settle_frames": int(settle_frames)})
+                                                     "stability_frames": int(stability_frames), "settle_frames": int(settle_frames),
+                                                     "rest_seconds": float(rest_seconds)})
     runs.atomic_write_json(run_dir / "summary.json", summary)
     return summary
 
@@ -239,6 +249,25 @@ def max_spectral_radius(alpha: np.ndarray, beta: np.ndarray) -> float:
     a, b = np.asarray(alpha, np.complex128), np.asarray(beta, np.complex128)
     disc = np.sqrt((a + b) ** 2 - 4 * b)
     return float(np.max(np.abs(np.stack([(a + b + disc) / 2, (a + b - disc) / 2]))))
+
+
+def rest_check(surrogate: Surrogate, pca: PCA, scene, ds, test_ids: list[int], seconds: float, states: int = 30) -> dict:
+    """Still air for long: from the middle frame of up to ``states`` held-out episodes the external
+    objects stop (``scene.stopped``) and the surrogate runs ``seconds`` on alone; the mean vertex
+    speed over the last second, median and largest over the starts (mm/s). The reference comes to
+    rest (the flag: 0.00 mm/s after 20 s from held-out states); a model whose rest states are a
+    continuum (a flag's azimuth) can creep along it although the ratio of :func:`stability_check` is small."""
+    starts = []
+    for i in test_ids[: int(states)]:
+        s = len(ds.X[i]) // 2
+        starts.append((*pca.encode(ds.X[i][s - 1 : s + 1]), stopped_input(scene, ds.Y[i][s])))
+    z0, z1, w = (np.stack(a) for a in zip(*starts))
+    frames = max(int(round(float(seconds) * scene.fps)), scene.fps + 1)
+    speed = rest_speeds(surrogate.params, surrogate.stats, pca, z0, z1, w, frames, scene.fps) * 1e3
+    finite = np.isfinite(speed)
+    return {"rest_seconds": float(seconds), "rest_states": len(starts),
+            "rest_speed_median_mm_s": float(np.median(speed)) if finite.all() else float("inf"),
+            "rest_speed_max_mm_s": float(speed.max()) if finite.all() else float("inf")}
 
 
 def stability_check(surrogate: Surrogate, pca: PCA, scene, start: np.ndarray, train_Z: np.ndarray, frames: int,

@@ -26,7 +26,8 @@ seconds over which cloth comes to rest); ``settle_probes`` keeps the best valida
 those that settle when the external objects stop on random paths (:mod:`animat.surrogate.settle`);
 ``cloth_frame = "azimuth"`` (the flag) models the cloth in its own frame, its azimuth about the pole a
 state entry (:mod:`animat.surrogate.frame`; 6.10 -> 4.99 % held-out error at the same schedule, but
-it creeps about the pole in still air).
+it creeps about the pole in still air); ``rest_weight`` adds a loss on the motion the model keeps
+``rest_seconds`` after the external objects stop (:mod:`animat.surrogate.rest`), against that creep.
 
 Episodes split into [train | validation | held-out test] (the last ones held out, or shuffled first
 with ``split_seed``). The checkpoint kept in ``checkpoints/`` is the epoch with the lowest rollout
@@ -64,6 +65,7 @@ from animat.surrogate.frame import AzimuthFrame
 from animat.surrogate.inputs import network_input
 from animat.surrogate.model import Surrogate, alpha_beta_only, external_input, init_mlp, rollout
 from animat.surrogate.normals import angle_degrees, fit_normal_regression, load_regression, vertex_normals
+from animat.surrogate.rest import aged_states, make_lead, rest_loss, start_states
 from animat.surrogate.scenes import scene_from_dict
 from animat.surrogate.settle import SETTLE_LIMIT, make_probe, probe_inputs
 from animat.surrogate.subspace import PCA, fit_pca, reconstruction_table
@@ -291,9 +293,13 @@ def train(
     opt = optimizer(schedule, cfg.weight_decay)
     opt_state = opt.init(params)
 
+    def total_loss(params, Zw, Ww, noise, rest):
+        loss = loss_fn(params, stats, Zw, Ww, noise)
+        return loss if rest is None else loss + cfg.rest_weight * rest_loss(params, stats, *rest)
+
     @jax.jit
-    def update(params, opt_state, Zw, Ww, noise):
-        loss, grads = jax.value_and_grad(loss_fn)(params, stats, Zw, Ww, noise)
+    def update(params, opt_state, Zw, Ww, noise, rest=None):
+        loss, grads = jax.value_and_grad(total_loss)(params, Zw, Ww, noise, rest)
         updates, opt_state = opt.update(grads, opt_state, params)
         return optax.apply_updates(params, updates), opt_state, loss
 
@@ -325,16 +331,27 @@ def train(
         start = Z[(val_ids or train_ids)[0]]
         probe = make_probe(stats, probe_inputs(sc, cfg.settle_probes), start[0], start[1], sc.fps)
         state.setdefault("best_settle_ratio", float("inf"))
+    if cfg.rest_weight:
+        sc = scene_from_dict(ds.meta["scene"])
+        lead = make_lead(stats, int(round(cfg.rest_seconds * sc.fps)))
+        rest_motion = jax.jit(lambda p, rest: rest_loss(p, stats, *rest))
     rows: list[dict] = state["rows"]
     for epoch in range(int(state["epoch"]), cfg.epochs):
         t0 = time.perf_counter()
         losses = []
         window = cfg.long_window if cfg.long_window and epoch >= cfg.epochs - cfg.long_epochs else cfg.window
+        if cfg.rest_weight:  # the states the model reaches long after the external objects stop
+            z0, z1, w_stop = (jnp.asarray(a) for a in start_states(Z, ds.Y, train_ids, cfg.rest_states, sc, rng))
+            buffer = aged_states(lead, params, z0, z1, w_stop, rng)
         for _ in range(per_epoch):
             Zw, Ww = gather(Z, W, train_ids, samplers[window].draw(rng, cfg.batch), window)
             noise_key, sub = jax.random.split(noise_key)
             noise = start_noise(sub, prep["noise_std"], cfg.batch, k, cfg.noise_correlation)
-            params, opt_state, loss = update(params, opt_state, jnp.asarray(Zw), jnp.asarray(Ww), noise)
+            rest = None
+            if cfg.rest_weight:
+                pick = rng.integers(0, cfg.rest_states, cfg.batch)
+                rest = tuple(a[pick] for a in buffer)
+            params, opt_state, loss = update(params, opt_state, jnp.asarray(Zw), jnp.asarray(Ww), noise, rest)
             losses.append(loss)
         train_loss = float(np.mean([float(x) for x in losses]))
         if not np.isfinite(train_loss):
@@ -342,6 +359,8 @@ def train(
         select_loss = eval_loss(params, select)
         row = {"epoch": epoch, "train_loss_m": train_loss, "val_loss_m": select_loss, "test_loss_m": eval_loss(params, held),
                "lr": float(schedule((epoch + 1) * per_epoch - 1)), "seconds": time.perf_counter() - t0}
+        if cfg.rest_weight:  # after the epoch's updates, from the states its first parameters reached
+            row["rest_motion_m"] = float(rest_motion(params, buffer))
         rows.append(row)
         model = Surrogate(params, stats, model_config)
         better = select_loss < state["best_select_loss_m"]

@@ -43,6 +43,9 @@ class TrainConfig:
     long_epochs: int = 0  # ... for the last this many epochs
     settle_probes: int = 0  # > 0: best epoch only among those that settle on this many random paths (animat.surrogate.settle)
     weight_decay: float = 0.0  # decoupled weight decay (Loshchilov & Hutter 2019) after the AMSGrad scaling; 0: plain AMSGrad
+    rest_weight: float = 0.0  # > 0: weight of the coming-to-rest term (animat.surrogate.rest) ...
+    rest_seconds: float = 10.0  # ... on the motion 1-4 x this long after the external objects stop (animat.surrogate.rest.AGES) ...
+    rest_states: int = 128  # ... from this many random training states, refreshed every epoch
     cloth_frame: str = "world"  # world | azimuth: the flag in its own frame, its azimuth about the pole a state (animat.surrogate.frame)
 
     @classmethod
@@ -79,6 +82,8 @@ class TrainConfig:
             raise ConfigError(f"weight_decay must be >= 0, got {cfg.weight_decay}")
         if cfg.cloth_frame not in ("world", "azimuth"):
             raise ConfigError(f"cloth_frame must be 'world' or 'azimuth', got {cfg.cloth_frame!r}")
+        if not cfg.rest_weight >= 0 or not cfg.rest_seconds > 0 or cfg.rest_states <= 0:
+            raise ConfigError(f"rest_weight must be >= 0, rest_seconds > 0 and rest_states > 0, got {cfg.rest_weight}, {cfg.rest_seconds} and {cfg.rest_states}")
         if cfg.settle_probes < 0:
             raise ConfigError(f"settle_probes must be >= 0, got {cfg.settle_probes}")
         if cfg.val_windows < 0 or cfg.val_window < 3:

@@ -1,0 +1,88 @@
+"""Coming to rest: a training term on the surrogate's motion long after the external objects stop
+(``rest_weight`` in the training config).
+
+Why: a reference cloth left alone comes to rest (the flag in still air: 0.00 mm/s mean vertex speed
+after 20 s from any held-out state), but a learned step has no exact fixed point there, and where
+the rest states form a continuum (the flag's azimuth about its pole, the many shapes a draped cloth
+can rest in) a small residual integrates into a slow, endless creep (session 7: 4-6 mm/s after
+20 s of still air in the flag's own frame). The rollout loss never sees it: its windows last 0.5-2 s.
+
+What: a buffer of the states the current model reaches ``lead`` frames after the external objects
+stop (:meth:`SheetScene.stopped`, from random training states; refreshed every epoch, forward only;
+the lead is 1 to ``AGES`` times ``rest_seconds``, drawn per epoch, so that a creep that sets in late is seen),
+and a loss on the mean absolute subspace velocity ``|z_t - z_{t-1}|`` over the next ``tail``
+frames from those states (same units as the rollout loss's velocity term). The target, zero motion,
+is the reference's own behaviour there: no pose target is needed, so the term does not pin the
+cloth to one rest shape.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from animat.surrogate.model import external_input, rollout
+
+TAIL_FRAMES = 16  # frames of the penalised motion from each buffered state
+AGES = 4  # the buffer's states are 1 .. AGES leads after the stop (one draw per epoch)
+
+
+def stopped_input(scene, y: np.ndarray) -> np.ndarray:
+    """(w,) network input once the external objects stopped at ``y`` (the recorded external state
+    (y_dim,) of the frame they stop at) and stayed there: the second row of two stopped frames (no change)."""
+    held = np.repeat(scene.stopped(np.asarray(y, np.float32)[None]), 2, axis=0)
+    return external_input(held, scene.name)[1]
+
+
+def start_states(Z: Sequence[np.ndarray], Y: Sequence[np.ndarray], ids: Sequence[int], count: int, scene,
+                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``count`` random consecutive frame pairs of episodes ``ids`` -> (z0, z1 (count, k), w (count, w)):
+    the states and the stopped input from the second frame's external state."""
+    picks = []
+    for e in rng.integers(0, len(ids), int(count)):
+        i = ids[int(e)]
+        picks.append((i, int(rng.integers(0, len(Z[i]) - 1))))
+    z0 = np.stack([Z[i][t] for i, t in picks])
+    z1 = np.stack([Z[i][t + 1] for i, t in picks])
+    w = np.stack([stopped_input(scene, Y[i][t + 1]) for i, t in picks])
+    return z0, z1, w
+
+
+def make_lead(stats: dict, frames: int):
+    """jitted ``(params, z0, z1, w) -> (z_{T-1}, z_T)``: the states ``frames`` frames after the
+    external objects stopped (inputs ``w`` (N, w) held), forward only."""
+
+    @jax.jit
+    def lead(params, z0, z1, w):
+        Z = rollout(params, stats, z0, z1, jnp.broadcast_to(w, (int(frames),) + w.shape))
+        Z = jnp.concatenate([z0[None], z1[None], Z])
+        return Z[-2], Z[-1]
+
+    return lead
+
+
+def aged_states(lead, params: dict, z0: jax.Array, z1: jax.Array, w: jax.Array, rng: np.random.Generator) -> tuple:
+    """``(z0, z1, w)`` after 1 .. ``AGES`` leads (drawn from ``rng``) of the jitted ``lead`` of :func:`make_lead`."""
+    for _ in range(int(rng.integers(1, AGES + 1))):
+        z0, z1 = lead(params, z0, z1, w)
+    return z0, z1, w
+
+
+def rest_loss(params: dict, stats: dict, z0: jax.Array, z1: jax.Array, w: jax.Array, frames: int = TAIL_FRAMES) -> jax.Array:
+    """Mean |z_t - z_{t-1}| over ``frames`` frames rolled from (z0, z1) (B, k) with held inputs
+    ``w`` (B, w): the motion that should have died out (m, as the rollout loss)."""
+    Z = rollout(params, stats, z0, z1, jnp.broadcast_to(w, (int(frames),) + w.shape))
+    return jnp.abs(jnp.diff(jnp.concatenate([z1[None], Z]), axis=0)).mean()
+
+
+def rest_speeds(params: dict, stats: dict, pca, z0: np.ndarray, z1: np.ndarray, w: np.ndarray, frames: int, fps: int) -> np.ndarray:
+    """(N,) mean vertex speed (m/s) over the last second of ``frames`` frames rolled from (z0, z1)
+    (N, k) with the held inputs ``w`` (N, w): how far the surrogate is from rest that long after the
+    external objects stopped (decoded: a turn about the flag's pole counts)."""
+    W = jnp.broadcast_to(jnp.asarray(w), (int(frames),) + np.shape(w))
+    Z = np.asarray(jax.jit(rollout)(params, stats, jnp.asarray(z0), jnp.asarray(z1), W)[-int(fps) - 1 :])
+    X = pca.decode(np.swapaxes(Z, 0, 1))  # (N, fps + 1, V, 3)
+    return np.linalg.norm(np.diff(X, axis=1), axis=-1).mean(axis=(1, 2)) * fps
