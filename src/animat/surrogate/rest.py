@@ -8,8 +8,7 @@ can rest in) a small residual integrates into a slow, endless creep (session 7: 
 20 s of still air in the flag's own frame). The rollout loss never sees it: its windows last 0.5-2 s.
 
 What: a buffer of the states the current model reaches ``lead`` frames after the external objects
-stop (:meth:`SheetScene.stopped`, from random training states; refreshed every epoch, forward only;
-the lead is 1 to ``AGES`` times ``rest_seconds``, drawn per epoch, so that a creep that sets in late is seen),
+stop (:meth:`SheetScene.stopped`, from random training states; refreshed every epoch, forward only),
 and a loss on the mean absolute subspace velocity ``|z_t - z_{t-1}|`` over the next ``tail``
 frames from those states (same units as the rollout loss's velocity term). The target, zero motion,
 is the reference's own behaviour there: no pose target is needed, so the term does not pin the
@@ -27,7 +26,6 @@ import numpy as np
 from animat.surrogate.model import external_input, rollout
 
 TAIL_FRAMES = 16  # frames of the penalised motion from each buffered state
-AGES = 4  # the buffer's states are 1 .. AGES leads after the stop (one draw per epoch)
 
 
 def stopped_input(scene, y: np.ndarray) -> np.ndarray:
@@ -62,13 +60,6 @@ def make_lead(stats: dict, frames: int):
         return Z[-2], Z[-1]
 
     return lead
-
-
-def aged_states(lead, params: dict, z0: jax.Array, z1: jax.Array, w: jax.Array, rng: np.random.Generator) -> tuple:
-    """``(z0, z1, w)`` after 1 .. ``AGES`` leads (drawn from ``rng``) of the jitted ``lead`` of :func:`make_lead`."""
-    for _ in range(int(rng.integers(1, AGES + 1))):
-        z0, z1 = lead(params, z0, z1, w)
-    return z0, z1, w
 
 
 def rest_loss(params: dict, stats: dict, z0: jax.Array, z1: jax.Array, w: jax.Array, frames: int = TAIL_FRAMES) -> jax.Array:

@@ -44,8 +44,8 @@ class TrainConfig:
     settle_probes: int = 0  # > 0: best epoch only among those that settle on this many random paths (animat.surrogate.settle)
     weight_decay: float = 0.0  # decoupled weight decay (Loshchilov & Hutter 2019) after the AMSGrad scaling; 0: plain AMSGrad
     rest_weight: float = 0.0  # > 0: weight of the coming-to-rest term (animat.surrogate.rest) ...
-    rest_seconds: float = 10.0  # ... on the motion 1-4 x this long after the external objects stop (animat.surrogate.rest.AGES) ...
-    rest_states: int = 128  # ... from this many random training states, refreshed every epoch
+    rest_seconds: float = 20.0  # ... on the motion this long after the external objects stop ...
+    rest_states: int = 64  # ... from this many random training states, refreshed every epoch
     cloth_frame: str = "world"  # world | azimuth: the flag in its own frame, its azimuth about the pole a state (animat.surrogate.frame)
 
     @classmethod
