@@ -33,7 +33,8 @@ Coming to rest, in absolute terms (:func:`rest_check`): from the middle frame of
 episodes the external objects stop and the surrogate runs ``rest_seconds`` (20 s) alone; reported
 are the median and largest mean vertex speed over the last second (mm/s). The settle ratio above is
 relative to the driven speed and misses a slow creep along a continuum of rest states (a flag in its
-own frame turning about its pole at 1-2 deg/s has a ratio of 0.004); the reference is at 0.00 mm/s.
+own frame turning about its pole at 1-2 deg/s has a ratio of 0.004). The references, restarted from
+held-out states: the flag 0.000 mm/s after 20 s, the cape 0.04 (median of 10 states).
 
 Models whose alpha/beta were fitted on still frames only (``alpha_beta_frames = "still"``) are also
 compared with alpha/beta fitted on every training frame, the paper's baseline
@@ -255,7 +256,7 @@ def rest_check(surrogate: Surrogate, pca: PCA, scene, ds, test_ids: list[int], s
     """Still air for long: from the middle frame of up to ``states`` held-out episodes the external
     objects stop (``scene.stopped``) and the surrogate runs ``seconds`` on alone; the mean vertex
     speed over the last second, median and largest over the starts (mm/s). The reference comes to
-    rest (the flag: 0.00 mm/s after 20 s from held-out states); a model whose rest states are a
+    rest (see the module docstring); a model whose rest states are a
     continuum (a flag's azimuth) can creep along it although the ratio of :func:`stability_check` is small."""
     starts = []
     for i in test_ids[: int(states)]:

@@ -7,10 +7,11 @@ the rest states form a continuum (the flag's azimuth about its pole, the many sh
 can rest in) a small residual integrates into a slow, endless creep (session 7: 4-6 mm/s after
 20 s of still air in the flag's own frame). The rollout loss never sees it: its windows last 0.5-2 s.
 
-What: a buffer of the states the current model reaches ``lead`` frames after the external objects
-stop (:meth:`SheetScene.stopped`, from random training states; refreshed every epoch, forward only),
-and a loss on the mean absolute subspace velocity ``|z_t - z_{t-1}|`` over the next ``tail``
-frames from those states (same units as the rollout loss's velocity term). The target, zero motion,
+What: a buffer of the states the current model reaches ``rest_seconds`` after the external objects
+stop (:meth:`SheetScene.stopped`, from ``rest_states`` random training states; refreshed every epoch,
+forward only, :func:`make_lead`), and a loss on the mean absolute subspace velocity ``|z_t - z_{t-1}|``
+over the next ``TAIL_FRAMES`` frames from those states (:func:`rest_loss`; same units as the rollout
+loss's velocity term; the training loss logged per epoch then includes ``rest_weight`` x this term). The target, zero motion,
 is the reference's own behaviour there: no pose target is needed, so the term does not pin the
 cloth to one rest shape.
 """
