@@ -10,6 +10,8 @@ def test_cli_bad_input_is_one_line_exit_2(animat_cli, tmp_path):
     assert code == 2 and "dataset.json" in err
     code, _, err = animat_cli("surrogate", "evaluate", "sheet", "--model", str(tmp_path / "none"), "--out", str(tmp_path / "d"))
     assert code == 2 and "config.json" in err
+    code, _, err = animat_cli("surrogate", "evaluate", "sheet", "--model", str(tmp_path / "none"), "--rest-seconds", "-1", "--out", str(tmp_path / "e"))
+    assert code == 2 and "--rest-seconds must be >= 0" in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "e").exists()
 
 
 def test_cli_generate_writes_dataset_and_resumes(animat_cli, tmp_path):
@@ -51,10 +53,11 @@ def test_cli_generate_train_resume_evaluate_cape(animat_cli, tmp_path):
     assert code == 0, err
     assert len((model / "metrics.csv").read_text().splitlines()) == 4  # header + 3 epochs
     code, _, err = animat_cli("surrogate", "evaluate", "cape", "--model", str(model), "--horizon", "20",
-                              "--stability-frames", "200", "--no-video", "--out", str(tmp_path / "eval"))
+                              "--stability-frames", "200", "--rest-seconds", "2", "--no-video", "--out", str(tmp_path / "eval"))
     assert code == 0, err
     summary = json.loads((tmp_path / "eval" / "summary.json").read_text())
     assert summary["scene"] == "cape" and summary["stability_finite"] and 0 < summary["model_megabytes"] < 16
+    assert summary["rest_seconds"] == 2.0 and summary["rest_states"] == 1 and summary["rest_speed_max_mm_s"] >= 0
     code, _, err = animat_cli(*train, "--epochs", "1", "--split-seed", "3", "--out", str(tmp_path / "split"))
     assert code == 0, err
     from animat.surrogate.train import split_episodes

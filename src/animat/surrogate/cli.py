@@ -136,6 +136,7 @@ def evaluate_cmd(
     stride: int = typer.Option(30, "--stride", help="Frames between the starts of the held-out rollouts."),
     stability_frames: int = typer.Option(10_000, "--stability-frames", help="Free surrogate rollout to check for blow-ups (0: skip)."),
     settle_frames: int = typer.Option(600, "--settle-frames", help="Frames after the free rollout with the external objects stopped."),
+    rest_seconds: float = typer.Option(20.0, "--rest-seconds", help="Still-air check: seconds the surrogate runs alone after the external objects stop, from 30 held-out states (0: skip)."),
     video: bool = typer.Option(True, "--video/--no-video", help="Write media/rollout.gif (reference | surrogate | error colour map)."),
     reference_frames: int = typer.Option(60, "--reference-frames", help="Time the reference simulation over this many frames for the speed-up (0: use the time recorded in the dataset)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
@@ -146,11 +147,13 @@ def evaluate_cmd(
     _check_scene(scene)
     if horizon < 3 or stride < 1:
         raise ConfigError(f"--horizon must be >= 3 frames and --stride >= 1, got {horizon} and {stride}")
-    if stability_frames < 0 or settle_frames < 0 or reference_frames < 0:
-        raise ConfigError(f"--stability-frames, --settle-frames and --reference-frames must be >= 0, got {stability_frames}, {settle_frames} and {reference_frames}")
+    if stability_frames < 0 or settle_frames < 0 or reference_frames < 0 or not rest_seconds >= 0:
+        raise ConfigError(f"--stability-frames, --settle-frames, --reference-frames and --rest-seconds must be >= 0, "
+                          f"got {stability_frames}, {settle_frames}, {reference_frames} and {rest_seconds}")
     run_dir = runs.new_run_dir("surrogate", "evaluate", out)
     summary = evaluate(model, run_dir, data=str(data) if data is not None else None, horizon=horizon, stride=stride, scene=scene,
-                       stability_frames=stability_frames, settle_frames=settle_frames, video=video, reference_frames=reference_frames)
+                       stability_frames=stability_frames, settle_frames=settle_frames, video=video, reference_frames=reference_frames,
+                       rest_seconds=rest_seconds)
     print_summary(summary, run_dir)
 
 

@@ -82,6 +82,8 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
         raise ConfigError(f"horizon must be >= 3 frames, got {horizon}")
     if int(stride) < 1:
         raise ConfigError(f"stride must be >= 1 frame, got {stride}")
+    if not float(rest_seconds) >= 0:
+        raise ConfigError(f"rest_seconds must be >= 0, got {rest_seconds}")
     if not (model_dir / "config.json").is_file():
         raise ConfigError(f"{str(model_dir)!r} holds no config.json; give a run directory of 'animat surrogate train'")
     train_cfg = runs.read_json(model_dir / "config.json")
