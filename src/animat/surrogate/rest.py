@@ -50,14 +50,18 @@ def start_states(Z: Sequence[np.ndarray], Y: Sequence[np.ndarray], ids: Sequence
     return z0, z1, w
 
 
+def held_rollout(params: dict, stats: dict, z0, z1, w, frames: int) -> jax.Array:
+    """(frames, N, k) states rolled from (z0, z1) (N, k) with the inputs ``w`` (N, w) held every frame."""
+    return rollout(params, stats, z0, z1, jnp.broadcast_to(w, (int(frames),) + tuple(np.shape(w))))
+
+
 def make_lead(stats: dict, frames: int):
     """jitted ``(params, z0, z1, w) -> (z_{T-1}, z_T)``: the states ``frames`` frames after the
     external objects stopped (inputs ``w`` (N, w) held), forward only."""
 
     @jax.jit
     def lead(params, z0, z1, w):
-        Z = rollout(params, stats, z0, z1, jnp.broadcast_to(w, (int(frames),) + w.shape))
-        Z = jnp.concatenate([z0[None], z1[None], Z])
+        Z = jnp.concatenate([z0[None], z1[None], held_rollout(params, stats, z0, z1, w, frames)])
         return Z[-2], Z[-1]
 
     return lead
@@ -66,7 +70,7 @@ def make_lead(stats: dict, frames: int):
 def rest_loss(params: dict, stats: dict, z0: jax.Array, z1: jax.Array, w: jax.Array, frames: int = TAIL_FRAMES) -> jax.Array:
     """Mean |z_t - z_{t-1}| over ``frames`` frames rolled from (z0, z1) (B, k) with held inputs
     ``w`` (B, w): the motion that should have died out (m, as the rollout loss)."""
-    Z = rollout(params, stats, z0, z1, jnp.broadcast_to(w, (int(frames),) + w.shape))
+    Z = held_rollout(params, stats, z0, z1, w, frames)
     return jnp.abs(jnp.diff(jnp.concatenate([z1[None], Z]), axis=0)).mean()
 
 
@@ -74,7 +78,7 @@ def rest_speeds(params: dict, stats: dict, pca, z0: np.ndarray, z1: np.ndarray, 
     """(N,) mean vertex speed (m/s) over the last second of ``frames`` frames rolled from (z0, z1)
     (N, k) with the held inputs ``w`` (N, w): how far the surrogate is from rest that long after the
     external objects stopped (decoded: a turn about the flag's pole counts)."""
-    W = jnp.broadcast_to(jnp.asarray(w), (int(frames),) + np.shape(w))
-    Z = np.asarray(jax.jit(rollout)(params, stats, jnp.asarray(z0), jnp.asarray(z1), W)[-int(fps) - 1 :])
+    run = jax.jit(held_rollout, static_argnums=5)
+    Z = np.asarray(run(params, stats, jnp.asarray(z0), jnp.asarray(z1), jnp.asarray(w), int(frames))[-int(fps) - 1 :])
     X = pca.decode(np.swapaxes(Z, 0, 1))  # (N, fps + 1, V, 3)
     return np.linalg.norm(np.diff(X, axis=1), axis=-1).mean(axis=(1, 2)) * fps
