@@ -327,13 +327,12 @@ def train(
                  "rows": []}
     state.setdefault("alpha_beta_select_loss_m", float(_eval(baseline.params, baseline.stats, *select)))
     probe = None
+    sc = scene_from_dict(ds.meta["scene"])
     if cfg.settle_probes:
-        sc = scene_from_dict(ds.meta["scene"])
         start = Z[(val_ids or train_ids)[0]]
         probe = make_probe(stats, probe_inputs(sc, cfg.settle_probes), start[0], start[1], sc.fps)
         state.setdefault("best_settle_ratio", float("inf"))
     if cfg.rest_weight:
-        sc = scene_from_dict(ds.meta["scene"])
         lead = make_lead(stats, int(round(cfg.rest_seconds * sc.fps)))
         rest_motion = jax.jit(lambda p, rest: rest_loss(p, stats, *rest))
     rows: list[dict] = state["rows"]
