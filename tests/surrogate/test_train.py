@@ -91,6 +91,25 @@ def test_training_lowers_loss_keeps_best_checkpoint_resumes_and_evaluates(tiny_d
         assert np.allclose(np.linalg.norm(np.asarray(N), axis=-1), 1, atol=1e-4)
 
 
+def test_resume_after_a_crash_between_checkpoints_reports_the_kept_best_epoch(tiny_dataset, tmp_path):
+    """The best checkpoint is saved whenever an epoch improves, checkpoints/last/ only every
+    checkpoint_every epochs: a run that dies after its best epoch but before the next last/ replays
+    that epoch on --resume and must still report it as the best (the replay only ties it)."""
+    data, _ = tiny_dataset
+    full = train(_cfg(data, epochs=3, checkpoint_every=2), tmp_path / "full")
+    assert full["best_epoch"] == 3  # the case under test: the last epoch is the best, last/ is at epoch 2
+
+    def crash(row):
+        if row["epoch"] == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train(_cfg(data, epochs=6, checkpoint_every=2), tmp_path / "part", on_epoch=crash)
+    assert runs.read_json(tmp_path / "part" / "checkpoints" / "model.json")["epoch"] == 3
+    part = train(_cfg(data, epochs=3, checkpoint_every=2), tmp_path / "part", resume=True)
+    assert part["best_epoch"] == 3 and part["best_select_loss_m"] == full["best_select_loss_m"]
+
+
 def test_stability_check_passes_a_damped_model_and_flags_a_growing_one():
     """alpha/beta-only models (zero last layer): |alpha| < 1 decays to rest within the training
     range; alpha > 1 grows without bound and must be reported unstable."""

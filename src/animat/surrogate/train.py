@@ -319,6 +319,12 @@ def train(
         rng.bit_generator.state = state.pop("rng")
         if state["best_epoch"]:  # the kept checkpoint scored on this code's selection windows (earlier runs used 64 random ones)
             state["best_select_loss_m"] = eval_loss(Surrogate.load(ckpt_dir).params, select)
+            # it is saved whenever an epoch improves, checkpoints/last/ only every checkpoint_every epochs: it may
+            # come from an epoch after last/, which the replay reproduces without beating it
+            kept = runs.read_json(ckpt_dir / "model.json")
+            state["best_epoch"] = int(kept["epoch"])
+            if "settle_probe_ratio" in kept:
+                state["best_settle_ratio"] = float(kept["settle_probe_ratio"])
     else:
         noise_key = jax.random.PRNGKey(cfg.seed + 1)
         state = {"epoch": 0, "best_epoch": 0, "best_select_loss_m": float("inf"), "seconds": 0.0,
