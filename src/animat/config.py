@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import tomllib
+import types
+import typing
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -33,4 +35,56 @@ def merge_options(cls, file: str | Path | None, overrides: dict[str, Any], what:
     unknown = sorted(set(values) - known)
     if unknown:
         raise ConfigError(f"unknown {what}(s) {unknown} in {file or 'options'}; expected some of {sorted(known)}")
+    check_types(cls, values)
     return values
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    """Whether ``value`` (as TOML, JSON or the CLI give it) fits type annotation ``hint``: an int for
+    ``int`` (not a bool), an int or float for ``float``, a list or tuple for ``tuple``/``list`` (and
+    each item), any member of a union; annotations this does not know are accepted."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, a) for a in args)
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    if hint in (list, tuple) or origin in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            return False
+        if origin is tuple and args and args[-1] is not Ellipsis:
+            return len(value) == len(args) and all(_fits(v, a) for v, a in zip(value, args))
+        return not args or all(_fits(v, args[0]) for v in value)
+    if hint is dict or origin is dict:
+        return isinstance(value, dict)
+    return True
+
+
+def _describe(hint: Any) -> str:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):  # None is a default, not something a file can write
+        return " or ".join(_describe(a) for a in args if a is not type(None))
+    names = {bool: "true or false", int: "an integer", float: "a number", str: "a string", dict: "a table"}
+    if hint in names:
+        return names[hint]
+    if hint in (list, tuple) or origin in (list, tuple):
+        if origin is tuple and args and args[-1] is not Ellipsis:
+            return f"a list of {len(args)} ({', '.join(_describe(a) for a in args)})"
+        return f"a list, each item {_describe(args[0])}" if args else "a list"
+    return str(hint)
+
+
+def check_types(cls, values: dict[str, Any]) -> None:
+    """ConfigError naming the first of ``values`` whose type does not fit its field's annotation in
+    dataclass ``cls`` (keys that are not fields are left to the caller)."""
+    hints = typing.get_type_hints(cls)
+    for name, value in values.items():
+        if name in hints and not _fits(value, hints[name]):
+            raise ConfigError(f"{name} must be {_describe(hints[name])}, got {value!r}")

@@ -5,13 +5,17 @@ def test_cli_bad_input_is_one_line_exit_2(animat_cli, tmp_path):
     code, _, err = animat_cli("surrogate", "generate", "cloak", "--out", str(tmp_path / "a"))
     assert code == 2 and "unknown scene 'cloak'" in err and len(err.strip().splitlines()) == 1
     code, _, err = animat_cli("surrogate", "generate", "sheet", "--frames", "0", "--out", str(tmp_path / "b"))
-    assert code == 2 and "--frames must be > 0" in err and len(err.strip().splitlines()) == 1
+    assert code == 2 and "--frames must be an integer >= 1, got 0" in err and len(err.strip().splitlines()) == 1
+    code, _, err = animat_cli("surrogate", "generate", "sheet", "--seed", "-1", "--out", str(tmp_path / "b"))
+    assert code == 2 and "--seed must be an integer >= 0, got -1" in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "b").exists()
     code, _, err = animat_cli("surrogate", "train", "sheet", "--data", str(tmp_path / "missing"), "--out", str(tmp_path / "c"))
     assert code == 2 and "dataset.json" in err
     code, _, err = animat_cli("surrogate", "evaluate", "sheet", "--model", str(tmp_path / "none"), "--out", str(tmp_path / "d"))
     assert code == 2 and "config.json" in err
-    code, _, err = animat_cli("surrogate", "evaluate", "sheet", "--model", str(tmp_path / "none"), "--rest-seconds", "-1", "--out", str(tmp_path / "e"))
-    assert code == 2 and "--rest-seconds must be >= 0" in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "e").exists()
+    for flag, value, message in (("--rest-seconds", "-1", "rest_seconds must be >= 0"), ("--stability-frames", "2", "stability_frames must be 0 (skip) or >= 4"),
+                                 ("--horizon", "2", "horizon must be >= 3 frames")):
+        code, _, err = animat_cli("surrogate", "evaluate", "sheet", "--model", str(tmp_path / "none"), flag, value, "--out", str(tmp_path / "e"))
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "e").exists()
 
 
 def test_cli_generate_writes_dataset_and_resumes(animat_cli, tmp_path):

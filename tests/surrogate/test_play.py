@@ -84,6 +84,7 @@ def test_bad_input_is_one_line_exit_2(animat_cli, tiny_model, tmp_path, monkeypa
         (("sheet", "--model", str(tmp_path / "none")), "config.json"),
         (("flag", "--model", str(tiny_model)), "trained on scene 'sheet', not 'flag'"),
         (("sheet", "--model", str(tiny_model), "--frames", "0"), "--frames must be > 0"),
+        (("sheet", "--model", str(tiny_model), "--seed", "-1"), "--seed must be >= 0"),
         (("sheet", "--model", str(tiny_model), "--path", str(tmp_path / "flat.npy")), "expected external states of shape (frames, 3)"),
         (("sheet", "--model", str(tiny_model), "--path", str(tmp_path / "junk.npy")), "cannot read a .npy array"),
         (("sheet", "--model", str(tiny_model), "--path", str(tmp_path / "flat.npy"), "--backend", "torch"), "--backend must be one of"),

@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 
 from animat.errors import ConfigError
-from animat.surrogate.alpha_beta import fit_alpha_beta, rollout
+from animat.surrogate.alpha_beta import fit_alpha_beta
+from animat.surrogate.model import alpha_beta_rollout
 from animat.surrogate.subspace import PCA, fit_pca, reconstruction_table
 
 
@@ -38,8 +39,8 @@ def test_alpha_beta_recovers_known_coefficients():
     beta = np.array([0.9, 0.5, 0.2], np.float32)
     episodes = []
     for e in range(5):  # episodes far apart: a fit across boundaries would be biased
-        z0, z1 = rng.normal(size=3) + 100 * e, rng.normal(size=3) + 100 * e
-        Z = rollout(alpha, beta, z0, z1, 50).astype(np.float64)
+        z0, z1 = (rng.normal(size=3).astype(np.float32) + 100 * e for _ in range(2))
+        Z = np.concatenate([[z0, z1], alpha_beta_rollout({"alpha": alpha, "beta": beta}, z0, z1, 48)]).astype(np.float64)
         episodes.append(Z + rng.normal(scale=1e-6, size=Z.shape))
     a, b = fit_alpha_beta(episodes)
     assert np.allclose(a, alpha, atol=1e-3) and np.allclose(b, beta, atol=1e-3)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from animat import runs
-from animat.errors import CheckpointError
+from animat.errors import CheckpointError, ConfigError
 from animat.evolve.checkpoint import read_checkpoint
 from animat.surrogate.evaluate import evaluate
 from animat.surrogate.model import Surrogate, alpha_beta_rollout, init_mlp, rollout
@@ -24,6 +24,12 @@ def test_zero_network_is_alpha_beta_and_checkpoint_round_trip(tmp_path):
     Surrogate(params, stats, {"components": k}).save(tmp_path)
     loaded = Surrogate.load(tmp_path)
     assert all(np.array_equal(loaded.params[n], params[n]) for n in params)
+    # a manifest of another format version, or without its architecture, is refused in one line
+    manifest = runs.read_json(tmp_path / "model.json")
+    for broken in ({**manifest, "version": 2}, {k: v for k, v in manifest.items() if k != "config"}):
+        runs.atomic_write_json(tmp_path / "model.json", broken)
+        with pytest.raises(CheckpointError, match="version 2|cannot read"):
+            Surrogate.load(tmp_path)
 
 
 def _cfg(data, **kw):
@@ -64,6 +70,14 @@ def test_training_lowers_loss_keeps_best_checkpoint_resumes_and_evaluates(tiny_d
                 "runtime_numpy_seconds_per_frame", "runtime_jax_seconds_per_frame", "model_megabytes"):
         assert np.isfinite(ev[key]) and ev[key] >= 0
     assert ev["pca_floor_error_percent_of_size"] <= ev["surrogate_error_percent_of_size"] + 1e-6
+    # a dataset without the model's held-out episodes: a one-line error, not an IndexError
+    import shutil
+
+    shutil.copytree(tmp_path / "full", tmp_path / "moved", ignore=shutil.ignore_patterns("checkpoints"))
+    shutil.copytree(tmp_path / "full" / "checkpoints", tmp_path / "moved" / "checkpoints")
+    runs.atomic_write_json(tmp_path / "moved" / "config.json", {**runs.read_json(tmp_path / "full" / "config.json"), "test_episode_ids": [999]})
+    with pytest.raises(ConfigError, match="lacks the model's held-out"):
+        evaluate(tmp_path / "moved", tmp_path / "eval2", horizon=30, stability_frames=0, video=False)
     # the speed-up divides the reference timed in this run (the recorded time is reported beside it)
     fastest = min(ev[f"runtime_{b}_seconds_per_frame"] for b in ("numba", "numpy", "jax"))
     assert ev["reference_seconds_per_frame"] > 0 and ev["reference_seconds_per_frame_recorded"] > 0
@@ -243,10 +257,8 @@ def test_weight_decay_shrinks_parameters_by_lr_times_decay_per_step():
 
 
 @pytest.mark.parametrize("option", [{"motion_weighting": 1.5}, {"alpha_beta_frames": "moving"}, {"val_window": 2}, {"val_windows": -1},
-                                    {"split_seed": -1}, {"weight_decay": -0.1}])
+                                    {"split_seed": -1}, {"seed": -1}, {"weight_decay": -0.1}])
 def test_recipe_options_are_checked(option):
-    from animat.errors import ConfigError
-
     with pytest.raises(ConfigError, match=next(iter(option))):
         TrainConfig.build(None, **option)
 

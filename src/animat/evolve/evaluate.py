@@ -52,7 +52,8 @@ _RAY_MISSING = "--backend ray needs the 'distributed' extra: pip install 'animat
 BACKENDS = ("local", "ray")
 
 
-def _import_ray():
+def import_ray():
+    """The ray module; ConfigError (how to install it) where the optional extra is missing."""
     try:
         import ray
     except ImportError as err:
@@ -126,7 +127,7 @@ class RayEvaluator:
                 raise ConfigError(f"{name} must be >= 1, got {value}")
         if int(max_retries) < 0:
             raise ConfigError(f"max_retries must be >= 0, got {max_retries}")
-        ray = _import_ray()
+        ray = import_ray()
         self._ray = ray
         self.max_retries = int(max_retries)
         self._owns_ray = False

@@ -3,7 +3,8 @@
     zbar_t[j] = alpha[j] * z_{t-1}[j] + beta[j] * (z_{t-1}[j] - z_{t-2}[j])
 
 ``alpha`` and ``beta`` are least-squares fits over all triples (z_{t-2}, z_{t-1}, z_t) taken
-inside each episode (never across an episode boundary).
+inside each episode (never across an episode boundary). The recurrence itself runs in
+:func:`animat.surrogate.model.alpha_beta_rollout`.
 """
 
 from __future__ import annotations
@@ -37,14 +38,3 @@ def fit_alpha_beta(episodes: Sequence[np.ndarray], ridge: float = 1e-9, unit_alp
     beta[fixed] = (svy - spv)[fixed] / (svv + np.maximum(svv, 1.0) * ridge)[fixed]
     return alpha.astype(np.float32), beta.astype(np.float32)
 
-
-def predict(alpha: np.ndarray, beta: np.ndarray, z_prev: np.ndarray, z_prev2: np.ndarray) -> np.ndarray:
-    return alpha * z_prev + beta * (z_prev - z_prev2)
-
-
-def rollout(alpha: np.ndarray, beta: np.ndarray, z0: np.ndarray, z1: np.ndarray, frames: int) -> np.ndarray:
-    """(frames, k) trajectory starting with z0, z1 (frames >= 2), each step from the previous two."""
-    out = [np.asarray(z0, np.float32), np.asarray(z1, np.float32)]
-    for _ in range(frames - 2):
-        out.append(predict(alpha, beta, out[-1], out[-2]))
-    return np.stack(out[:frames])

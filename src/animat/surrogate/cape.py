@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from animat.imitate import quat
-from animat.surrogate.sheet import SheetScene
+from animat.surrogate.sheet import SheetScene, smoothstep_move
 
 
 def euler_to_quat(yaw: np.ndarray, pitch: np.ndarray, roll: np.ndarray) -> np.ndarray:
@@ -94,12 +94,10 @@ class CapeScene(SheetScene):
         while count < total:
             target = np.array([*rng.uniform(-self.walk_m, self.walk_m, 2), self.torso_height_m + rng.uniform(-0.1, 0.1),
                                pose[3] + np.radians(rng.uniform(-self.turn_deg, self.turn_deg)), *rng.uniform(-lean, lean, 2)])
-            steps = max(2, int(round(rng.uniform(*self.move_seconds) * self.fps)))
-            s = np.arange(1, steps + 1) / steps
-            s = s * s * (3 - 2 * s)
+            move = smoothstep_move(pose, target, self.move_seconds, self.fps, rng)
             hold = int(round(rng.uniform(*self.hold_seconds) * self.fps))
-            out += [pose[None] + s[:, None] * (target - pose)[None], np.repeat(target[None], hold, axis=0)]
-            pose, count = target, count + steps + hold
+            out += [move, np.repeat(target[None], hold, axis=0)]
+            pose, count = target, count + len(move) + hold
         path = np.concatenate(out)[:total]
         return np.concatenate([path[:, :3], euler_to_quat(path[:, 3], path[:, 4], path[:, 5])], axis=1)
 

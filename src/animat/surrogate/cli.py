@@ -42,7 +42,7 @@ def generate_cmd(
     scene: str = typer.Argument(..., help="Scene: sheet | flag | cape."),
     episodes: Optional[int] = typer.Option(None, "--episodes", "-e", help="Number of episodes [20]."),
     frames: Optional[int] = typer.Option(None, "--frames", "-f", help="Frames per episode at 60 fps [300]."),
-    size: Optional[int] = typer.Option(None, "--size", help="Cloth vertices per side [51]."),
+    size: Optional[int] = typer.Option(None, "--size", help="Cloth vertices per side [the scene's: 51 sheet and flag, 21 cape]."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Random seed [0]."),
     workers: Optional[int] = typer.Option(None, "--workers", "-w", help="Worker processes [1]."),
     backend: Optional[str] = typer.Option(None, "--backend", help="local | ray."),
@@ -63,9 +63,9 @@ def generate_cmd(
     scene_options = _section(config, "scene")
     if size is not None:
         scene_options["size"] = size
-    for name in ("episodes", "frames"):
-        if int(values[name]) <= 0:
-            raise ConfigError(f"--{name} must be > 0, got {values[name]}")
+    for name, least in (("episodes", 1), ("frames", 1), ("seed", 0), ("workers", 1)):
+        if isinstance(values[name], bool) or not isinstance(values[name], int) or values[name] < least:
+            raise ConfigError(f"--{name} must be an integer >= {least}, got {values[name]!r}")
     if out is None:
         out = runs.new_run_dir("surrogate", "generate")
     console.print(f"surrogate generate {scene}: {values['episodes']} episodes × {values['frames']} frames into {out}")
@@ -142,14 +142,10 @@ def evaluate_cmd(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
 ) -> None:
     """Held-out rollout error (% of cloth size) of surrogate, alpha/beta-only and PCA floor; speed."""
-    from animat.surrogate.evaluate import evaluate
+    from animat.surrogate.evaluate import check_options, evaluate
 
     _check_scene(scene)
-    if horizon < 3 or stride < 1:
-        raise ConfigError(f"--horizon must be >= 3 frames and --stride >= 1, got {horizon} and {stride}")
-    if stability_frames < 0 or settle_frames < 0 or reference_frames < 0 or not rest_seconds >= 0:
-        raise ConfigError(f"--stability-frames, --settle-frames, --reference-frames and --rest-seconds must be >= 0, "
-                          f"got {stability_frames}, {settle_frames}, {reference_frames} and {rest_seconds}")
+    check_options(horizon, stride, stability_frames, settle_frames, reference_frames, rest_seconds)
     run_dir = runs.new_run_dir("surrogate", "evaluate", out)
     summary = evaluate(model, run_dir, data=str(data) if data is not None else None, horizon=horizon, stride=stride, scene=scene,
                        stability_frames=stability_frames, settle_frames=settle_frames, video=video, reference_frames=reference_frames,
@@ -218,6 +214,7 @@ def divergence_cmd(
     from animat.surrogate.divergence import check_inputs, divergence, runs_per_episode, write_run
     from animat.surrogate.scenes import get_scene, scene_from_dict
     from animat.surrogate.subspace import PCA
+    from animat.surrogate.train_config import load_run_config
 
     _check_scene(scene)
     generate = _section(config, "generate")
@@ -234,7 +231,7 @@ def divergence_cmd(
     check_inputs(episodes, frames, perturb, seed, horizon, stride, noise, restart, project, workers)
     ids, sc = None, get_scene(scene, **_section(config, "scene"))
     if model is not None:  # the model's held-out episodes, in the scene it was trained on unless --config says otherwise
-        trained = runs.read_json(model / "config.json")
+        trained = load_run_config(model)
         ids = trained["test_episode_ids"]
         episodes = min(episodes, len(ids))
         if config is None:

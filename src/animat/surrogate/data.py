@@ -4,7 +4,9 @@ Layout of a dataset folder::
 
     dataset.json          scene (resolved options), episodes, frames, seed, topology file name
     topology.npz          rest positions, edges, triangles, pinned vertex ids
-    episode_00000.npz     X (T, V, 3) float32 m, Y (T, 3) float32, dropped, seconds_per_frame
+    episode_00000.npz     X (T, V, 3) float32 m, Y (T, y) float32 (the scene's external state: sheet
+                          sphere centre m, flag wind m/s, cape torso position m + quaternion, y = 7),
+                          dropped, seconds_per_frame
 
 Each file is written atomically, so an interrupted ``generate`` leaves only whole episodes behind
 and a second call with the same arguments simulates only the missing ones. Episode ``i`` is seeded
@@ -73,6 +75,8 @@ def generate(
         raise ConfigError(f"episodes must be > 0, got {episodes}")
     if int(frames) <= 0:
         raise ConfigError(f"frames must be > 0, got {frames}")
+    if int(seed) < 0:
+        raise ConfigError(f"seed must be >= 0, got {seed}")
     if backend not in ("local", "ray"):
         raise ConfigError(f"backend must be 'local' or 'ray', got {backend!r}")
     sc = get_scene(scene, **(scene_options or {}))
@@ -106,8 +110,9 @@ def generate(
 
     args = [(sc.to_dict(), int(frames), int(seed), i, str(out)) for i in todo]
     if backend == "ray":
-        import ray
+        from animat.evolve.evaluate import import_ray
 
+        ray = import_ray()
         if not ray.is_initialized():
             ray.init(num_cpus=max(1, int(workers)), include_dashboard=False, log_to_driver=False)
         remote = ray.remote(_simulate_one)
@@ -156,7 +161,7 @@ def load_meta(folder: str | os.PathLike) -> dict:
 
 @dataclass
 class Dataset:
-    """Episodes loaded in memory: ``X[i]`` (T_i, V, 3), ``Y[i]`` (T_i, 3); ``meta`` from dataset.json."""
+    """Episodes loaded in memory: ``X[i]`` (T_i, V, 3), ``Y[i]`` (T_i, y) (see the module docstring); ``meta`` from dataset.json."""
 
     X: list[np.ndarray]
     Y: list[np.ndarray]

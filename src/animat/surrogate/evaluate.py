@@ -66,35 +66,42 @@ from animat.surrogate.collision import project
 from animat.surrogate.data import dataset_stats, load_dataset
 from animat.surrogate.divergence import STRIDE, segment_starts
 from animat.surrogate.model import Surrogate, alpha_beta_rollout, external_input, rollout
-from animat.surrogate.normals import reduced_rank
+from animat.surrogate.normals import load_regression, reduced_rank
 from animat.surrogate.rest import rest_speeds, stopped_input
 from animat.surrogate.runtime import BLAS_THREADS, Runtime, resolve_normals_rank
 from animat.surrogate.scenes import scene_from_dict
+from animat.surrogate.settle import drive_then_stop, settle_ratio
 from animat.surrogate.subspace import PCA, range_ratios
 from animat.surrogate.train import model_megabytes, normals_error_degrees
+from animat.surrogate.train_config import load_run_config
+
+
+def check_options(horizon: int, stride: int, stability_frames: int, settle_frames: int, reference_frames: int, rest_seconds: float) -> None:
+    """ConfigError for :func:`evaluate`'s numeric options out of range (the CLI calls it before it makes the run directory)."""
+    if int(horizon) < 3 or int(stride) < 1:
+        raise ConfigError(f"horizon must be >= 3 frames and stride >= 1, got {horizon} and {stride}")
+    if int(stability_frames) < 0 or 0 < int(stability_frames) < 4:
+        raise ConfigError(f"stability_frames must be 0 (skip) or >= 4, got {stability_frames}")
+    if int(settle_frames) < 0 or int(reference_frames) < 0 or not float(rest_seconds) >= 0:
+        raise ConfigError(f"settle_frames, reference_frames and rest_seconds must be >= 0, got {settle_frames}, {reference_frames} and {rest_seconds}")
 
 
 def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] = None, horizon: int = 120, stride: int = STRIDE,
              scene: Optional[str] = None, timing_repeats: int = 5, stability_frames: int = 10_000,
              settle_frames: int = 600, video: bool = False, reference_frames: int = 60, rest_seconds: float = 20.0) -> dict:
     model_dir, run_dir = Path(model_dir), Path(run_dir)
-    if int(horizon) < 3:
-        raise ConfigError(f"horizon must be >= 3 frames, got {horizon}")
-    if int(stride) < 1:
-        raise ConfigError(f"stride must be >= 1 frame, got {stride}")
-    if not float(rest_seconds) >= 0:
-        raise ConfigError(f"rest_seconds must be >= 0, got {rest_seconds}")
-    if not (model_dir / "config.json").is_file():
-        raise ConfigError(f"{str(model_dir)!r} holds no config.json; give a run directory of 'animat surrogate train'")
-    train_cfg = runs.read_json(model_dir / "config.json")
+    check_options(horizon, stride, stability_frames, settle_frames, reference_frames, rest_seconds)
+    train_cfg = load_run_config(model_dir)
     surrogate = Surrogate.load(model_dir / "checkpoints")
     pca = PCA.load(model_dir / "pca.npz")
-    with np.load(model_dir / "normals.npz") as z:
-        normals = z["R"]
+    normals = load_regression(model_dir)
     data = data or train_cfg["data"]
     ds = load_dataset(data, scene)
     sc = scene_from_dict(ds.meta["scene"])
     test_ids = [i for i in train_cfg["test_episode_ids"] if i < len(ds.X)]
+    if not test_ids or not any(i < len(ds.X) for i in train_cfg.get("train_episode_ids", [])):
+        raise ConfigError(f"{str(data)!r} ({len(ds.X)} episodes) lacks the model's held-out or training episodes "
+                          f"(held out: {train_cfg['test_episode_ids'][0]}-{train_cfg['test_episode_ids'][-1]})")
     params, stats = surrogate.params, surrogate.stats
 
     @jax.jit
@@ -277,32 +284,27 @@ def stability_check(surrogate: Surrogate, pca: PCA, scene, start: np.ndarray, tr
                     settle_frames: int = 600, seed: int = 12345) -> dict:
     """Long free rollout then settling (see the module docstring); returns flat summary keys.
     start: (2, V, 3) the two first frames; train_Z (N, k) training subspace states."""
-    rng = np.random.default_rng(seed)
-    Y = scene.controls(int(frames), rng)[scene.warmup_frames :].astype(np.float32)
-    Y = np.concatenate([Y, np.repeat(scene.stopped(Y[-1:]), int(settle_frames), axis=0)])
-    W = external_input(Y, scene.name)
+    W = drive_then_stop(scene, frames, settle_frames, seed)
     Z = pca.encode(start)
     params, stats = surrogate.params, surrogate.stats
     Zr = np.asarray(jax.jit(lambda a, b, w: rollout(params, stats, a, b, w))(jnp.asarray(Z[0]), jnp.asarray(Z[1]), jnp.asarray(W[2:])))
     finite = bool(np.isfinite(Zr).all())
     ratios = range_ratios(pca.coefficients(Zr), pca.coefficients(train_Z)) if finite else None
     range_ratio = float(ratios.max()) if finite else float("inf")
-    settle_ratio = alpha_beta_ratio = float("nan")
+    settle = alpha_beta_settle = float("nan")
     if finite and settle_frames:  # |dz| = |dx| (orthonormal basis): the ratio of RMS vertex speeds
-        speed = np.linalg.norm(np.diff(Zr, axis=0), axis=1)
         last = max(1, min(int(scene.fps), int(settle_frames)))
-        driven = max(float(speed[: int(frames) - 3].mean()), 1e-12)
-        settle_ratio = float(speed[-last:].mean() / driven)
+        settle = float(settle_ratio(Zr, frames, last))
         # alpha/beta alone from the surrogate's last two driven states: is the baseline itself under-damped?
         Za = np.asarray(alpha_beta_rollout(stats, jnp.asarray(Zr[int(frames) - 4]), jnp.asarray(Zr[int(frames) - 3]), int(settle_frames)))
-        alpha_beta_ratio = float(np.linalg.norm(np.diff(Za, axis=0), axis=1)[-last:].mean() / driven)
+        alpha_beta_settle = float(settle_ratio(np.concatenate([Zr[: int(frames) - 2], Za]), frames, last))
     return {
         "stability_frames": int(frames), "settle_frames": int(settle_frames),
         "stability_finite": finite,
         "stability_max_range_ratio": range_ratio,
         "stability_worst_component": int(ratios.max(0).argmax()) if finite else -1,
-        "settle_speed_ratio": settle_ratio,
-        "alpha_beta_settle_speed_ratio": alpha_beta_ratio,
+        "settle_speed_ratio": settle,
+        "alpha_beta_settle_speed_ratio": alpha_beta_settle,
         "alpha_beta_max_spectral_radius": max_spectral_radius(np.asarray(stats["alpha"]), np.asarray(stats["beta"])),
-        "stable": bool(finite and range_ratio <= 1.5 and (not settle_frames or settle_ratio <= 0.1)),
+        "stable": bool(finite and range_ratio <= 1.5 and (not settle_frames or settle <= 0.1)),
     }

@@ -8,7 +8,7 @@ from typing import ClassVar
 import numpy as np
 
 from animat.errors import ConfigError
-from animat.surrogate.sheet import SheetScene
+from animat.surrogate.sheet import SheetScene, smoothstep_move
 
 
 @dataclass(frozen=True)
@@ -61,10 +61,8 @@ class FlagScene(SheetScene):
         wind, out, count = target(), [], 0
         while count < total:
             new = target()
-            steps = max(2, int(round(rng.uniform(*self.wind_seconds) * self.fps)))
-            s = np.arange(1, steps + 1) / steps
-            s = s * s * (3 - 2 * s)
-            out.append(wind[None] + s[:, None] * (new - wind)[None])
+            out.append(smoothstep_move(wind, new, self.wind_seconds, self.fps, rng))
+            steps = len(out[-1])
             if self.calm_probability and not new.any():  # calm air reached: hold it
                 hold = int(round(rng.uniform(*self.hold_seconds) * self.fps))
                 out.append(np.zeros((hold, 3)))

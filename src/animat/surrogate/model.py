@@ -118,16 +118,19 @@ class Surrogate:
         folder = Path(folder)
         try:
             manifest = json.loads((folder / "model.json").read_text())
+            version, config = manifest["version"], manifest["config"]
             with np.load(folder / "model.npz") as z:
                 arrays = {k: z[k] for k in z.files}
-        except (OSError, ValueError, KeyError) as exc:
-            raise CheckpointError(f"cannot read surrogate checkpoint in {str(folder)!r}: {exc}") from None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise CheckpointError(f"cannot read surrogate checkpoint in {str(folder)!r}: {exc!r}") from None
+        if version != MANIFEST_VERSION:
+            raise CheckpointError(f"checkpoint {str(folder)!r} has format version {version!r}; this animat reads version {MANIFEST_VERSION}")
         for k, shape in manifest.get("shapes", {}).items():
             if k not in arrays or list(arrays[k].shape) != shape:
                 raise CheckpointError(f"checkpoint {str(folder)!r}: array {k!r} missing or of the wrong shape")
         params = {k.split("/", 1)[1]: jnp.asarray(v) for k, v in arrays.items() if k.startswith("param/")}
         stats = {k.split("/", 1)[1]: jnp.asarray(v) for k, v in arrays.items() if k.startswith("stat/")}
-        return cls(params, stats, manifest["config"])
+        return cls(params, stats, config)
 
 
 def alpha_beta_only(surrogate: Surrogate) -> Surrogate:

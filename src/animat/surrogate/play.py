@@ -36,6 +36,7 @@ from animat.surrogate.collision import penetration_depth
 from animat.surrogate.model import external_input
 from animat.surrogate.runtime import BACKENDS, BLAS_THREADS, Runtime
 from animat.surrogate.subspace import PCA, range_ratios
+from animat.surrogate.train_config import load_run_config
 
 INSIDE_TOLERANCE_M = 1e-5  # float32 rounding of positions ~1 m from the origin is ~1e-7 m
 
@@ -54,15 +55,7 @@ def load_model(model_dir: str | os.PathLike, scene: str, backend: str = "numba")
     model_dir = Path(model_dir)
     if backend not in BACKENDS:
         raise ConfigError(f"--backend must be one of {list(BACKENDS)}, got {backend!r}")
-    if not (model_dir / "config.json").is_file():
-        raise ConfigError(f"{str(model_dir)!r} holds no config.json; give a run directory of 'animat surrogate train'")
-    try:
-        cfg = runs.read_json(model_dir / "config.json")
-        trained = cfg["scene"]["name"]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"{str(model_dir / 'config.json')!r} is not the config of 'animat surrogate train' ({exc!r})") from None
-    if trained != scene:
-        raise ConfigError(f"model {str(model_dir)!r} was trained on scene {trained!r}, not {scene!r}")
+    cfg = load_run_config(model_dir, scene)
     pca = PCA.load(model_dir / "pca.npz")
     return Model(Runtime.load(model_dir, backend), pca, training_range(cfg, pca))
 
@@ -89,6 +82,8 @@ def external_path(scene, frames: Optional[int], path: str = "random", seed: int 
     ``frames`` default 600) or a ``.npy`` file (its first ``frames`` rows; all by default)."""
     if frames is not None and int(frames) <= 0:
         raise ConfigError(f"--frames must be > 0, got {frames}")
+    if int(seed) < 0:
+        raise ConfigError(f"--seed must be >= 0, got {seed}")
     if path == "random":
         n = 600 if frames is None else int(frames)
         return scene.controls(n, np.random.default_rng(seed))[scene.warmup_frames :].astype(np.float32)

@@ -4,8 +4,8 @@
 Why: a reference cloth left alone comes to rest (the flag in still air: 0.00 mm/s mean vertex speed
 after 20 s from any held-out state), but a learned step has no exact fixed point there, and where
 the rest states form a continuum (the flag's azimuth about its pole, the many shapes a draped cloth
-can rest in) a small residual integrates into a slow, endless creep (session 7: 4-6 mm/s after
-20 s of still air in the flag's own frame). The rollout loss never sees it: its windows last 0.5-2 s.
+can rest in) a small residual integrates into a slow, endless creep (session 7's flag in its own
+frame: 3.8 mm/s median, 11.8 largest, after 20 s of still air). The rollout loss never sees it: its windows last 0.5-2 s.
 
 What: a buffer of the states the current model reaches ``rest_seconds`` after the external objects
 stop (:meth:`SheetScene.stopped`, from ``rest_states`` random training states; refreshed every epoch,

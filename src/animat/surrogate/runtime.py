@@ -67,7 +67,7 @@ def _fold_input(W: np.ndarray, b: np.ndarray, a: dict, k: int) -> np.ndarray:
     """First-layer weights W (2k + w, n), bias b (n,) acting on the normalised input
     ``(concat(zbar, z1, w) - in_mean) / in_std`` -> (2k + w + 1, n) acting on ``[z0, z1, w, 1]``
     (float64; ``zbar = (alpha + beta) z1 - beta z0``; with a frame the azimuth's entries are
-    ``zbar - z1`` and ``z1 - z0``, :func:`animat.surrogate.model.network_input`, and ``w`` is the
+    ``zbar - z1`` and ``z1 - z0``, :func:`animat.surrogate.inputs.network_input`, and ``w`` is the
     wind already turned into the cloth's frame)."""
     Wn = W / a["in_std"][:, None]
     Wa, Wb, Wc = Wn[:k], Wn[k : 2 * k], Wn[2 * k :]
@@ -282,13 +282,13 @@ class Runtime:
         from animat.surrogate.model import Surrogate
         from animat.surrogate.scenes import scene_from_dict
         from animat.surrogate.subspace import PCA
-        from animat import runs
+        from animat.surrogate.train_config import load_run_config
 
         run_dir = Path(run_dir)
         model = Surrogate.load(run_dir / "checkpoints")
         pca = PCA.load(run_dir / "pca.npz")
         normals = load_regression(run_dir)
-        scene = scene_from_dict(runs.read_json(run_dir / "config.json")["scene"])
+        scene = scene_from_dict(load_run_config(run_dir)["scene"])
         arrays = {**model.params, **model.stats, "components": pca.components, "mean": pca.mean, "normals": normals,
                   "singular_values": pca.singular_values, **({"frame_pole": pca.frame.pole} if pca.frame is not None else {})}
         return cls(arrays, model.config["layers"], scene, backend, normals_rank)

@@ -25,14 +25,26 @@ SETTLE_FRAMES = 600
 SETTLE_LIMIT = 0.1  # the acceptance value evaluate uses
 
 
+def drive_then_stop(scene, drive_frames: int, settle_frames: int, seed: int) -> np.ndarray:
+    """(drive_frames + settle_frames, w) network inputs: the scene's random path for ``seed`` (after
+    its warm-up), then its external objects stopped where they are (``scene.stopped``)."""
+    Y = scene.controls(int(drive_frames), np.random.default_rng(seed))[scene.warmup_frames :].astype(np.float32)
+    Y = np.concatenate([Y, np.repeat(scene.stopped(Y[-1:]), int(settle_frames), axis=0)])
+    return external_input(Y, scene.name)
+
+
+def settle_ratio(Z, drive_frames: int, last: int, xp=np):
+    """Z (T - 2, ..., k): a rollout from frames 0, 1 of :func:`drive_then_stop`'s inputs. Mean
+    |z_t - z_{t-1}| over the last ``last`` frames over its mean while driven, per path (``xp``:
+    numpy, or jax.numpy inside a jitted function)."""
+    speed = xp.linalg.norm(xp.diff(Z, axis=0), axis=-1)
+    driven = xp.maximum(speed[: int(drive_frames) - 3].mean(0), 1e-12)
+    return speed[-int(last) :].mean(0) / driven
+
+
 def probe_inputs(scene, paths: int) -> np.ndarray:
     """(DRIVE_FRAMES + SETTLE_FRAMES, paths, w) network inputs: random drives, then stopped."""
-    inputs = []
-    for seed in range(1, int(paths) + 1):
-        Y = scene.controls(DRIVE_FRAMES, np.random.default_rng(seed))[scene.warmup_frames :].astype(np.float32)
-        Y = np.concatenate([Y, np.repeat(scene.stopped(Y[-1:]), SETTLE_FRAMES, axis=0)])
-        inputs.append(external_input(Y, scene.name))
-    return np.stack(inputs, axis=1)
+    return np.stack([drive_then_stop(scene, DRIVE_FRAMES, SETTLE_FRAMES, seed) for seed in range(1, int(paths) + 1)], axis=1)
 
 
 def make_probe(stats: dict, inputs: np.ndarray, z0: np.ndarray, z1: np.ndarray, fps: int) -> Callable[[dict], np.ndarray]:
@@ -46,9 +58,7 @@ def make_probe(stats: dict, inputs: np.ndarray, z0: np.ndarray, z1: np.ndarray, 
     @jax.jit
     def ratios(params):
         Z = rollout(params, stats, a, b, W)  # (T - 2, paths, k)
-        speed = jnp.linalg.norm(jnp.diff(Z, axis=0), axis=-1)
-        driven = jnp.maximum(speed[: DRIVE_FRAMES - 3].mean(0), 1e-12)
-        r = speed[-last:].mean(0) / driven
+        r = settle_ratio(Z, DRIVE_FRAMES, last, jnp)
         return jnp.where(jnp.all(jnp.isfinite(Z), axis=(0, 2)), r, jnp.inf)
 
     return lambda params: np.asarray(ratios(params))

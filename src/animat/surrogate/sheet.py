@@ -36,7 +36,17 @@ from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
+from animat.config import check_types
 from animat.errors import ConfigError
+
+
+def smoothstep_move(start: np.ndarray, target: np.ndarray, seconds: tuple[float, float], fps: float, rng: np.random.Generator) -> np.ndarray:
+    """(steps, D) a move from ``start`` (excluded) to ``target`` (the last row) with smoothstep easing
+    3s^2 - 2s^3 (zero speed at both ends), lasting a uniform draw from ``seconds`` at ``fps`` (at least 2 frames)."""
+    steps = max(2, int(round(rng.uniform(*seconds) * fps)))
+    s = np.arange(1, steps + 1) / steps
+    s = s * s * (3 - 2 * s)
+    return start[None] + s[:, None] * (target - start)[None]
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,7 @@ class SheetScene:
         if unknown:
             raise ConfigError(f"unknown {cls.name} scene option(s) {unknown}; expected some of {sorted(known)}")
         values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in overrides.items() if v is not None}
+        check_types(cls, values)
         scene = replace(cls(), **values)
         if int(scene.size) < 3:
             raise ConfigError(f"{scene.name} size must be >= 3 vertices per side, got {scene.size}")
@@ -179,12 +190,9 @@ class SheetScene:
                 target = away(side)
             else:
                 target = through(side)
-            steps = max(2, int(round(rng.uniform(*self.strike_seconds) * self.fps)))
-            s = np.arange(1, steps + 1) / steps
-            s = s * s * (3 - 2 * s)
-            segment = pos[None] + s[:, None] * (target - pos)[None]
+            segment = smoothstep_move(pos, target, self.strike_seconds, self.fps, rng)
             if self.stop_anywhere and rng.uniform() < self.stop_anywhere:  # no extra draw when 0: old paths unchanged
-                cut = int(rng.integers(1, steps))
+                cut = int(rng.integers(1, len(segment)))
                 still = int(round(rng.uniform(*self.hold_seconds) * self.fps))
                 segment = np.concatenate([segment[:cut], np.repeat(segment[cut - 1 : cut], still, axis=0), segment[cut:]])
             out.append(segment)

@@ -10,7 +10,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from animat.config import load_toml
+from animat import runs
+from animat.config import check_types, load_toml
 from animat.errors import ConfigError
 
 
@@ -60,6 +61,7 @@ class TrainConfig:
                 raise ConfigError(f"unknown train option(s) {unknown} in {str(config_file)!r}; expected some of {sorted(known)}")
             values.update(loaded)
         values.update({k: v for k, v in options.items() if v is not None and k in known})
+        check_types(cls, values)
         cfg = replace(cls(), **values)
         for name in ("components", "epochs", "window", "batch", "layers", "checkpoint_every"):
             if int(getattr(cfg, name)) <= 0:
@@ -76,8 +78,8 @@ class TrainConfig:
             raise ConfigError(f"alpha_beta_frames must be 'all' or 'still', got {cfg.alpha_beta_frames!r}")
         if cfg.long_window < 0 or cfg.long_epochs < 0 or (cfg.long_epochs and cfg.long_window < 3):
             raise ConfigError(f"long_window must be >= 3 frames and long_epochs >= 0, got {cfg.long_window} and {cfg.long_epochs}")
-        if isinstance(cfg.split_seed, bool) or not isinstance(cfg.split_seed, int) or cfg.split_seed < 0:
-            raise ConfigError(f"split_seed must be an integer >= 0, got {cfg.split_seed!r}")
+        if cfg.seed < 0 or cfg.split_seed < 0:
+            raise ConfigError(f"seed and split_seed must be >= 0, got {cfg.seed} and {cfg.split_seed}")
         if not cfg.weight_decay >= 0:
             raise ConfigError(f"weight_decay must be >= 0, got {cfg.weight_decay}")
         if cfg.cloth_frame not in ("world", "azimuth"):
@@ -104,3 +106,20 @@ def split_episodes(n: int, test_episodes: int, val_episodes: int = 0, seed: int 
     order = np.random.default_rng(seed).permutation(n) if seed else np.arange(n)
     train, val, test = (sorted(int(i) for i in part) for part in (order[: rest - n_val], order[rest - n_val : rest], order[rest:]))
     return train, val, test
+
+
+def load_run_config(model_dir: str | Path, scene: Optional[str] = None) -> dict:
+    """The ``config.json`` of a run directory of ``animat surrogate train`` (its options, dataset,
+    scene and episode split); ConfigError when it is missing, names no scene or held-out episodes,
+    or (``scene`` given) is of another scene."""
+    path = Path(model_dir) / "config.json"
+    if not path.is_file():
+        raise ConfigError(f"{str(model_dir)!r} holds no config.json; give a run directory of 'animat surrogate train'")
+    try:
+        cfg = runs.read_json(path)
+        trained, _ = cfg["scene"]["name"], cfg["test_episode_ids"][0]
+    except (ValueError, KeyError, TypeError, IndexError) as exc:
+        raise ConfigError(f"{str(path)!r} is not the config of 'animat surrogate train' ({exc!r})") from None
+    if scene is not None and trained != scene:
+        raise ConfigError(f"model {str(model_dir)!r} was trained on scene {trained!r}, not {scene!r}")
+    return cfg

@@ -117,7 +117,7 @@ def side_by_side_gif(
     error: np.ndarray | None = None,
     fps: float = 30.0,
     every: int = 2,
-    dpi: int = 60,
+    dpi: int = 100,
 ) -> Path:
     """panels: name -> (T, V, 3) positions m; triangles (F, 3); Y (T, y) the scene's external
     state; scene: a scene object (its ``proxies``); error (T, V) m adds the error panel, drawn on
@@ -129,7 +129,7 @@ def side_by_side_gif(
     lo, hi = allpos.min(axis=(0, 1)), allpos.max(axis=(0, 1))
     pad = 0.15 * float(max(hi[0] - lo[0], hi[2] - lo[2]))
     err_max = float(np.nanmax(error)) * 100 if error is not None else 1.0
-    fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3.4))
+    fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3.4), dpi=dpi)
     axes = np.atleast_1d(axes)
     images = []
     T = min(len(p) for p in panels.values())

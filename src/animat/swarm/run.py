@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from animat import runs
-from animat.config import load_toml
+from animat.config import check_types, load_toml
 from animat.errors import ConfigError
 from animat.swarm import linear
 from animat.swarm.flocking import FlockParams, Obstacles, check_start_outside
@@ -75,6 +75,7 @@ class SwarmConfig:
         unknown = sorted(set(values) - known)
         if unknown:
             raise ConfigError(f"unknown swarm option(s) {unknown} in {file or 'options'}; expected some of {sorted(known)}")
+        check_types(cls, values)
         cfg = cls(**values)
         return cfg.resolve()
 
