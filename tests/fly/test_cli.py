@@ -78,6 +78,7 @@ def test_resumed_run_equals_uninterrupted(tmp_path, animat_cli):
     assert animat_cli("fly", "train", "--generations", "2", *TINY, "--out", str(part))[0] == 0
     code, _, err = animat_cli("fly", "train", "--resume", str(part), "--generations", "4")
     assert code == 0, err
+    assert json.loads((part / "config.json").read_text())["generations"] == 4  # what a later --resume builds from
     strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
     assert strip(metrics(part)) == strip(metrics(full))
     a, b = np.load(full / "best_genome.npz"), np.load(part / "best_genome.npz")

@@ -53,6 +53,7 @@ def test_resume_continues_exactly(tmp_path):
     assert meta["generation"] == 2
     train(cfg, part, resume=True)
     assert [r["best"] for r in _metrics(full)] == [r["best"] for r in _metrics(part)]
+    assert json.loads((part / "config.json").read_text())["generations"] == cfg.generations
 
 
 def test_cli_train_and_replay(animat_cli, tmp_path):

@@ -116,8 +116,8 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
         if pop.generation >= cfg.generations:
             raise RunDirError(f"run {str(out)!r} already finished its {cfg.generations} generations; nothing to resume")
     else:
-        runs.atomic_write_json(out / "config.json", asdict(cfg))
         pop = Population(cfg.population, cfg.layers, cfg.activations, cfg.init_std, cfg.seed)
+    runs.atomic_write_json(out / "config.json", asdict(cfg))  # on --resume too: --generations etc. may have changed
     fitness = FlyFitness(params, float(cfg.seconds), cfg.fitness, pop.activations, cfg.starts, cfg.seed, cfg.noise)
     history = list(pop.history)
 

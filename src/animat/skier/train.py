@@ -143,10 +143,10 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
         if start >= cfg.generations:
             raise RunDirError(f"run {str(out)!r} already finished its {cfg.generations} generations; nothing to resume")
     else:
-        runs.atomic_write_json(out / "config.json", asdict(cfg))
         rng = np.random.default_rng(cfg.seed)
         genes = first_generation(rng, cfg)
         best_gene, best_fit, history, start = genes[0].copy(), -math.inf, [], 0
+    runs.atomic_write_json(out / "config.json", asdict(cfg))  # on --resume too: --generations etc. may have changed
     with make_evaluator(cfg, params) as ev:
         for gen in range(start, cfg.generations):
             t0 = time.perf_counter()
