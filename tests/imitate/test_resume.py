@@ -57,6 +57,46 @@ def test_resume_continues_from_the_saved_state(first_run, tmp_path):
     assert summary["initial_eval_return_mean"] == first["initial_eval_return_mean"]
 
 
+def test_a_run_that_breaks_keeps_its_last_good_state(first_run, tmp_path, monkeypatch):
+    """A session that dies with non-finite weights (here: set to NaN, then an error) leaves the state
+    and policy it resumed from as they were, instead of saving the broken ones as the point to resume from."""
+    import torch
+
+    from animat.imitate import resume
+
+    run = tmp_path / "run"
+    shutil.copytree(first_run, run)
+    before = load_policy(run)
+    resumed = []
+    monkeypatch.setattr(resume, "restore_train_state", lambda model, *a: resumed.append(model) or restore_train_state(model, *a))
+
+    def break_it(row):
+        with torch.no_grad():
+            next(resumed[0].policy.parameters()).fill_(float("nan"))
+        raise RuntimeError("diverged")
+
+    cfg = TrainConfig.build(None, **{**asdict(TrainConfig.build(None, timesteps=128, **SMALL)), "timesteps": 256})
+    with pytest.raises(RuntimeError, match="diverged"):
+        train(cfg, run, resume=True, on_iteration=break_it)
+    assert load_train_state(run)[1]["num_timesteps"] == 128
+    after = load_policy(run)
+    assert all(np.array_equal(after.arrays[k], before.arrays[k]) for k in before.arrays)
+
+
+def test_resume_keeps_an_existing_checkpoint_of_its_starting_step(first_run, tmp_path):
+    """checkpoints/policy_<n> is written at the end of the rollout that reached n, before that
+    iteration's update; a state saved after the update has the same step count. Resuming from it must
+    not replace the checkpoint with the updated policy (here: a stand-in file at step 128)."""
+    run = tmp_path / "run"
+    shutil.copytree(first_run, run)
+    for suffix in (".npz", ".json"):
+        shutil.copy(run / "checkpoints" / f"policy_0{suffix}", run / "checkpoints" / f"policy_128{suffix}")
+    cfg = TrainConfig.build(None, **{**asdict(TrainConfig.build(None, timesteps=128, **SMALL)), "timesteps": 192})
+    train(cfg, run, resume=True)
+    kept, first = load_policy(run / "checkpoints" / "policy_128"), load_policy(run / "checkpoints" / "policy_0")
+    assert all(np.array_equal(kept.arrays[k], first.arrays[k]) for k in first.arrays)
+
+
 def test_restore_gives_the_same_policy_optimiser_and_normaliser(tmp_path):
     import torch
     from stable_baselines3 import PPO

@@ -306,7 +306,9 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, state: tuple[dic
     def save(stem: Path) -> Path:
         return save_policy(stem, model, vecnorm, net_arch=cfg.net_arch, activation=cfg.activation, extra=extra)
 
-    save(out / "checkpoints" / f"policy_{done}")  # the policy this session starts from
+    start = out / "checkpoints" / f"policy_{done}"
+    if not start.with_name(start.name + ".json").exists():  # the policy this session starts from; on --resume a
+        save(start)  # checkpoint of that step may exist already: it holds the policy before that iteration's update
     if state:
         initial, eval_seconds, seconds_before = state[1]["initial_eval"], state[1]["eval_seconds"], state[1]["train_seconds"]
         history = [row for row in read_metrics(out / "metrics.csv") if row["timesteps"] <= done]
@@ -371,8 +373,9 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, state: tuple[dic
         model.learn(total_timesteps=cfg.timesteps - done, callback=Recorder(), progress_bar=cfg.progress_bar, reset_num_timesteps=not state)
     finally:
         train_seconds = seconds_before + time.perf_counter() - t0
-        save(out / "policy")
-        save_state()
+        if all(bool(torch.isfinite(p).all()) for p in model.policy.parameters()):  # never a broken policy to resume from
+            save(out / "policy")
+            save_state()
         venv.close()
     final = evaluate(load_policy(out / "policy").act, cfg, cfg.eval_episodes, cfg.seed + 10_000, clip)
 
