@@ -10,7 +10,8 @@ One generation, top to bottom (:meth:`Population.run`)::
 
 Breeding keys depend only on the seed and the generation number, and a checkpoint holds the whole
 state, so a run interrupted at any generation and resumed with :meth:`Population.resume` gives
-bit-identical genes, history and best genome to an uninterrupted one (for a deterministic fitness).
+bit-identical genes, history (but for its wall-clock ``seconds``) and best genome to an uninterrupted
+one (for a deterministic fitness).
 Elites are copied unchanged, so with a deterministic fitness the generation's best never decreases.
 """
 
