@@ -369,14 +369,20 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, state: tuple[dic
             if on_iteration is not None:
                 on_iteration(row)
 
+    def finite() -> bool:
+        return all(bool(torch.isfinite(p).all()) for p in model.policy.parameters())
+
     try:
         model.learn(total_timesteps=cfg.timesteps - done, callback=Recorder(), progress_bar=cfg.progress_bar, reset_num_timesteps=not state)
     finally:
         train_seconds = seconds_before + time.perf_counter() - t0
-        if all(bool(torch.isfinite(p).all()) for p in model.policy.parameters()):  # never a broken policy to resume from
+        if finite():  # never a broken policy as the point to resume from
             save(out / "policy")
             save_state()
         venv.close()
+    if not finite():
+        raise FloatingPointError(f"the policy's weights became non-finite after {model.num_timesteps} steps; "
+                                 f"the last good state in {str(out)!r} is kept for --resume")
     final = evaluate(load_policy(out / "policy").act, cfg, cfg.eval_episodes, cfg.seed + 10_000, clip)
 
     title = f"PPO on {Path(cfg.clip).name if cfg.clip else 'the demo clip'}, {cfg.envs} envs, net {cfg.net_arch}"
