@@ -121,6 +121,24 @@ def test_never_overwrites_an_earlier_run(trained, animat_cli):
     assert {p: p.stat().st_mtime_ns for p in trained.rglob("*") if p.is_file()} == before
 
 
+def test_resume_of_a_finished_run_writes_the_outputs_a_crash_left_out(trained, tmp_path, animat_cli):
+    """Training done (last checkpoint written) but the run died before its outputs: --resume writes them
+    from the checkpoint without evolving further."""
+    import shutil
+
+    run = tmp_path / "copy"
+    shutil.copytree(trained, run)
+    for name in ("summary.json", "best_genome.npz", "best_genome.json"):
+        (run / name).unlink()
+    rows = metrics(run)
+    code, _, err = animat_cli("fly", "train", "--resume", str(run))
+    assert code == 0, err
+    assert metrics(run) == rows  # no generation added
+    a, b = np.load(trained / "best_genome.npz"), np.load(run / "best_genome.npz")
+    np.testing.assert_array_equal(a["genes"], b["genes"])
+    assert json.loads((run / "summary.json").read_text())["generations"] == json.loads((trained / "summary.json").read_text())["generations"]
+
+
 def test_corrupt_or_missing_checkpoint_is_an_error(trained, tmp_path, animat_cli):
     import shutil
 

@@ -54,6 +54,13 @@ def test_resume_continues_exactly(tmp_path):
     train(cfg, part, resume=True)
     assert [r["best"] for r in _metrics(full)] == [r["best"] for r in _metrics(part)]
     assert json.loads((part / "config.json").read_text())["generations"] == cfg.generations
+    # finished, but died before its outputs: a resume writes them without another generation
+    for name in ("summary.json", "best_gene.json"):
+        (part / name).unlink()
+    train(cfg, part, resume=True)
+    assert [r["best"] for r in _metrics(full)] == [r["best"] for r in _metrics(part)]
+    assert json.loads((part / "best_gene.json").read_text()) == json.loads((full / "best_gene.json").read_text())
+    assert (part / "summary.json").is_file()
 
 
 def test_cli_train_and_replay(animat_cli, tmp_path):

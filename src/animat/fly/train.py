@@ -113,7 +113,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
     params = cfg.fly_params()
     if resume:
         pop = Population.resume(out)
-        if pop.generation >= cfg.generations:
+        if pop.generation >= cfg.generations and (out / "summary.json").is_file():  # else: write the missing outputs
             raise RunDirError(f"run {str(out)!r} already finished its {cfg.generations} generations; nothing to resume")
     else:
         pop = Population(cfg.population, cfg.layers, cfg.activations, cfg.init_std, cfg.seed)

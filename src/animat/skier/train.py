@@ -140,7 +140,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
         rng = np.random.default_rng()
         rng.bit_generator.state = meta["rng_state"]
         history, best_fit, start = list(meta["history"]), float(meta["best_fitness"]), int(meta["generation"])
-        if start >= cfg.generations:
+        if start >= cfg.generations and (out / "summary.json").is_file():  # else: write the missing outputs
             raise RunDirError(f"run {str(out)!r} already finished its {cfg.generations} generations; nothing to resume")
     else:
         rng = np.random.default_rng(cfg.seed)
