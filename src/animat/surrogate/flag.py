@@ -62,12 +62,11 @@ class FlagScene(SheetScene):
         while count < total:
             new = target()
             out.append(smoothstep_move(wind, new, self.wind_seconds, self.fps, rng))
-            steps = len(out[-1])
+            count += len(out[-1])
             if self.calm_probability and not new.any():  # calm air reached: hold it
-                hold = int(round(rng.uniform(*self.hold_seconds) * self.fps))
-                out.append(np.zeros((hold, 3)))
-                steps += hold
-            wind, count = new, count + steps
+                out.append(np.zeros((int(round(rng.uniform(*self.hold_seconds) * self.fps)), 3)))
+                count += len(out[-1])
+            wind = new
         return np.concatenate(out)[:total]
 
     def _setup(self, m, d) -> dict:
