@@ -6,11 +6,12 @@ Exit status: 0 ok, 2 bad input (one-line error), 1 internal failure, 130 interru
 from __future__ import annotations
 
 import sys
+import warnings
 
 import typer
 from rich.console import Console
 
-from animat.errors import AnimatError
+from animat.errors import AnimatError, CheckpointWarning
 from animat.fly.cli import app as fly_app
 from animat.imitate.cli import app as imitate_app
 from animat.skier.cli import app as skier_app
@@ -27,9 +28,22 @@ app.add_typer(imitate_app, name="imitate")
 err = Console(stderr=True)
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings meant for the user (a damaged checkpoint passed over) as one line; others as Python shows them."""
+    if issubclass(category, CheckpointWarning):
+        err.print(f"[bold yellow]warning:[/] {message}", highlight=False, soft_wrap=True)
+    else:
+        _python_show_warning(message, category, filename, lineno, file, line)
+
+
+_python_show_warning = warnings.showwarning
+
+
 def main() -> None:
     try:
-        app(standalone_mode=False)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            app(standalone_mode=False)
     except AnimatError as exc:
         err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         sys.exit(2)

@@ -15,3 +15,7 @@ class CheckpointError(AnimatError):
 
 class RunDirError(AnimatError):
     """A run directory cannot be created or would overwrite an earlier run."""
+
+
+class CheckpointWarning(UserWarning):
+    """A damaged checkpoint was passed over for the newest older one that verifies (the CLI prints it as one line)."""

@@ -8,7 +8,7 @@ import pickle
 import numpy as np
 import pytest
 
-from animat.errors import CheckpointError
+from animat.errors import CheckpointError, CheckpointWarning
 from animat.evolve import checkpoint, network
 from animat.evolve.genome import Genome
 
@@ -122,10 +122,30 @@ def test_crash_mid_write_leaves_previous_valid(tmp_path):
     (ckpt / ".latest.json.abc.tmp").write_text("{")
     arrays, meta = checkpoint.read_checkpoint(tmp_path)
     assert meta["generation"] == 1 and arrays["genes"].sum() == 6
-    # a corrupt latest pointer is reported, naming it
+    # a corrupt latest pointer gives way to the newest checkpoint that verifies, and is reported
     (ckpt / "latest.json").write_text("garbage")
+    with pytest.warns(CheckpointWarning, match="latest.json"):
+        assert checkpoint.read_checkpoint(tmp_path)[1]["generation"] == 1
+    # ... and named in the error when none does
+    _flip_byte(ckpt / "gen-000001.npz", 0.5)
     with pytest.raises(CheckpointError, match="latest.json"):
         checkpoint.read_checkpoint(tmp_path)
+
+
+def test_damaged_newest_checkpoint_falls_back_to_the_newest_valid_one(tmp_path):
+    for gen in range(1, 4):
+        checkpoint.save_checkpoint(tmp_path, gen, {"genes": np.full((2, 3), gen, np.float32)}, {"generation": gen})
+    ckpt = tmp_path / "checkpoints"
+    _flip_byte(ckpt / "gen-000003.npz", 0.5)
+    (ckpt / "gen-000002.json").write_text("{")
+    # a checkpoint of another kind in the folder is passed over too
+    checkpoint.write_checkpoint(ckpt / "other-000009.json", {"x": np.zeros(1)}, "genome", {})
+    with pytest.warns(CheckpointWarning, match="gen-000003.npz.*older.*gen-000001.json"):
+        arrays, meta = checkpoint.read_checkpoint(tmp_path, kind="population")
+    assert meta["generation"] == 1 and arrays["genes"][0, 0] == 1
+    # a checkpoint named explicitly is never replaced by another
+    with pytest.raises(CheckpointError, match="gen-000003.npz"):
+        checkpoint.read_checkpoint(ckpt / "gen-000003.json")
 
 
 def test_export_pickle_layout(tmp_path):

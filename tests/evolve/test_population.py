@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from animat.errors import CheckpointError, ConfigError
+from animat.errors import CheckpointError, CheckpointWarning, ConfigError
 from animat.evolve import checkpoint, network
 from animat.evolve.genome import Genome
 from animat.evolve.population import Population, RunResult, rank_scores
@@ -240,11 +240,17 @@ def test_resume_fresh_population(tmp_path):
 def test_resume_missing_or_corrupt_raises(tmp_path):
     with pytest.raises(CheckpointError, match="missing"):
         Population.resume(tmp_path / "nothing")
-    Population(SIZE, LAYERS, seed=15).run(per_genome, 2, out_dir=tmp_path, **KW)
-    npz = tmp_path / "checkpoints" / "gen-000002.npz"
-    data = bytearray(npz.read_bytes())
-    data[len(data) // 2] ^= 0xFF
-    npz.write_bytes(bytes(data))
+    done = Population(SIZE, LAYERS, seed=15).run(per_genome, 2, out_dir=tmp_path, **KW)  # a checkpoint per generation
+    for gen in (2, 1):
+        npz = tmp_path / "checkpoints" / f"gen-{gen:06d}.npz"
+        data = bytearray(npz.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        npz.write_bytes(bytes(data))
+        if gen == 2:  # the newest damaged: resumed from the one before, which replays to the same state
+            with pytest.warns(CheckpointWarning, match="gen-000002.npz"):
+                back = Population.resume(tmp_path)
+            assert back.generation == 1
+            assert_same_run(done, back.run(per_genome, 2, **KW))
     with pytest.raises(CheckpointError, match="gen-000002.npz"):
         Population.resume(tmp_path)
 

@@ -85,6 +85,22 @@ def test_resumed_run_equals_uninterrupted(tmp_path, animat_cli):
     np.testing.assert_array_equal(a["genes"], b["genes"])
 
 
+def test_resume_passes_over_a_damaged_newest_checkpoint(tmp_path, animat_cli):
+    """The newest checkpoint damaged (a disk fault, a torn copy): --resume warns in one line, continues
+    from the one before, and the run ends as the uninterrupted one."""
+    full, part = tmp_path / "full", tmp_path / "part"
+    assert animat_cli("fly", "train", "--generations", "4", *TINY, "--out", str(full))[0] == 0
+    assert animat_cli("fly", "train", "--generations", "3", *TINY, "--out", str(part))[0] == 0
+    npz = part / "checkpoints" / "gen-000003.npz"
+    npz.write_bytes(npz.read_bytes()[:-10])
+    code, _, err = animat_cli("fly", "train", "--resume", str(part), "--generations", "4")
+    assert code == 0, err
+    warning = [line for line in err.splitlines() if "warning" in line]
+    assert len(warning) == 1 and "gen-000003.npz" in warning[0] and "gen-000002.json" in warning[0]
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
+    assert strip(metrics(part)) == strip(metrics(full))
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

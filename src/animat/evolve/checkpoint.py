@@ -18,13 +18,14 @@ import json
 import os
 import pickle
 import re
+import warnings
 from pathlib import Path
 from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
 from animat import runs
-from animat.errors import CheckpointError
+from animat.errors import CheckpointError, CheckpointWarning
 from animat.evolve.genome import Genome
 
 FORMAT = "animat-checkpoint"
@@ -32,6 +33,7 @@ VERSION = 1
 CHECKPOINT_DIR = "checkpoints"
 LATEST = "latest.json"
 _GEN_RE = re.compile(r"^gen-(\d+)\.json$")
+_NUMBERED_RE = re.compile(r"^(.+)-(\d+)\.json$")
 
 
 def _sha256(data: bytes) -> str:
@@ -70,23 +72,25 @@ def write_checkpoint(manifest_path: str | os.PathLike, arrays: Mapping[str, np.n
     return manifest_path
 
 
-def _manifest_for(path: Path) -> Path:
-    """Resolve a run dir, a checkpoints dir, ``latest.json``, a manifest or an npz to a manifest path."""
+def _manifest_for(path: Path) -> tuple[Path, Path | None]:
+    """Resolve a run dir, a checkpoints dir, ``latest.json``, a manifest or an npz to ``(manifest, pointer)``;
+    ``pointer`` is the ``latest.json`` followed (None when a file was named). A pointer that cannot be
+    read resolves to the manifest path ``pointer`` itself, which then fails to verify."""
     if path.is_dir():
         if (path / CHECKPOINT_DIR).is_dir():
             path = path / CHECKPOINT_DIR
         path = path / LATEST
     if path.suffix == ".npz":
         path = path.with_suffix(".json")
-    if path.name == LATEST:
-        try:
-            pointer = runs.read_json(path)
-            return path.parent / str(pointer["manifest"])
-        except FileNotFoundError:
-            raise CheckpointError(f"no checkpoint at {str(path)!r} (file missing)") from None
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise CheckpointError(f"checkpoint pointer {str(path)!r} is corrupt: {exc}") from None
-    return path
+    if path.name != LATEST:
+        return path, None
+    try:
+        pointer = runs.read_json(path)
+        return path.parent / str(pointer["manifest"]), path
+    except FileNotFoundError:
+        raise CheckpointError(f"no checkpoint at {str(path)!r} (file missing)") from None
+    except (OSError, ValueError, KeyError, TypeError):
+        return path, path  # verified (and refused) below, so the older checkpoints are tried
 
 
 def read_checkpoint(path: str | os.PathLike, kind: str | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -94,9 +98,41 @@ def read_checkpoint(path: str | os.PathLike, kind: str | None = None) -> tuple[d
 
     ``path``: a run directory, its ``checkpoints/`` folder (both use ``latest.json``), a manifest
     ``.json`` or its ``.npz``. Raises :class:`CheckpointError` naming the file if anything is missing,
-    corrupt, of another ``kind`` or inconsistent with its manifest.
+    corrupt, of another ``kind`` or inconsistent with its manifest. Reached through ``latest.json``, a
+    damaged newest checkpoint (or pointer) gives way to the newest older one in the folder that verifies
+    (``<name>-<number>.json``, same ``kind``), with a :class:`~animat.errors.CheckpointWarning`; the error
+    is raised only when none does.
     """
-    manifest_path = _manifest_for(Path(path))
+    manifest_path, pointer = _manifest_for(Path(path))
+    try:
+        return _read_manifest(manifest_path, kind)
+    except CheckpointError as exc:
+        if pointer is None:
+            raise
+        for older in _older_manifests(manifest_path, pointer):
+            try:
+                found = _read_manifest(older, kind)
+            except CheckpointError:
+                continue
+            warnings.warn(f"{exc}; resuming from the older {str(older)!r}", CheckpointWarning, stacklevel=2)
+            return found
+        raise
+
+
+def _older_manifests(failed: Path, pointer: Path) -> list[Path]:
+    """Numbered manifests (``<name>-<number>.json``) beside ``pointer``, newest first: those older than
+    ``failed`` when it is one of them, else all."""
+    numbered = sorted((int(m.group(2)), m.group(1), p) for p in pointer.parent.glob("*.json") if (m := _NUMBERED_RE.match(p.name)))
+    m = _NUMBERED_RE.match(failed.name)
+    if m:
+        numbered = [t for t in numbered if t[1] == m.group(1) and t[0] < int(m.group(2))]
+    return [p for *_, p in reversed(numbered)]
+
+
+def _read_manifest(manifest_path: Path, kind: str | None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Load and verify the checkpoint of one manifest (see :func:`read_checkpoint`)."""
+    if manifest_path.name == LATEST:
+        raise CheckpointError(f"checkpoint pointer {str(manifest_path)!r} is corrupt")
     try:
         manifest = runs.read_json(manifest_path)
     except FileNotFoundError:

@@ -45,7 +45,7 @@ RUN_DEFAULTS: dict[str, Any] = {
     "output_names": None,
     "fitness_threshold": None,
     "delta_fitness": None,
-    "save_every": None,
+    "save_every": 1,  # with out_dir: a checkpoint every generation (the last 3 kept)
 }
 
 METRIC_FIELDS = ["generation", "best", "mean", "median", "crashes", "seconds"]
@@ -189,7 +189,7 @@ class Population:
         (stacked param tree -> ``(P,)``); ignored when ``evaluator`` (``genes (P, G) -> (P,)`` with
         ``.close()``) is given. Settings left as ``None`` take the stored value (resumed runs) or the
         default in :data:`RUN_DEFAULTS` (batched False, crossover_prob 0.5, mutation_rate 0.05,
-        mutation "normal", mutation_std = init_std, pool_frac 0.1, elite_frac 0.05).
+        mutation "normal", mutation_std = init_std, pool_frac 0.1, elite_frac 0.05, save_every 1).
 
         ``fitness_threshold``: each time a generation's best exceeds it, that genome is saved to
         ``out_dir/genomes/threshold-<gen>.npz`` and the threshold raised by ``delta_fitness`` until it
