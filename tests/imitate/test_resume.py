@@ -13,7 +13,7 @@ pytest.importorskip("stable_baselines3")
 
 from animat.imitate.policy import load_policy  # noqa: E402
 from animat.imitate.resume import POINTER, load_train_state, restore_train_state, save_train_state  # noqa: E402
-from animat.imitate.train import TrainConfig, read_metrics, train  # noqa: E402
+from animat.imitate.train import LOSS_FIELDS, TrainConfig, read_metrics, train  # noqa: E402
 
 SMALL = dict(envs=2, vec_env="dummy", seed=5, net_arch=[8], n_steps=32, batch_size=32, n_epochs=2, eval_episodes=1,
              checkpoint_every=0, max_seconds=1.0)
@@ -47,6 +47,10 @@ def test_resume_continues_from_the_saved_state(first_run, tmp_path):
     after = read_metrics(run / "metrics.csv")
     assert [r["timesteps"] for r in after] == [64, 128, 192, 256] and [r["iteration"] for r in after] == [0, 1, 2, 3]
     assert (run / "metrics.csv").read_text().startswith(before_csv)
+    # the first new row holds the losses of the update the first session ended with (saved in the state)
+    assert after[0]["value_loss"] == "" and set(manifest["pending_losses"]) == set(LOSS_FIELDS)
+    assert all(after[2][k] == pytest.approx(manifest["pending_losses"][k]) for k in LOSS_FIELDS)
+    assert all(isinstance(after[3][k], float) for k in LOSS_FIELDS)
     assert summary["timesteps"] == 256 and summary["iterations"] == 4 and summary["nonfinite_episodes"] == 0
     assert load_train_state(run)[1]["n_updates"] == 4 * 2 and load_policy(run).manifest["num_timesteps"] == 256
     final = load_policy(run)
@@ -164,6 +168,27 @@ def test_bad_resume_exits_2_and_changes_nothing(first_run, tmp_path, args, words
     code, out, err = animat_cli("imitate", "train", "--resume", str(run), *args)
     assert code == 2 and out == "" and words in err and len(err.strip().splitlines()) == 1, err
     assert sorted((p.relative_to(run), p.stat().st_mtime_ns) for p in run.rglob("*")) == listing
+
+
+def test_resume_of_a_trained_run_writes_the_outputs_a_crash_left_out(first_run, tmp_path, animat_cli):
+    """Trained to its timesteps (state saved) but dead before its outputs: --resume writes them from the
+    state without learning further."""
+    run = tmp_path / "run"
+    shutil.copytree(first_run, run)
+    for name in ("summary.json", "policy.npz", "policy.json", "plots/learning_curve.png"):
+        (run / name).unlink()
+    before_csv = (run / "metrics.csv").read_text()
+    code, _, err = animat_cli("imitate", "train", "--resume", str(run))
+    assert code == 0, err
+    assert (run / "metrics.csv").read_text() == before_csv and (run / "plots" / "learning_curve.png").is_file()
+    done, again = (json.loads((r / "summary.json").read_text()) for r in (first_run, run))
+    assert again["timesteps"] == done["timesteps"] == 128 and again["iterations"] == done["iterations"]
+    assert again["final_eval_return_mean"] == done["final_eval_return_mean"]  # the same policy, evaluated the same way
+    a, b = load_policy(first_run), load_policy(run)
+    assert all(np.array_equal(a.arrays[k], b.arrays[k]) for k in a.arrays)
+    # finished now: a further --resume without more timesteps is refused
+    code, _, err = animat_cli("imitate", "train", "--resume", str(run))
+    assert code == 2 and "at 128 timesteps already" in err
 
 
 def test_resume_without_state_is_refused(first_run, tmp_path, animat_cli):

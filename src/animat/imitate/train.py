@@ -22,9 +22,11 @@ the end (also when interrupted).
 
 ``train(cfg, out, resume=True)`` continues the run in ``out`` from its training state: the same
 policy and Adam moments, normaliser and step counter (the environments start new episodes; PPO is
-seeded with ``seed + timesteps done``); ``metrics.csv`` keeps its rows and grows, SB3's logs of the
-new session go to ``logs/resume_<timesteps>/``, and ``checkpoints/policy_<timesteps>`` is written at
-the start of each session (``policy_0`` for a new run).
+seeded with ``seed + timesteps done``); ``metrics.csv`` keeps its rows and grows (the first new row
+gets the loss columns of the update the state was saved after, which the state holds), SB3's logs of
+the new session go to ``logs/resume_<timesteps>/``, and ``checkpoints/policy_<timesteps>`` is written
+at the start of each session (``policy_0`` for a new run). A run trained to ``timesteps`` whose
+outputs a crash left out (no ``summary.json``) is finished without learning further.
 
 Episode statistics in ``metrics.csv`` come from the stochastic training policy; ``summary.json``
 also holds deterministic evaluations (``eval_episodes`` episodes, reference-state initialisation,
@@ -47,9 +49,10 @@ from animat import runs
 from animat.config import merge_options
 from animat.errors import CheckpointError, ConfigError
 
+LOSS_FIELDS = ["approx_kl", "clip_fraction", "entropy_loss", "value_loss", "policy_gradient_loss", "explained_variance"]
 METRIC_FIELDS = [
     "iteration", "timesteps", "episodes", "ep_return_mean", "ep_len_mean", "r_i_per_step_mean", "ep_seconds_mean",
-    "nonfinite", "fps", "seconds", "approx_kl", "clip_fraction", "entropy_loss", "value_loss", "policy_gradient_loss", "explained_variance", "std",
+    "nonfinite", "fps", "seconds", *LOSS_FIELDS, "std",
 ]
 
 
@@ -319,9 +322,13 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, state: tuple[dic
     t0 = time.perf_counter()
     last_ckpt = [int(state[1]["last_checkpoint"]) if state else 0]
 
-    def save_state() -> None:
+    def save_state() -> None:  # after an update whose losses no metrics row holds yet (see Recorder)
+        logged = model.logger.name_to_value
+        pending = {k: float(logged[f"train/{k}"]) for k in LOSS_FIELDS if f"train/{k}" in logged}
+        if not pending and state:  # no update in this session yet: the resumed state's are still pending
+            pending = dict(state[1].get("pending_losses", {}))
         save_train_state(out, model, vecnorm, initial_eval=initial, eval_seconds=eval_seconds, last_checkpoint=last_ckpt[0],
-                         train_seconds=seconds_before + time.perf_counter() - t0)
+                         train_seconds=seconds_before + time.perf_counter() - t0, pending_losses=pending)
 
     class Recorder(BaseCallback):
         """One metrics.csv row per iteration, from the episodes that ended during its rollout."""
@@ -330,6 +337,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, state: tuple[dic
             super().__init__()
             self.returns, self.lengths, self.t_last, self.n_last, self.state_due = [], [], time.perf_counter(), done, False
             self.nonfinite = 0
+            self.pending = dict(state[1].get("pending_losses", {})) if state else {}  # the losses of the update before a resume
 
         def _on_rollout_start(self) -> None:
             if self.state_due:  # after the update that followed a checkpoint: a state to resume from
@@ -348,6 +356,8 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, state: tuple[dic
         def _on_rollout_end(self) -> None:
             now, n = time.perf_counter(), self.model.num_timesteps
             logged = self.model.logger.name_to_value  # the previous update's losses (dumped after this)
+            losses = {k: logged[f"train/{k}"] if f"train/{k}" in logged else self.pending.get(k, "") for k in LOSS_FIELDS}
+            self.pending = {}
             ret, ln = np.array(self.returns), np.array(self.lengths)
             row = {
                 "iteration": len(history), "timesteps": n, "episodes": len(ret), "nonfinite": self.nonfinite,
@@ -357,7 +367,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, state: tuple[dic
                 "ep_seconds_mean": float(ln.mean() / 30.0) if len(ln) else math.nan,
                 "fps": round((n - self.n_last) / max(now - self.t_last, 1e-9), 1), "seconds": round(seconds_before + now - t0, 2),
                 "std": float(torch.exp(self.model.policy.log_std.detach()).mean()),
-                **{k: logged.get(f"train/{k}", "") for k in ("approx_kl", "clip_fraction", "entropy_loss", "value_loss", "policy_gradient_loss", "explained_variance")},
+                **losses,
             }
             self.returns, self.lengths, self.t_last, self.n_last, self.nonfinite = [], [], now, n, 0
             history.append(row)
@@ -373,7 +383,8 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, state: tuple[dic
         return all(bool(torch.isfinite(p).all()) for p in model.policy.parameters())
 
     try:
-        model.learn(total_timesteps=cfg.timesteps - done, callback=Recorder(), progress_bar=cfg.progress_bar, reset_num_timesteps=not state)
+        if done < cfg.timesteps:  # else: a finished run whose outputs are written below
+            model.learn(total_timesteps=cfg.timesteps - done, callback=Recorder(), progress_bar=cfg.progress_bar, reset_num_timesteps=not state)
     finally:
         train_seconds = seconds_before + time.perf_counter() - t0
         if finite():  # never a broken policy as the point to resume from
