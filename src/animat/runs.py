@@ -9,6 +9,7 @@ mid-write leaves the previous version intact.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import os
@@ -87,11 +88,20 @@ def atomic_write_csv(path: str | os.PathLike, rows: Iterable[Mapping[str, Any]],
     return atomic_write_text(path, buf.getvalue())
 
 
+def npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
+    """The bytes of an uncompressed ``.npz`` holding ``arrays``."""
+    buf = io.BytesIO()
+    np.savez(buf, **{k: np.asarray(v) for k, v in arrays.items()})
+    return buf.getvalue()
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
 def atomic_save_npz(path: str | os.PathLike, **arrays: np.ndarray) -> Path:
     """Save arrays as an uncompressed ``.npz`` atomically."""
-    buf = io.BytesIO()
-    np.savez(buf, **arrays)
-    return atomic_write_bytes(path, buf.getvalue())
+    return atomic_write_bytes(path, npz_bytes(arrays))
 
 
 def read_json(path: str | os.PathLike) -> Any:

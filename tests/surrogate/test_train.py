@@ -24,8 +24,14 @@ def test_zero_network_is_alpha_beta_and_checkpoint_round_trip(tmp_path):
     Surrogate(params, stats, {"components": k}).save(tmp_path)
     loaded = Surrogate.load(tmp_path)
     assert all(np.array_equal(loaded.params[n], params[n]) for n in params)
-    # a manifest of another format version, or without its architecture, is refused in one line
+    # arrays that are not the ones the manifest was written with (a torn save, a corrupt file) are refused
+    Surrogate({n: v + 1 for n, v in params.items()}, stats, {"components": k}).save(tmp_path / "other")
     manifest = runs.read_json(tmp_path / "model.json")
+    (tmp_path / "model.npz").write_bytes((tmp_path / "other" / "model.npz").read_bytes())
+    with pytest.raises(CheckpointError, match="sha256"):
+        Surrogate.load(tmp_path)
+    Surrogate(params, stats, {"components": k}).save(tmp_path)
+    # a manifest of another format version, or without its architecture, is refused in one line
     for broken in ({**manifest, "version": 2}, {k: v for k, v in manifest.items() if k != "config"}):
         runs.atomic_write_json(tmp_path / "model.json", broken)
         with pytest.raises(CheckpointError, match="version 2|cannot read"):

@@ -12,7 +12,6 @@ this module never unpickles anything.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -36,16 +35,6 @@ _GEN_RE = re.compile(r"^gen-(\d+)\.json$")
 _NUMBERED_RE = re.compile(r"^(.+)-(\d+)\.json$")
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
-    buf = io.BytesIO()
-    np.savez(buf, **{k: np.asarray(v) for k, v in arrays.items()})
-    return buf.getvalue()
-
-
 def write_checkpoint(manifest_path: str | os.PathLike, arrays: Mapping[str, np.ndarray], kind: str, meta: Mapping[str, Any]) -> Path:
     """Write ``<stem>.npz`` then the manifest ``manifest_path`` (``<stem>.json``), both atomically.
 
@@ -57,14 +46,14 @@ def write_checkpoint(manifest_path: str | os.PathLike, arrays: Mapping[str, np.n
     for name, arr in arrays.items():
         if arr.dtype == object:
             raise TypeError(f"checkpoint array {name!r} has dtype object; only numeric arrays are stored")
-    data = _npz_bytes(arrays)
+    data = runs.npz_bytes(arrays)
     runs.atomic_write_bytes(npz_path, data)
     manifest = {
         "format": FORMAT,
         "version": VERSION,
         "kind": kind,
         "npz": npz_path.name,
-        "sha256": _sha256(data),
+        "sha256": runs.sha256_hex(data),
         "arrays": {k: {"shape": list(v.shape), "dtype": v.dtype.str} for k, v in arrays.items()},
         "meta": dict(meta),
     }
@@ -148,7 +137,7 @@ def _read_manifest(manifest_path: Path, kind: str | None) -> tuple[dict[str, np.
         data = npz_path.read_bytes()
     except OSError:
         raise CheckpointError(f"checkpoint data {str(npz_path)!r} is missing (named by {str(manifest_path)!r})") from None
-    if _sha256(data) != manifest.get("sha256"):
+    if runs.sha256_hex(data) != manifest.get("sha256"):
         raise CheckpointError(f"checkpoint data {str(npz_path)!r} is corrupt (sha256 does not match its manifest)")
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:

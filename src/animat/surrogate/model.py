@@ -14,6 +14,7 @@ checkpoint is a plain ``.npz`` plus a JSON manifest: no pickle.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from dataclasses import dataclass
@@ -106,11 +107,15 @@ class Surrogate:
     config: dict  # layers, hidden, components, w_dim, ...
 
     def save(self, folder: str | os.PathLike, extra: dict | None = None) -> Path:
+        """``folder/model.npz`` (arrays), then ``folder/model.json`` (config, shapes, the npz's sha256,
+        ``extra``), each atomically; a pair torn by a crash between the two is refused on load."""
         folder = Path(folder)
         arrays = {f"param/{k}": np.asarray(v) for k, v in self.params.items()}
         arrays.update({f"stat/{k}": np.asarray(v) for k, v in self.stats.items()})
-        runs.atomic_save_npz(folder / "model.npz", **arrays)
-        manifest = {"version": MANIFEST_VERSION, "config": self.config, "shapes": {k: list(v.shape) for k, v in arrays.items()}, **(extra or {})}
+        data = runs.npz_bytes(arrays)
+        runs.atomic_write_bytes(folder / "model.npz", data)
+        manifest = {"version": MANIFEST_VERSION, "config": self.config, "shapes": {k: list(v.shape) for k, v in arrays.items()},
+                    "sha256": runs.sha256_hex(data), **(extra or {})}
         return runs.atomic_write_json(folder / "model.json", manifest)
 
     @classmethod
@@ -119,7 +124,10 @@ class Surrogate:
         try:
             manifest = json.loads((folder / "model.json").read_text())
             version, config = manifest["version"], manifest["config"]
-            with np.load(folder / "model.npz") as z:
+            data = (folder / "model.npz").read_bytes()
+            if "sha256" in manifest and runs.sha256_hex(data) != manifest["sha256"]:  # (models saved before it have none)
+                raise CheckpointError(f"{str(folder / 'model.npz')!r} is corrupt or from another save (sha256 does not match model.json)")
+            with np.load(io.BytesIO(data), allow_pickle=False) as z:
                 arrays = {k: z[k] for k in z.files}
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise CheckpointError(f"cannot read surrogate checkpoint in {str(folder)!r}: {exc!r}") from None
