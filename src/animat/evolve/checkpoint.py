@@ -4,7 +4,8 @@ Safe by default: arrays are loaded with ``allow_pickle=False`` and the checksum 
 shape and dtype are verified first. Writes are atomic (npz first, then its manifest); population
 checkpoints go to a new name per generation (``checkpoints/gen-000050.npz`` + ``.json``) and then
 ``checkpoints/latest.json`` is replaced, so a crash mid-write leaves the previous checkpoint valid.
-The last ``keep`` generations are kept.
+The last ``keep`` generations are kept; a newest one damaged after the fact (disk fault, torn copy)
+gives way, with a warning, to the newest older one that verifies (:func:`read_checkpoint`).
 
 Pickles are written only for compatibility with the original project (:func:`export_pickle`);
 this module never unpickles anything.
