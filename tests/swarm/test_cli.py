@@ -35,6 +35,18 @@ def test_consensus_run_dir_and_bound(tmp_path, monkeypatch, capsys):
     assert (out / "plots" / "metrics.png").stat().st_size > 0 and (out / "media" / "swarm.gif").stat().st_size > 0
 
 
+def test_flocking_warns_above_its_damping_bound_and_reports_the_steps_it_ran(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "f"
+    args = ["flocking", "--algorithm", "3", "--agents", "20", "--dt", "0.5", "--steps", "10", "--record-every", "4", "--no-animation"]
+    assert _run(monkeypatch, *args, "--out", str(out)) == 0
+    text = capsys.readouterr().out
+    assert "dt_max = 0.316228" in text and "exceeds" in text
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["dt_max"] == pytest.approx(0.31622776601683794)
+    assert summary["steps"] == 12 and summary["simulated_seconds"] == pytest.approx(12 * 0.5)
+    assert any("rounded up" in w for w in summary["warnings"])
+
+
 def test_flocking_run_is_reproducible(tmp_path, monkeypatch):
     args = ["flocking", "--agents", "30", "--steps", "300", "--seed", "4", "--param", "c1=0.03", "--no-animation"]
     assert _run(monkeypatch, *args, "--out", str(tmp_path / "a")) == 0
@@ -56,6 +68,16 @@ def test_flocking_run_is_reproducible(tmp_path, monkeypatch):
         (["swirl"], "unknown scheme 'swirl'"),
         (["flocking", "--algorithm", "3", "--sphere", "0,0,15"], "overlap the start"),
         (["flocking", "--param", "c1"], "NAME=VALUE"),
+        (["flocking", "--algorithm", "3", "--sphere", "10,10"], "a sphere in 2D is 3 numbers"),
+        (["flocking", "--gamma-vel", "1,2,3"], "--gamma-vel need 2 numbers"),
+        (["consensus", "--record-every", "0"], "--record-every must be >= 1"),
+        (["flocking", "--record-every", "-1"], "--record-every must be >= 1"),
+        (["consensus", "--seed", "-1"], "--seed must be >= 0"),
+        (["second-order", "--scale", "0"], "scale s must be > 0"),
+        (["second-order", "--param", "alpha=-1"], "damping alpha must be > 0"),
+        (["circle", "--param", "omega=nan"], "omega must be a finite number"),
+        (["segment", "--param", "weight=1.5"], "weight must be in (0, 1]"),
+        (["consensus", "--param", "alpha=2"], "do not apply to consensus"),
     ],
 )
 def test_bad_input_is_a_one_line_error(tmp_path, monkeypatch, capsys, args, needle):

@@ -34,6 +34,85 @@ def test_scalar_functions_match_the_paper():
     assert float(phi_beta(jnp.float32(0.5 * prm.d_b), prm)) < 0 and float(phi_beta(jnp.float32(prm.d_b), prm)) == 0.0
 
 
+def test_phi_alpha_vanishes_at_d_also_when_a_differs_from_b():
+    """phi(0) = 0 needs c = |a - b| / sqrt(4ab) (Olfati-Saber 2006, eq. 15); with a = b, c = 0 hides its form."""
+    prm = FlockParams.build({"a": 2.0, "b": 5.0})
+    assert prm.c_phi == pytest.approx(3.0 / math.sqrt(40.0))
+    assert float(phi_alpha(jnp.float32(prm.d_alpha), prm)) == pytest.approx(0.0, abs=1e-6)
+    assert float(phi_alpha(jnp.float32(0.5 * prm.d_alpha), prm)) < 0 < float(phi_alpha(jnp.float32(1.1 * prm.d_alpha), prm))
+
+
+def test_gradient_term_is_minus_the_gradient_of_the_pair_potential():
+    """With equal velocities, u_i = c1a sum_j phi_a(||q_j - q_i||_s) n_ij = -grad_i V, V = sum over pairs of
+    psi_a(||q_j - q_i||_s), psi_a' = phi_a (Olfati-Saber 2006, eqs. 16, 23): central differences of V,
+    each pair's change psi_a(z+) - psi_a(z-) by Gauss-Legendre quadrature of phi_a, against the control."""
+    prm = FlockParams.build({"a": 3.0, "b": 5.0}, algorithm=1)
+    q = np.array([[0.0, 0.0], [5.5, 1.0], [2.0, 6.0], [7.0, 6.5]])
+    x, w = np.polynomial.legendre.leggauss(8)
+
+    def psi_change(z_lo, z_hi):
+        mid, half = 0.5 * (z_lo + z_hi), 0.5 * (z_hi - z_lo)
+        return half * float(np.sum(w * np.asarray(phi_alpha(jnp.asarray(mid + half * x, jnp.float32), prm), float)))
+
+    def z(a, b):  # the sigma-norm in float64 (differences of float32 norms would swamp h)
+        return (math.sqrt(1.0 + prm.eps * np.sum((a - b) ** 2)) - 1.0) / prm.eps
+
+    u = np.asarray(alpha_accel_allpairs(jnp.asarray(q, jnp.float32), jnp.ones((4, 2), jnp.float32), prm))
+    h = 1e-3
+    grad = np.zeros_like(q)
+    for i in range(len(q)):
+        for k in range(2):
+            e = np.zeros(2)
+            e[k] = h
+            grad[i, k] = sum(psi_change(z(q[i] - e, q[j]), z(q[i] + e, q[j])) for j in range(len(q)) if j != i) / (2 * h)
+    assert np.abs(u).max() > 0.1  # the pairs are in range and not at rest
+    np.testing.assert_allclose(u, -prm.c1_alpha * grad, rtol=1e-4, atol=1e-4)
+
+
+def test_algorithm1_conserves_momentum():
+    """Pair terms are antisymmetric (n_ji = -n_ij, a_ij = a_ji), so sum_i p_i stays constant."""
+    prm = FlockParams.build(algorithm=1)
+    q0, p0 = _start(40, 20.0, 3)
+    run = simulate_flock(q0, p0, prm, 2000, record_every=500, neighbours="allpairs")
+    momentum = run.velocities.sum(axis=1)
+    assert np.abs(momentum - momentum[0]).max() < 1e-4 * np.abs(run.velocities).sum(axis=1).max()
+    assert np.abs(run.velocities[-1] - run.velocities[0]).max() > 0.1  # the agents did interact
+
+
+def test_beta_agent_of_a_sphere_and_a_wall():
+    """The beta-agent on a sphere: q^ = mu q + (1 - mu) y, p^ = mu P p, mu = R / ||q - y||, P = I - a a^T;
+    on a wall: q^ = P q + (I - P) y, p^ = P p (Olfati-Saber 2006, Lemma 4); u = c1b phi_b n^ + c2b b (p^ - p)."""
+    from animat.swarm.flocking import beta_accel
+
+    prm = FlockParams.build(algorithm=3)
+    q, p = np.array([[8.0, 0.0]]), np.array([[1.0, 1.0]])
+
+    def expected(qh, ph):
+        dq = qh - q[0]
+        z = float(sigma_norm(np.sum(dq * dq), prm.eps))
+        n = dq / math.sqrt(1.0 + prm.eps * np.sum(dq * dq))
+        b = float(bump(jnp.float32(z / prm.d_b), prm.h_beta))
+        return prm.c1_beta * float(phi_beta(jnp.float32(z), prm)) * n + prm.c2_beta * b * (ph - p[0])
+
+    sphere = Obstacles.make(2, [((0.0, 0.0), 5.0)])
+    got = np.asarray(beta_accel(jnp.asarray(q, jnp.float32), jnp.asarray(p, jnp.float32), prm, sphere))[0]
+    np.testing.assert_allclose(got, expected(np.array([5.0, 0.0]), np.array([0.0, 5.0 / 8.0])), rtol=1e-5, atol=1e-6)
+    assert got[0] > 0  # pushed away from the sphere
+    wall = Obstacles.make(2, [], [((5.0, 0.0), (1.0, 0.0))])
+    got = np.asarray(beta_accel(jnp.asarray(q, jnp.float32), jnp.asarray(p, jnp.float32), prm, wall))[0]
+    np.testing.assert_allclose(got, expected(np.array([5.0, 0.0]), np.array([0.0, 1.0])), rtol=1e-5, atol=1e-6)
+    # an agent at a sphere's centre (only after a failure) gets a finite control, not a NaN for all
+    centre = beta_accel(jnp.zeros((1, 2)), jnp.zeros((1, 2)), prm, sphere)
+    assert np.isfinite(np.asarray(centre)).all()
+
+
+def test_damping_bound():
+    """Euler on p' = -c p needs dt < 2 / c: c2 = 2 sqrt(c1) toward the gamma-agent, c2_beta at obstacles."""
+    assert math.isinf(FlockParams.build(algorithm=1).dt_max)
+    assert FlockParams.build(algorithm=2).dt_max == pytest.approx(2.0 / (2.0 * math.sqrt(0.02)))
+    assert FlockParams.build(algorithm=3).dt_max == pytest.approx(2.0 / (2.0 * math.sqrt(10.0)))
+
+
 def test_bad_parameters_raise():
     for bad in ({"a": 6.0}, {"eps": 0.0}, {"h": 1.5}, {"r": 5.0}, {"nonsense": 1.0}):
         with pytest.raises(AnimatError):

@@ -38,7 +38,12 @@ def test_classic_demo_049_converges_055_diverges():
 @pytest.mark.parametrize("scale", [1.0, 0.5])
 def test_consensus_bound_is_sharp(n, scale):
     dt_max = linear.consensus_dt_max(n, scale)
-    assert _consensus_ratio(n, scale, 0.99 * dt_max, 3000) < 1.0
+    # below the bound the error shrinks as rho^k, rho = max_k |1 + dt lambda_k| over the interior modes
+    # lambda_k = s (-2 + 2 cos(k pi / (n - 1))) (the error's norm is within sqrt(n) of its largest mode's),
+    # down to float64 round-off
+    lam = scale * (-2.0 + 2.0 * np.cos(np.arange(1, n - 1) * np.pi / (n - 1)))
+    rho = np.abs(1.0 + 0.99 * dt_max * lam).max()
+    assert rho < 1.0 and _consensus_ratio(n, scale, 0.99 * dt_max, 3000) < max(2 * n * rho**3000, 1e-12)
     assert _consensus_ratio(n, scale, 1.01 * dt_max, 3000) > 1e6
 
 

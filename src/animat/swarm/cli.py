@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 from typing import List, Optional
@@ -80,13 +81,19 @@ def run_cmd(
     if cfg.scheme == "flocking":
         head += f", algorithm {cfg.algorithm}, {cfg.dim}D, {cfg.neighbours}"
     console.print(head)
-    if cfg.scheme in ("consensus", "second-order"):
+    if cfg.scheme in ("consensus", "second-order", "flocking"):
         from animat.swarm import linear
 
-        bound = linear.consensus_dt_max(cfg.agents, cfg.scale) if cfg.scheme == "consensus" else linear.second_order_dt_max(cfg.agents, cfg.linear_param("alpha"), cfg.scale)
-        console.print(f"stability bound dt_max = {bound:.6g} (dt / dt_max = {cfg.dt / bound:.4g})")
+        if cfg.scheme == "flocking":
+            bound, what = cfg.flock_params().dt_max, "velocity damping"
+        elif cfg.scheme == "consensus":
+            bound, what = linear.consensus_dt_max(cfg.agents, cfg.scale), "consensus"
+        else:
+            bound, what = linear.second_order_dt_max(cfg.agents, cfg.linear_param("alpha"), cfg.scale), "second-order consensus"
+        if math.isfinite(bound):
+            console.print(f"stability bound dt_max = {bound:.6g} ({what}; dt / dt_max = {cfg.dt / bound:.4g})")
         if cfg.dt >= bound:
-            console.print(f"[bold yellow]warning:[/] dt = {cfg.dt:g} exceeds dt_max = {bound:.6g}; explicit Euler will diverge")
+            console.print(f"[bold yellow]warning:[/] dt = {cfg.dt:g} exceeds dt_max = {bound:.6g}; Euler will diverge")
     start = time.perf_counter()
     with Progress(TextColumn("steps"), MofNCompleteColumn(), BarColumn(), TimeElapsedColumn(), console=console, transient=True) as progress:
         task = progress.add_task("run", total=cfg.steps)

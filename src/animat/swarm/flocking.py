@@ -73,7 +73,9 @@ class FlockParams:
     obstacles (d', r'); eps: sigma-norm parameter; a, b: phi's attraction/repulsion (0 < a <= b);
     h_alpha, h_beta: bump-function plateaus; c1_alpha, c2_alpha: weights of the alpha gradient and
     consensus terms; c1, c2: gamma (navigational) gains; c1_beta, c2_beta: obstacle gains;
-    algorithm: 1, 2 or 3; dt: time step.
+    algorithm: 1, 2 or 3; dt: time step. r' only bounds the beta-neighbour set, which the bump of
+    b_ik already limits to d' < r': it is validated and reported with the paper's parameters but
+    changes no result.
     """
 
     d: float = 7.0
@@ -159,6 +161,16 @@ class FlockParams:
     @property
     def d_b(self) -> float:
         return _sigma_norm_scalar(self.d_beta, self.eps)
+
+    @property
+    def dt_max(self) -> float:
+        """Time-step bound of the velocity damping (Euler: ``p <- (1 - c dt) p`` needs ``dt < 2 / c``) for
+        the largest damping gain on an agent: c2 toward the gamma-agent (algorithms 2, 3), c2_beta
+        (b_ik <= 1) at an obstacle (algorithm 3); inf for algorithm 1. Necessary, not sufficient: the
+        alpha velocity consensus adds ``c2_alpha sum_j a_ij``, which grows with the flock's density."""
+        gains = ([self.c2] if self.algorithm >= 2 else []) + ([self.c2_beta] if self.algorithm >= 3 else [])
+        top = max(gains, default=0.0)
+        return 2.0 / top if top > 0 else math.inf
 
     @property
     def c_phi(self) -> float:
@@ -349,7 +361,7 @@ def beta_accel(q: jnp.ndarray, p: jnp.ndarray, prm: FlockParams, obs: Obstacles)
         y = jnp.asarray(obs.centres)[None]  # (1, S, d)
         rad = jnp.asarray(obs.radii)[None, :, None]
         rel = q[:, None, :] - y  # (N, S, d)
-        dist = jnp.sqrt(jnp.sum(rel * rel, axis=-1, keepdims=True))
+        dist = jnp.maximum(jnp.sqrt(jnp.sum(rel * rel, axis=-1, keepdims=True)), 1e-6)  # finite at a centre
         ahat = rel / dist
         mu = rad / dist
         qh = mu * q[:, None, :] + (1.0 - mu) * y

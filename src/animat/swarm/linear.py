@@ -71,6 +71,22 @@ def _check_scale(scale: float) -> None:
         raise ConfigError(f"consensus scale s must be > 0 (1 or 0.5 in the original), got {scale}")
 
 
+def check_params(scheme: str, *, scale: float = 1.0, alpha: float = 1.0, omega: float = 1.0, radius: float = 1.0, weight: float = 1.0) -> None:
+    """ConfigError (one line) for values the scheme cannot run with: a non-finite value, scale or
+    damping alpha <= 0, radius <= 0, an averaging weight outside (0, 1]."""
+    for name, v in (("scale", scale), ("alpha", alpha), ("omega", omega), ("radius", radius), ("weight", weight)):
+        if not math.isfinite(v):
+            raise ConfigError(f"{scheme} parameter {name} must be a finite number, got {v}")
+    if scheme in ("consensus", "second-order"):
+        _check_scale(scale)
+    if scheme == "second-order" and not alpha > 0:
+        raise ConfigError(f"damping alpha must be > 0, got {alpha}")
+    if scheme == "circle" and not radius > 0:
+        raise ConfigError(f"circle radius must be > 0, got {radius}")
+    if scheme in ("segment", "circle") and not 0.0 < weight <= 1.0:
+        raise ConfigError(f"{scheme} weight must be in (0, 1], got {weight}")
+
+
 def line_matrix(n: int, scale: float = 1.0) -> np.ndarray:
     """The (n, n) consensus matrix ``s A``: rows 1..n-2 are (1, -2, 1) around the diagonal; rows 0 and
     n-1 are zero (the endpoints do not move)."""
@@ -109,9 +125,7 @@ def _euler_bound(mu: np.ndarray) -> float:
 
 def second_order_dt_max(n: int, alpha: float, scale: float = 1.0) -> float:
     """Exact Euler stability bound of ``x'' = sA x - alpha B v`` from the closed-form modes of ``sA``."""
-    _check_scale(scale)
-    if not (math.isfinite(alpha) and alpha > 0):
-        raise ConfigError(f"damping alpha must be > 0, got {alpha}")
+    check_params("second-order", scale=scale, alpha=alpha)
     lam = _interior_eigs(n, scale).astype(complex)
     disc = np.sqrt(alpha**2 + 4.0 * lam)  # mu = (-alpha +- sqrt(alpha^2 + 4 lambda)) / 2
     mu = np.concatenate([(-alpha + disc) / 2.0, (-alpha - disc) / 2.0])
@@ -162,9 +176,7 @@ def simulate_second_order(
     x = np.array(x0, dtype=float)
     v = np.array(v0, dtype=float)
     _check_common(x.shape[0], dt, steps, what="second-order consensus")
-    _check_scale(scale)
-    if not alpha > 0:
-        raise ConfigError(f"damping alpha must be > 0, got {alpha}")
+    check_params("second-order", scale=scale, alpha=alpha)
     v[0] = v[-1] = 0.0
     n = x.shape[0]
     a = line_matrix(n, scale)
@@ -259,8 +271,7 @@ def simulate_segment(p0: np.ndarray, steps: int, weight: float = 1.0, record_eve
         raise ConfigError(f"the segment scheme needs at least 3 agents, got {p.shape[0] if p.ndim else 0}")
     if int(steps) < 1:
         raise ConfigError(f"steps must be >= 1, got {steps}")
-    if not 0.0 < weight <= 1.0:
-        raise ConfigError(f"segment weight must be in (0, 1], got {weight}")
+    check_params("segment", weight=weight)
     m = _segment_matrix(p.shape[0], weight)
     out = [p.copy()]
     for k in range(1, steps + 1):
@@ -285,10 +296,7 @@ def simulate_circle(
     """
     th = np.array(theta0, dtype=float)
     _check_common(th.shape[0], dt, steps, what="the circle scheme")
-    if not radius > 0:
-        raise ConfigError(f"circle radius must be > 0, got {radius}")
-    if not 0.0 < weight <= 1.0:
-        raise ConfigError(f"circle weight must be in (0, 1], got {weight}")
+    check_params("circle", omega=omega, alpha=alpha, radius=radius, weight=weight)
     th[0], th[-1] = 0.0, 2.0 * np.pi
     m = _segment_matrix(th.shape[0], weight)
     inc = alpha * omega * dt

@@ -35,6 +35,8 @@ DEFAULTS = {
     "flocking": dict(agents=150, dt=0.01, steps=6000),
 }
 LINEAR_PARAMS = {"alpha": 1.0, "omega": 1.0, "radius": 1.0, "weight": 1.0}
+SCHEME_PARAMS = {"consensus": (), "second-order": ("alpha",), "ellipse": (), "segment": ("weight",),
+                 "circle": ("omega", "alpha", "radius", "weight")}  # the --param names each linear scheme uses
 MAX_FRAMES = 150
 
 
@@ -97,16 +99,23 @@ class SwarmConfig:
             raise ConfigError(f"--dim must be 2 or 3, got {self.dim}")
         if self.scheme != "flocking" and self.dim != 2:
             raise ConfigError(f"the {self.scheme} scheme is planar; --dim 3 applies to flocking only")
+        if self.seed < 0:
+            raise ConfigError(f"--seed must be >= 0, got {self.seed}")
         if self.record_every is None:
             self.record_every = max(1, -(-self.steps // MAX_FRAMES))
+        if int(self.record_every) < 1:
+            raise ConfigError(f"--record-every must be >= 1, got {self.record_every}")
         if self.neighbours not in ("grid", "allpairs"):
             raise ConfigError(f"--neighbours must be grid or allpairs, got {self.neighbours!r}")
         if self.scheme == "flocking":
             self.flock_params()  # validates
+            gamma_defaults(self)
         else:
-            unknown = sorted(set(self.params) - set(LINEAR_PARAMS))
+            unknown = sorted(set(self.params) - set(SCHEME_PARAMS[self.scheme]))
             if unknown:
-                raise ConfigError(f"unknown parameter(s) {unknown} for {self.scheme}; expected some of {sorted(LINEAR_PARAMS)}")
+                raise ConfigError(f"parameter(s) {unknown} do not apply to {self.scheme}; it takes "
+                                  f"{', '.join(SCHEME_PARAMS[self.scheme]) or 'none'}")
+            linear.check_params(self.scheme, scale=self.scale, **{k: self.linear_param(k) for k in SCHEME_PARAMS[self.scheme]})
         return self
 
     def flock_params(self) -> FlockParams:
@@ -120,14 +129,14 @@ class SwarmConfig:
 
     def obstacles(self) -> Obstacles:
         dim = self.dim
-        spheres = [(s[:dim], s[dim]) for s in map(list, self.spheres)] if self.spheres else []
-        walls = [(w[:dim], w[dim:]) for w in map(list, self.walls)] if self.walls else []
         for s in self.spheres:
             if len(s) != dim + 1:
                 raise ConfigError(f"a sphere in {dim}D is {dim + 1} numbers (centre, radius), got {s}")
         for w in self.walls:
             if len(w) != 2 * dim:
                 raise ConfigError(f"a wall in {dim}D is {2 * dim} numbers (point, normal), got {w}")
+        spheres = [(s[:dim], s[dim]) for s in map(list, self.spheres)]
+        walls = [(w[:dim], w[dim:]) for w in map(list, self.walls)]
         if self.obstacles_file:
             spheres_f, walls_f = read_obstacles(self.obstacles_file, dim)
             spheres, walls = spheres + spheres_f, walls + walls_f
@@ -279,6 +288,9 @@ def _simulate_flocking(cfg, rng, out, summary, on_progress):
 
     prm, obs, q0, p0 = flock_setup(cfg)
     qr, pr = gamma_defaults(cfg)
+    summary["dt_max"] = prm.dt_max if math.isfinite(prm.dt_max) else None  # None: no damping bound (algorithm 1)
+    if prm.dt >= prm.dt_max:
+        out["warnings"].append(f"dt = {prm.dt:g} exceeds the stability bound dt_max = {prm.dt_max:.6g} of the velocity damping: Euler diverges")
     run = simulate_flock(q0, p0, prm, cfg.steps, obstacles=obs, gamma_pos=qr, gamma_vel=pr, record_every=cfg.record_every,
                          neighbours=cfg.neighbours, on_chunk=on_progress)
     rows = metrics_series(run.positions, run.velocities, run.t, prm.d, prm.r)
@@ -288,6 +300,10 @@ def _simulate_flocking(cfg, rng, out, summary, on_progress):
         for row, q in zip(rows, run.positions):
             row["min_clearance"] = float(clearance(q, obs).min())
     final = rows[-1]
+    simulated = len(run.t) - 1
+    if simulated * cfg.record_every != cfg.steps:
+        out["warnings"].append(f"{simulated * cfg.record_every} steps simulated: {cfg.steps} rounded up to a multiple of --record-every {cfg.record_every}")
+    summary["steps"] = simulated * cfg.record_every
     summary.update({f"final_{k}": v for k, v in final.items() if k not in ("frame", "t")})
     summary.update(algorithm=cfg.algorithm, dim=cfg.dim, neighbours=run.neighbours, capacity=run.capacity, list_width=run.width, list_builds=run.builds,
                    overflow_events=len(run.events),
