@@ -86,3 +86,10 @@ def test_bad_input_is_a_one_line_error(tmp_path, monkeypatch, capsys, args, need
     err = capsys.readouterr().err.strip()
     assert needle in err.replace("\n", " ") and err.startswith("error:")
     assert not out.exists()  # no half-written run directory
+
+
+def test_default_recording_stride_divides_the_steps_where_it_can():
+    from animat.swarm.run import MAX_FRAMES, default_record_every
+
+    assert default_record_every(40000) == 320 and default_record_every(6000) == 40 and default_record_every(100) == 1
+    assert default_record_every(6007) == -(-6007 // MAX_FRAMES)  # a prime: no divisor nearby, rounded up instead

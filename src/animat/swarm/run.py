@@ -102,7 +102,7 @@ class SwarmConfig:
         if self.seed < 0:
             raise ConfigError(f"--seed must be >= 0, got {self.seed}")
         if self.record_every is None:
-            self.record_every = max(1, -(-self.steps // MAX_FRAMES))
+            self.record_every = default_record_every(self.steps)
         if int(self.record_every) < 1:
             raise ConfigError(f"--record-every must be >= 1, got {self.record_every}")
         if self.neighbours not in ("grid", "allpairs"):
@@ -143,6 +143,14 @@ class SwarmConfig:
         if self.algorithm == 3 and not spheres and not walls:
             spheres, walls = default_obstacles(dim)
         return Obstacles.make(dim, spheres, walls)
+
+
+def default_record_every(steps: int) -> int:
+    """At most about MAX_FRAMES recorded frames: the smallest divisor of ``steps`` from ceil(steps /
+    MAX_FRAMES) up to twice that (so that flocking, which records whole strides, runs exactly ``steps``),
+    else ceil(steps / MAX_FRAMES)."""
+    low = max(1, -(-steps // MAX_FRAMES))
+    return next((k for k in range(low, 2 * low + 1) if steps % k == 0), low)
 
 
 def read_obstacles(path: str | Path, dim: int) -> tuple[list, list]:
