@@ -99,6 +99,14 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def read_csv(path: str | os.PathLike) -> list[dict[str, str]]:
+    """The rows of a CSV file with a header, as strings ([] if the file does not exist)."""
+    if not Path(path).is_file():
+        return []
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
 def atomic_save_npz(path: str | os.PathLike, **arrays: np.ndarray) -> Path:
     """Save arrays as an uncompressed ``.npz`` atomically."""
     return atomic_write_bytes(path, npz_bytes(arrays))

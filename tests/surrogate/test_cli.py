@@ -26,6 +26,20 @@ def test_cli_generate_writes_dataset_and_resumes(animat_cli, tmp_path):
     assert json.loads((out / "summary.json").read_text())["simulated_episodes"] == 2
     code, _, _ = animat_cli(*args)
     assert code == 0 and json.loads((out / "summary.json").read_text())["skipped_episodes"] == 2
+    # a third episode: metrics.csv keeps the rows of the earlier session
+    code, _, err = animat_cli(*[a if a != "2" else "3" for a in args])
+    assert code == 0, err
+    assert [r.split(",")[0] for r in (out / "metrics.csv").read_text().splitlines()] == ["index", "0", "1", "2"]
+
+
+def test_cli_generate_never_writes_into_a_folder_that_is_not_a_dataset(animat_cli, tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    for name, text in (("summary.json", '{"a": 1}'), ("metrics.csv", "epoch\n0\n")):
+        (run / name).write_text(text)
+    code, _, err = animat_cli("surrogate", "generate", "sheet", "--episodes", "1", "--frames", "6", "--size", "4", "--out", str(run))
+    assert code == 2 and "no dataset.json" in err and len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in run.iterdir()) == ["metrics.csv", "summary.json"] and (run / "summary.json").read_text() == '{"a": 1}'
 
 
 def test_shipped_configs_parse():

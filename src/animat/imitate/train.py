@@ -214,12 +214,7 @@ def evaluate(policy: Callable[[np.ndarray], np.ndarray], cfg: TrainConfig, episo
 def read_metrics(path: Path) -> list[dict]:
     """The rows of a ``metrics.csv`` written by :func:`train`, as numbers (empty cells stay empty), so that
     writing them again reproduces the file's text."""
-    import csv
-
-    if not Path(path).is_file():
-        return []
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
+    rows = runs.read_csv(path)
     ints = {"iteration", "timesteps", "episodes", "nonfinite"}
     try:
         return [{k: "" if v in ("", None) else int(v) if k in ints else float(v) for k, v in row.items()} for row in rows]

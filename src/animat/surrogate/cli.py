@@ -82,8 +82,10 @@ def generate_cmd(
                            workers=int(values["workers"]), backend=str(values["backend"]), scene_options=scene_options, on_episode=on_episode)
         progress.update(task, completed=int(values["episodes"]))
     summary["seconds"] = time.perf_counter() - start
-    if rows:
-        runs.atomic_write_csv(out / "metrics.csv", sorted(rows, key=lambda r: r["index"]), ["index", "frames", "dropped", "seconds_per_frame"])
+    if rows:  # a resumed dataset keeps the rows of its earlier sessions
+        earlier = {int(r["index"]): r for r in runs.read_csv(out / "metrics.csv")}
+        earlier.update({int(r["index"]): r for r in rows})
+        runs.atomic_write_csv(out / "metrics.csv", [earlier[i] for i in sorted(earlier)], ["index", "frames", "dropped", "seconds_per_frame"])
     runs.atomic_write_json(out / "summary.json", summary)
     print_summary(summary, out)
 

@@ -24,7 +24,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from animat import runs
-from animat.errors import ConfigError
+from animat.errors import ConfigError, RunDirError
 from animat.parallel import process_map
 from animat.surrogate.scenes import get_scene, scene_from_dict
 
@@ -83,6 +83,8 @@ def generate(
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"dataset folder {str(out)!r} is a file")
+    if out.is_dir() and not (out / DATASET_JSON).exists() and any(out.iterdir()):
+        raise RunDirError(f"{str(out)!r} holds files but no {DATASET_JSON}: not a dataset to resume; choose another --out")
     config = {"scene": sc.to_dict(), "episodes": int(episodes), "frames": int(frames), "seed": int(seed)}
     meta_path = out / DATASET_JSON
     if meta_path.exists():
