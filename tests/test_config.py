@@ -17,6 +17,10 @@ from animat.swarm.run import SwarmConfig
     (FlyConfig.build, {"generations": "abc"}, "generations must be an integer, got 'abc'"),
     (SwarmConfig.build, {"steps": [1, 2]}, "steps must be an integer, got [1, 2]"),
     (lambda **o: get_scene("flag", **o), {"wind_speed_mps": [1.0]}, "wind_speed_mps must be a list of 2 (a number, a number), got (1.0,)"),
+    (FlyConfig.build, {"seconds": float("inf")}, "seconds must be a finite number, got inf"),
+    (SurrogateConfig.build, {"lr": float("nan")}, "lr must be a finite number, got nan"),
+    (lambda **o: get_scene("flag", **o), {"wind_speed_mps": [1.0, float("inf")]}, "wind_speed_mps must be a finite number, got (1.0, inf)"),
+    (SwarmConfig.build, {"agents": 10**20}, "agents is too large: 100000000000000000000"),
 ])
 def test_a_value_of_the_wrong_type_is_a_config_error_naming_it(build, option, message):
     with pytest.raises(ConfigError) as err:
@@ -41,3 +45,21 @@ def test_values_of_the_right_type_pass_ints_stand_for_floats_and_unions_take_any
     for bad in ({"flag": 1}, {"count": 1.0}, {"span": [0, 1, 2]}, {"span": ["a", 1]}, {"every": "4"}, {"rate": None}):
         with pytest.raises(ConfigError):
             check_types(Options, bad)
+
+
+def test_run_files_that_are_not_what_they_should_be_are_one_line_errors(tmp_path):
+    from animat import runs
+    from animat.config import load_toml
+    from animat.errors import CheckpointError, RunDirError
+
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(RunDirError, match="is an existing file"):
+        runs.new_run_dir("fly", "train", tmp_path / "afile")
+    with pytest.raises(ConfigError, match="is a directory"):
+        load_toml(tmp_path)
+    with pytest.raises(CheckpointError, match="holds no config.json"):
+        runs.read_run_config(tmp_path)
+    for text in ("{not json", "[1, 2]"):
+        (tmp_path / "config.json").write_text(text)
+        with pytest.raises(CheckpointError, match="config.json' is corrupt"):
+            runs.read_run_config(tmp_path)

@@ -47,6 +47,9 @@ def main() -> None:
     except AnimatError as exc:
         err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         sys.exit(2)
+    except MemoryError:
+        err.print("[bold red]error:[/] out of memory; is a size or duration far too large?", highlight=False, soft_wrap=True)
+        sys.exit(1)
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import tomllib
 import types
 import typing
@@ -15,6 +16,8 @@ from animat.errors import ConfigError
 def load_toml(path: str | Path) -> dict:
     """The table in TOML file ``path``; ConfigError if it is missing or not valid TOML."""
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"config file {str(path)!r} is a directory; give a TOML file")
     if not path.is_file():
         raise ConfigError(f"config file {str(path)!r} not found")
     try:
@@ -83,8 +86,14 @@ def _describe(hint: Any) -> str:
 
 def check_types(cls, values: dict[str, Any]) -> None:
     """ConfigError naming the first of ``values`` whose type does not fit its field's annotation in
-    dataclass ``cls`` (keys that are not fields are left to the caller)."""
+    dataclass ``cls`` (keys that are not fields are left to the caller), or that is a NaN or infinite
+    number, or an integer beyond 64 bits (also as a list's item): no setting takes those."""
     hints = typing.get_type_hints(cls)
     for name, value in values.items():
         if name in hints and not _fits(value, hints[name]):
             raise ConfigError(f"{name} must be {_describe(hints[name])}, got {value!r}")
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, float) and not math.isfinite(item):
+                raise ConfigError(f"{name} must be a finite number, got {value!r}")
+            if isinstance(item, int) and abs(item) >= 2**63:
+                raise ConfigError(f"{name} is too large: {value!r}")

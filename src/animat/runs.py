@@ -117,6 +117,21 @@ def read_json(path: str | os.PathLike) -> Any:
         return json.load(fh)
 
 
+def read_run_config(run_dir: str | os.PathLike, what: str = "an animat run directory") -> dict:
+    """``run_dir/config.json`` as a dict; CheckpointError (one line) when it is missing, not JSON or not
+    a table. ``what`` names the kind of directory expected, for the message."""
+    path = Path(run_dir) / "config.json"
+    if not path.is_file():
+        raise CheckpointError(f"{str(run_dir)!r} holds no config.json; is it {what}?")
+    try:
+        stored = read_json(path)
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(f"{str(path)!r} is corrupt ({exc})") from None
+    if not isinstance(stored, dict):
+        raise CheckpointError(f"{str(path)!r} is corrupt (not a JSON object)")
+    return stored
+
+
 def utc_stamp() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
@@ -129,7 +144,9 @@ def new_run_dir(system: str, verb: str, out: str | os.PathLike | None = None, ro
     """
     if out is not None:
         path = Path(out)
-        if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        if path.exists() and not path.is_dir():
+            raise RunDirError(f"output directory {str(path)!r} is an existing file; choose another --out")
+        if path.exists() and any(path.iterdir()):
             raise RunDirError(f"output directory {str(path)!r} already exists and is not empty; choose another --out")
         path.mkdir(parents=True, exist_ok=True)
         return path
@@ -152,9 +169,7 @@ def start_or_resume(system: str, config_cls, *, resume: Path | None, config: Pat
     if resume is None:
         return config_cls.build(config, **options), new_run_dir(system, "train", out)
     resume = Path(resume)
-    if not (resume / "config.json").is_file():
-        raise CheckpointError(f"--resume {str(resume)!r}: no config.json there; is it a {system} training run directory?")
+    stored = read_run_config(resume, f"a {system} training run directory (--resume)")
     if config is not None or out is not None or any(v is not None and k not in may_change for k, v in options.items()):
         raise ConfigError(f"--resume continues a run with its own config; only {', '.join(may_change.values())} may change")
-    stored = read_json(resume / "config.json")
     return config_cls.build(None, **{**stored, **{k: v for k, v in options.items() if v is not None}}), resume

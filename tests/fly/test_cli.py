@@ -167,6 +167,10 @@ def test_corrupt_or_missing_checkpoint_is_an_error(trained, tmp_path, animat_cli
     assert code == 2 and "corrupt" in err and len(err.strip().splitlines()) == 1
     code, _, err = animat_cli("fly", "train", "--resume", str(tmp_path))
     assert code == 2 and "config.json" in err
+    (run / "config.json").write_text("{cut short")
+    for args in (("fly", "replay", str(run), "--out", str(tmp_path / "r2")), ("fly", "train", "--resume", str(run))):
+        code, _, err = animat_cli(*args)
+        assert code == 2 and "config.json' is corrupt" in err and len(err.strip().splitlines()) == 1, err
 
 
 def test_per_layer_activations_from_a_config_file(tmp_path, animat_cli):

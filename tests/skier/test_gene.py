@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -62,8 +64,12 @@ def test_bad_gene_one_line_error(bad, words):
 
 def test_gene_json_round_trip(tmp_path):
     g = G.random_genes(np.random.default_rng(4), 1)[0]
-    G.save_gene_json(tmp_path / "g.json", g, 3.5)
-    assert np.array_equal(G.load_gene_json(tmp_path / "g.json"), g)
+    G.save_gene_json(tmp_path / "g.json", g, 3.5, tau=0.4)
+    back, tau = G.load_gene_json(tmp_path / "g.json")
+    assert np.array_equal(back, g) and tau == 0.4
+    (tmp_path / "tau.json").write_text(json.dumps({**json.loads((tmp_path / "g.json").read_text()), "tau_seconds": -1}))
+    with pytest.raises(G.GeneError, match="tau_seconds must be a number > 0"):
+        G.load_gene_json(tmp_path / "tau.json")
     (tmp_path / "bad.json").write_text('{"states": [[1, 2]]}')
     with pytest.raises(G.GeneError, match="shape"):
         G.load_gene_json(tmp_path / "bad.json")

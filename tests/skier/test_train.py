@@ -83,6 +83,8 @@ def test_cli_train_and_replay(animat_cli, tmp_path):
         (["skier", "train", "--backend", "mpi"], "unknown backend 'mpi'"),
         (["skier", "train", "--population", "3"], "population (3) must exceed elites"),
         (["skier", "replay", "/nonexistent/x"], "does not exist"),
+        (["skier", "train", "--threads", "-1"], "--threads must be >= 0"),
+        (["skier", "train", "--seconds", "inf"], "seconds must be a finite number"),
     ],
 )
 def test_cli_bad_input_one_line(animat_cli, tmp_path, args, words):
@@ -106,16 +108,20 @@ def test_unknown_config_option(animat_cli, tmp_path):
 
 
 def test_two_axis_run_and_replay_of_its_gene_file(animat_cli, tmp_path):
+    """Also with a keyframe period other than the default: every replay (the run's own, of its gene
+    file, of its directory) uses the run's tau and scores what training scored."""
     run = tmp_path / "run"
     run.mkdir()
-    s = train(TrainConfig.build(None, **TINY, seed=2, hip="two-axis"), run)
+    s = train(TrainConfig.build(None, **TINY, seed=2, hip="two-axis", tau=0.3), run)
     gene = json.loads((run / "best_gene.json").read_text())
     assert len(gene["joints"]) == 14 and gene["joints"][-2:] == ["left_hip_spread", "right_hip_spread"]
-    assert all(len(row) == 14 for row in gene["states"])
-    rep = tmp_path / "rep"
-    code, _, err = animat_cli("skier", "replay", str(run / "best_gene.json"), "--out", str(rep), "--seconds", "1", "--anim-seconds", "0.2")
-    assert code == 0, err
-    assert json.loads((rep / "summary.json").read_text())["fitness"] == pytest.approx(s["best_fitness"])  # replay == training
+    assert all(len(row) == 14 for row in gene["states"]) and gene["tau_seconds"] == 0.3
+    assert s["replay_fitness"] == pytest.approx(s["best_fitness"])
+    for name, source in (("file", run / "best_gene.json"), ("dir", run)):
+        rep = tmp_path / name
+        code, _, err = animat_cli("skier", "replay", str(source), "--out", str(rep), "--seconds", "1", "--anim-seconds", "0.2")
+        assert code == 0, err
+        assert json.loads((rep / "summary.json").read_text())["fitness"] == pytest.approx(s["best_fitness"])  # replay == training
 
 
 def test_first_generation_is_seeded_around_the_standing_pose():

@@ -76,7 +76,7 @@ def test_bad_input_is_one_line_exit_2(animat_cli, tiny_model, tmp_path, monkeypa
     shutil.copytree(tiny_model, tmp_path / "no-normals")
     (tmp_path / "no-normals" / "normals.npz").unlink()
     cases = [
-        (("sheet", "--model", str(tmp_path / "badcfg")), "is not the config of 'animat surrogate train'"),
+        (("sheet", "--model", str(tmp_path / "badcfg")), "config.json' is corrupt"),
         (("sheet", "--model", str(tmp_path / "no-normals")), "cannot read normals file"),
         (("sheet", "--model", str(tiny_model), "--fps", "0"), "--fps must be in (0, 60]"),
         (("sheet", "--model", str(tiny_model), "--path", str(tmp_path / "archive.npz")), "an .npz archive"),

@@ -78,6 +78,8 @@ def test_flocking_run_is_reproducible(tmp_path, monkeypatch):
         (["circle", "--param", "omega=nan"], "omega must be a finite number"),
         (["segment", "--param", "weight=1.5"], "weight must be in (0, 1]"),
         (["consensus", "--param", "alpha=2"], "do not apply to consensus"),
+        (["flocking", "--sphere", "100,0,5"], "obstacles act in algorithm 3 only"),
+        (["flocking", "--algorithm", "3", "--sphere", "nan,2,1"], "centre must be finite"),
     ],
 )
 def test_bad_input_is_a_one_line_error(tmp_path, monkeypatch, capsys, args, needle):
@@ -93,3 +95,12 @@ def test_default_recording_stride_divides_the_steps_where_it_can():
 
     assert default_record_every(40000) == 320 and default_record_every(6000) == 40 and default_record_every(100) == 1
     assert default_record_every(6007) == -(-6007 // MAX_FRAMES)  # a prime: no divisor nearby, rounded up instead
+
+
+def test_an_obstacles_file_of_the_wrong_form_is_a_one_line_error(tmp_path, monkeypatch, capsys):
+    bad = tmp_path / "obs.json"
+    for text in ("[1, 2]", '{"spheres": [[1, 2, 3]]}', '{"walls": 3}'):
+        bad.write_text(text)
+        assert _run(monkeypatch, "flocking", "--algorithm", "3", "--obstacles", str(bad), "--out", str(tmp_path / "o")) == 2
+        err = capsys.readouterr().err.strip()
+        assert "must hold a table with lists 'spheres'" in err.replace("\n", " ") and not (tmp_path / "o").exists()

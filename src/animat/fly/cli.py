@@ -89,7 +89,7 @@ def _load_for_replay(source: Path):
         genome_file = source / "best_genome.npz"
         if not genome_file.exists():
             raise CheckpointError(f"{str(source)!r} holds no best_genome.npz; is it a fly training run directory?")
-        params = TrainConfig.build(None, **runs.read_json(source / "config.json")).fly_params()
+        params = TrainConfig.build(None, **runs.read_run_config(source, "a fly training run directory")).fly_params()
         saved = load_genome(genome_file)
         return params, saved.genome
     if not source.exists():

@@ -64,10 +64,9 @@ def load_run(run_dir: Path):
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise CheckpointError(f"{str(run_dir)!r} is not a directory; give a run directory written by animat imitate train")
-    if not (run_dir / "config.json").is_file():
-        raise CheckpointError(f"{str(run_dir)!r} holds no config.json; is it an imitate training run directory?")
+    stored = runs.read_run_config(run_dir, "an imitate training run directory")
     try:
-        cfg = TrainConfig.build(None, **runs.read_json(run_dir / "config.json"))
+        cfg = TrainConfig.build(None, **stored)
     except (ValueError, TypeError) as exc:
         raise CheckpointError(f"{str(run_dir / 'config.json')!r} is not a training config ({exc})") from None
     return cfg, load_policy(run_dir / "policy")

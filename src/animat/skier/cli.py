@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 from typing import Optional
@@ -84,22 +85,22 @@ def replay_cmd(
     if source.is_dir():
         if not (source / "best_gene.json").is_file() or not (source / "config.json").is_file():
             raise CheckpointError(f"{str(source)!r} holds no best_gene.json and config.json; is it a finished skier training run?")
-        stored = runs.read_json(source / "config.json")
+        stored = runs.read_run_config(source, "a skier training run directory")
         if friction is not None:
             stored["friction"] = friction
         cfg = TrainConfig.build(None, **stored)
-        gene = load_gene_json(source / "best_gene.json", cfg.n_states, cfg.n_joints)
+        gene, _ = load_gene_json(source / "best_gene.json", cfg.n_states, cfg.n_joints)  # the run's tau: cfg.tau
     elif source.is_file():
-        gene = load_gene_json(source)  # 12 columns: one-axis hip, 14: two-axis
-        cfg = TrainConfig.build(None, friction=friction, hip="one-axis" if gene.shape[1] == len(JOINTS) else "two-axis")
+        gene, tau = load_gene_json(source)  # 12 columns: one-axis hip, 14: two-axis
+        cfg = TrainConfig.build(None, friction=friction, hip="one-axis" if gene.shape[1] == len(JOINTS) else "two-axis", tau=tau)
     else:
         raise CheckpointError(f"{str(source)!r} does not exist; give a run directory or a gene JSON file")
     seconds = cfg.seconds if seconds is None else seconds
-    if not seconds > 0 or not anim_seconds > 0:
-        raise ConfigError(f"--seconds and --anim-seconds must be > 0, got {seconds} and {anim_seconds}")
+    if not (math.isfinite(seconds) and seconds > 0 and math.isfinite(anim_seconds) and anim_seconds > 0):
+        raise ConfigError(f"--seconds and --anim-seconds must be finite and > 0, got {seconds} and {anim_seconds}")
     run_dir = runs.new_run_dir("skier", "replay", out)
     summary = write_replay(cfg.skier_params(), mirror(gene), seconds, run_dir, anim_seconds=anim_seconds, frame_dt=cfg.frame_dt,
-                           title=f"replay of {source.name}", fall_deg=cfg.fall_deg, bonus=cfg.bonus)
+                           title=f"replay of {source.name}", fall_deg=cfg.fall_deg, bonus=cfg.bonus, tau=cfg.tau)
     summary.update(source=str(source), friction=cfg.friction)
     runs.atomic_write_json(run_dir / "summary.json", summary)
     print_summary(summary, run_dir, ["seconds", "fitness", "net_forward_m", "fell", "max_tilt_deg", "renderer"])

@@ -135,13 +135,13 @@ def controls(genes: np.ndarray, nstep: int, timestep: float, tau: float = TAU) -
     return np.radians(targets(genes, t, tau))
 
 
-def gene_to_json(gene: np.ndarray, fitness: float | None = None, extra: dict | None = None) -> dict:
+def gene_to_json(gene: np.ndarray, fitness: float | None = None, extra: dict | None = None, tau: float = TAU) -> dict:
     gene = np.asarray(gene)
     names = joint_names(gene.shape[-1])
     return {
         "format": "animat-skier-gene",
         "units": "degrees",
-        "tau_seconds": TAU,
+        "tau_seconds": float(tau),
         "joints": list(names),
         "ranges_deg": {j: [int(a), int(b)] for j, (a, b) in zip(names, joint_ranges_deg(gene.shape[-1]))},
         "states": [[int(v) for v in row] for row in gene],
@@ -150,13 +150,16 @@ def gene_to_json(gene: np.ndarray, fitness: float | None = None, extra: dict | N
     }
 
 
-def save_gene_json(path: str | os.PathLike, gene: np.ndarray, fitness: float | None = None, extra: dict | None = None) -> Path:
-    return runs.atomic_write_json(path, gene_to_json(gene, fitness, extra))
+def save_gene_json(path: str | os.PathLike, gene: np.ndarray, fitness: float | None = None, extra: dict | None = None,
+                   tau: float = TAU) -> Path:
+    """Write ``gene`` (degrees) with its keyframe period ``tau`` (s) as JSON (see :func:`gene_to_json`)."""
+    return runs.atomic_write_json(path, gene_to_json(gene, fitness, extra, tau))
 
 
-def load_gene_json(path: str | os.PathLike, n_states: int = N_STATES, n_joints: int | None = None) -> np.ndarray:
+def load_gene_json(path: str | os.PathLike, n_states: int = N_STATES, n_joints: int | None = None) -> tuple[np.ndarray, float]:
     """Read a gene file written by :func:`save_gene_json` (or any JSON with ``states``, or a bare
-    matrix); validated. GeneError names the file on any problem."""
+    matrix): ``(gene, tau)``, validated, ``tau`` the file's ``tau_seconds`` (default :data:`TAU`).
+    GeneError names the file on any problem."""
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -167,4 +170,7 @@ def load_gene_json(path: str | os.PathLike, n_states: int = N_STATES, n_joints: 
     states = data.get("states") if isinstance(data, dict) else data
     if states is None:
         raise GeneError(f"gene file {str(path)!r} has no 'states' matrix")
-    return validate_gene(states, n_states, n_joints, name=f"gene in {path.name}")
+    tau = data.get("tau_seconds", TAU) if isinstance(data, dict) else TAU
+    if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not (math.isfinite(tau) and tau > 0):
+        raise GeneError(f"gene file {str(path)!r}: tau_seconds must be a number > 0, got {tau!r}")
+    return validate_gene(states, n_states, n_joints, name=f"gene in {path.name}"), float(tau)

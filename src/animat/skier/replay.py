@@ -11,6 +11,7 @@ import mujoco
 import numpy as np
 
 from animat import runs
+from animat.skier.gene import TAU
 from animat.skier.model import SkierParams, build_spec
 from animat.skier.rollout import score, tilt_deg, trajectory
 from animat.viz import plots
@@ -115,11 +116,11 @@ def _frames(t: np.ndarray, fps: float, anim_seconds: float) -> list[int]:
 
 
 def write_replay(params: SkierParams, gene: np.ndarray, seconds: float, out: Path, *, anim_seconds: float = 10.0,
-                 frame_dt: float = 0.02, title: str = "skier", fall_deg: float = 80.0, bonus: float = 5.0) -> dict:
-    """Simulate ``gene`` for ``seconds`` and write ``trajectory.npz``, ``plots/topview.png`` and
-    ``media/skier.gif`` under ``out``; returns headline numbers."""
+                 frame_dt: float = 0.02, title: str = "skier", fall_deg: float = 80.0, bonus: float = 5.0, tau: float = TAU) -> dict:
+    """Simulate ``gene`` (keyframe period ``tau`` s) for ``seconds`` and write ``trajectory.npz``,
+    ``plots/topview.png`` and ``media/skier.gif`` under ``out``; returns headline numbers."""
     out = Path(out)
-    traj = trajectory(params, gene, seconds, frame_dt)
+    traj = trajectory(params, gene, seconds, frame_dt, tau)
     # as the fly's: t (T,) s, root position (T, 3) m, root quaternion (T, 4) [w, x, y, z]
     runs.atomic_save_npz(out / "trajectory.npz", t=traj["t"].astype(np.float32), position=traj["root_pos"].astype(np.float32),
                          quaternion=traj["root_quat"].astype(np.float32))

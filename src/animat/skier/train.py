@@ -76,6 +76,8 @@ class TrainConfig:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
         if self.backend not in BACKENDS:
             raise ConfigError(f"unknown backend {self.backend!r}; expected one of {list(BACKENDS)}")
+        if self.nthread < 0:
+            raise ConfigError(f"--threads must be >= 0 (0: one per CPU), got {self.nthread}")
         if self.n_states % 2:
             raise ConfigError(f"n_states must be even (the second half mirrors the first), got {self.n_states}")
         if self.population <= self.elites:
@@ -164,10 +166,10 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
             if on_generation is not None:
                 on_generation(row)
     best_gene = mirror(validate_gene(best_gene, cfg.n_states, cfg.n_joints))
-    save_gene_json(out / "best_gene.json", best_gene, best_fit, {"friction": cfg.friction, "skier": params.to_dict()})
+    save_gene_json(out / "best_gene.json", best_gene, best_fit, {"friction": cfg.friction, "skier": params.to_dict()}, tau=cfg.tau)
     plots.fitness_plot(history, out / "plots" / "fitness.png", title=f"skier ({cfg.friction} friction)")
     flight = write_replay(params, best_gene, cfg.seconds, out, anim_seconds=cfg.anim_seconds, frame_dt=cfg.frame_dt,
-                          title=f"best skier ({cfg.friction})", fall_deg=cfg.fall_deg, bonus=cfg.bonus)
+                          title=f"best skier ({cfg.friction})", fall_deg=cfg.fall_deg, bonus=cfg.bonus, tau=cfg.tau)
     first, last = history[0], history[-1]
     summary = {
         "generations": len(history),

@@ -110,15 +110,13 @@ def split_episodes(n: int, test_episodes: int, val_episodes: int = 0, seed: int 
 
 def load_run_config(model_dir: str | Path, scene: Optional[str] = None) -> dict:
     """The ``config.json`` of a run directory of ``animat surrogate train`` (its options, dataset,
-    scene and episode split); ConfigError when it is missing, names no scene or held-out episodes,
-    or (``scene`` given) is of another scene."""
+    scene and episode split); CheckpointError when it is missing or corrupt, ConfigError when it names no
+    scene or held-out episodes, or (``scene`` given) is of another scene."""
     path = Path(model_dir) / "config.json"
-    if not path.is_file():
-        raise ConfigError(f"{str(model_dir)!r} holds no config.json; give a run directory of 'animat surrogate train'")
+    cfg = runs.read_run_config(model_dir, "a run directory of 'animat surrogate train'")
     try:
-        cfg = runs.read_json(path)
         trained, _ = cfg["scene"]["name"], cfg["test_episode_ids"][0]
-    except (ValueError, KeyError, TypeError, IndexError) as exc:
+    except (KeyError, TypeError, IndexError) as exc:
         raise ConfigError(f"{str(path)!r} is not the config of 'animat surrogate train' ({exc!r})") from None
     if scene is not None and trained != scene:
         raise ConfigError(f"model {str(model_dir)!r} was trained on scene {trained!r}, not {scene!r}")

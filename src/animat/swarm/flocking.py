@@ -208,8 +208,8 @@ class Obstacles(NamedTuple):
             c = np.asarray(c, float).ravel()
             if c.shape != (dim,):
                 raise ConfigError(f"sphere obstacle {i}: centre must have {dim} coordinates, got {c.tolist()}")
-            if not float(rr) > 0:
-                raise ConfigError(f"sphere obstacle {i}: radius must be > 0, got {rr}")
+            if not (np.isfinite(c).all() and math.isfinite(float(rr)) and float(rr) > 0):
+                raise ConfigError(f"sphere obstacle {i}: centre must be finite and radius > 0, got {c.tolist()} and {rr}")
             cen[i], rad[i] = c, float(rr)
         wp = np.zeros((len(walls), dim), np.float32)
         wn = np.zeros((len(walls), dim), np.float32)
@@ -218,6 +218,8 @@ class Obstacles(NamedTuple):
             if pt.shape != (dim,) or nrm.shape != (dim,):
                 raise ConfigError(f"wall {i}: point and normal must have {dim} coordinates each, got {pt.tolist()} and {nrm.tolist()}")
             norm = np.linalg.norm(nrm)
+            if not (np.isfinite(pt).all() and np.isfinite(nrm).all()):
+                raise ConfigError(f"wall {i}: point and normal must be finite, got {pt.tolist()} and {nrm.tolist()}")
             if not norm > 0:
                 raise ConfigError(f"wall {i}: normal must be non-zero, got {nrm.tolist()}")
             wp[i], wn[i] = pt, nrm / norm

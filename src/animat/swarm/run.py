@@ -110,6 +110,8 @@ class SwarmConfig:
         if self.scheme == "flocking":
             self.flock_params()  # validates
             gamma_defaults(self)
+            if self.algorithm != 3 and (self.spheres or self.walls or self.obstacles_file):
+                raise ConfigError(f"obstacles act in algorithm 3 only; add --algorithm 3 (got {self.algorithm})")
         else:
             unknown = sorted(set(self.params) - set(SCHEME_PARAMS[self.scheme]))
             if unknown:
@@ -166,11 +168,14 @@ def read_obstacles(path: str | Path, dim: int) -> tuple[list, list]:
             raise ConfigError(f"obstacles file {str(path)!r} is not valid JSON: {exc}") from None
     else:
         data = load_toml(path)
+    form = "a table with lists 'spheres' ({center = [...], radius = R}) and 'walls' ({point = [...], normal = [...]})"
+    if not isinstance(data, dict) or not all(isinstance(data.get(k, []), list) for k in ("spheres", "walls")):
+        raise ConfigError(f"obstacles file {str(path)!r} must hold {form}")
     try:
         spheres = [(s["center"], s["radius"]) for s in data.get("spheres", [])]
         walls = [(w["point"], w["normal"]) for w in data.get("walls", [])]
-    except (KeyError, TypeError) as exc:
-        raise ConfigError(f"obstacles file {str(path)!r}: spheres need center and radius, walls point and normal ({exc})") from None
+    except (KeyError, TypeError, IndexError):
+        raise ConfigError(f"obstacles file {str(path)!r} must hold {form}") from None
     return spheres, walls
 
 
