@@ -433,6 +433,13 @@ def test_fly_params_validation():
         P.with_(rho=-1.0)
     with pytest.raises(ConfigError):
         FlyParams.from_dict({"dt": 0.001, "wingspan": 3.0})
+    # the [fly] table of a config file: one-line errors, not tracebacks from the arithmetic
+    for bad, words in (({"wing_elements": 0}, "wing_elements must be an integer >= 1"), ({"wing_elements": 2.5}, "wing_elements must be an integer"),
+                       ({"body_size": [2, 4]}, "body_size must be a list of 3"), ({"hinge": [1, 0.4]}, "hinge must be a list of 3"),
+                       ({"dt": "x"}, "dt must be a number"), ({"max_speed": 0}, "max_speed and max_angular_speed must be > 0"),
+                       ({"mass": float("nan")}, "mass must be a finite number")):
+        with pytest.raises(ConfigError, match=words):
+            FlyParams.from_dict(bad)
     assert P.with_(dt=2.5e-4).steps_per_control == 40
     assert FlyParams.from_dict(P.to_dict()) == P
     assert FlyParams.from_dict({"body_size": [2.0, 4.0, 1.0]}) == P  # lists from JSON become tuples
@@ -447,3 +454,35 @@ def test_wing_rotation_closed_form_matches_matrix_product():
     a = jnp.asarray(np.random.default_rng(0).uniform(-1.2, 1.2, (50, 3)), jnp.float32)
     ref = rot_z(a[:, 2]) @ rot_y(-a[:, 0]) @ rot_x(a[:, 1])
     np.testing.assert_allclose(np.asarray(wing_rotation(a)), np.asarray(ref), atol=1e-6)
+
+
+def test_wing_angular_velocity_matches_finite_differences_of_the_rotation():
+    """ω in the body frame from Ṙ Rᵀ (R: wing -> body), central differences along the motion."""
+    from animat.fly.kinematics import wing_angular_velocity, wing_rotation
+
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-1.0, 1.0, (40, 3))
+    r = rng.uniform(-5.0, 5.0, (40, 3))
+    h = 1e-3
+    rot = lambda x: np.asarray(wing_rotation(jnp.asarray(x, jnp.float32)), np.float64)
+    W = (rot(a + h * r) - rot(a - h * r)) / (2 * h) @ np.swapaxes(rot(a), -1, -2)
+    omega_fd = np.stack([W[:, 2, 1], W[:, 0, 2], W[:, 1, 0]], -1)
+    omega = np.asarray(wing_angular_velocity(jnp.asarray(a, jnp.float32), jnp.asarray(r, jnp.float32)))
+    assert np.abs(omega).max() > 1.0
+    np.testing.assert_allclose(omega, omega_fd, atol=2e-2)
+
+
+def test_one_flapping_wing_rolls_the_fly_away_from_it():
+    """The right wing (at +x) rowing alone, the left held flat: it lifts, and its lift on the right side
+    gives a roll torque τ_y = −x F_z < 0 (right side up) and a sideways pull no larger than the lift."""
+    _, _, period = feathering_stroke(P, np.zeros(1))
+    dt = 1e-3
+    angles, rates, _ = feathering_stroke(P, np.arange(int(round(5 * period / dt))) * dt)
+    state = initial_state()
+
+    def one(a, r):
+        f, pts = wing_forces(P, state, jnp.stack([a, jnp.zeros(3)]), jnp.stack([r, jnp.zeros(3)]))
+        return f.sum(0), jnp.cross(pts, f).sum(0)
+
+    f, tau = (np.asarray(x, np.float64).mean(0) for x in jax.jit(jax.vmap(one))(jnp.asarray(angles), jnp.asarray(rates)))
+    assert f[2] > 0.3 * WEIGHT and tau[1] < -0.3 * WEIGHT  # hinge at x = 1: the torque arm is about a unit

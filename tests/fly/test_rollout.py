@@ -200,11 +200,11 @@ def test_fitness_functions_closed_form():
     assert s[0] == pytest.approx(6.0 - drift0 / 5) and np.isnan(s[1])
     with pytest.raises(ConfigError):
         tasks.fitness_function("no-such-fitness")
-    if "hover" in tasks.FITNESS:  # upright: −(mean |z| + drift / 5); upside down adds 4 · 2
-        up = np.broadcast_to([1.0, 0.0, 0.0, 0.0], (2, 4, 4))
-        down = np.broadcast_to([0.0, 1.0, 0.0, 0.0], (2, 4, 4))
-        np.testing.assert_allclose(tasks.hover(traj.pos, up), [-(3.0 + drift0 / 5), -2.0])
-        np.testing.assert_allclose(tasks.hover(traj.pos, down), [-(3.0 + drift0 / 5) - 8.0, -10.0])
+    # hover, upright: −(mean |z| + drift / 5); upside down adds 4 · 2
+    up = np.broadcast_to([1.0, 0.0, 0.0, 0.0], (2, 4, 4))
+    down = np.broadcast_to([0.0, 1.0, 0.0, 0.0], (2, 4, 4))
+    np.testing.assert_allclose(tasks.hover(traj.pos, up), [-(3.0 + drift0 / 5), -2.0])
+    np.testing.assert_allclose(tasks.hover(traj.pos, down), [-(3.0 + drift0 / 5) - 8.0, -10.0])
 
 
 def test_fly_fitness_is_deterministic_and_validated():

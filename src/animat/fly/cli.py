@@ -39,7 +39,7 @@ def train_cmd(
     generations: Optional[int] = typer.Option(None, "--generations", "-g", help="Number of generations."),
     population: Optional[int] = typer.Option(None, "--population", "-p", help="Flies per generation."),
     seconds: Optional[float] = typer.Option(None, "--seconds", "-s", help="Episode length (s)."),
-    fitness: Optional[str] = typer.Option(None, "--fitness", "-f", help="mean-height | final-height | lateral."),
+    fitness: Optional[str] = typer.Option(None, "--fitness", "-f", help="hover | mean-height | final-height | lateral (see animat.fly.tasks)."),
     layers: Optional[str] = typer.Option(None, "--layers", help="Network layers, e.g. '15,20,20,3'."),
     control_ms: Optional[float] = typer.Option(None, "--control-ms", help="Control interval (ms)."),
     asymmetric: Optional[bool] = typer.Option(None, "--asymmetric/--symmetric", help="Drive both wings (18 in, 6 out)."),

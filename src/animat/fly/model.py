@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
+from animat.config import check_types
 from animat.errors import ConfigError
 
 
@@ -64,6 +65,10 @@ class FlyParams:
             raise ConfigError("rho, cd_wing and cd_body must be >= 0")
         if min(self.angle_limits) < 0 or min(self.speed_limits) <= 0:
             raise ConfigError("angle_limits must be >= 0 and speed_limits > 0 rad/s")
+        if not self.max_speed > 0 or not self.max_angular_speed > 0:
+            raise ConfigError(f"max_speed and max_angular_speed must be > 0, got {self.max_speed} and {self.max_angular_speed}")
+        if isinstance(self.wing_elements, bool) or not isinstance(self.wing_elements, int) or self.wing_elements < 1:
+            raise ConfigError(f"wing_elements must be an integer >= 1, got {self.wing_elements!r}")
 
     @property
     def steps_per_control(self) -> int:
@@ -97,6 +102,7 @@ class FlyParams:
         if unknown:
             raise ConfigError(f"unknown fly parameter(s) {unknown}; expected some of {sorted(known)}")
         cleaned = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+        check_types(cls, cleaned)  # one-line errors for wrong types, lengths, NaN and inf, before any arithmetic
         return cls(**cleaned)
 
     def with_(self, **changes) -> "FlyParams":

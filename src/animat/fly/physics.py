@@ -11,10 +11,23 @@ Forces (Newton–Euler, body frame for rotation):
   velocity components (i.e. the box's area projected across the flow, times |v| v); gravity.
 - the wings are massless: they change the body's motion only through air forces.
 
-Integration every ``dt`` (1 ms default): translation by velocity Verlet for the current acceleration
-(exact for free fall); rotation by Euler's equations ``I ω̇ = τ − ω × I ω`` and the quaternion
-exponential map. No artificial damping. A fly whose state turns non-finite or whose speed exceeds the
-runaway limits is marked ``crashed`` and frozen from then on (counted, never hidden).
+Integration every ``dt`` (1 ms default), explicit: the acceleration at the start of the step moves the
+position by ``v dt + a dt²/2`` (exact for free fall) and the velocity by ``a dt`` (forward Euler, first
+order once drag acts); rotation by Euler's equations ``I ω̇ = τ − ω × I ω`` and the quaternion
+exponential map. No artificial damping. Being explicit, the quadratic air damping overshoots once
+``k |ω| dt`` passes 1 (k ≈ 2.5 per rad for roll with the preset): above ~400 rad/s at 1 ms, ~40 rad/s at
+10 ms; the runaway limit below is 1000 rad/s, so keep ``dt`` near the default. A fly whose state turns
+non-finite or whose speed exceeds the runaway limits is marked ``crashed`` and frozen from then on
+(counted, never hidden).
+
+Limitations: the wing force is a flat plate's pressure drag (normal coefficient C_D sin²α, 1.28 at
+90°), not the Dickinson et al. (1999) quasi-steady coefficients (C_N ≈ 2.5 at 45°, 3.5 at 90°); no
+rotational circulation, added mass or buoyancy. A left-right symmetric fly (one network output driving
+both wings) stays symmetric only to float32 rounding: it has no actuation against roll or yaw, so
+rounding-level asymmetry can grow into a roll or sideways drift over seconds of flight (measured: 10 of
+16 random symmetric networks drift sideways within 30 s). Fitness and replays include that drift,
+deterministically; ``asymmetric`` flies (one output per wing) can act against it. (Summing each element
+with its mirror image does not make the sums exact: XLA fuses the products into the adds differently.)
 """
 
 from __future__ import annotations

@@ -76,5 +76,6 @@ def write_replay(params: FlyParams, genome: Genome, seconds: float, out: Path, *
     names = ("flap", "feather", "sweep")
     plots.series_plot(t[:n], {f"right {a}": traj.wing[:n, 0, i] for i, a in enumerate(names)}, out / "plots" / "wings.png", ylabel="angle (rad)", title=f"{title}: wing angles (first 3 s)")
     frames, idx = animation_frames(params, traj, t, min(anim_seconds, seconds))
-    animate_body(frames, out / "media" / "flight.gif", fps=ANIMATION_FPS, trail=traj.pos[idx], times=t[idx], title=title, unit=UNIT)
+    real_fps = 1.0 / ((idx[1] - idx[0]) * params.control_dt) if len(idx) > 1 else ANIMATION_FPS  # real time, whatever the stride's rounding
+    animate_body(frames, out / "media" / "flight.gif", fps=real_fps, trail=traj.pos[idx], times=t[idx], title=title, unit=UNIT)
     return summary
