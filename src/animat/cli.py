@@ -10,6 +10,7 @@ import warnings
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from animat.errors import AnimatError, CheckpointWarning
 from animat.fly.cli import app as fly_app
@@ -31,7 +32,7 @@ err = Console(stderr=True)
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """Warnings meant for the user (a damaged checkpoint passed over) as one line; others as Python shows them."""
     if issubclass(category, CheckpointWarning):
-        err.print(f"[bold yellow]warning:[/] {message}", highlight=False, soft_wrap=True)
+        err.print(f"[bold yellow]warning:[/] {escape(str(message))}", highlight=False, soft_wrap=True)
     else:
         _python_show_warning(message, category, filename, lineno, file, line)
 
@@ -45,7 +46,7 @@ def main() -> None:
             warnings.showwarning = _show_warning
             app(standalone_mode=False)
     except AnimatError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except MemoryError:
         err.print("[bold red]error:[/] out of memory; is a size or duration far too large?", highlight=False, soft_wrap=True)
@@ -61,7 +62,7 @@ def main() -> None:
             err.print("aborted")
             sys.exit(130)
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
-            err.print(f"[bold red]error:[/] {exc.format_message()}", highlight=False, soft_wrap=True)
+            err.print(f"[bold red]error:[/] {escape(exc.format_message())}", highlight=False, soft_wrap=True)
             sys.exit(exc.exit_code)
         raise
 

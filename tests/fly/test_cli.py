@@ -112,7 +112,7 @@ def test_resume_passes_over_a_damaged_newest_checkpoint(tmp_path, animat_cli):
         (["fly", "train", "--backend", "dask"], "unknown backend"),
         (["fly", "train", "--config", "no-such-file.toml"], "not found"),
         (["fly", "replay", "no-such-run"], "does not exist"),
-        (["fly", "replay", ".", "--seconds", "-3"], "must be > 0"),
+        (["fly", "replay", ".", "--seconds", "-3"], "must be finite and > 0"),
         (["fly", "train", "--bogus"], "No such option"),
         (["fly", "train", "--generations", "abc"], "--generations"),
         (["fly", "train", "--mutation-rate", "2"], "No such option"),
@@ -167,6 +167,12 @@ def test_corrupt_or_missing_checkpoint_is_an_error(trained, tmp_path, animat_cli
     assert code == 2 and "corrupt" in err and len(err.strip().splitlines()) == 1
     code, _, err = animat_cli("fly", "train", "--resume", str(tmp_path))
     assert code == 2 and "config.json" in err
+    (tmp_path / "notes.txt").write_text("x")
+    code, _, err = animat_cli("fly", "replay", str(tmp_path / "notes.txt"), "--out", str(tmp_path / "r3"))
+    assert code == 2 and "is not a genome file" in err
+    (run / "checkpoints").rename(tmp_path / "moved")  # a run that stopped before its first checkpoint
+    code, _, err = animat_cli("fly", "train", "--resume", str(run))
+    assert code == 2 and "no checkpoints/ folder" in err and len(err.strip().splitlines()) == 1, err
     (run / "config.json").write_text("{cut short")
     for args in (("fly", "replay", str(run), "--out", str(tmp_path / "r2")), ("fly", "train", "--resume", str(run))):
         code, _, err = animat_cli(*args)

@@ -83,3 +83,20 @@ def test_cli_generate_train_resume_evaluate_cape(animat_cli, tmp_path):
     shuffled = json.loads((tmp_path / "split" / "config.json").read_text())
     assert shuffled["split_seed"] == 3 and json.loads((model / "config.json").read_text())["split_seed"] == 0
     assert shuffled["test_episode_ids"] == split_episodes(3, 1, 0, 3)[2] != split_episodes(3, 1, 0, 0)[2]
+
+
+def test_cli_scene_options_and_config_tables_are_checked(animat_cli, tmp_path):
+    """[scene] values out of range, a 'name' in [scene], tables a verb does not know, a corrupt
+    dataset file: one line, exit 2, no dataset or run folder."""
+    cases = (("[scene]\nname = \"flag\"\n", "set by the command's SCENE argument"), ("scene = \"x\"\n", "must be a table [scene]"),
+             ("[scene]\nhold_seconds = [1.0, 0.0]\n", "hold_seconds must be a range"), ("[scene]\nyoung_pa = -1.0\n", "young_pa must be > 0"),
+             ("[scene]\nside_m = nan\n", "side_m must be a finite number"), ("[scenes]\nsize = 4\n", "unknown table(s) ['scenes']"))
+    for text, message in cases:
+        (tmp_path / "c.toml").write_text(text)
+        code, _, err = animat_cli("surrogate", "generate", "sheet", "--config", str(tmp_path / "c.toml"), "--out", str(tmp_path / "d"))
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "d").exists(), (text, err)
+    for flag, value, message in (("--batches-per-epoch", "-1", "batches_per_epoch and test_episodes must be >= 0"), ("--lr", "inf", "lr must be a finite number")):
+        code, _, err = animat_cli("surrogate", "train", "sheet", "--data", str(tmp_path), flag, value, "--out", str(tmp_path / "t"))
+        assert code == 2 and message in err and not (tmp_path / "t").exists(), err
+    code, _, err = animat_cli("surrogate", "evaluate", "sheet", "--model", str(tmp_path), "--rest-seconds", "inf", "--out", str(tmp_path / "e"))
+    assert code == 2 and "rest_seconds must be >= 0 (and finite)" in err

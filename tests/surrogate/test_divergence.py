@@ -173,5 +173,9 @@ def test_cli_subspace_restart_takes_the_models_scene_and_held_out_episodes(anima
     for args, message in ((["--components", "7"], "--components must be in [1, 6]"), (["--components", "0"], "--components must be in [1, 6]")):
         code, _, err = animat_cli("surrogate", "divergence", "flag", "--model", str(model), "--restart", "subspace", *args, "--out", str(tmp_path / "bad"))
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1
-    code, _, err = animat_cli("surrogate", "divergence", "sheet", "--model", str(model), "--restart", "subspace", "--out", str(tmp_path / "bad"))
-    assert code == 2 and "is of scene 'flag', not 'sheet'" in err and not (tmp_path / "bad").exists()
+    (tmp_path / "sheet.toml").write_text("[scene]\nsize = 5\n")
+    for extra in ([], ["--config", str(tmp_path / "sheet.toml")]):  # a model of another scene, with or without a scene file
+        code, _, err = animat_cli("surrogate", "divergence", "sheet", "--model", str(model), "--restart", "subspace", *extra, "--out", str(tmp_path / "bad"))
+        assert code == 2 and "was trained on scene 'flag', not 'sheet'" in err and not (tmp_path / "bad").exists()
+    code, _, err = animat_cli("surrogate", "divergence", "flag", "--frames", "20", "--horizon", "100", "--out", str(tmp_path / "bad"))
+    assert code == 2 and "hold no segment of --horizon 100 frames" in err and not (tmp_path / "bad").exists()

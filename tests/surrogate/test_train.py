@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from animat import runs
-from animat.errors import CheckpointError, ConfigError
+from animat.errors import CheckpointError, ConfigError, RunDirError
 from animat.evolve.checkpoint import read_checkpoint
 from animat.surrogate.evaluate import evaluate
 from animat.surrogate.model import Surrogate, alpha_beta_rollout, init_mlp, rollout
@@ -128,6 +128,11 @@ def test_resume_after_a_crash_between_checkpoints_reports_the_kept_best_epoch(ti
     assert runs.read_json(tmp_path / "part" / "checkpoints" / "model.json")["epoch"] == 3
     part = train(_cfg(data, epochs=3, checkpoint_every=2), tmp_path / "part", resume=True)
     assert part["best_epoch"] == 3 and part["best_select_loss_m"] == full["best_select_loss_m"]
+    # finished, with its summary: a further --resume at the same epochs is refused and changes nothing
+    before = (tmp_path / "part" / "summary.json").read_text()
+    with pytest.raises(RunDirError, match="already finished its 3 epochs"):
+        train(_cfg(data, epochs=3, checkpoint_every=2), tmp_path / "part", resume=True)
+    assert (tmp_path / "part" / "summary.json").read_text() == before
 
 
 def test_stability_check_passes_a_damped_model_and_flags_a_growing_one():

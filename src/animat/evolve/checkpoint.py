@@ -69,6 +69,8 @@ def _manifest_for(path: Path) -> tuple[Path, Path | None]:
     if path.is_dir():
         if (path / CHECKPOINT_DIR).is_dir():
             path = path / CHECKPOINT_DIR
+        elif path.name != CHECKPOINT_DIR and not (path / LATEST).exists():
+            raise CheckpointError(f"no checkpoint in {str(path)!r} (no {CHECKPOINT_DIR}/ folder: did the run stop before its first one?)")
         path = path / LATEST
     if path.suffix == ".npz":
         path = path.with_suffix(".json")

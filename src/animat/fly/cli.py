@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 from typing import Optional
@@ -94,6 +95,8 @@ def _load_for_replay(source: Path):
         return params, saved.genome
     if not source.exists():
         raise CheckpointError(f"{str(source)!r} does not exist; give a run directory or a best_genome.npz")
+    if source.suffix not in (".npz", ".json"):
+        raise CheckpointError(f"{str(source)!r} is not a genome file (.npz with its .json) nor a run directory")
     saved = load_genome(source)
     params = FlyParams.from_dict(saved.extra.get("fly", {}))
     return params, saved.genome
@@ -119,8 +122,8 @@ def replay_cmd(
         values.update(loaded)
     values.update({k: v for k, v in (("seconds", seconds), ("anim_seconds", anim_seconds)) if v is not None})
     seconds, anim_seconds = float(values["seconds"]), float(values["anim_seconds"])
-    if not seconds > 0 or not anim_seconds > 0:
-        raise ConfigError(f"--seconds and --anim-seconds must be > 0, got {seconds} and {anim_seconds}")
+    if not (0 < seconds < math.inf and 0 < anim_seconds < math.inf):
+        raise ConfigError(f"--seconds and --anim-seconds must be finite and > 0, got {seconds} and {anim_seconds}")
     params, genome = _load_for_replay(source)
     run_dir = runs.new_run_dir("fly", "replay", out)
     summary = write_replay(params, genome, seconds, run_dir, anim_seconds=anim_seconds, title=f"replay of {source.name}")

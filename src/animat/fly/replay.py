@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -31,8 +32,8 @@ def check_genome(params: FlyParams, genome: Genome) -> None:
 
 def fly_genome(params: FlyParams, genome: Genome, seconds: float) -> tuple[np.ndarray, Trajectory]:
     """Simulate one genome for ``seconds``; returns times ``(T,)`` s and its Trajectory (arrays ``(T, ...)``)."""
-    if not seconds > 0:
-        raise ConfigError(f"--seconds must be > 0, got {seconds}")
+    if not 0 < seconds < math.inf:
+        raise ConfigError(f"--seconds must be finite and > 0, got {seconds}")
     check_genome(params, genome)
     nets = {k: v[None] for k, v in genome.params.items()}
     traj = simulate_population(params, nets, genome.activations, seconds)

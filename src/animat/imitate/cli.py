@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Optional
 
@@ -143,8 +144,8 @@ def play_cmd(
     from animat import runs
     from animat.imitate.play import RENDERERS, load_run, play
 
-    if not seconds > 0:
-        raise ConfigError(f"--seconds must be > 0, got {seconds}")
+    if not 0 < seconds < math.inf:
+        raise ConfigError(f"--seconds must be finite and > 0, got {seconds}")
     if not 0 < fps <= 30:
         raise ConfigError(f"--fps must be in (0, 30], got {fps}")
     if renderer not in RENDERERS:

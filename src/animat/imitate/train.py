@@ -119,8 +119,9 @@ class TrainConfig:
         for name in ("max_seconds", "learning_rate", "gamma", "gae_lambda", "clip_range"):
             if not float(getattr(self, name)) > 0:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)!r}")
-        if self.eval_episodes < 0 or self.checkpoint_every < 0 or self.torch_threads < 0 or self.max_minutes < 0:
-            raise ConfigError("eval_episodes, checkpoint_every, torch_threads and max_minutes must be ≥ 0")
+        for name in ("eval_episodes", "checkpoint_every", "torch_threads", "max_minutes"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be ≥ 0, got {getattr(self, name)!r}")
         if self.progress_bar and (importlib.util.find_spec("tqdm") is None or importlib.util.find_spec("rich") is None):
             raise ConfigError("progress_bar = true needs the tqdm and rich packages (SB3's bar); the CLI shows its own")
         if self.clip is not None:

@@ -24,10 +24,18 @@ def _columns(label: str, fields: str) -> list:
 
 
 def _section(config: Optional[Path], name: str) -> dict:
+    """Table ``[name]`` of the TOML file ``config`` ({} without one); ConfigError for top-level keys other
+    than the verbs' tables (generate, scene, train) or for one that is not a table."""
     if config is None:
         return {}
     loaded = load_toml(config)
-    return dict(loaded.get(name, {}))
+    unknown = sorted(set(loaded) - {"generate", "scene", "train"})
+    if unknown:
+        raise ConfigError(f"unknown table(s) {unknown} in {str(config)!r}; expected [generate], [scene] and [train]")
+    section = loaded.get(name, {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{name} in {str(config)!r} must be a table [{name}], got {section!r}")
+    return dict(section)
 
 
 def _check_scene(scene: str) -> None:
@@ -233,13 +241,11 @@ def divergence_cmd(
     check_inputs(episodes, frames, perturb, seed, horizon, stride, noise, restart, project, workers)
     ids, sc = None, get_scene(scene, **_section(config, "scene"))
     if model is not None:  # the model's held-out episodes, in the scene it was trained on unless --config says otherwise
-        trained = load_run_config(model)
+        trained = load_run_config(model, scene)  # a model of another scene is refused
         ids = trained["test_episode_ids"]
         episodes = min(episodes, len(ids))
         if config is None:
             sc = scene_from_dict(trained["scene"])
-            if sc.name != scene:
-                raise ConfigError(f"model {str(model)!r} is of scene {sc.name!r}, not {scene!r}")
     if pca is not None and pca.mean.shape[0] != 3 * sc.n_vertices:
         raise ConfigError(f"model {str(model)!r} has {pca.mean.shape[0] // 3} vertices, the scene {sc.n_vertices}")
     run_dir = runs.new_run_dir("surrogate", "divergence", out)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -185,9 +186,15 @@ def load_dataset(folder: str | os.PathLike, scene: Optional[str] = None) -> Data
         p = episode_path(folder, i)
         if not p.exists():
             raise ConfigError(f"dataset {str(folder)!r} lacks {p.name}; run generate again to finish it")
-        with np.load(p) as z:
-            X.append(z["X"].astype(np.float32))
-            Y.append(z["Y"].astype(np.float32))
-    with np.load(folder / meta.get("topology", "topology.npz")) as z:
-        topology = {k: z[k] for k in z.files}
+        try:
+            with np.load(p, allow_pickle=False) as z:
+                X.append(z["X"].astype(np.float32))
+                Y.append(z["Y"].astype(np.float32))
+        except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+            raise ConfigError(f"dataset file {str(p)!r} is unreadable ({exc}); delete it and run generate again to redo it") from None
+    try:
+        with np.load(folder / meta.get("topology", "topology.npz"), allow_pickle=False) as z:
+            topology = {k: z[k] for k in z.files}
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise ConfigError(f"dataset {str(folder)!r}: its topology file is unreadable ({exc})") from None
     return Dataset(X, Y, meta, topology)

@@ -174,6 +174,8 @@ def check_inputs(episodes: int, frames: int, eps: float, seed: int, horizon: int
         raise ConfigError(f"episodes and frames must be > 0, got {episodes} and {frames}")
     if int(horizon) < 3 or int(stride) < 1:
         raise ConfigError(f"horizon must be >= 3 frames and stride >= 1, got {horizon} and {stride}")
+    if int(horizon) > int(frames):
+        raise ConfigError(f"episodes of {frames} frames hold no segment of --horizon {horizon} frames")
     if not (np.isfinite(eps) and eps >= 0):
         raise ConfigError(f"the perturbation must be a finite std >= 0, got {eps}")
     if int(seed) < 0:

@@ -49,6 +49,8 @@ depends on the machine's load while it was generated, is used instead; it is rep
 
 from __future__ import annotations
 
+import math
+
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -82,8 +84,8 @@ def check_options(horizon: int, stride: int, stability_frames: int, settle_frame
         raise ConfigError(f"horizon must be >= 3 frames and stride >= 1, got {horizon} and {stride}")
     if int(stability_frames) < 0 or 0 < int(stability_frames) < 4:
         raise ConfigError(f"stability_frames must be 0 (skip) or >= 4, got {stability_frames}")
-    if int(settle_frames) < 0 or int(reference_frames) < 0 or not float(rest_seconds) >= 0:
-        raise ConfigError(f"settle_frames, reference_frames and rest_seconds must be >= 0, got {settle_frames}, {reference_frames} and {rest_seconds}")
+    if int(settle_frames) < 0 or int(reference_frames) < 0 or not 0 <= float(rest_seconds) < math.inf:
+        raise ConfigError(f"settle_frames, reference_frames and rest_seconds must be >= 0 (and finite), got {settle_frames}, {reference_frames} and {rest_seconds}")
 
 
 def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] = None, horizon: int = 120, stride: int = STRIDE,

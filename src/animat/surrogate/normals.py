@@ -14,6 +14,7 @@ frame instead of (k + 1) x 3V.
 from __future__ import annotations
 
 import os
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -72,7 +73,7 @@ def load_regression(run_dir: str | os.PathLike) -> np.ndarray:
     try:
         with np.load(path, allow_pickle=False) as z:
             return z["R"]
-    except (OSError, KeyError, ValueError) as exc:
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
         raise CheckpointError(f"cannot read normals file {str(path)!r}: {exc}") from None
 
 

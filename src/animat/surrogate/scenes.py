@@ -14,8 +14,9 @@ from animat.surrogate.sheet import SheetScene
 SCENES = {"sheet": SheetScene, "flag": FlagScene, "cape": CapeScene}
 
 
-def get_scene(name: str, **overrides: Any) -> SheetScene:
-    """The scene called ``name`` with option overrides; ConfigError names the choices."""
+def get_scene(name: str, /, **overrides: Any) -> SheetScene:
+    """The scene called ``name`` with option overrides; ConfigError names the choices (and refuses a
+    ``name`` among the overrides)."""
     if name not in SCENES:
         raise ConfigError(f"unknown scene {name!r}; expected one of {list(SCENES)}")
     return SCENES[name].build(**overrides)

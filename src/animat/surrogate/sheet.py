@@ -73,6 +73,9 @@ class SheetScene:
     hold_seconds: tuple[float, float] = (0.0, 1.0)  # pause at a point away from the cloth
     stop_anywhere: float = 0.0  # probability that a path segment also stops part-way for a hold (0: holds only away from the cloth)
     mutable_state: ClassVar[tuple[str, ...]] = ()  # keys of _setup's state that _apply changes (kept in snapshots)
+    # float options checked by build(): all >= 0 but SIGNED ones, POSITIVE ones > 0; ranges 0 <= low <= high
+    SIGNED: ClassVar[tuple[str, ...]] = ("top_z_m", "torso_height_m")
+    POSITIVE: ClassVar[tuple[str, ...]] = ("side_m", "mass_kg", "young_pa", "thickness_m", "ball_radius_m", "max_edge_ratio", "torso_radius_m")
 
     @classmethod
     def build(cls, **overrides: Any) -> "SheetScene":
@@ -80,9 +83,17 @@ class SheetScene:
         unknown = sorted(set(overrides) - known)
         if unknown:
             raise ConfigError(f"unknown {cls.name} scene option(s) {unknown}; expected some of {sorted(known)}")
+        if "name" in overrides:
+            raise ConfigError(f"scene option 'name' is set by the command's SCENE argument ({cls.name}); remove it from [scene]")
         values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in overrides.items() if v is not None}
         check_types(cls, values)
         scene = replace(cls(), **values)
+        for f in fields(cls):
+            v = getattr(scene, f.name)
+            if isinstance(v, tuple) and not 0.0 <= v[0] <= v[1]:
+                raise ConfigError(f"{f.name} must be a range [low, high] with 0 <= low <= high, got {list(v)}")
+            if isinstance(v, float) and f.name not in cls.SIGNED and not (v > 0 if f.name in cls.POSITIVE else v >= 0):
+                raise ConfigError(f"{f.name} must be {'> 0' if f.name in cls.POSITIVE else '>= 0'}, got {v}")
         if int(scene.size) < 3:
             raise ConfigError(f"{scene.name} size must be >= 3 vertices per side, got {scene.size}")
         if int(scene.fps) <= 0 or int(scene.substeps) <= 0:

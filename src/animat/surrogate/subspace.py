@@ -12,6 +12,7 @@ the state is ``[z', c phi]`` (k + 1,): ``z'`` the coordinates of the frame turne
 from __future__ import annotations
 
 import os
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
@@ -91,7 +92,7 @@ class PCA:
         try:
             with np.load(path, allow_pickle=False) as z:
                 return cls(z["mean"], z["components"], z["singular_values"], AzimuthFrame.from_arrays(z))
-        except (OSError, KeyError, ValueError) as exc:
+        except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
             raise CheckpointError(f"cannot read PCA file {str(path)!r}: {exc}") from None
 
 

@@ -88,6 +88,12 @@ class TrainConfig:
             raise ConfigError(f"rest_weight must be >= 0, rest_seconds > 0 and rest_states > 0, got {cfg.rest_weight}, {cfg.rest_seconds} and {cfg.rest_states}")
         if cfg.settle_probes < 0:
             raise ConfigError(f"settle_probes must be >= 0, got {cfg.settle_probes}")
+        if cfg.batches_per_epoch < 0 or cfg.pca_samples < 1 or cfg.test_episodes < 0 or cfg.val_episodes < -1:
+            raise ConfigError(f"batches_per_epoch and test_episodes must be >= 0, pca_samples >= 1, val_episodes >= -1; got "
+                              f"{cfg.batches_per_epoch}, {cfg.test_episodes}, {cfg.pca_samples} and {cfg.val_episodes}")
+        if not (cfg.hidden_mult > 0 and 0 < cfg.lr_decay <= 1 and cfg.noise_frac >= 0 and cfg.velocity_weight >= 0):
+            raise ConfigError(f"hidden_mult must be > 0, lr_decay in (0, 1], noise_frac and velocity_weight >= 0; got "
+                              f"{cfg.hidden_mult}, {cfg.lr_decay}, {cfg.noise_frac} and {cfg.velocity_weight}")
         if cfg.val_windows < 0 or cfg.val_window < 3:
             raise ConfigError(f"val_windows must be >= 0 and val_window >= 3, got {cfg.val_windows} and {cfg.val_window}")
         return cfg
