@@ -9,7 +9,7 @@ def test_cli_bad_input_is_one_line_exit_2(animat_cli, tmp_path):
     code, _, err = animat_cli("surrogate", "generate", "sheet", "--seed", "-1", "--out", str(tmp_path / "b"))
     assert code == 2 and "--seed must be an integer >= 0, got -1" in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "b").exists()
     code, _, err = animat_cli("surrogate", "train", "sheet", "--data", str(tmp_path / "missing"), "--out", str(tmp_path / "c"))
-    assert code == 2 and "dataset.json" in err
+    assert code == 2 and "dataset.json" in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "c").exists()
     code, _, err = animat_cli("surrogate", "evaluate", "sheet", "--model", str(tmp_path / "none"), "--out", str(tmp_path / "d"))
     assert code == 2 and "config.json" in err
     for flag, value, message in (("--rest-seconds", "-1", "rest_seconds must be >= 0"), ("--stability-frames", "2", "stability_frames must be 0 (skip) or >= 4"),

@@ -59,6 +59,7 @@ def generate_cmd(
 ) -> None:
     """Simulate reference episodes into a dataset folder (one npz per episode; resumable)."""
     from animat.surrogate.data import generate
+    from animat.surrogate.scenes import get_scene
 
     _check_scene(scene)
     values = {"episodes": 20, "frames": 300, "seed": 0, "workers": 1, "backend": "local"}
@@ -74,6 +75,7 @@ def generate_cmd(
     for name, least in (("episodes", 1), ("frames", 1), ("seed", 0), ("workers", 1)):
         if isinstance(values[name], bool) or not isinstance(values[name], int) or values[name] < least:
             raise ConfigError(f"--{name} must be an integer >= {least}, got {values[name]!r}")
+    get_scene(scene, **scene_options)  # bad scene options fail before any output
     if out is None:
         out = runs.new_run_dir("surrogate", "generate")
     console.print(f"surrogate generate {scene}: {values['episodes']} episodes × {values['frames']} frames into {out}")
@@ -122,10 +124,16 @@ def train_cmd(
     options = dict(data=str(data) if data is not None else None, components=components, epochs=epochs, batches_per_epoch=batches_per_epoch,
                    lr=lr, window=window, batch=batch, test_episodes=test_episodes, seed=seed,
                    split_seed=split_seed)
+    if resume is None:  # a missing or foreign dataset fails here, in one line, before the run directory exists
+        from animat.surrogate.data import load_meta
+
+        data_dir = TrainConfig.build(config, **options).data
+        if not data_dir:
+            raise ConfigError("give the dataset folder with --data (or 'data' in the [train] table)")
+        if load_meta(data_dir)["scene"]["name"] != scene:
+            raise ConfigError(f"dataset {data_dir!r} is of scene {load_meta(data_dir)['scene']['name']!r}, not {scene!r}")
     cfg, run_dir = runs.start_or_resume("surrogate", TrainConfig, resume=resume, config=config, out=out, options=options,
                                         may_change={"epochs": "--epochs"})
-    if not cfg.data:
-        raise ConfigError("give the dataset folder with --data (or 'data' in the [train] table)")
     console.print(f"surrogate train {scene}: k={cfg.components}, {cfg.epochs} epochs, data {cfg.data}, run dir {run_dir}")
     with Progress(*_columns("epoch", "train {task.fields[train]}  held-out {task.fields[test]}"), console=console) as progress:
         task = progress.add_task("train", total=cfg.epochs, train="-", test="-")
