@@ -65,8 +65,8 @@ def test_bad_gene_one_line_error(bad, words):
 def test_gene_json_round_trip(tmp_path):
     g = G.random_genes(np.random.default_rng(4), 1)[0]
     G.save_gene_json(tmp_path / "g.json", g, 3.5, tau=0.4)
-    back, tau = G.load_gene_json(tmp_path / "g.json")
-    assert np.array_equal(back, g) and tau == 0.4
+    back, info = G.load_gene_json(tmp_path / "g.json")
+    assert np.array_equal(back, g) and info["tau"] == 0.4 and info["fitness"] == 3.5
     (tmp_path / "tau.json").write_text(json.dumps({**json.loads((tmp_path / "g.json").read_text()), "tau_seconds": -1}))
     with pytest.raises(G.GeneError, match="tau_seconds must be a number > 0"):
         G.load_gene_json(tmp_path / "tau.json")

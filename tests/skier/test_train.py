@@ -46,13 +46,15 @@ def test_resume_continues_exactly(tmp_path):
     full, part = tmp_path / "full", tmp_path / "part"
     full.mkdir()
     part.mkdir()
-    cfg = TrainConfig.build(None, **TINY, seed=5)
+    cfg = TrainConfig.build(None, **{**TINY, "generations": 4}, seed=5)
     train(cfg, full)
     train(TrainConfig.build(None, **{**TINY, "generations": 2}, seed=5), part)
     arrays, meta = read_checkpoint(part, kind="population")
     assert meta["generation"] == 2
-    train(cfg, part, resume=True)
-    assert [r["best"] for r in _metrics(full)] == [r["best"] for r in _metrics(part)]
+    train(cfg, part, resume=True)  # two generations more: the second is bred with the restored random state
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
+    assert strip(_metrics(full)) == strip(_metrics(part))
+    np.testing.assert_array_equal(read_checkpoint(full, kind="population")[0]["genes"], read_checkpoint(part, kind="population")[0]["genes"])
     assert json.loads((part / "config.json").read_text())["generations"] == cfg.generations
     # finished, but died before its outputs: a resume writes them without another generation
     for name in ("summary.json", "best_gene.json"):
@@ -85,6 +87,7 @@ def test_cli_train_and_replay(animat_cli, tmp_path):
         (["skier", "replay", "/nonexistent/x"], "does not exist"),
         (["skier", "train", "--threads", "-1"], "--threads must be >= 0"),
         (["skier", "train", "--seconds", "inf"], "seconds must be a finite number"),
+        (["skier", "train", "--seconds", "0.004"], "frame_dt (0.02 s) <= seconds (0.004 s)"),
     ],
 )
 def test_cli_bad_input_one_line(animat_cli, tmp_path, args, words):
@@ -112,14 +115,14 @@ def test_two_axis_run_and_replay_of_its_gene_file(animat_cli, tmp_path):
     file, of its directory) uses the run's tau and scores what training scored."""
     run = tmp_path / "run"
     run.mkdir()
-    s = train(TrainConfig.build(None, **TINY, seed=2, hip="two-axis", tau=0.3), run)
+    s = train(TrainConfig.build(None, **TINY, seed=2, hip="two-axis", tau=0.3, friction="isotropic", n_states=6, skier={"mu_iso": 0.3}), run)
     gene = json.loads((run / "best_gene.json").read_text())
     assert len(gene["joints"]) == 14 and gene["joints"][-2:] == ["left_hip_spread", "right_hip_spread"]
-    assert all(len(row) == 14 for row in gene["states"]) and gene["tau_seconds"] == 0.3
+    assert all(len(row) == 14 for row in gene["states"]) and len(gene["states"]) == 6 and gene["tau_seconds"] == 0.3
     assert s["replay_fitness"] == pytest.approx(s["best_fitness"])
     for name, source in (("file", run / "best_gene.json"), ("dir", run)):
         rep = tmp_path / name
-        code, _, err = animat_cli("skier", "replay", str(source), "--out", str(rep), "--seconds", "1", "--anim-seconds", "0.2")
+        code, _, err = animat_cli("skier", "replay", str(source), "--out", str(rep), "--anim-seconds", "0.2")
         assert code == 0, err
         assert json.loads((rep / "summary.json").read_text())["fitness"] == pytest.approx(s["best_fitness"])  # replay == training
 
@@ -132,3 +135,18 @@ def test_first_generation_is_seeded_around_the_standing_pose():
     assert g.shape == (8, 10, 12) and np.array_equal(g[0], np.zeros((10, 12)))  # the pose itself
     assert np.abs(g[1:4]).max() <= 20 and np.abs(g[4:]).max() > 20  # 4 seeded (3 deg noise), 4 uniform random
     assert np.array_equal(g[:4], mirror_state(g[:4])) and not np.array_equal(g[4:], mirror_state(g[4:]))  # seeds: symmetric
+
+
+def test_bad_skier_tables_and_parent_probs_are_one_line_errors():
+    from animat.errors import ConfigError
+    from animat.skier.model import SkierParams
+
+    assert SkierParams.from_dict({"kp": {"hip": 600.0}}).kp["knee"] == 500.0  # a partial gain table changes only what it names
+    for bad, words in (({"kp": [1, 2]}, "kp must be a table"), ({"kp": {"wing": 1.0}}, "kp must give a finite gain"),
+                       ({"hip_tilt_deg": float("nan")}, "hip_tilt_deg must be a finite number"), ({"iterations": 0}, "iterations must be an integer >= 1")):
+        with pytest.raises(ConfigError, match=words):
+            SkierParams.from_dict(bad)
+    with pytest.raises(ConfigError, match="at least two of them > 0"):
+        TrainConfig.build(None, parent_probs=[0.0, 0.0, 0.0, 0.0, 1.0])
+    with pytest.raises(ConfigError, match=r"set friction at the top level"):
+        TrainConfig.build(None, skier={"friction": "isotropic"})

@@ -80,7 +80,7 @@ def replay_cmd(
     from animat.skier.gene import load_gene_json, mirror
     from animat.skier.model import JOINTS
     from animat.skier.replay import write_replay
-    from animat.skier.train import TrainConfig
+    from animat.skier.train import REPLAY_SETTINGS, TrainConfig
 
     if source.is_dir():
         if not (source / "best_gene.json").is_file() or not (source / "config.json").is_file():
@@ -89,10 +89,13 @@ def replay_cmd(
         if friction is not None:
             stored["friction"] = friction
         cfg = TrainConfig.build(None, **stored)
-        gene, _ = load_gene_json(source / "best_gene.json", cfg.n_states, cfg.n_joints)  # the run's tau: cfg.tau
-    elif source.is_file():
-        gene, tau = load_gene_json(source)  # 12 columns: one-axis hip, 14: two-axis
-        cfg = TrainConfig.build(None, friction=friction, hip="one-axis" if gene.shape[1] == len(JOINTS) else "two-axis", tau=tau)
+        gene, _ = load_gene_json(source / "best_gene.json", cfg.n_states, cfg.n_joints)  # the run's settings: cfg
+    elif source.is_file():  # the skier, friction, keyframe period and scoring the file records (a run's best_gene.json)
+        gene, info = load_gene_json(source, n_states=None)  # 12 columns: one-axis hip, 14: two-axis
+        skier = {k: v for k, v in (info.get("skier") or {}).items() if k not in ("friction", "hip")}
+        cfg = TrainConfig.build(None, friction=friction or (info.get("skier") or {}).get("friction", info.get("friction")),
+                                hip="one-axis" if gene.shape[1] == len(JOINTS) else "two-axis", tau=info["tau"], n_states=gene.shape[0],
+                                skier=skier, **{k: info[k] for k in REPLAY_SETTINGS if k in info})
     else:
         raise CheckpointError(f"{str(source)!r} does not exist; give a run directory or a gene JSON file")
     seconds = cfg.seconds if seconds is None else seconds

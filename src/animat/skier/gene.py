@@ -62,18 +62,20 @@ def mirror(genes: np.ndarray) -> np.ndarray:
     return genes
 
 
-def validate_gene(gene: Any, n_states: int = N_STATES, n_joints: int | None = N_JOINTS, *, name: str = "gene") -> np.ndarray:
-    """``gene`` as an ``(n_states, n_joints)`` int64 array of degrees (``n_joints=None``: 12 or 14, see
-    :func:`animat.skier.model.joint_names`); GeneError (one line) if its shape, type or any angle is
-    wrong. The mirror symmetry is not required here (see :func:`mirror`)."""
+def validate_gene(gene: Any, n_states: int | None = N_STATES, n_joints: int | None = N_JOINTS, *, name: str = "gene") -> np.ndarray:
+    """``gene`` as an ``(n_states, n_joints)`` int64 array of degrees (``n_states=None``: any even number
+    of states; ``n_joints=None``: 12 or 14, see :func:`animat.skier.model.joint_names`); GeneError (one
+    line) if its shape, type or any angle is wrong. The mirror symmetry is not required here (see :func:`mirror`)."""
+    states = "an even number of" if n_states is None else str(n_states)
     try:
         arr = np.asarray(gene, dtype=float)
     except (TypeError, ValueError):
-        raise GeneError(f"{name} must be a {n_states} x {n_joints or N_JOINTS} matrix of integer angles (degrees), got something that is not numeric") from None
+        raise GeneError(f"{name} must be a {states} x {n_joints or N_JOINTS} matrix of integer angles (degrees), got something that is not numeric") from None
     allowed = (N_JOINTS, N_JOINTS + len(SPREAD_JOINTS)) if n_joints is None else (n_joints,)
-    if arr.ndim != 2 or arr.shape[0] != n_states or arr.shape[1] not in allowed:
+    rows_ok = arr.ndim == 2 and (arr.shape[0] == n_states if n_states is not None else arr.shape[0] >= 2 and arr.shape[0] % 2 == 0)
+    if not rows_ok or arr.shape[1] not in allowed:
         names = joint_names(allowed[0])
-        raise GeneError(f"{name} has shape {arr.shape}, expected ({n_states}, {' or '.join(map(str, allowed))}): {n_states} states x joints {', '.join(names)}")
+        raise GeneError(f"{name} has shape {arr.shape}, expected {states} states x {' or '.join(map(str, allowed))} joints ({', '.join(names)})")
     names = joint_names(arr.shape[1])
     if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
         bad = np.argwhere(~np.isfinite(arr) | (arr != np.round(arr)))[0]
@@ -156,9 +158,10 @@ def save_gene_json(path: str | os.PathLike, gene: np.ndarray, fitness: float | N
     return runs.atomic_write_json(path, gene_to_json(gene, fitness, extra, tau))
 
 
-def load_gene_json(path: str | os.PathLike, n_states: int = N_STATES, n_joints: int | None = None) -> tuple[np.ndarray, float]:
+def load_gene_json(path: str | os.PathLike, n_states: int | None = N_STATES, n_joints: int | None = None) -> tuple[np.ndarray, dict]:
     """Read a gene file written by :func:`save_gene_json` (or any JSON with ``states``, or a bare
-    matrix): ``(gene, tau)``, validated, ``tau`` the file's ``tau_seconds`` (default :data:`TAU`).
+    matrix): ``(gene, info)``, validated; ``info``: the file's other entries (a run's ``friction``,
+    ``skier`` options, scoring settings) with ``tau`` its ``tau_seconds`` (default :data:`TAU`).
     GeneError names the file on any problem."""
     path = Path(path)
     try:
@@ -173,4 +176,5 @@ def load_gene_json(path: str | os.PathLike, n_states: int = N_STATES, n_joints: 
     tau = data.get("tau_seconds", TAU) if isinstance(data, dict) else TAU
     if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not (math.isfinite(tau) and tau > 0):
         raise GeneError(f"gene file {str(path)!r}: tau_seconds must be a number > 0, got {tau!r}")
-    return validate_gene(states, n_states, n_joints, name=f"gene in {path.name}"), float(tau)
+    info = {k: v for k, v in data.items() if k not in ("states", "tau_seconds")} if isinstance(data, dict) else {}
+    return validate_gene(states, n_states, n_joints, name=f"gene in {path.name}"), {**info, "tau": float(tau)}

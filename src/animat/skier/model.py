@@ -8,12 +8,13 @@ Joints (the gene's 12 columns, in order), ranges in degrees, axes in the parent'
 ============  =========  ===================================================================
 column        range      axis (positive direction)
 ============  =========  ===================================================================
-head          -30..30    lateral (-y): positive nods forward
+head          -30..30    lateral (-y): positive tilts the head back
 torso         0..40      lateral (+y) at the waist: positive leans forward
 l/r shoulder  -80..80    lateral (-y): positive swings the arm forward
 l/r elbow     0..160     lateral (-y): positive bends the forearm forward/up
 l/r hand      0..90      the forearm's long axis (z; mirrored, -z, on the right): positive turns
-                         the pole tip outwards
+                         the pole tip inwards (towards the body's midline; at 90 it points across
+                         behind the body)
 l/r hip       -45..45    one axis in the hip's x-z (forward-vertical) plane, tilted ``hip_tilt_deg``
                          from vertical towards +x (default -45: towards -x); the same axis on both
                          legs, so with the default a positive angle turns the left leg's toe out and
@@ -85,6 +86,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from animat.config import check_types
 from animat.errors import ConfigError
 
 JOINTS: tuple[str, ...] = (
@@ -114,6 +116,11 @@ MASSES: dict[str, float] = {
 TOTAL_MASS = 57.4
 FRICTION_MODES = ("anisotropic", "isotropic")
 CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
+# PD servo gains per joint group, N m/rad (kp) and N m s/rad (kv): stiff enough to hold a 57 kg body and push on the poles
+DEFAULT_GAINS = {
+    "kp": {"head": 20.0, "torso": 400.0, "shoulder": 300.0, "elbow": 200.0, "hand": 20.0, "hip": 500.0, "knee": 500.0},
+    "kv": {"head": 2.0, "torso": 40.0, "shoulder": 30.0, "elbow": 20.0, "hand": 2.0, "hip": 50.0, "knee": 50.0},
+}
 G = 9.81
 
 
@@ -165,9 +172,9 @@ class SkierParams:
     # hanging, so swinging the arms forward plants and pushes it (at 1.0 m it barely reached the plane)
     pole_length: float = 1.05  # m
     pole_angle_deg: float = 30.0
-    # PD servos, N m/rad and N m s/rad: stiff enough to hold a 57 kg body and push on the poles
-    kp: dict = field(default_factory=lambda: {"head": 20.0, "torso": 400.0, "shoulder": 300.0, "elbow": 200.0, "hand": 20.0, "hip": 500.0, "knee": 500.0})
-    kv: dict = field(default_factory=lambda: {"head": 2.0, "torso": 40.0, "shoulder": 30.0, "elbow": 20.0, "hand": 2.0, "hip": 50.0, "knee": 50.0})
+    # PD servos (DEFAULT_GAINS; a partial table in [skier] changes only the joints it names)
+    kp: dict = field(default_factory=lambda: dict(DEFAULT_GAINS["kp"]))
+    kv: dict = field(default_factory=lambda: dict(DEFAULT_GAINS["kv"]))
     # rotor-like inertia added to every joint, kg m^2: with 0.02 light limbs (a hand turning a pole) made
     # the 0.01 s step diverge; 0.1 keeps it stable (tests/skier/test_model.py stands still for 20 s)
     armature: float = 0.1
@@ -186,6 +193,14 @@ class SkierParams:
         for name in ("mu_long", "mu_lat", "mu_iso", "mu_pole", "timestep", "ski_length", "ski_radius", "pole_length", "armature"):
             if not float(getattr(self, name)) > 0:
                 raise ConfigError(f"skier {name} must be > 0, got {getattr(self, name)}")
+        for name in ("iterations", "ls_iterations"):
+            if isinstance(getattr(self, name), bool) or not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ConfigError(f"skier {name} must be an integer >= 1, got {getattr(self, name)!r}")
+        for name in ("kp", "kv"):
+            gains = getattr(self, name)
+            if set(gains) != set(DEFAULT_GAINS[name]) or not all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0 for v in gains.values()):
+                raise ConfigError(f"skier {name} must give a finite gain >= 0 for each of {sorted(DEFAULT_GAINS[name])}, got {gains}")
         return self
 
     def ski_friction(self) -> tuple[float, float]:
@@ -204,6 +219,10 @@ class SkierParams:
         unknown = sorted(set(values) - known)
         if unknown:
             raise ConfigError(f"unknown skier option(s) {unknown}; expected some of {sorted(known)}")
+        check_types(cls, values)  # wrong types, NaN and inf: one line, before any arithmetic
+        for name in ("kp", "kv"):  # a partial table changes those gains only
+            if name in values:
+                values[name] = {**DEFAULT_GAINS[name], **values[name]}
         return cls(**values).validate()
 
 

@@ -37,7 +37,7 @@ def stick_figure_gif(traj: dict, path: Path, *, fps: float = 10.0, anim_seconds:
     t, xpos, tips, root = traj["t"], traj["xpos"], traj["pole_tips"], traj["root_pos"]
     names = traj["body_names"]
     idx = {n: i for i, n in enumerate(names)}
-    frames = _frames(t, fps, anim_seconds)
+    frames, fps = _frames(t, fps, anim_seconds)
     images = []
     fig = plt.figure(figsize=(5, 5), dpi=70)
     ax = fig.add_subplot(projection="3d")
@@ -91,7 +91,7 @@ def mujoco_gif(params: SkierParams, traj: dict, path: Path, *, fps: float = 10.0
     or None (nothing written) where no offscreen OpenGL context can be made."""
     model = render_spec(params).compile()
     t, root = traj["t"], traj["root_pos"]
-    frames = _frames(t, fps, anim_seconds)
+    frames, fps = _frames(t, fps, anim_seconds)
     pelvis = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "pelvis")
 
     def draw_path(i: int, scene: mujoco.MjvScene) -> None:
@@ -108,11 +108,13 @@ def mujoco_gif(params: SkierParams, traj: dict, path: Path, *, fps: float = 10.0
     return got[0]
 
 
-def _frames(t: np.ndarray, fps: float, anim_seconds: float) -> list[int]:
-    """Indices into the trajectory's samples ``t (T,)`` s for an animation at ``fps`` lasting at most ``anim_seconds`` s."""
+def _frames(t: np.ndarray, fps: float, anim_seconds: float) -> tuple[list[int], float]:
+    """Indices into the trajectory's samples ``t (T,)`` s for an animation of about ``fps`` frames per s lasting
+    at most ``anim_seconds`` s, and the frame rate that plays them in real time (the stride is whole samples)."""
     frame_dt = float(t[1] - t[0]) if len(t) > 1 else 1.0
     every = max(1, int(round(1.0 / (fps * frame_dt))))
-    return list(range(0, len(t), every))[: max(1, int(anim_seconds * fps))]
+    step = every * frame_dt
+    return list(range(0, len(t), every))[: max(1, int(anim_seconds / step + 1e-9))], 1.0 / step
 
 
 def write_replay(params: SkierParams, gene: np.ndarray, seconds: float, out: Path, *, anim_seconds: float = 10.0,
@@ -130,7 +132,8 @@ def write_replay(params: SkierParams, gene: np.ndarray, seconds: float, out: Pat
     if backend is None:
         stick_figure_gif(traj, gif, anim_seconds=anim_seconds, title=title)
     renderer = "matplotlib" if backend is None else f"mujoco-{backend}"
-    s = score(traj["root_pos"][None, :, 0], traj["root_quat"][None], frame_dt, fall_deg, bonus)
+    sampled = float(traj["t"][1] - traj["t"][0]) if len(traj["t"]) > 1 else frame_dt  # frame_dt in whole physics steps, as in training
+    s = score(traj["root_pos"][None, :, 0], traj["root_quat"][None], sampled, fall_deg, bonus)
     return {
         "seconds": float(seconds),
         "fitness": float(s.fitness[0]),

@@ -25,6 +25,9 @@ BACKENDS = ("local", "ray")  # as animat.evolve.evaluate's (not imported here: i
 METRIC_FIELDS = ["generation", "best", "mean", "median", "fell", "best_net_forward_m", "best_ever", "seconds"]
 
 
+REPLAY_SETTINGS = ("seconds", "frame_dt", "fall_deg", "bonus")  # what a gene file carries so that its replay scores as training did
+
+
 @dataclass
 class TrainConfig:
     """Everything that defines a run (defaults < config file < command line)."""
@@ -56,6 +59,9 @@ class TrainConfig:
     skier: dict = field(default_factory=dict)  # SkierParams overrides (friction coefficients, timestep, ...)
 
     def skier_params(self) -> SkierParams:
+        clash = {k: self.skier[k] for k in ("friction", "hip") if k in self.skier and self.skier[k] != getattr(self, k)}
+        if clash:
+            raise ConfigError(f"set {', '.join(clash)} at the top level of the config (or with --{'/--'.join(clash)}), not in [skier]: got {clash}")
         return SkierParams.from_dict({**self.skier, "friction": self.friction, "hip": self.hip})
 
     @property
@@ -82,13 +88,16 @@ class TrainConfig:
             raise ConfigError(f"n_states must be even (the second half mirrors the first), got {self.n_states}")
         if self.population <= self.elites:
             raise ConfigError(f"population ({self.population}) must exceed elites ({self.elites})")
-        if self.elites < 2 or len(self.parent_probs) != self.elites or any(p < 0 for p in self.parent_probs) or sum(self.parent_probs) <= 0:
-            raise ConfigError(f"parent_probs must be {self.elites} non-negative numbers (one per elite, elites >= 2), got {self.parent_probs}")
+        if self.elites < 2 or len(self.parent_probs) != self.elites or any(p < 0 for p in self.parent_probs) or sum(p > 0 for p in self.parent_probs) < 2:
+            raise ConfigError(f"parent_probs must be {self.elites} non-negative numbers (one per elite, elites >= 2), at least two "
+                              f"of them > 0 (two different parents), got {self.parent_probs}")
         if not 0 <= self.mutation_rate <= 1:
             raise ConfigError(f"mutation_rate must be in [0, 1], got {self.mutation_rate}")
         if not 0 <= self.init_standing <= 1 or not self.init_sigma_deg >= 0:
             raise ConfigError(f"init_standing must be in [0, 1] and init_sigma_deg >= 0, got {self.init_standing} and {self.init_sigma_deg}")
-        self.skier_params()
+        dt = self.skier_params().timestep
+        if not dt <= self.frame_dt <= self.seconds:
+            raise ConfigError(f"need timestep ({dt} s) <= frame_dt ({self.frame_dt} s) <= seconds ({self.seconds} s)")
         return self
 
     @classmethod
@@ -166,7 +175,8 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
             if on_generation is not None:
                 on_generation(row)
     best_gene = mirror(validate_gene(best_gene, cfg.n_states, cfg.n_joints))
-    save_gene_json(out / "best_gene.json", best_gene, best_fit, {"friction": cfg.friction, "skier": params.to_dict()}, tau=cfg.tau)
+    save_gene_json(out / "best_gene.json", best_gene, best_fit, {"friction": cfg.friction, "skier": params.to_dict(), **{
+        k: getattr(cfg, k) for k in REPLAY_SETTINGS}}, tau=cfg.tau)
     plots.fitness_plot(history, out / "plots" / "fitness.png", title=f"skier ({cfg.friction} friction)")
     flight = write_replay(params, best_gene, cfg.seconds, out, anim_seconds=cfg.anim_seconds, frame_dt=cfg.frame_dt,
                           title=f"best skier ({cfg.friction})", fall_deg=cfg.fall_deg, bonus=cfg.bonus, tau=cfg.tau)
