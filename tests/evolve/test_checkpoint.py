@@ -114,6 +114,18 @@ def test_population_checkpoints_keep_last_three_and_latest(tmp_path):
     assert [p.name for p in checkpoint.list_checkpoints(tmp_path)] == ["gen-000004.json", "gen-000005.json", "gen-000006.json"]
 
 
+def test_a_resumed_lineage_replaces_the_later_checkpoints_of_the_one_it_left(tmp_path):
+    """Resumed from generation 2 of a run that reached 6: the new generations 3-5 are kept, the old 6
+    is removed (else the pruning kept it and a fallback could load the abandoned run)."""
+    for gen in range(1, 7):
+        checkpoint.save_checkpoint(tmp_path, gen, {"genes": np.zeros((2, 3), np.float32)}, {"branch": "A"})
+    for gen in range(3, 6):
+        checkpoint.save_checkpoint(tmp_path, gen, {"genes": np.ones((2, 3), np.float32)}, {"branch": "B"})
+    kept = checkpoint.list_checkpoints(tmp_path)
+    assert [p.name for p in kept] == ["gen-000003.json", "gen-000004.json", "gen-000005.json"]
+    assert all(checkpoint.read_checkpoint(p)[1]["branch"] == "B" for p in kept)
+
+
 def test_crash_mid_write_leaves_previous_valid(tmp_path):
     checkpoint.save_checkpoint(tmp_path, 1, {"genes": np.ones((2, 3), np.float32)}, {"generation": 1})
     ckpt = tmp_path / "checkpoints"

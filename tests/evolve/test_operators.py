@@ -73,6 +73,21 @@ def test_nan_individuals_never_elite_or_parent():
     assert not np.isin(new, crashed).any()
 
 
+def test_with_fewer_survivors_than_elites_crashes_are_neither_elites_nor_parents():
+    """Two of 30 survive, 3 elites and a pool of 3: the survivors are the first elites, the third elite row
+    and every child are bred from the two survivors only (no mutation: each gene is one of theirs)."""
+    genes = _distinct_genes(30, 40)
+    fit = np.full(30, -np.inf, np.float32)
+    fit[[7, 3]] = [-0.0, -1.0]  # rank scores: 7 best, 3 second, the rest crashed
+    new = np.asarray(operators.next_generation(jax.random.PRNGKey(0), genes, jnp.asarray(fit), pool_frac=0.1, elite_frac=0.1, mutation_rate=0.0))
+    g = np.asarray(genes)
+    np.testing.assert_array_equal(new[:2], g[[7, 3]])
+    assert np.all((new[2:, None, :] == g[[7, 3]][None]).any(axis=1))
+    # all crashed: the ranking's order stands (there is nothing better to breed from)
+    none = np.asarray(operators.next_generation(jax.random.PRNGKey(0), genes, jnp.full(30, -jnp.inf), pool_frac=0.1, elite_frac=0.1))
+    np.testing.assert_array_equal(none[:3], g[:3])
+
+
 def test_children_come_only_from_pool_without_mutation():
     genes = _distinct_genes()
     fitness = jnp.asarray(np.random.default_rng(2).normal(size=P))
@@ -154,3 +169,19 @@ def test_next_generation_deterministic_and_key_dependent():
     c = operators.next_generation(jax.random.PRNGKey(1), genes, fit)
     np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert not np.array_equal(np.asarray(a), np.asarray(c))
+
+
+def test_crossover_prob_and_mutation_settings_reach_the_children():
+    """Through next_generation: crossover_prob 1 copies the first parent whole; rate-1 'additive' mutation
+    adds N(0, std^2) to it; rate-1 'normal' mutation redraws every gene from N(0, std^2)."""
+    genes = _distinct_genes()
+    fitness = jnp.asarray(np.random.default_rng(5).normal(size=P))
+    g = np.asarray(genes)
+    pool = g[np.argsort(-np.asarray(fitness), kind="stable")[:10]]
+    kw = dict(pool_frac=0.1, elite_frac=0.05, crossover_prob=1.0)
+    copies = np.asarray(operators.next_generation(jax.random.PRNGKey(4), genes, fitness, mutation_rate=0.0, **kw))[5:]
+    assert all((child[None] == pool).all(axis=1).any() for child in copies)
+    added = np.asarray(operators.next_generation(jax.random.PRNGKey(4), genes, fitness, mutation_rate=1.0, mutation="additive", mutation_std=0.01, **kw))[5:]
+    assert np.std(added - copies) == pytest.approx(0.01, rel=0.1)  # same key: the same parents as the copies
+    drawn = np.asarray(operators.next_generation(jax.random.PRNGKey(4), genes, fitness, mutation_rate=1.0, mutation="normal", mutation_std=3.0, **kw))[5:]
+    assert np.std(drawn) == pytest.approx(3.0, rel=0.1) and abs(np.corrcoef(drawn.ravel(), copies.ravel())[0, 1]) < 0.1

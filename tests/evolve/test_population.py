@@ -106,9 +106,44 @@ def test_all_crashed_generation():
     assert res.best_genome is None and res.best_fitness == float("-inf")
 
 
+def test_population_api_rejects_bad_input_in_one_line():
+    for make in (lambda: Population(10, 5), lambda: Population(10, [3, "a"]), lambda: Population(2.9, [3, 2]),
+                 lambda: Population(10, [3, 2], init_std=float("inf")), lambda: Population(10, [3, 2], activations=None)):
+        with pytest.raises(ConfigError):
+            make()
+    pop = Population(SIZE, LAYERS, seed=1)
+    for bad in (dict(generations="x"), dict(generations=1, elite_frac="a"), dict(generations=1, fitness_threshold=float("nan")),
+                dict(generations=1, batched="no"), dict(generations=1, output_names="abc")):
+        with pytest.raises(ConfigError):
+            pop.run(per_genome, **bad)
+    assert pop.generation == 0  # nothing ran
+
+
+def test_threshold_rises_past_the_best_in_one_go_even_for_a_tiny_delta():
+    import signal
+
+    def hung(*_):
+        raise TimeoutError("raising the threshold did not end")
+
+    signal.signal(signal.SIGALRM, hung)
+    signal.alarm(20)  # a stepping loop would never end: fail instead of hanging the suite
+    pop = Population(SIZE, LAYERS, seed=1)
+    pop.threshold = 1e16
+    fit = np.zeros(SIZE)
+    fit[0] = 1e16 + 2.0
+    pop._check_threshold(0, pop.genes, fit, 0.5, None)  # 0.5 is below the spacing of 1e16: a loop of += 0.5 never ends
+    assert pop.threshold >= fit[0] and len(pop.threshold_hits) == 1
+    pop.threshold = -1e4
+    fit[0] = 1e4
+    pop._check_threshold(1, pop.genes, fit, 1e-4, None)  # 2e8 steps of 1e-4, computed at once
+    signal.alarm(0)
+    assert fit[0] <= pop.threshold < fit[0] + 2e-4
+
+
 def test_rank_scores_exact():
     f = np.array([1.0, np.nan, 1.0 + 1e-12, -np.inf, 5.0])
-    assert rank_scores(f).tolist() == [-2.0, -3.0, -1.0, -4.0, -0.0]
+    assert rank_scores(f).tolist() == [-2.0, -np.inf, -1.0, -np.inf, -0.0]  # crashes -inf: breeding skips them
+    assert rank_scores(np.array([2.0, np.inf, 2.0])).tolist() == [-0.0, -np.inf, -1.0]  # ties by index; +inf is a crash too
 
 
 def test_custom_evaluator_used_and_not_closed():

@@ -177,17 +177,20 @@ def checkpoint_name(generation: int) -> str:
 def save_checkpoint(out_dir: str | os.PathLike, generation: int, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], keep: int = 3) -> Path:
     """Write ``out_dir/checkpoints/gen-<generation>.{npz,json}``, point ``latest.json`` at it, keep the last ``keep``.
 
-    Returns the manifest path.
+    Checkpoints of later generations (left by a run that was resumed from an earlier one, whose lineage
+    this one replaces) are removed, so that neither the pruning nor :func:`read_checkpoint`'s fallback
+    can pick them. Returns the manifest path.
     """
     ckpt_dir = Path(out_dir) / CHECKPOINT_DIR
     manifest = write_checkpoint(ckpt_dir / checkpoint_name(generation), arrays, "population", meta)
     runs.atomic_write_json(ckpt_dir / LATEST, {"manifest": manifest.name, "generation": int(generation)})
+    found = _generations(ckpt_dir)
+    stale = [path for gen, path in found if gen > int(generation)]
     if keep and keep > 0:
-        for gen, path in _generations(ckpt_dir)[:-keep]:
-            if gen == int(generation):
-                continue
-            path.unlink(missing_ok=True)
-            path.with_suffix(".npz").unlink(missing_ok=True)
+        stale += [path for gen, path in [f for f in found if f[0] <= int(generation)][:-keep] if gen != int(generation)]
+    for path in stale:
+        path.unlink(missing_ok=True)
+        path.with_suffix(".npz").unlink(missing_ok=True)
     return manifest
 
 

@@ -32,6 +32,9 @@ Params = dict[str, jax.Array]
 
 def check_architecture(layers: Sequence[int]) -> tuple[int, ...]:
     """Validate ``layers`` (at least input and output, all positive ints) and return it as a tuple."""
+    if isinstance(layers, (str, bytes)) or not isinstance(layers, (Sequence, np.ndarray)) or not all(
+            isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in layers):
+        raise ConfigError(f"network layers must be a list of integer sizes, got {layers!r}")
     layers = tuple(int(n) for n in layers)
     if len(layers) < 2 or any(n <= 0 for n in layers):
         raise ConfigError(f"network layers must be >= 2 positive sizes, got {list(layers)}")
@@ -41,6 +44,8 @@ def check_architecture(layers: Sequence[int]) -> tuple[int, ...]:
 def layer_activations(layers: Sequence[int], activations: str | Sequence[str]) -> tuple[str, ...]:
     """One activation name per non-input layer: a single name applies to every layer."""
     n = len(layers) - 1
+    if not isinstance(activations, (str, Sequence)):
+        raise ConfigError(f"activations must be a name or a list of names, got {activations!r}")
     names = (activations,) * n if isinstance(activations, str) else tuple(activations)
     if len(names) != n:
         raise ConfigError(f"need {n} activations for layers {list(layers)}, got {len(names)}")

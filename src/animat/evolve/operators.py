@@ -100,23 +100,30 @@ def next_generation(
 
     Rows ``[0, n_elite)`` are the best ``elite_frac`` individuals, bit-identical, best first; every
     other row is ``mutate(crossover(a, b))`` of parents ``a, b`` drawn uniformly with replacement
-    from the top ``pool_frac``. ``pool_frac``, ``elite_frac`` and ``mutation`` are static (changing
+    from the top ``pool_frac``. Crashed individuals (non-finite fitness) are never elites or parents
+    while any individual has not crashed: with fewer survivors than elites the remaining elite rows
+    are children too, with fewer than the pool the parents come from the survivors (with none at all,
+    the ranking's order stands). ``pool_frac``, ``elite_frac`` and ``mutation`` are static (changing
     them recompiles); the rates and the std are traced.
     """
     size = genes.shape[0]
     n_elite = elite_count(size, elite_frac)
     n_pool = pool_count(size, pool_frac)
-    n_child = size - n_elite
     order = ranking(fitness)
+    n_ok = jnp.sum(jnp.isfinite(fitness))
     elites = genes[order[:n_elite]]
-    if n_child == 0:
-        return elites
     k_parents, k_cross, k_mut = jax.random.split(key, 3)
-    parents = order[jax.random.randint(k_parents, (n_child, 2), 0, n_pool)]
-    children = jax.vmap(crossover, in_axes=(0, 0, 0, None))(
-        jax.random.split(k_cross, n_child), genes[parents[:, 0]], genes[parents[:, 1]], crossover_prob
-    )
-    children = jax.vmap(lambda k, g: mutate(k, g, mutation_rate, mutation, mutation_std))(
-        jax.random.split(k_mut, n_child), children
-    )
-    return jnp.concatenate([elites, children], axis=0)
+
+    def breed(k_parents, k_cross, k_mut, n):
+        parents = order[jax.random.randint(k_parents, (n, 2), 0, jnp.where(n_ok > 0, jnp.minimum(n_pool, n_ok), n_pool))]
+        children = jax.vmap(crossover, in_axes=(0, 0, 0, None))(
+            jax.random.split(k_cross, n), genes[parents[:, 0]], genes[parents[:, 1]], crossover_prob
+        )
+        return jax.vmap(lambda k, g: mutate(k, g, mutation_rate, mutation, mutation_std))(jax.random.split(k_mut, n), children)
+
+    if n_elite:  # elite rows beyond the survivors: children from their own keys (the other rows' draws unchanged)
+        spare = breed(*jax.random.split(jax.random.fold_in(key, 1), 3), n_elite)
+        elites = jnp.where(((jnp.arange(n_elite) < n_ok) | (n_ok == 0))[:, None], elites, spare)
+    if size == n_elite:
+        return elites
+    return jnp.concatenate([elites, breed(k_parents, k_cross, k_mut, size - n_elite)], axis=0)

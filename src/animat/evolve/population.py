@@ -17,6 +17,7 @@ Elites are copied unchanged, so with a deterministic fitness the generation's be
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -72,17 +73,27 @@ class RunResult:
     threshold_hits: list[dict] = field(default_factory=list)
 
 
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _is_finite_number(v: Any) -> bool:
+    return isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and math.isfinite(v)
+
+
 def rank_scores(fitness: np.ndarray) -> np.ndarray:
-    """Exact float32 stand-in for float64 ``fitness``: ``-rank`` (best 0, crashes last, ties by index).
+    """Exact float32 stand-in for float64 ``fitness``: ``-rank`` (best 0, ties by index), crashes (non-finite)
+    ``-inf`` so that breeding knows them (:func:`~animat.evolve.operators.next_generation`).
 
     Breeding on these instead of the raw values keeps the ranking exact and the same on every backend.
     """
     fitness = np.asarray(fitness, dtype=np.float64)
-    key = np.where(np.isfinite(fitness), fitness, -np.inf)
+    ok = np.isfinite(fitness)
+    key = np.where(ok, fitness, -np.inf)
     order = np.argsort(-key, kind="stable")
     ranks = np.empty(len(order), dtype=np.float32)
     ranks[order] = np.arange(len(order), dtype=np.float32)
-    return -ranks
+    return np.where(ok, -ranks, -np.inf).astype(np.float32)
 
 
 def generation_metrics(generation: int, fitness: np.ndarray, seconds: float) -> dict:
@@ -107,10 +118,12 @@ class Population:
     """
 
     def __init__(self, size: int, layers: Sequence[int], activations: str | Sequence[str] = "tanh", init_std: float = 1.0, seed: int = 0):
-        if int(size) < 2:
-            raise ConfigError(f"population size must be >= 2, got {size}")
-        if not float(init_std) > 0:
-            raise ConfigError(f"init_std must be > 0, got {init_std}")
+        if not _is_int(size) or size < 2:
+            raise ConfigError(f"population size must be an integer >= 2, got {size!r}")
+        if not _is_finite_number(init_std) or not init_std > 0:
+            raise ConfigError(f"init_std must be a finite number > 0, got {init_std!r}")
+        if not _is_int(seed) or seed < 0:
+            raise ConfigError(f"seed must be an integer >= 0, got {seed!r}")
         self.size = int(size)
         self.layers = network.check_architecture(layers)
         self.activations = network.layer_activations(self.layers, activations)
@@ -142,6 +155,15 @@ class Population:
     def _resolve_settings(self, overrides: dict[str, Any]) -> dict[str, Any]:
         s = dict(self.settings)
         s.update({k: v for k, v in overrides.items() if v is not None})
+        for name in ("crossover_prob", "mutation_rate", "pool_frac", "elite_frac", "mutation_std", "delta_fitness", "fitness_threshold"):
+            if s[name] is not None and not _is_finite_number(s[name]):
+                raise ConfigError(f"{name} must be a finite number, got {s[name]!r}")
+        if s["save_every"] is not None and not _is_int(s["save_every"]):
+            raise ConfigError(f"save_every must be an integer, got {s['save_every']!r}")
+        if not isinstance(s["batched"], (bool, np.bool_)):
+            raise ConfigError(f"batched must be True or False, got {s['batched']!r}")
+        if s["output_names"] is not None and (isinstance(s["output_names"], str) or not isinstance(s["output_names"], Sequence)):
+            raise ConfigError(f"output_names must be a list of names, got {s['output_names']!r}")
         if s["mutation"] not in operators.MUTATIONS:
             raise ConfigError(f"unknown mutation {s['mutation']!r}; expected one of {list(operators.MUTATIONS)}")
         for name in ("crossover_prob", "mutation_rate", "pool_frac", "elite_frac"):
@@ -207,6 +229,8 @@ class Population:
         if fitness_threshold is not None and (self.threshold is None or float(fitness_threshold) != self.settings.get("fitness_threshold")):
             self.threshold = float(fitness_threshold)  # a new threshold; an unchanged one keeps its raised value
         self.settings = s
+        if not _is_int(generations) or generations < 0:
+            raise ConfigError(f"generations must be an integer >= 0 (a total, not a count), got {generations!r}")
         generations = int(generations)
         mut_std = self.init_std if s["mutation_std"] is None else float(s["mutation_std"])
 
@@ -283,9 +307,10 @@ class Population:
         self.threshold_hits.append(hit)
         if delta is None:
             self.threshold = best
-        else:
-            while self.threshold < best:
-                self.threshold += float(delta)
+        else:  # raised by whole steps of delta to at least best (directly: a loop would not end for a delta below the spacing)
+            steps = math.ceil((best - self.threshold) / float(delta))
+            raised = self.threshold + steps * float(delta)
+            self.threshold = max(raised if raised >= best else raised + float(delta), best)
 
     # ------------------------------------------------------------------ checkpoints
     def _state_arrays(self) -> dict[str, np.ndarray]:
