@@ -63,3 +63,12 @@ def test_run_files_that_are_not_what_they_should_be_are_one_line_errors(tmp_path
         (tmp_path / "config.json").write_text(text)
         with pytest.raises(CheckpointError, match="config.json' is corrupt"):
             runs.read_run_config(tmp_path)
+
+
+def test_resuming_another_systems_run_says_so(tmp_path):
+    from animat import runs
+    from animat.errors import CheckpointError
+
+    runs.atomic_write_json(tmp_path / "config.json", {"clip": "demo", "timesteps": 100, "generations": 3})  # an imitate run's
+    with pytest.raises(CheckpointError, match=r"not a fly training config \(it sets clip, timesteps\); is it another system's run"):
+        runs.start_or_resume("fly", FlyConfig, resume=tmp_path, config=None, out=None, options={}, may_change={})

@@ -14,6 +14,7 @@ import io
 import json
 import os
 import tempfile
+from dataclasses import fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -172,4 +173,11 @@ def start_or_resume(system: str, config_cls, *, resume: Path | None, config: Pat
     stored = read_run_config(resume, f"a {system} training run directory (--resume)")
     if config is not None or out is not None or any(v is not None and k not in may_change for k, v in options.items()):
         raise ConfigError(f"--resume continues a run with its own config; only {', '.join(may_change.values())} may change")
-    return config_cls.build(None, **{**stored, **{k: v for k, v in options.items() if v is not None}}), resume
+    try:
+        return config_cls.build(None, **{**stored, **{k: v for k, v in options.items() if v is not None}}), resume
+    except ConfigError as exc:
+        unknown = sorted(set(stored) - {f.name for f in fields(config_cls)})
+        if not str(exc).startswith("unknown") or not unknown:
+            raise
+        raise CheckpointError(f"--resume {str(resume)!r}: its config.json is not a {system} training config (it sets "
+                              f"{', '.join(unknown[:4])}{', ...' if len(unknown) > 4 else ''}); is it another system's run?") from None

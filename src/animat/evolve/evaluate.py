@@ -174,6 +174,8 @@ class RayEvaluator:
 
     def __call__(self, genes: np.ndarray):
         ray = self._ray
+        if self._fitness_ref is None:
+            raise RuntimeError("this RayEvaluator is closed; make a new one")
         genes = np.asarray(genes)
         if genes.shape[0] == 0:
             return self._empty()
