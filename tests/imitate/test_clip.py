@@ -159,3 +159,38 @@ def test_shared_walk_round_trips(tmp_path):
     orig = np.array(json.loads(src.read_text())["Frames"])
     again = np.array(json.loads((tmp_path / "walk.txt").read_text())["Frames"])
     assert np.abs(orig[:, 1:4] - again[:, 1:4]).max() < 1e-12  # positions come back exactly
+
+
+def test_the_walk_clip_stands_and_walks_the_right_way_up():
+    """Axis mapping and joint layout on real motion capture (the shared walk clip; skipped without it):
+    over a cycle the ankles stay near the ground, the wrists at hip height, the right side at -y and the
+    left at +y (Z up, walking along +x), and the root moves forward."""
+    import mujoco
+
+    from animat.imitate.character import build_model, pose_kinematics
+    from animat.imitate.clip import find_shared_deepmimic, load_clip
+
+    folder = find_shared_deepmimic()
+    if folder is None:
+        pytest.skip("shared/data/deepmimic is absent")
+    clip = load_clip(folder / "humanoid3d_walk.txt")
+    model = build_model()
+    starts = []
+    for t in np.linspace(0.0, clip.cycle_seconds, 12, endpoint=False):
+        k = pose_kinematics(model, mujoco.MjData(model), clip.sample(t))
+        (ra, rw, la, lw), root = k.end_effectors, k.state.root_pos  # right ankle, right wrist, left ankle, left wrist
+        assert 0.0 < ra[2] < 0.3 and 0.0 < la[2] < 0.3 and 0.6 < rw[2] < 1.1 and 0.6 < lw[2] < 1.1 and 0.75 < root[2] < 1.0
+        assert ra[1] < root[1] < la[1] and rw[1] < root[1] < lw[1]
+        starts.append(root[0])
+    assert starts[-1] - starts[0] > 0.3
+
+
+def test_absurd_numbers_in_a_clip_file_are_one_line_errors(tmp_path):
+    from animat.imitate.clip import ClipError, clip_to_frames, load_clip
+
+    frames = clip_to_frames(demo_clip())
+    for bad in ("1" + "0" * 400, "1" + "0" * 5000):  # isfinite overflows on the first; json refuses the second
+        text = json.dumps({"Loop": "wrap", "Frames": frames}).replace(str(frames[0][1]), bad, 1)
+        (tmp_path / "c.txt").write_text(text)
+        with pytest.raises(ClipError):
+            load_clip(tmp_path / "c.txt")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pytest
 from gymnasium.utils.env_checker import check_env
 
 from animat.imitate.env import ImitateEnv
@@ -33,10 +34,11 @@ def test_early_termination_switch():
     env.reset(seed=0)
     steps, terminated = 0, False
     while not terminated and steps < 90:
-        _, r, terminated, truncated, _ = env.step(zero)
+        _, r, terminated, truncated, info = env.step(zero)
         assert 0.0 <= r <= 1.0
         steps += 1
     assert terminated and steps < 90
+    assert r == 0.0 and info["r_imitation"] > 0.0  # the fall's step earns nothing (DeepMimic), though it still imitated a little
     env = ImitateEnv(rsi=False, early_termination=False, max_seconds=1.0)
     env.reset(seed=0)
     flags = [env.step(zero)[2:4] for _ in range(30)]
@@ -73,3 +75,13 @@ def test_joint_limits_switch_keeps_the_spaces():
     ra = [plain.step(zero)[1] for _ in range(10)]
     rb = [limited.step(zero)[1] for _ in range(10)]
     assert np.allclose(ra, rb, atol=1e-6)
+
+
+def test_a_goal_needs_a_goal_weight():
+    from animat.errors import ConfigError
+    from animat.imitate.goal import GoalConfig
+    from animat.imitate.reward import preset
+
+    with pytest.raises(ConfigError, match="w_goal > 0"):
+        ImitateEnv(goal=GoalConfig())  # the default reward would weigh r_G by 0 and ignore it silently
+    ImitateEnv(goal=GoalConfig(), reward=preset("paper", w_imitation=0.7, w_goal=0.3))

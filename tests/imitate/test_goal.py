@@ -72,7 +72,7 @@ def test_goal_observation_and_reward():
 def test_check_env_passes_with_goal():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        check_env(ImitateEnv(goal=GoalConfig(change_seconds=(0.5, 1.0))), skip_render_check=True)
+        check_env(ImitateEnv(goal=GoalConfig(change_seconds=(0.5, 1.0)), reward=RewardConfig(w_imitation=0.7, w_goal=0.3)), skip_render_check=True)
 
 
 def test_train_config_goal_options():

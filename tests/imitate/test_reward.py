@@ -31,7 +31,7 @@ def test_presets():
     assert (paper.pose_scale, paper.vel_scale, paper.end_scale, paper.com_scale) == (2, 0.1, 40, 10)
     assert (code.pose_w, code.vel_w, code.end_w, code.root_w, code.com_w) == (0.5, 0.05, 0.15, 0.2, 0.1)
     assert code.root_scale == 5 and code.variant == "deepmimic-code"
-    assert code_joint_weights().sum() == pytest.approx(3.8 / 4.8)
+    assert code_joint_weights().sum() == pytest.approx(1.0) and code_joint_weights()[0] == pytest.approx(1.0 / 4.8)  # root first
     with pytest.raises(ConfigError, match="unknown reward preset"):
         preset("nope")
     with pytest.raises(ConfigError, match="pose_w"):
@@ -81,3 +81,18 @@ def test_com_term_matches_formula(setup):
     code = imitation_terms(ref, sim, PRESETS["deepmimic-code"])
     assert code["end"] == pytest.approx(1.0) and code["com"] == pytest.approx(1.0)
     assert code["root"] == pytest.approx(np.exp(-5 * 0.01))
+
+
+def test_code_variant_measures_end_effectors_in_the_heading_frame_and_weighs_the_root(setup):
+    """cSceneImitate::CalcRewardImitate: a turn of the whole body about the vertical leaves the end effectors'
+    heading-frame positions alone (end term 1) but costs the root's rotation, with the root's DiffWeight;
+    a lift costs every end effector's height above the ground, averaged over the four."""
+    model, ref_state, ref = setup
+    theta = 0.3
+    turned = dataclasses.replace(ref_state, root_quat=quat.mul(quat.about_axis(np.array([0.0, 0.0, 1.0]), theta), ref_state.root_quat))
+    code = imitation_terms(ref, pose_kinematics(model, mujoco.MjData(model), turned), PRESETS["deepmimic-code"])
+    assert code["end"] == pytest.approx(1.0)
+    assert code["pose"] == pytest.approx(np.exp(-2 * (1.0 / 4.8) * theta**2))
+    lifted = dataclasses.replace(ref_state, root_pos=ref_state.root_pos + np.array([0.0, 0.0, 0.1]))
+    code = imitation_terms(ref, pose_kinematics(model, mujoco.MjData(model), lifted), PRESETS["deepmimic-code"])
+    assert code["end"] == pytest.approx(np.exp(-40 * 0.01))  # the mean, not the sum, of four 0.01 m² errors

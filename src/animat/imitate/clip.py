@@ -221,7 +221,7 @@ def parse_clip(obj: object, source: str = "<clip>") -> Clip:
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 name, j = _field_at(i)
                 raise ClipError(f"{source}: frame {f}, field '{name}' (value {i}, component {j}): expected a number, got {v!r}")
-            if not math.isfinite(v):
+            if isinstance(v, int) and abs(v) > 1e300 or not math.isfinite(v):  # (isfinite overflows on a huge int)
                 name, j = _field_at(i)
                 raise ClipError(f"{source}: frame {f}, field '{name}' (value {i}, component {j}): not finite ({v})")
         data[f] = frame
@@ -260,6 +260,8 @@ def load_clip(path: str | os.PathLike) -> Clip:
         obj = json.loads(text)  # NaN / Infinity decode to floats and are caught per field
     except json.JSONDecodeError as exc:
         raise ClipError(f"{str(path)!r}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise ClipError(f"{str(path)!r}: not a clip: {exc}") from None
     return parse_clip(obj, source=repr(str(path)))
 
 

@@ -29,6 +29,7 @@ import gymnasium as gym
 import mujoco
 import numpy as np
 
+from animat.errors import ConfigError
 from animat.imitate import quat
 from animat.imitate.character import CONTROL_HZ, SUBSTEPS, Layout, apply_ball_pd, build_model, kinematics, pose_kinematics, set_pd_targets, set_pose
 from animat.imitate.clip import HINGE_AXIS, Clip
@@ -52,6 +53,8 @@ class ImitateEnv(gym.Env):
                  early_termination: bool = True, max_seconds: float = 10.0, mujoco_servos: bool = True,
                  residual: bool = False, goal: GoalConfig | None = None, joint_limits: bool = False):
         self.clip = clip or demo_clip()
+        if goal is not None and not reward.w_goal > 0:
+            raise ConfigError(f"a task goal needs a reward with w_goal > 0 (the paper: w_imitation 0.7, w_goal 0.3), got w_goal {reward.w_goal}")
         self.goal_cfg, self.goal = goal, None
         self._clip_speed = float(np.linalg.norm(self.clip.root_advance)) / self.clip.cycle_seconds
         self.cfg, self.rsi, self.early_termination, self.max_seconds = reward, rsi, early_termination, max_seconds
@@ -157,6 +160,8 @@ class ImitateEnv(gym.Env):
                 mujoco.mj_step(self.model, self.data)
         self.t += 1.0 / CONTROL_HZ
         finite = bool(np.isfinite(self.data.qpos).all() and np.isfinite(self.data.qvel).all())
+        if finite:  # positions, centre of mass and contacts of the state reached (mj_step leaves them from its start)
+            mujoco.mj_forward(self.model, self.data)
         if not finite:
             info = {"time": self.t, "r_imitation": 0.0, "nonfinite": True, **({"r_goal": 0.0} if self.goal else {})}
             return np.zeros(self.observation_space.shape, np.float32), 0.0, True, False, info
@@ -171,5 +176,7 @@ class ImitateEnv(gym.Env):
             if self.t >= self.goal.until:  # the next observation shows the new goal
                 self.goal = self._draw_goal()
         terminated = self.early_termination and self._fallen()
+        if terminated:  # fallen: no reward from this step on (DeepMimic's early termination)
+            reward = 0.0
         truncated = self.t - self.t0 >= self.max_seconds - 1e-9
         return self._obs(sim), float(reward), bool(terminated), bool(truncated), info

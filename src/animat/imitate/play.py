@@ -116,7 +116,8 @@ def play(run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render:
         "seconds_requested": float(seconds),
         "episode_steps": int(step),
         "episode_seconds": round(step / 30.0, 4),
-        "fell": bool(terminated),
+        "fell": bool(terminated) and not info.get("nonfinite", False),
+        "nonfinite": bool(info.get("nonfinite", False)),  # the physics blew up (not a fall)
         "mean_r_imitation": float(rewards_a.mean()),
         "return_r_imitation": float(rewards_a.sum()),
         "clip": cfg.clip or "demo",

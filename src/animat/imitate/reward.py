@@ -16,10 +16,14 @@ Preset ``"deepmimic-code"``: the variant in the public DeepMimic code
 (``DeepMimicCore/scenes/SceneImitate.cpp``, ``cSceneImitate::CalcRewardImitate``), as described there:
 weights pose 0.5, velocity 0.05, end-effector 0.15, root 0.2, centre of mass 0.1 (normalised to
 sum 1) with scales pose 2, velocity 0.1, end-effector 40, root 5, com 10. It differs from the paper
-in that (a) the joint sums are weighted by the skeleton's ``DiffWeight`` divided by the sum of all
-joints' weights (root included) and exclude the root; (b) end effectors are measured relative to
-the root position; (c) a root term ``exp(−5 (‖Δp_root‖² + 0.1 Δθ_root² + 0.01 ‖Δv_root‖² + 0.001 ‖Δω_root‖²))``
-is added; (d) the com term compares centre-of-mass *velocities*: ``exp(−10 · 0.1 ‖Δv_com‖²)``.
+in that (a) the pose and velocity sums are weighted by the skeleton's ``DiffWeight`` divided by the sum
+of all joints' weights, the root's rotation and angular velocity entering with the root's weight;
+(b) an end effector is measured from its own character's root horizontally, from the ground
+vertically, in that character's heading frame (rotated by minus its root's yaw), and the error is the
+mean over the end effectors, not the sum; (c) a root term
+``exp(−5 (‖Δp_root‖² + 0.1 Δθ_root² + 0.01 ‖Δv_root‖² + 0.001 ‖Δω_root‖²))`` is added; (d) the com
+term compares centre-of-mass *velocities*: ``exp(−10 · 0.1 ‖Δv_com‖²)``. (The current upstream master
+sums the end-effector errors with scale 10 instead: the same value for the 4 end effectors.)
 """
 
 from __future__ import annotations
@@ -97,11 +101,21 @@ def term(error: float, scale: float) -> float:
 
 
 def code_joint_weights(skeleton: Skeleton | None = None) -> np.ndarray:
-    """(12,) DeepMimic ``DiffWeight`` of each clip joint over the sum of all joints' weights (root included)."""
+    """(13,) DeepMimic ``DiffWeight`` of the root and each clip joint, in that order, over the sum of all
+    joints' weights (root included)."""
     skel = skeleton or default_skeleton()
     by_name = {j.name: j.diff_weight for j in skel.joints}
     total = sum(j.diff_weight for j in skel.joints)
-    return np.array([by_name[n] / total for n in JOINT_NAMES])
+    return np.array([by_name["root"] / total] + [by_name[n] / total for n in JOINT_NAMES])
+
+
+def heading_frame(points: np.ndarray, root_pos: np.ndarray, root_quat: np.ndarray) -> np.ndarray:
+    """End effectors ``points (E, 3)`` m as DeepMimic's code measures them: from the root horizontally,
+    from the ground (z = 0) vertically, rotated by minus the root's heading (yaw about +z)."""
+    rel = np.asarray(points, np.float64) - np.asarray(root_pos, np.float64)
+    rel[..., 2] = np.asarray(points)[..., 2]
+    yaw = np.arctan2(quat.rotate(root_quat, np.array([1.0, 0.0, 0.0]))[1], quat.rotate(root_quat, np.array([1.0, 0.0, 0.0]))[0])
+    return quat.rotate(quat.about_axis(np.array([0.0, 0.0, 1.0]), -yaw), rel)
 
 
 def imitation_terms(ref: Kinematics, sim: Kinematics, cfg: RewardConfig = PRESETS["paper"]) -> dict[str, float]:
@@ -120,6 +134,11 @@ def imitation_terms(ref: Kinematics, sim: Kinematics, cfg: RewardConfig = PRESET
             "root": 1.0,
         }
     w = code_joint_weights()
+    qa = np.concatenate([a.root_quat[None], a.joint_quats])
+    qb = np.concatenate([b.root_quat[None], b.joint_quats])
+    wa = np.concatenate([a.root_angvel[None], a.joint_angvel])
+    wb = np.concatenate([b.root_angvel[None], b.joint_angvel])
+    ends = len(ref.end_effectors)
     root_err = (
         position_error(a.root_pos, b.root_pos)
         + 0.1 * float(quat.angle_between(a.root_quat, b.root_quat)) ** 2
@@ -127,9 +146,10 @@ def imitation_terms(ref: Kinematics, sim: Kinematics, cfg: RewardConfig = PRESET
         + 0.001 * position_error(a.root_angvel, b.root_angvel)
     )
     return {
-        "pose": term(pose_error(a.joint_quats, b.joint_quats, w), cfg.pose_scale),
-        "vel": term(velocity_error(a.joint_angvel, b.joint_angvel, w), cfg.vel_scale),
-        "end": term(position_error(ref.end_effectors - a.root_pos, sim.end_effectors - b.root_pos), cfg.end_scale),
+        "pose": term(pose_error(qa, qb, w), cfg.pose_scale),
+        "vel": term(velocity_error(wa, wb, w), cfg.vel_scale),
+        "end": term(position_error(heading_frame(ref.end_effectors, a.root_pos, a.root_quat),
+                                   heading_frame(sim.end_effectors, b.root_pos, b.root_quat)) / max(ends, 1), cfg.end_scale),
         "com": term(0.1 * position_error(ref.com_vel, sim.com_vel), cfg.com_scale),
         "root": term(root_err, cfg.root_scale),
     }

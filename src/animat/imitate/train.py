@@ -129,6 +129,8 @@ class TrainConfig:
         w = self.goal_weights
         if not (isinstance(w, list) and len(w) == 2 and all(isinstance(x, (int, float)) and x >= 0 for x in w) and sum(w) > 0):
             raise ConfigError(f"goal_weights must be [w_I, w_G] with both ≥ 0 and a positive sum, got {w!r}")
+        if self.goal and not w[1] > 0:
+            raise ConfigError(f"with goal = true, goal_weights needs w_G > 0 (else r_G is ignored), got {w!r}")
         self.goal_config()
         return self
 
@@ -233,7 +235,7 @@ def learning_curve_plot(rows: list[dict], path: Path, title: str, evals: list[tu
 
     t = _col(rows, "timesteps")
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(7.0, 6.0), sharex=True)
-    for ax, key, label, colour in ((a1, "ep_return_mean", "mean episode imitation reward Σ r_I", "C0"),
+    for ax, key, label, colour in ((a1, "ep_return_mean", "mean episode return (Σ r; Σ r_I without a goal)", "C0"),
                                    (a2, "ep_len_mean", "mean episode length (steps, 30 Hz)", "C1")):
         y = _col(rows, key)
         ok = np.isfinite(y) & np.isfinite(t)
