@@ -85,3 +85,23 @@ def test_a_goal_needs_a_goal_weight():
     with pytest.raises(ConfigError, match="w_goal > 0"):
         ImitateEnv(goal=GoalConfig())  # the default reward would weigh r_G by 0 and ignore it silently
     ImitateEnv(goal=GoalConfig(), reward=preset("paper", w_imitation=0.7, w_goal=0.3))
+
+
+def test_rewards_see_the_state_the_step_reached():
+    """After a control step the end effectors, centre of mass and its velocity are those of the new state
+    (as a full mj_forward of it gives), not those of the last substep's start."""
+    import mujoco
+
+    from animat.imitate.character import kinematics
+
+    env = ImitateEnv(rsi=False, early_termination=False)
+    env.reset(seed=0)
+    for _ in range(5):
+        env.step(np.zeros(env.action_space.shape, np.float32))
+    fresh = mujoco.MjData(env.model)
+    fresh.qpos[:], fresh.qvel[:] = env.data.qpos, env.data.qvel
+    mujoco.mj_forward(env.model, fresh)
+    a, b = kinematics(env.model, env.data, env.layout), kinematics(env.model, fresh, env.layout)
+    np.testing.assert_array_equal(a.end_effectors, b.end_effectors)
+    np.testing.assert_array_equal(a.com, b.com)
+    np.testing.assert_array_equal(a.com_vel, b.com_vel)

@@ -160,8 +160,9 @@ class ImitateEnv(gym.Env):
                 mujoco.mj_step(self.model, self.data)
         self.t += 1.0 / CONTROL_HZ
         finite = bool(np.isfinite(self.data.qpos).all() and np.isfinite(self.data.qvel).all())
-        if finite:  # positions, centre of mass and contacts of the state reached (mj_step leaves them from its start)
-            mujoco.mj_forward(self.model, self.data)
+        if finite:  # positions and centre of mass of the state reached (mj_step leaves them from its last substep's start)
+            for stage in (mujoco.mj_kinematics, mujoco.mj_comPos, mujoco.mj_comVel):
+                stage(self.model, self.data)
         if not finite:
             info = {"time": self.t, "r_imitation": 0.0, "nonfinite": True, **({"r_goal": 0.0} if self.goal else {})}
             return np.zeros(self.observation_space.shape, np.float32), 0.0, True, False, info
