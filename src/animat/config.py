@@ -10,6 +10,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from animat.errors import ConfigError
 
 
@@ -40,6 +42,18 @@ def merge_options(cls, file: str | Path | None, overrides: dict[str, Any], what:
         raise ConfigError(f"unknown {what}(s) {unknown} in {file or 'options'}; expected some of {sorted(known)}")
     check_types(cls, values)
     return values
+
+
+def is_int(value: Any) -> bool:
+    """An integer (Python or NumPy), not a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def is_finite_number(value: Any) -> bool:
+    """A finite number (Python or NumPy, not a bool); an integer counts if it fits in 64 bits."""
+    if is_int(value):
+        return abs(int(value)) < 2**63
+    return isinstance(value, (float, np.floating)) and math.isfinite(value)
 
 
 def _fits(value: Any, hint: Any) -> bool:
@@ -93,7 +107,7 @@ def check_types(cls, values: dict[str, Any]) -> None:
         if name in hints and not _fits(value, hints[name]):
             raise ConfigError(f"{name} must be {_describe(hints[name])}, got {value!r}")
         for item in value if isinstance(value, (list, tuple)) else [value]:
-            if isinstance(item, float) and not math.isfinite(item):
-                raise ConfigError(f"{name} must be a finite number, got {value!r}")
-            if isinstance(item, int) and abs(item) >= 2**63:
+            if is_int(item) and not is_finite_number(item):
                 raise ConfigError(f"{name} is too large: {value!r}")
+            if isinstance(item, float) and not is_finite_number(item):
+                raise ConfigError(f"{name} must be a finite number, got {value!r}")

@@ -166,18 +166,16 @@ def start_or_resume(system: str, config_cls, *, resume: Path | None, config: Pat
                     options: dict[str, Any], may_change: dict[str, str]):
     """``(config, run_dir)`` for ``animat SYSTEM train``: a new run directory for ``config`` + ``options``;
     or, with ``resume``, that run's own ``config.json`` where only the options named in ``may_change``
-    (option key -> flag shown to the user) may be given. ``config_cls.build(file, **options)`` resolves."""
+    (option key -> flag shown to the user) may be given. ``config_cls.build(file, **options)`` resolves;
+    ``config_cls.RUN_RECORD`` (if any) names the keys a run's config.json holds besides the config's fields."""
     if resume is None:
         return config_cls.build(config, **options), new_run_dir(system, "train", out)
     resume = Path(resume)
     stored = read_run_config(resume, f"a {system} training run directory (--resume)")
     if config is not None or out is not None or any(v is not None and k not in may_change for k, v in options.items()):
         raise ConfigError(f"--resume continues a run with its own config; only {', '.join(may_change.values())} may change")
-    try:
-        return config_cls.build(None, **{**stored, **{k: v for k, v in options.items() if v is not None}}), resume
-    except ConfigError as exc:
-        unknown = sorted(set(stored) - {f.name for f in fields(config_cls)})
-        if not str(exc).startswith("unknown") or not unknown:
-            raise
+    unknown = sorted(set(stored) - {f.name for f in fields(config_cls)} - set(getattr(config_cls, "RUN_RECORD", ())))
+    if unknown:
         raise CheckpointError(f"--resume {str(resume)!r}: its config.json is not a {system} training config (it sets "
-                              f"{', '.join(unknown[:4])}{', ...' if len(unknown) > 4 else ''}); is it another system's run?") from None
+                              f"{', '.join(unknown[:4])}{', ...' if len(unknown) > 4 else ''}); is it another system's run?")
+    return config_cls.build(None, **{**stored, **{k: v for k, v in options.items() if v is not None}}), resume

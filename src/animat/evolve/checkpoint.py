@@ -64,8 +64,8 @@ def write_checkpoint(manifest_path: str | os.PathLike, arrays: Mapping[str, np.n
 
 def _manifest_for(path: Path) -> tuple[Path, Path | None]:
     """Resolve a run dir, a checkpoints dir, ``latest.json``, a manifest or an npz to ``(manifest, pointer)``;
-    ``pointer`` is the ``latest.json`` followed (None when a file was named). A pointer that cannot be
-    read resolves to the manifest path ``pointer`` itself, which then fails to verify."""
+    ``pointer`` is the ``latest.json`` followed (None when a file was named); :class:`DamagedPointer`
+    when that pointer cannot be read."""
     if path.is_dir():
         if (path / CHECKPOINT_DIR).is_dir():
             path = path / CHECKPOINT_DIR
@@ -81,8 +81,8 @@ def _manifest_for(path: Path) -> tuple[Path, Path | None]:
         return path.parent / str(pointer["manifest"]), path
     except FileNotFoundError:
         raise CheckpointError(f"no checkpoint at {str(path)!r} (file missing)") from None
-    except (OSError, ValueError, KeyError, TypeError):
-        return path, path  # verified (and refused) below, so the older checkpoints are tried
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise DamagedPointer(f"checkpoint pointer {str(path)!r} is corrupt: {exc}", path) from None
 
 
 def read_checkpoint(path: str | os.PathLike, kind: str | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -95,20 +95,33 @@ def read_checkpoint(path: str | os.PathLike, kind: str | None = None) -> tuple[d
     (``<name>-<number>.json``, same ``kind``), with a :class:`~animat.errors.CheckpointWarning`; the error
     is raised only when none does.
     """
-    manifest_path, pointer = _manifest_for(Path(path))
     try:
-        return _read_manifest(manifest_path, kind)
-    except CheckpointError as exc:
-        if pointer is None:
-            raise
-        for older in _older_manifests(manifest_path, pointer):
-            try:
-                found = _read_manifest(older, kind)
-            except CheckpointError:
-                continue
-            warnings.warn(f"{exc}; resuming from the older {str(older)!r}", CheckpointWarning, stacklevel=2)
-            return found
-        raise
+        manifest_path, pointer = _manifest_for(Path(path))
+    except DamagedPointer as exc:
+        manifest_path, pointer, error = exc.pointer, exc.pointer, exc
+    else:
+        try:
+            return _read_manifest(manifest_path, kind)
+        except CheckpointError as exc:
+            if pointer is None:
+                raise
+            error = exc
+    for older in _older_manifests(manifest_path, pointer):
+        try:
+            found = _read_manifest(older, kind)
+        except CheckpointError:
+            continue
+        warnings.warn(f"{error}; resuming from the older {str(older)!r}", CheckpointWarning, stacklevel=2)
+        return found
+    raise error
+
+
+class DamagedPointer(CheckpointError):
+    """``latest.json`` (``pointer``) cannot be read: :func:`read_checkpoint` then tries the older checkpoints."""
+
+    def __init__(self, message: str, pointer: Path):
+        super().__init__(message)
+        self.pointer = pointer
 
 
 def _older_manifests(failed: Path, pointer: Path) -> list[Path]:
@@ -123,8 +136,6 @@ def _older_manifests(failed: Path, pointer: Path) -> list[Path]:
 
 def _read_manifest(manifest_path: Path, kind: str | None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Load and verify the checkpoint of one manifest (see :func:`read_checkpoint`)."""
-    if manifest_path.name == LATEST:
-        raise CheckpointError(f"checkpoint pointer {str(manifest_path)!r} is corrupt")
     try:
         manifest = runs.read_json(manifest_path)
     except FileNotFoundError:
@@ -187,7 +198,7 @@ def save_checkpoint(out_dir: str | os.PathLike, generation: int, arrays: Mapping
     found = _generations(ckpt_dir)
     stale = [path for gen, path in found if gen > int(generation)]
     if keep and keep > 0:
-        stale += [path for gen, path in [f for f in found if f[0] <= int(generation)][:-keep] if gen != int(generation)]
+        stale += [path for gen, path in found if gen <= int(generation)][:-keep]
     for path in stale:
         path.unlink(missing_ok=True)
         path.with_suffix(".npz").unlink(missing_ok=True)

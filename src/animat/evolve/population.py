@@ -28,6 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from animat.config import is_finite_number, is_int
 from animat.errors import CheckpointError, ConfigError
 from animat.evolve import checkpoint, network, operators
 from animat.evolve.evaluate import LocalEvaluator
@@ -73,14 +74,6 @@ class RunResult:
     threshold_hits: list[dict] = field(default_factory=list)
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-
-
-def _is_finite_number(v: Any) -> bool:
-    return isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and math.isfinite(v)
-
-
 def rank_scores(fitness: np.ndarray) -> np.ndarray:
     """Exact float32 stand-in for float64 ``fitness``: ``-rank`` (best 0, ties by index), crashes (non-finite)
     ``-inf`` so that breeding knows them (:func:`~animat.evolve.operators.next_generation`).
@@ -118,11 +111,11 @@ class Population:
     """
 
     def __init__(self, size: int, layers: Sequence[int], activations: str | Sequence[str] = "tanh", init_std: float = 1.0, seed: int = 0):
-        if not _is_int(size) or size < 2:
+        if not is_int(size) or size < 2:
             raise ConfigError(f"population size must be an integer >= 2, got {size!r}")
-        if not _is_finite_number(init_std) or not init_std > 0:
+        if not is_finite_number(init_std) or not init_std > 0:
             raise ConfigError(f"init_std must be a finite number > 0, got {init_std!r}")
-        if not _is_int(seed) or seed < 0:
+        if not is_int(seed) or seed < 0:
             raise ConfigError(f"seed must be an integer >= 0, got {seed!r}")
         self.size = int(size)
         self.layers = network.check_architecture(layers)
@@ -156,9 +149,9 @@ class Population:
         s = dict(self.settings)
         s.update({k: v for k, v in overrides.items() if v is not None})
         for name in ("crossover_prob", "mutation_rate", "pool_frac", "elite_frac", "mutation_std", "delta_fitness", "fitness_threshold"):
-            if s[name] is not None and not _is_finite_number(s[name]):
+            if s[name] is not None and not is_finite_number(s[name]):
                 raise ConfigError(f"{name} must be a finite number, got {s[name]!r}")
-        if s["save_every"] is not None and not _is_int(s["save_every"]):
+        if s["save_every"] is not None and not is_int(s["save_every"]):
             raise ConfigError(f"save_every must be an integer, got {s['save_every']!r}")
         if not isinstance(s["batched"], (bool, np.bool_)):
             raise ConfigError(f"batched must be True or False, got {s['batched']!r}")
@@ -229,7 +222,7 @@ class Population:
         if fitness_threshold is not None and (self.threshold is None or float(fitness_threshold) != self.settings.get("fitness_threshold")):
             self.threshold = float(fitness_threshold)  # a new threshold; an unchanged one keeps its raised value
         self.settings = s
-        if not _is_int(generations) or generations < 0:
+        if not is_int(generations) or generations < 0:
             raise ConfigError(f"generations must be an integer >= 0 (a total, not a count), got {generations!r}")
         generations = int(generations)
         mut_std = self.init_std if s["mutation_std"] is None else float(s["mutation_std"])

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
-from animat.config import check_types
+from animat.config import check_types, is_int
 from animat.errors import ConfigError
 
 
@@ -67,7 +67,7 @@ class FlyParams:
             raise ConfigError("angle_limits must be >= 0 and speed_limits > 0 rad/s")
         if not self.max_speed > 0 or not self.max_angular_speed > 0:
             raise ConfigError(f"max_speed and max_angular_speed must be > 0, got {self.max_speed} and {self.max_angular_speed}")
-        if isinstance(self.wing_elements, bool) or not isinstance(self.wing_elements, int) or self.wing_elements < 1:
+        if not is_int(self.wing_elements) or self.wing_elements < 1:
             raise ConfigError(f"wing_elements must be an integer >= 1, got {self.wing_elements!r}")
 
     @property

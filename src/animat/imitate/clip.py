@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from animat.config import is_finite_number
 from animat.errors import AnimatError
 from animat.imitate import quat
 
@@ -221,7 +222,7 @@ def parse_clip(obj: object, source: str = "<clip>") -> Clip:
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 name, j = _field_at(i)
                 raise ClipError(f"{source}: frame {f}, field '{name}' (value {i}, component {j}): expected a number, got {v!r}")
-            if isinstance(v, int) and abs(v) > 1e300 or not math.isfinite(v):  # (isfinite overflows on a huge int)
+            if not is_finite_number(v):
                 name, j = _field_at(i)
                 raise ClipError(f"{source}: frame {f}, field '{name}' (value {i}, component {j}): not finite ({v})")
         data[f] = frame

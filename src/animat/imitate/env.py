@@ -40,12 +40,6 @@ from animat.imitate.reward import PRESETS, RewardConfig, imitation_reward, total
 FALL_BODIES = ("root", "chest", "neck")
 
 
-def _heading_quat(q: np.ndarray) -> np.ndarray:
-    """Yaw-only rotation (about z) of the heading of ``q``: the direction its x axis points, flattened."""
-    fwd = quat.rotate(q, np.array([1.0, 0.0, 0.0]))
-    return quat.about_axis(np.array([0.0, 0.0, 1.0]), np.arctan2(fwd[1], fwd[0]))
-
-
 class ImitateEnv(gym.Env):
     metadata = {"render_modes": []}
 
@@ -74,7 +68,7 @@ class ImitateEnv(gym.Env):
     def _obs(self, k=None) -> np.ndarray:
         k = k or kinematics(self.model, self.data, self.layout)
         s, h = k.state, self.layout.hinge
-        inv_heading = quat.conj(_heading_quat(s.root_quat))
+        inv_heading = quat.conj(quat.heading(s.root_quat))
         joints = np.empty(self._joint_obs_size)
         joints[self._quat_idx] = s.joint_quats[~h]
         joints[self._angle_idx] = quat.angle_about(s.joint_quats[h], HINGE_AXIS)
@@ -159,13 +153,13 @@ class ImitateEnv(gym.Env):
                 apply_ball_pd(self.model, self.data, targets, self.layout)
                 mujoco.mj_step(self.model, self.data)
         self.t += 1.0 / CONTROL_HZ
-        finite = bool(np.isfinite(self.data.qpos).all() and np.isfinite(self.data.qvel).all())
-        if finite:  # positions and centre of mass of the state reached (mj_step leaves them from its last substep's start)
-            for stage in (mujoco.mj_kinematics, mujoco.mj_comPos, mujoco.mj_comVel):
-                stage(self.model, self.data)
-        if not finite:
+        if not (np.isfinite(self.data.qpos).all() and np.isfinite(self.data.qvel).all()):
             info = {"time": self.t, "r_imitation": 0.0, "nonfinite": True, **({"r_goal": 0.0} if self.goal else {})}
             return np.zeros(self.observation_space.shape, np.float32), 0.0, True, False, info
+        # positions and centre of mass of the state reached (mj_step leaves them, and the contacts that
+        # _fallen reads, from its last substep's start: 1/600 s earlier)
+        for stage in (mujoco.mj_kinematics, mujoco.mj_comPos, mujoco.mj_comVel):
+            stage(self.model, self.data)
         sim = kinematics(self.model, self.data, self.layout)
         ref = pose_kinematics(self.model, self.ref_data, self.clip.sample(self.t), self.layout)
         r_imitation = imitation_reward(ref, sim, self.cfg)

@@ -28,6 +28,7 @@ sums the end-effector errors with scale 10 instead: the same value for the 4 end
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
@@ -109,23 +110,28 @@ def code_joint_weights(skeleton: Skeleton | None = None) -> np.ndarray:
     return np.array([by_name["root"] / total] + [by_name[n] / total for n in JOINT_NAMES])
 
 
+@functools.lru_cache(maxsize=1)
+def _default_code_weights() -> np.ndarray:
+    """:func:`code_joint_weights` of the default skeleton, computed once (the reward runs every step)."""
+    return code_joint_weights()
+
+
 def heading_frame(points: np.ndarray, root_pos: np.ndarray, root_quat: np.ndarray) -> np.ndarray:
     """End effectors ``points (E, 3)`` m as DeepMimic's code measures them: from the root horizontally,
     from the ground (z = 0) vertically, rotated by minus the root's heading (yaw about +z)."""
     rel = np.asarray(points, np.float64) - np.asarray(root_pos, np.float64)
     rel[..., 2] = np.asarray(points)[..., 2]
-    yaw = np.arctan2(quat.rotate(root_quat, np.array([1.0, 0.0, 0.0]))[1], quat.rotate(root_quat, np.array([1.0, 0.0, 0.0]))[0])
-    return quat.rotate(quat.about_axis(np.array([0.0, 0.0, 1.0]), -yaw), rel)
+    return quat.rotate(quat.conj(quat.heading(root_quat)), rel)
 
 
 def imitation_terms(ref: Kinematics, sim: Kinematics, cfg: RewardConfig = PRESETS["paper"]) -> dict[str, float]:
     """The sub-rewards (each in (0, 1]) of ``sim`` against ``ref``: pose, vel, end, com, root."""
     a, b = ref.state, sim.state
+    qa = np.concatenate([a.root_quat[None], a.joint_quats])  # root first, as the weights
+    qb = np.concatenate([b.root_quat[None], b.joint_quats])
+    wa = np.concatenate([a.root_angvel[None], a.joint_angvel])
+    wb = np.concatenate([b.root_angvel[None], b.joint_angvel])
     if cfg.variant == "paper":
-        qa = np.concatenate([a.root_quat[None], a.joint_quats])
-        qb = np.concatenate([b.root_quat[None], b.joint_quats])
-        wa = np.concatenate([a.root_angvel[None], a.joint_angvel])
-        wb = np.concatenate([b.root_angvel[None], b.joint_angvel])
         return {
             "pose": term(pose_error(qa, qb), cfg.pose_scale),
             "vel": term(velocity_error(wa, wb), cfg.vel_scale),
@@ -133,11 +139,7 @@ def imitation_terms(ref: Kinematics, sim: Kinematics, cfg: RewardConfig = PRESET
             "com": term(position_error(ref.com, sim.com), cfg.com_scale),
             "root": 1.0,
         }
-    w = code_joint_weights()
-    qa = np.concatenate([a.root_quat[None], a.joint_quats])
-    qb = np.concatenate([b.root_quat[None], b.joint_quats])
-    wa = np.concatenate([a.root_angvel[None], a.joint_angvel])
-    wb = np.concatenate([b.root_angvel[None], b.joint_angvel])
+    w = _default_code_weights()
     ends = len(ref.end_effectors)
     root_err = (
         position_error(a.root_pos, b.root_pos)

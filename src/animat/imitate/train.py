@@ -121,7 +121,7 @@ class TrainConfig:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)!r}")
         for name in ("eval_episodes", "checkpoint_every", "torch_threads", "max_minutes"):
             if getattr(self, name) < 0:
-                raise ConfigError(f"{name} must be ≥ 0, got {getattr(self, name)!r}")
+                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)!r}")
         if self.progress_bar and (importlib.util.find_spec("tqdm") is None or importlib.util.find_spec("rich") is None):
             raise ConfigError("progress_bar = true needs the tqdm and rich packages (SB3's bar); the CLI shows its own")
         if self.clip is not None:

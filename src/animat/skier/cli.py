@@ -83,17 +83,18 @@ def replay_cmd(
     from animat.skier.train import REPLAY_SETTINGS, TrainConfig
 
     if source.is_dir():
-        if not (source / "best_gene.json").is_file() or not (source / "config.json").is_file():
-            raise CheckpointError(f"{str(source)!r} holds no best_gene.json and config.json; is it a finished skier training run?")
         stored = runs.read_run_config(source, "a skier training run directory")
+        if not (source / "best_gene.json").is_file():
+            raise CheckpointError(f"{str(source)!r} holds no best_gene.json; is it a finished skier training run?")
         if friction is not None:
             stored["friction"] = friction
         cfg = TrainConfig.build(None, **stored)
         gene, _ = load_gene_json(source / "best_gene.json", cfg.n_states, cfg.n_joints)  # the run's settings: cfg
     elif source.is_file():  # the skier, friction, keyframe period and scoring the file records (a run's best_gene.json)
         gene, info = load_gene_json(source, n_states=None)  # 12 columns: one-axis hip, 14: two-axis
-        skier = {k: v for k, v in (info.get("skier") or {}).items() if k not in ("friction", "hip")}
-        cfg = TrainConfig.build(None, friction=friction or (info.get("skier") or {}).get("friction", info.get("friction")),
+        recorded = info.get("skier") or {}
+        skier = {k: v for k, v in recorded.items() if k not in ("friction", "hip")}
+        cfg = TrainConfig.build(None, friction=friction or recorded.get("friction", info.get("friction")),
                                 hip="one-axis" if gene.shape[1] == len(JOINTS) else "two-axis", tau=info["tau"], n_states=gene.shape[0],
                                 skier=skier, **{k: info[k] for k in REPLAY_SETTINGS if k in info})
     else:

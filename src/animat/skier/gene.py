@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from animat import runs
+from animat.config import is_finite_number
 from animat.errors import AnimatError
 from animat.skier.model import JOINTS, SPREAD_JOINTS, joint_names, joint_ranges_deg
 
@@ -174,7 +175,7 @@ def load_gene_json(path: str | os.PathLike, n_states: int | None = N_STATES, n_j
     if states is None:
         raise GeneError(f"gene file {str(path)!r} has no 'states' matrix")
     tau = data.get("tau_seconds", TAU) if isinstance(data, dict) else TAU
-    if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not (math.isfinite(tau) and tau > 0):
+    if not is_finite_number(tau) or not tau > 0:
         raise GeneError(f"gene file {str(path)!r}: tau_seconds must be a number > 0, got {tau!r}")
     info = {k: v for k, v in data.items() if k not in ("states", "tau_seconds")} if isinstance(data, dict) else {}
     return validate_gene(states, n_states, n_joints, name=f"gene in {path.name}"), {**info, "tau": float(tau)}

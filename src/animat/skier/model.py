@@ -86,7 +86,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from animat.config import check_types
+from animat.config import check_types, is_finite_number, is_int
 from animat.errors import ConfigError
 
 JOINTS: tuple[str, ...] = (
@@ -194,12 +194,11 @@ class SkierParams:
             if not float(getattr(self, name)) > 0:
                 raise ConfigError(f"skier {name} must be > 0, got {getattr(self, name)}")
         for name in ("iterations", "ls_iterations"):
-            if isinstance(getattr(self, name), bool) or not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+            if not is_int(getattr(self, name)) or getattr(self, name) < 1:
                 raise ConfigError(f"skier {name} must be an integer >= 1, got {getattr(self, name)!r}")
         for name in ("kp", "kv"):
             gains = getattr(self, name)
-            if set(gains) != set(DEFAULT_GAINS[name]) or not all(
-                    isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0 for v in gains.values()):
+            if set(gains) != set(DEFAULT_GAINS[name]) or not all(is_finite_number(v) and v >= 0 for v in gains.values()):
                 raise ConfigError(f"skier {name} must give a finite gain >= 0 for each of {sorted(DEFAULT_GAINS[name])}, got {gains}")
         return self
 

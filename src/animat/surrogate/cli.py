@@ -125,15 +125,16 @@ def train_cmd(
                    lr=lr, window=window, batch=batch, test_episodes=test_episodes, seed=seed,
                    split_seed=split_seed)
     if resume is None:  # a missing or foreign dataset fails here, in one line, before the run directory exists
-        from animat.surrogate.data import load_meta
+        from animat.surrogate.data import check_dataset
 
-        data_dir = TrainConfig.build(config, **options).data
-        if not data_dir:
+        cfg = TrainConfig.build(config, **options)
+        if not cfg.data:
             raise ConfigError("give the dataset folder with --data (or 'data' in the [train] table)")
-        if load_meta(data_dir)["scene"]["name"] != scene:
-            raise ConfigError(f"dataset {data_dir!r} is of scene {load_meta(data_dir)['scene']['name']!r}, not {scene!r}")
-    cfg, run_dir = runs.start_or_resume("surrogate", TrainConfig, resume=resume, config=config, out=out, options=options,
-                                        may_change={"epochs": "--epochs"})
+        check_dataset(cfg.data, scene)
+        run_dir = runs.new_run_dir("surrogate", "train", out)
+    else:
+        cfg, run_dir = runs.start_or_resume("surrogate", TrainConfig, resume=resume, config=config, out=out, options=options,
+                                            may_change={"epochs": "--epochs"})
     console.print(f"surrogate train {scene}: k={cfg.components}, {cfg.epochs} epochs, data {cfg.data}, run dir {run_dir}")
     with Progress(*_columns("epoch", "train {task.fields[train]}  held-out {task.fields[test]}"), console=console) as progress:
         task = progress.add_task("train", total=cfg.epochs, train="-", test="-")

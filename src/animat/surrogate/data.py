@@ -155,6 +155,14 @@ def dataset_stats(out: str | os.PathLike, episodes: Optional[int] = None) -> dic
     }
 
 
+def check_dataset(folder: str | os.PathLike, scene: Optional[str] = None) -> dict:
+    """The dataset's ``dataset.json`` (:func:`load_meta`); ConfigError if it is of another ``scene``."""
+    meta = load_meta(folder)
+    if scene is not None and meta["scene"]["name"] != scene:
+        raise ConfigError(f"dataset {str(folder)!r} is of scene {meta['scene']['name']!r}, not {scene!r}")
+    return meta
+
+
 def load_meta(folder: str | os.PathLike) -> dict:
     path = Path(folder) / DATASET_JSON
     if not path.is_file():
@@ -178,9 +186,7 @@ class Dataset:
 
 def load_dataset(folder: str | os.PathLike, scene: Optional[str] = None) -> Dataset:
     folder = Path(folder)
-    meta = load_meta(folder)
-    if scene is not None and meta["scene"]["name"] != scene:
-        raise ConfigError(f"dataset {str(folder)!r} is of scene {meta['scene']['name']!r}, not {scene!r}")
+    meta = check_dataset(folder, scene)
     X, Y = [], []
     for i in range(int(meta["episodes"])):
         p = episode_path(folder, i)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,7 +130,7 @@ class Surrogate:
                 raise CheckpointError(f"{str(folder / 'model.npz')!r} is corrupt or from another save (sha256 does not match model.json)")
             with np.load(io.BytesIO(data), allow_pickle=False) as z:
                 arrays = {k: z[k] for k in z.files}
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as exc:
             raise CheckpointError(f"cannot read surrogate checkpoint in {str(folder)!r}: {exc!r}") from None
         if version != MANIFEST_VERSION:
             raise CheckpointError(f"checkpoint {str(folder)!r} has format version {version!r}; this animat reads version {MANIFEST_VERSION}")

@@ -218,7 +218,8 @@ def _selection_windows(cfg: TrainConfig, Z, W, ids: list[int]):
 
 def _save_last(folder: Path, model: Surrogate, opt_state, noise_key, rng: np.random.Generator, state: dict) -> None:
     """The latest epoch, exactly resumable, as one checkpoint (a new name per epoch, then the
-    ``latest.json`` pointer): network, statistics, optimiser leaves, PRNG key, NumPy rng state."""
+    ``latest.json`` pointer): network, statistics, optimiser leaves, PRNG key, NumPy rng state. Only
+    the latest is kept, so a damaged one is refused rather than replaced by an older epoch."""
     arrays = {f"param/{k}": np.asarray(v) for k, v in model.params.items()}
     arrays.update({f"stat/{k}": np.asarray(v) for k, v in model.stats.items()})
     arrays.update({f"opt/{i:04d}": np.asarray(x) for i, x in enumerate(jax.tree_util.tree_leaves(opt_state))})

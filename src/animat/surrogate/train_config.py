@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, ClassVar, Optional
 
 import numpy as np
 
@@ -48,6 +48,8 @@ class TrainConfig:
     rest_seconds: float = 20.0  # ... on the motion this long after the external objects stop ...
     rest_states: int = 64  # ... from this many random training states, refreshed every epoch
     cloth_frame: str = "world"  # world | azimuth: the flag in its own frame, its azimuth about the pole a state (animat.surrogate.frame)
+    # what a run's config.json records besides these options (animat.surrogate.train)
+    RUN_RECORD: ClassVar[tuple[str, ...]] = ("scene", "train_episode_ids", "val_episode_ids", "test_episode_ids", "noise_std")
 
     @classmethod
     def build(cls, config_file: Optional[str | Path] = None, **options: Any) -> "TrainConfig":

@@ -9,6 +9,7 @@ from typing import List, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -63,7 +64,7 @@ def run_cmd(
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of run options."),
 ) -> None:
     """Simulate a swarm; writes trajectory.npz, metrics.csv, plots/metrics.png, media/swarm.gif, summary.json."""
-    from animat.swarm.run import SwarmConfig, write_run
+    from animat.swarm.run import SwarmConfig, dt_warning, stability_bound, write_run
 
     cfg = SwarmConfig.build(
         config, scheme=scheme, agents=agents, dt=dt, steps=steps, seed=seed, scale=scale, algorithm=algorithm, dim=dim,
@@ -81,26 +82,18 @@ def run_cmd(
     if cfg.scheme == "flocking":
         head += f", algorithm {cfg.algorithm}, {cfg.dim}D, {cfg.neighbours}"
     console.print(head)
-    if cfg.scheme in ("consensus", "second-order", "flocking"):
-        from animat.swarm import linear
-
-        if cfg.scheme == "flocking":
-            bound, what = cfg.flock_params().dt_max, "velocity damping"
-        elif cfg.scheme == "consensus":
-            bound, what = linear.consensus_dt_max(cfg.agents, cfg.scale), "consensus"
-        else:
-            bound, what = linear.second_order_dt_max(cfg.agents, cfg.linear_param("alpha"), cfg.scale), "second-order consensus"
-        if math.isfinite(bound):
-            console.print(f"stability bound dt_max = {bound:.6g} ({what}; dt / dt_max = {cfg.dt / bound:.4g})")
-        if cfg.dt >= bound:
-            console.print(f"[bold yellow]warning:[/] dt = {cfg.dt:g} exceeds dt_max = {bound:.6g}; Euler will diverge")
+    bound, warned = stability_bound(cfg), dt_warning(cfg)
+    if bound is not None and math.isfinite(bound[0]):
+        console.print(f"stability bound dt_max = {bound[0]:.6g} ({bound[1]}; dt / dt_max = {cfg.dt / bound[0]:.4g})")
+    if warned:
+        console.print(f"[bold yellow]warning:[/] {escape(warned)}")
     start = time.perf_counter()
     with Progress(TextColumn("steps"), MofNCompleteColumn(), BarColumn(), TimeElapsedColumn(), console=console, transient=True) as progress:
         task = progress.add_task("run", total=cfg.steps)
         summary = write_run(cfg, run_dir, on_progress=lambda k: progress.update(task, completed=min(k, cfg.steps)))
     for w in summary.get("warnings", []):
-        if "exceeds the stability bound" not in w:
-            console.print(f"[yellow]note:[/] {w}")
+        if w != warned:  # printed above
+            console.print(f"[yellow]note:[/] {escape(w)}")
     table = Table(show_header=False, box=None)
     for k, v in summary.items():
         if isinstance(v, (int, float, bool)) and not isinstance(v, dict):

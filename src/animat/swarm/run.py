@@ -225,6 +225,27 @@ def gamma_defaults(cfg: SwarmConfig) -> tuple[np.ndarray, np.ndarray]:
 # --------------------------------------------------------------------------------------------------
 
 
+def stability_bound(cfg: SwarmConfig) -> tuple[float, str] | None:
+    """``(dt_max, what it bounds)`` of the scheme's explicit integration, or None where none applies:
+    consensus and second-order consensus (exact, :mod:`animat.swarm.linear`), flocking (the velocity
+    damping, :attr:`FlockParams.dt_max`; inf for algorithm 1)."""
+    if cfg.scheme == "flocking":
+        return cfg.flock_params().dt_max, "velocity damping"
+    if cfg.scheme == "consensus":
+        return linear.consensus_dt_max(cfg.agents, cfg.scale), "consensus"
+    if cfg.scheme == "second-order":
+        return linear.second_order_dt_max(cfg.agents, cfg.linear_param("alpha"), cfg.scale), "second-order consensus"
+    return None
+
+
+def dt_warning(cfg: SwarmConfig) -> str | None:
+    """The warning for a time step at or above :func:`stability_bound` (None below it)."""
+    bound = stability_bound(cfg)
+    if bound is None or cfg.dt < bound[0]:
+        return None
+    return f"dt = {cfg.dt:g} exceeds the stability bound dt_max = {bound[0]:.6g} ({bound[1]}): Euler diverges"
+
+
 def simulate(cfg: SwarmConfig, on_progress: Callable[[int], None] | None = None) -> dict:
     """Run the scheme; returns dict(positions, velocities, t, rows, summary, links, obstacles, warnings)."""
     rng = np.random.default_rng(cfg.seed)
@@ -247,8 +268,8 @@ def simulate(cfg: SwarmConfig, on_progress: Callable[[int], None] | None = None)
             v0 = rng.normal(0.0, 1.0, (n, 2))
             res = linear.simulate_second_order(x0, v0, cfg.dt, cfg.steps, alpha, cfg.scale, every)
             summary.update(scale=cfg.scale, alpha=alpha, dt_max=bound, dt_over_dt_max=cfg.dt / bound)
-        if cfg.dt >= bound:
-            out["warnings"].append(f"dt = {cfg.dt:g} exceeds the stability bound dt_max = {bound:.6g}: explicit Euler diverges")
+        if dt_warning(cfg):
+            out["warnings"].append(dt_warning(cfg))
         with np.errstate(over="ignore", invalid="ignore"):
             err = np.max(np.linalg.norm(res.positions - target[None], axis=2), axis=1)
         rows = [{"frame": i, "t": float(t), "error": float(e)} for i, (t, e) in enumerate(zip(res.t, err))]
@@ -302,8 +323,8 @@ def _simulate_flocking(cfg, rng, out, summary, on_progress):
     prm, obs, q0, p0 = flock_setup(cfg)
     qr, pr = gamma_defaults(cfg)
     summary["dt_max"] = prm.dt_max if math.isfinite(prm.dt_max) else None  # None: no damping bound (algorithm 1)
-    if prm.dt >= prm.dt_max:
-        out["warnings"].append(f"dt = {prm.dt:g} exceeds the stability bound dt_max = {prm.dt_max:.6g} of the velocity damping: Euler diverges")
+    if dt_warning(cfg):
+        out["warnings"].append(dt_warning(cfg))
     run = simulate_flock(q0, p0, prm, cfg.steps, obstacles=obs, gamma_pos=qr, gamma_vel=pr, record_every=cfg.record_every,
                          neighbours=cfg.neighbours, on_chunk=on_progress)
     rows = metrics_series(run.positions, run.velocities, run.t, prm.d, prm.r)
