@@ -90,7 +90,8 @@ def test_cli_scene_options_and_config_tables_are_checked(animat_cli, tmp_path):
     dataset file: one line, exit 2, no dataset or run folder."""
     cases = (("[scene]\nname = \"flag\"\n", "set by the command's SCENE argument"), ("scene = \"x\"\n", "must be a table [scene]"),
              ("[scene]\nhold_seconds = [1.0, 0.0]\n", "hold_seconds must be a range"), ("[scene]\nyoung_pa = -1.0\n", "young_pa must be > 0"),
-             ("[scene]\nside_m = nan\n", "side_m must be a finite number"), ("[scenes]\nsize = 4\n", "unknown table(s) ['scenes']"))
+             ("[scene]\nside_m = nan\n", "side_m must be a finite number"), ("[scenes]\nsize = 4\n", "unknown table(s) ['scenes']"),
+             ("[scene]\nwarmup_frames = -3\n", "need warmup_frames >= 0"), ("[scene]\npoisson = 0.7\n", "poisson < 0.5"))
     for text, message in cases:
         (tmp_path / "c.toml").write_text(text)
         code, _, err = animat_cli("surrogate", "generate", "sheet", "--config", str(tmp_path / "c.toml"), "--out", str(tmp_path / "d"))

@@ -30,7 +30,7 @@ def test_play_writes_run_counts_frames_projects_and_repeats_with_the_seed(animat
     rows = [dict(zip(lines[0].split(","), r.split(","))) for r in lines[1:]]
     assert summary["frames"] == len(rows) == 50 == len(traj["z"]) == len(traj["Y"])
     assert summary["nonfinite_frames"] == sum(1 - int(r["finite"]) for r in rows) == 0
-    assert summary["inside_proxy_vertices"] == sum(int(r["inside_proxy_vertices"]) for r in rows) == 0
+    assert summary["inside_proxy_vertex_frames"] == sum(int(r["inside_proxy_vertices"]) for r in rows) == 0
     assert np.isclose(summary["per_frame_us_mean"], np.mean([float(r["microseconds"]) for r in rows]))
     assert summary["max_range_ratio"] == pytest.approx(max(float(r["range_ratio"]) for r in rows))
     # the range ratio is measured against the training episodes' range of z

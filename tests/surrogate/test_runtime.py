@@ -110,6 +110,11 @@ def test_projector_equals_plain_projection_and_leaves_far_vertices_alone():
     # far from every proxy nothing is a candidate and nothing moves, whatever the offset of the scene
     far = X + np.float32(100.0)
     assert np.array_equal(Projector(len(X))(far.copy(), spheres, capsules), far)
+    # overlapping proxies: a vertex pushed by one is checked by the next where it now is
+    overlap = np.array([[1.0, 0.0, 0.0, 0.3], [0.65, 0.0, 0.0, 0.1]], np.float32)
+    near = np.array([[0.85, 0.0, 0.0], [0.9, 0.05, 0.0]], np.float32)
+    pushed = Projector(2)(near.copy(), overlap, capsules[:0])
+    assert np.array_equal(pushed, project(near, overlap, capsules[:0])) and pushed[0, 0] == np.float32(0.75)
 
 
 def test_unknown_backend_bad_rank_and_missing_singular_values_are_config_errors():

@@ -74,13 +74,19 @@ class Projector:
             idx = self._candidates(X, c[:3], None, 0.0, float(c[3]))
             if idx is not None:
                 X[idx] = _push(np, X[idx], c[None, :3], c[3])
+                self._moved(X, idx)
         for c in capsules:
             a, ab, r = c[:3], c[3:6] - c[:3], c[6]
             ab2 = float(ab @ ab)
             idx = self._candidates(X, a, ab / np.float32(np.sqrt(2 * ab2)) if ab2 > 1e-18 else None, np.sqrt(ab2), float(r))
             if idx is not None:
                 X[idx] = _push_capsule(np, X[idx], a, ab, r)
+                self._moved(X, idx)
         return X
+
+    def _moved(self, X: np.ndarray, idx: np.ndarray) -> None:
+        """|x|^2 / 2 of the vertices a proxy just pushed, so that the next proxy sees where they are now."""
+        self._hxx[idx] = 0.5 * np.einsum("ij,ij->i", X[idx], X[idx])
 
     def _candidates(self, X: np.ndarray, a: np.ndarray, u: np.ndarray | None, length: float, r: float) -> np.ndarray | None:
         """Indices of the vertices whose distance to the line a + t u (u: the unit axis / sqrt(2);

@@ -101,6 +101,10 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
     ds = load_dataset(data, scene)
     sc = scene_from_dict(ds.meta["scene"])
     test_ids = [i for i in train_cfg["test_episode_ids"] if i < len(ds.X)]
+    short = [i for i in test_ids if len(ds.X[i]) < 3]
+    if short:
+        raise ConfigError(f"held-out episode(s) {short} of {str(data)!r} kept fewer than 3 frames (the reference misbehaved early); "
+                          f"they cannot start a rollout")
     if not test_ids or not any(i < len(ds.X) for i in train_cfg.get("train_episode_ids", [])):
         raise ConfigError(f"{str(data)!r} ({len(ds.X)} episodes) lacks the model's held-out or training episodes "
                           f"(held out: {train_cfg['test_episode_ids'][0]}-{train_cfg['test_episode_ids'][-1]})")

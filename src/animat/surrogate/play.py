@@ -190,7 +190,7 @@ def play(model: Model, Y: np.ndarray, run_dir: str | os.PathLike, *, every: int 
         "per_frame_us_mean": float(us.mean()), "per_frame_us_median": float(np.median(us)), "per_frame_us_p99": float(np.percentile(us, 99)),
         "frames_per_second": float(1e6 / us.mean()),
         "nonfinite_frames": int(sum(1 - r["finite"] for r in rows)),
-        "inside_proxy_vertices": int(sum(r["inside_proxy_vertices"] for r in rows)),
+        "inside_proxy_vertex_frames": int(sum(r["inside_proxy_vertices"] for r in rows)),  # vertices inside, summed over the frames
         "max_range_ratio": float(max(ratios)) if ratios else None,
         "final_mean_speed_mps": rows[-1]["mean_speed_mps"] if rows[-1]["finite"] else None,
         "rest_encoding_error_mm": float(1e3 * np.linalg.norm(model.pca.round_trip(rest) - rest, axis=-1).mean()),

@@ -102,6 +102,9 @@ class SheetScene:
             raise ConfigError(f"elastic2d must be 'stretch' or 'both', got {scene.elastic2d!r}")
         if not 0.0 <= float(scene.stop_anywhere) <= 1.0:
             raise ConfigError(f"stop_anywhere must be a probability in [0, 1], got {scene.stop_anywhere}")
+        if int(scene.warmup_frames) < 0 or int(scene.solver_iterations) < 1 or not float(scene.poisson) < 0.5:
+            raise ConfigError(f"need warmup_frames >= 0, solver_iterations >= 1 and poisson < 0.5, got {scene.warmup_frames}, "
+                              f"{scene.solver_iterations} and {scene.poisson}")
         return scene
 
     def to_dict(self) -> dict:
@@ -320,8 +323,10 @@ class SheetScene:
             d.flexvert_xpos[:] = resume["xpos"]  # as the last mj_step left it: the positions at that substep's start
             state.update({key: np.array(v, copy=True) for key, v in resume["scene"].items()})
         prev = path[max(first - 1, 0)]
-        bad_qacc = int(mujoco.mjtWarning.mjWARN_BADQACC)
-        warnings_before = int(d.warning[bad_qacc].number)
+        # MuJoCo resets the state to rest on a bad position, velocity or acceleration (mj_checkPos/Vel/Acc):
+        # the cloth is then finite with rest-length edges, so only its warning counters show the reset
+        bad = [int(w) for w in (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL, mujoco.mjtWarning.mjWARN_BADQACC)]
+        warnings_before = sum(int(d.warning[w].number) for w in bad)
         start = time.perf_counter()
         restart_at = self.warmup_frames + int(restart[0]) if restart is not None else -1
         for i in range(first, len(path)):
@@ -336,7 +341,7 @@ class SheetScene:
             if i < self.warmup_frames:
                 continue
             x = d.flexvert_xpos
-            ok = bool(np.isfinite(x).all()) and int(d.warning[bad_qacc].number) == warnings_before
+            ok = bool(np.isfinite(x).all()) and sum(int(d.warning[w].number) for w in bad) == warnings_before
             if ok:
                 lengths = np.linalg.norm(x[edges[:, 0]] - x[edges[:, 1]], axis=1)
                 ok = bool(np.all(lengths <= self.max_edge_ratio * rest))

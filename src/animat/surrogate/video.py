@@ -46,7 +46,7 @@ def draw_proxies(ax, scene, y: np.ndarray, wind_at: tuple[float, float], axes: t
             p = c[:3] + s * (c[3:6] - c[:3])
             artists.append(ax.add_patch(plt.Circle((p[h], p[v]), c[6], color="C0", alpha=0.15)))
     if scene.name == "flag":
-        artists.append(ax.annotate("", xy=(wind_at[0] + 0.1 * y[0], wind_at[1] + 0.05 * y[1]), xytext=wind_at,
+        artists.append(ax.annotate("", xy=(wind_at[0] + 0.1 * y[h], wind_at[1] + 0.1 * y[v]), xytext=wind_at,  # the view's wind components, one scale
                                    arrowprops={"arrowstyle": "->", "color": "C3"}))
     return artists
 
