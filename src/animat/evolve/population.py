@@ -12,7 +12,8 @@ Breeding keys depend only on the seed and the generation number, and a checkpoin
 state, so a run interrupted at any generation and resumed with :meth:`Population.resume` gives
 bit-identical genes, history (but for its wall-clock ``seconds``) and best genome to an uninterrupted
 one (for a deterministic fitness).
-Elites are copied unchanged, so with a deterministic fitness the generation's best never decreases.
+Elites are copied unchanged, so with a deterministic fitness and ``elite_frac`` > 0 the generation's best
+never decreases.
 """
 
 from __future__ import annotations

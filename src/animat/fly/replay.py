@@ -43,7 +43,8 @@ def fly_genome(params: FlyParams, genome: Genome, seconds: float) -> tuple[np.nd
 
 
 def animation_frames(params: FlyParams, traj: Trajectory, t: np.ndarray, seconds: float, fps: int = ANIMATION_FPS):
-    """Polygons per frame for the first ``seconds`` s at ``fps`` frames per simulated second."""
+    """Polygons per frame for the first ``seconds`` s, about ``fps`` frames per simulated second (every
+    k-th control step, k rounded: the caller plays them at the rate that rounding gives)."""
     stride = max(1, int(round(1.0 / (fps * params.control_dt))))
     idx = np.arange(0, min(len(t), int(round(seconds / params.control_dt))), stride)
     body, wings = fly_points_world(params, traj.pos[idx], traj.quat[idx], traj.wing[idx])
