@@ -121,9 +121,12 @@ def next_generation(
         )
         return jax.vmap(lambda k, g: mutate(k, g, mutation_rate, mutation, mutation_std))(jax.random.split(k_mut, n), children)
 
-    if n_elite:  # elite rows beyond the survivors: children from their own keys (the other rows' draws unchanged)
-        spare = breed(*jax.random.split(jax.random.fold_in(key, 1), 3), n_elite)
-        elites = jnp.where(((jnp.arange(n_elite) < n_ok) | (n_ok == 0))[:, None], elites, spare)
+    if n_elite:  # elite rows beyond the survivors: children from their own keys (the other rows' draws unchanged),
+        def replace_crashed(elites):  # bred only in a generation that needs them
+            spare = breed(*jax.random.split(jax.random.fold_in(key, 1), 3), n_elite)
+            return jnp.where((jnp.arange(n_elite) < n_ok)[:, None], elites, spare)
+
+        elites = jax.lax.cond((n_ok > 0) & (n_ok < n_elite), replace_crashed, lambda e: e, elites)
     if size == n_elite:
         return elites
     return jnp.concatenate([elites, breed(k_parents, k_cross, k_mut, size - n_elite)], axis=0)
