@@ -22,6 +22,7 @@ import numpy as np
 
 from animat.imitate.env import ImitateEnv
 from animat.imitate.goal import GoalConfig
+from animat.imitate.reward import preset
 
 STD = 0.37
 
@@ -69,7 +70,8 @@ def main() -> None:
     res["steps_per_s_single"] = single_rate(n)
     res["steps_per_s_single_python_pd"] = single_rate(max(n // 5, 100), mujoco_servos=False)
     res["speedup_mujoco_servos"] = res["steps_per_s_single"] / res["steps_per_s_single_python_pd"]
-    res["steps_per_s_single_goal_limits"] = single_rate(n, goal=GoalConfig(change_seconds=(1.0, 3.0)), joint_limits=True)
+    res["steps_per_s_single_goal_limits"] = single_rate(n, goal=GoalConfig(change_seconds=(1.0, 3.0)), joint_limits=True,
+                                                       reward=preset("paper", w_imitation=0.7, w_goal=0.3))
     res["vectorised_envs"] = cores
     res["steps_per_s_vectorised"] = vec_rate("subproc", cores, n // cores)
     res["steps_per_s_vectorised_dummy"] = vec_rate("dummy", cores, n // cores)
