@@ -15,7 +15,7 @@ from animat.fly.geometry import fly_points_world
 from animat.fly.model import FlyParams
 from animat.fly.rollout import Trajectory, simulate_population
 from animat.viz import plots
-from animat.viz.animate import animate_body, box_faces
+from animat.viz.animate import animate_body, box_faces, frame_stride
 
 ANIMATION_FPS = 25
 UNIT = "u"  # the paper preset's simulation length unit
@@ -43,9 +43,9 @@ def fly_genome(params: FlyParams, genome: Genome, seconds: float) -> tuple[np.nd
 
 
 def animation_frames(params: FlyParams, traj: Trajectory, t: np.ndarray, seconds: float, fps: int = ANIMATION_FPS):
-    """Polygons per frame for the first ``seconds`` s, about ``fps`` frames per simulated second (every
-    k-th control step, k rounded: the caller plays them at the rate that rounding gives)."""
-    stride = max(1, int(round(1.0 / (fps * params.control_dt))))
+    """Polygons per frame for the first ``seconds`` s, about ``fps`` frames per simulated second, their
+    trajectory indices and the frame rate that plays them in real time (:func:`~animat.viz.animate.frame_stride`)."""
+    stride, real_fps = frame_stride(params.control_dt, fps)
     idx = np.arange(0, min(len(t), int(round(seconds / params.control_dt))), stride)
     body, wings = fly_points_world(params, traj.pos[idx], traj.quat[idx], traj.wing[idx])
     frames = []
@@ -53,7 +53,7 @@ def animation_frames(params: FlyParams, traj: Trajectory, t: np.ndarray, seconds
         polys = [{"vertices": f, "color": "tab:brown", "alpha": 0.9} for f in box_faces(b)]
         polys += [{"vertices": tri, "color": "tab:cyan", "alpha": 0.6} for tri in w]
         frames.append(polys)
-    return frames, idx
+    return frames, idx, real_fps
 
 
 def write_replay(params: FlyParams, genome: Genome, seconds: float, out: Path, *, anim_seconds: float = 6.0, title: str = "fly") -> dict:
@@ -77,7 +77,6 @@ def write_replay(params: FlyParams, genome: Genome, seconds: float, out: Path, *
     n = min(len(t), int(round(3.0 / params.control_dt)))
     names = ("flap", "feather", "sweep")
     plots.series_plot(t[:n], {f"right {a}": traj.wing[:n, 0, i] for i, a in enumerate(names)}, out / "plots" / "wings.png", ylabel="angle (rad)", title=f"{title}: wing angles (first 3 s)")
-    frames, idx = animation_frames(params, traj, t, min(anim_seconds, seconds))
-    real_fps = 1.0 / ((idx[1] - idx[0]) * params.control_dt) if len(idx) > 1 else ANIMATION_FPS  # real time, whatever the stride's rounding
+    frames, idx, real_fps = animation_frames(params, traj, t, min(anim_seconds, seconds))
     animate_body(frames, out / "media" / "flight.gif", fps=real_fps, trail=traj.pos[idx], times=t[idx], title=title, unit=UNIT)
     return summary

@@ -86,7 +86,9 @@ def play(run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render:
     if env.observation_space.shape[0] != policy.obs_dim:
         raise CheckpointError(f"policy expects {policy.obs_dim} observations, the environment gives {env.observation_space.shape[0]}")
     obs, info = env.reset(seed=cfg.seed)
-    every = max(1, int(round(30.0 / fps)))
+    from animat.viz.animate import frame_stride
+
+    every, real_fps = frame_stride(1.0 / 30.0, fps)
     ghost_data = mujoco.MjData(env.model)
     sim_q, ghost_q, times, rewards, goals, roots = [], [], [], [], [], []
 
@@ -127,7 +129,7 @@ def play(run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render:
         summary["mean_r_goal"] = float(np.mean(goals))
     if render:
         summary.update(write_gif(env.model, np.array(sim_q), np.array(ghost_q), np.array(times), out / "media" / "play.gif",
-                                 fps=30.0 / every, renderer=renderer))
+                                 fps=real_fps, renderer=renderer))
         summary["gif"] = str(Path(summary["gif"]).relative_to(out))
     runs.atomic_write_json(out / "summary.json", summary)
     return summary

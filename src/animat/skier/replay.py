@@ -15,6 +15,7 @@ from animat.skier.gene import TAU
 from animat.skier.model import SkierParams, build_spec
 from animat.skier.rollout import score, tilt_deg, trajectory
 from animat.viz import plots
+from animat.viz.animate import frame_stride
 from animat.viz.mujoco_render import View, add_sphere, render_frames, write_gif
 
 # stick-figure bones: (parent body, child body)
@@ -111,10 +112,8 @@ def mujoco_gif(params: SkierParams, traj: dict, path: Path, *, fps: float = 10.0
 def _frames(t: np.ndarray, fps: float, anim_seconds: float) -> tuple[list[int], float]:
     """Indices into the trajectory's samples ``t (T,)`` s for an animation of about ``fps`` frames per s lasting
     at most ``anim_seconds`` s, and the frame rate that plays them in real time (the stride is whole samples)."""
-    frame_dt = float(t[1] - t[0]) if len(t) > 1 else 1.0
-    every = max(1, int(round(1.0 / (fps * frame_dt))))
-    step = every * frame_dt
-    return list(range(0, len(t), every))[: max(1, int(anim_seconds / step + 1e-9))], 1.0 / step
+    every, real_fps = frame_stride(float(t[1] - t[0]) if len(t) > 1 else 1.0, fps)
+    return list(range(0, len(t), every))[: max(1, int(anim_seconds * real_fps + 1e-9))], real_fps
 
 
 def write_replay(params: SkierParams, gene: np.ndarray, seconds: float, out: Path, *, anim_seconds: float = 10.0,

@@ -232,6 +232,13 @@ def check_animation_path(path: str | os.PathLike) -> Path:
     return path
 
 
+def frame_stride(sample_dt: float, fps: float) -> tuple[int, float]:
+    """``(every, real_fps)``: draw every ``every``-th sample (``sample_dt`` s apart) for about ``fps`` frames
+    per second, and the rate that plays those frames in real time (``every`` is rounded to whole samples)."""
+    every = max(1, int(round(1.0 / (fps * sample_dt))))
+    return every, 1.0 / (every * sample_dt)
+
+
 def write_images(images: list[np.ndarray], path: str | os.PathLike, *, fps: float) -> Path:
     """Write ``images`` (each (H, W, 3) uint8) as a GIF or an MP4 (by ``path``'s suffix) at ``fps``, atomically."""
     if Path(path).suffix.lower() == ".gif":
