@@ -26,6 +26,24 @@ def test_score_positive_progress_fall_and_bonus():
     assert score(x3, q, 0.1).fell[0]
 
 
+def test_mujoco_reset_near_the_start_counts_as_a_fall():
+    """MuJoCo resets a diverged state to the start (time 0): a pelvis within MAX_SPEED * frame_dt of
+    its start shows no jump, so the reset is seen in the simulation time."""
+    x = np.array([[0.0, 0.1, 0.2, 0.05, 0.15]])  # back near the start at frame 3: no jump
+    q = np.tile(UP, (1, 5, 1))
+    t = np.array([[0.0, 0.1, 0.2, 0.002, 0.102]])  # the reset at frame 3
+    assert not score(x, q, 0.1).fell[0]
+    s = score(x, q, 0.1, t=t)
+    assert s.fell[0] and s.fitness[0] == pytest.approx(0.2) and s.net_forward_m[0] == pytest.approx(0.2)
+    with Evaluator(seconds=0.5, nthread=1) as ev:
+        g = np.zeros((1, 10, 12), dtype=np.int64)
+        assert not ev(g).fell[0]
+        ev.initial_state[0] = 1.0  # a standing skier at 1 s whose first hinge velocity is past mjMAXVAL:
+        ev.initial_state[1 + ev.model.nq + 6] = 1e11  # MuJoCo resets it to the start at the first step
+        s = ev(g)
+    assert s.fell[0] and s.fitness[0] == 0.0 and s.scored_seconds[0] == pytest.approx(ev.frame_dt)  # fell at frame 1
+
+
 def test_rollout_matches_python_step_loop():
     genes = random_genes(np.random.default_rng(0), 3)
     with Evaluator(seconds=0.5, nthread=2) as ev:
