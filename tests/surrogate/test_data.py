@@ -10,7 +10,10 @@ def test_generate_is_resumable(tmp_path):
     assert first["simulated_episodes"] == 2 and first["frames"] == 24 and first["dropped_frames"] == 0
     before = episode_path(tmp_path, 0).stat().st_mtime_ns
     episode_path(tmp_path, 1).write_bytes(b"truncated")  # an interrupted write is redone
-    second = generate("sheet", 3, 12, 5, tmp_path, scene_options={"size": 5})
+    progress = []  # what a progress bar sees: the episodes already there, then each new one
+    second = generate("sheet", 3, 12, 5, tmp_path, scene_options={"size": 5}, on_skipped=progress.append,
+                      on_episode=lambda row: progress.append(row["index"]))
+    assert progress == [1, 1, 2]
     assert second["skipped_episodes"] == 1 and second["simulated_episodes"] == 2
     assert episode_path(tmp_path, 0).stat().st_mtime_ns == before
     ds = load_dataset(tmp_path, "sheet")

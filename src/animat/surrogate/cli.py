@@ -89,7 +89,8 @@ def generate_cmd(
             progress.update(task, advance=1, dropped=sum(r["dropped"] for r in rows))
 
         summary = generate(scene, int(values["episodes"]), int(values["frames"]), int(values["seed"]), out,
-                           workers=int(values["workers"]), backend=str(values["backend"]), scene_options=scene_options, on_episode=on_episode)
+                           workers=int(values["workers"]), backend=str(values["backend"]), scene_options=scene_options, on_episode=on_episode,
+                           on_skipped=lambda count: progress.update(task, completed=count))
         progress.update(task, completed=int(values["episodes"]))
     summary["seconds"] = time.perf_counter() - start
     if rows:  # a resumed dataset keeps the rows of its earlier sessions

@@ -65,8 +65,10 @@ def generate(
     backend: str = "local",
     scene_options: Optional[dict] = None,
     on_episode: Optional[Callable[[dict], None]] = None,
+    on_skipped: Optional[Callable[[int], None]] = None,
 ) -> dict:
-    """Simulate ``episodes`` episodes of ``frames`` frames of ``scene`` into folder ``out``.
+    """Simulate ``episodes`` episodes of ``frames`` frames of ``scene`` into folder ``out``;
+    ``on_episode(row)`` after each new episode, ``on_skipped(count)`` once before them.
 
     Resumable: episodes whose file already loads are skipped (``skipped`` in the result). The
     folder's ``dataset.json`` must match the request if it exists. Returns a summary dict with
@@ -104,6 +106,8 @@ def generate(
 
     todo = [i for i in range(int(episodes)) if not _episode_done(episode_path(out, i))]
     skipped = int(episodes) - len(todo)
+    if on_skipped is not None:
+        on_skipped(skipped)
     done: list[dict] = []
 
     def record(row: dict) -> None:
