@@ -187,7 +187,9 @@ def normals_error_degrees(R: np.ndarray, pca: PCA, X: np.ndarray, triangles: np.
 
 
 def model_megabytes(surrogate: Surrogate, pca: PCA, normals: np.ndarray) -> float:
-    """Runtime model size: network parameters + statistics + PCA basis and mean + normals regression."""
+    """Stored model size, MB (issue 5 item 4): network parameters + statistics + PCA basis and mean + the
+    full-rank normals regression. The per-frame runtime keeps a rank-r factorization of the regression
+    instead (:attr:`animat.surrogate.runtime.Runtime.megabytes`, reported by benchmarks/surrogate_speed.py)."""
     arrays = [*surrogate.params.values(), *surrogate.stats.values(), pca.components, pca.mean, normals]
     return float(sum(np.asarray(a).nbytes for a in arrays) / 1e6)
 
