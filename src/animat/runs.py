@@ -179,3 +179,11 @@ def start_or_resume(system: str, config_cls, *, resume: Path | None, config: Pat
         raise CheckpointError(f"--resume {str(resume)!r}: its config.json is not a {system} training config (it sets "
                               f"{', '.join(unknown[:4])}{', ...' if len(unknown) > 4 else ''}); is it another system's run?")
     return config_cls.build(None, **{**stored, **{k: v for k, v in options.items() if v is not None}}), resume
+
+
+def refuse_finished(run_dir: str | os.PathLike, done: int, total: int, unit: str, option: str) -> None:
+    """``--resume`` of a run at its ``total`` ``unit`` (generations, epochs, timesteps) that wrote its
+    ``summary.json`` has nothing to do: refused in one line that says how to continue it (``option``).
+    A run at its total without ``summary.json`` (a crash before the outputs) passes: resuming writes them."""
+    if int(done) >= int(total) and (Path(run_dir) / "summary.json").is_file():
+        raise RunDirError(f"run {str(run_dir)!r} already finished its {int(done)} {unit}; pass {option} > {int(done)} to continue it")

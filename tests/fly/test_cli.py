@@ -133,7 +133,7 @@ def test_never_overwrites_an_earlier_run(trained, animat_cli):
     assert code == 2 and "already exists" in err
     assert {p: p.stat().st_mtime_ns for p in trained.rglob("*") if p.is_file()} == before
     code, _, err = animat_cli("fly", "train", "--resume", str(trained))
-    assert code == 2 and "already finished" in err
+    assert code == 2 and "already finished its" in err and "pass --generations >" in err
     assert {p: p.stat().st_mtime_ns for p in trained.rglob("*") if p.is_file()} == before
 
 

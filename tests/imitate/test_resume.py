@@ -157,8 +157,8 @@ def test_a_crash_mid_save_leaves_the_previous_state(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--timesteps", "100"], "at 128 timesteps already"),
-    ([], "at 128 timesteps already"),
+    (["--timesteps", "100"], "already finished its 128 timesteps"),
+    ([], "already finished its 128 timesteps"),
     (["--envs", "3", "--timesteps", "256"], "only --timesteps"),
 ])
 def test_bad_resume_exits_2_and_changes_nothing(first_run, tmp_path, args, words, animat_cli):
@@ -188,7 +188,7 @@ def test_resume_of_a_trained_run_writes_the_outputs_a_crash_left_out(first_run, 
     assert all(np.array_equal(a.arrays[k], b.arrays[k]) for k in a.arrays)
     # finished now: a further --resume without more timesteps is refused
     code, _, err = animat_cli("imitate", "train", "--resume", str(run))
-    assert code == 2 and "at 128 timesteps already" in err
+    assert code == 2 and "already finished its 128 timesteps" in err
 
 
 def test_resume_without_state_is_refused(first_run, tmp_path, animat_cli):

@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from animat.errors import RunDirError
 from animat.evolve.checkpoint import read_checkpoint
 from animat.skier.gene import mirror_state
 from animat.skier.train import TrainConfig, train
@@ -63,6 +64,8 @@ def test_resume_continues_exactly(tmp_path):
     assert [r["best"] for r in _metrics(full)] == [r["best"] for r in _metrics(part)]
     assert json.loads((part / "best_gene.json").read_text()) == json.loads((full / "best_gene.json").read_text())
     assert (part / "summary.json").is_file()
+    with pytest.raises(RunDirError, match="already finished its 4 generations; pass --generations > 4"):
+        train(cfg, part, resume=True)  # now it has nothing to do
 
 
 def test_cli_train_and_replay(animat_cli, tmp_path):

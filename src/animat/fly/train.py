@@ -12,7 +12,7 @@ import numpy as np
 
 from animat import runs
 from animat.config import merge_options
-from animat.errors import ConfigError, RunDirError
+from animat.errors import ConfigError
 from animat.evolve.checkpoint import export_pickle, save_genome
 from animat.evolve.evaluate import make_evaluator
 from animat.evolve.network import check_architecture, layer_activations
@@ -113,8 +113,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
     params = cfg.fly_params()
     if resume:
         pop = Population.resume(out)
-        if pop.generation >= cfg.generations and (out / "summary.json").is_file():  # else: write the missing outputs
-            raise RunDirError(f"run {str(out)!r} already finished its {cfg.generations} generations; nothing to resume")
+        runs.refuse_finished(out, pop.generation, cfg.generations, "generations", "--generations")
     else:
         pop = Population(cfg.population, cfg.layers, cfg.activations, cfg.init_std, cfg.seed)
     runs.atomic_write_json(out / "config.json", asdict(cfg))  # on --resume too: --generations etc. may have changed

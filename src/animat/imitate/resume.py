@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from animat import runs
-from animat.errors import CheckpointError, ConfigError
+from animat.errors import CheckpointError
 from animat.evolve.checkpoint import CHECKPOINT_DIR, LATEST, read_checkpoint, write_checkpoint
 
 KIND = "imitate-train-state"
@@ -73,12 +73,11 @@ def load_train_state(run_dir: str | os.PathLike) -> tuple[dict[str, np.ndarray],
 
 
 def resumable_state(run_dir: str | os.PathLike, timesteps: int) -> tuple[dict[str, np.ndarray], dict]:
-    """:func:`load_train_state`, refused (ConfigError) unless the run is short of ``timesteps`` (the new total)
+    """:func:`load_train_state`, refused (RunDirError, :func:`animat.runs.refuse_finished`) unless the run is short of ``timesteps`` (the new total)
     or, trained that far already, lacks its ``summary.json`` (a crash before the outputs: resuming writes them)."""
     arrays, meta = load_train_state(run_dir)
     done = int(meta["num_timesteps"])
-    if timesteps <= done and (Path(run_dir) / "summary.json").is_file():
-        raise ConfigError(f"the run in {str(run_dir)!r} is at {done} timesteps already; pass --timesteps > {done} to continue it")
+    runs.refuse_finished(run_dir, done, timesteps, "timesteps", "--timesteps")
     return arrays, meta
 
 

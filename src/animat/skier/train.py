@@ -12,7 +12,7 @@ import numpy as np
 
 from animat import runs
 from animat.config import merge_options
-from animat.errors import CheckpointError, ConfigError, RunDirError
+from animat.errors import CheckpointError, ConfigError
 from animat.evolve.checkpoint import read_checkpoint, save_checkpoint
 from animat.skier import ga
 from animat.skier.gene import TAU, mirror, random_genes, save_gene_json, standing_genes, validate_gene
@@ -151,8 +151,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
         rng = np.random.default_rng()
         rng.bit_generator.state = meta["rng_state"]
         history, best_fit, start = list(meta["history"]), float(meta["best_fitness"]), int(meta["generation"])
-        if start >= cfg.generations and (out / "summary.json").is_file():  # else: write the missing outputs
-            raise RunDirError(f"run {str(out)!r} already finished its {cfg.generations} generations; nothing to resume")
+        runs.refuse_finished(out, start, cfg.generations, "generations", "--generations")
     else:
         rng = np.random.default_rng(cfg.seed)
         genes = first_generation(rng, cfg)

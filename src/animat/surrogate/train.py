@@ -58,7 +58,7 @@ import numpy as np
 import optax
 
 from animat import runs
-from animat.errors import CheckpointError, ConfigError, RunDirError
+from animat.errors import CheckpointError, ConfigError
 from animat.evolve.checkpoint import read_checkpoint, save_checkpoint
 from animat.surrogate.alpha_beta import fit_alpha_beta
 from animat.surrogate.data import Dataset, load_dataset
@@ -260,8 +260,7 @@ def train(
     if resume:
         saved, saved_meta = _load_last(ckpt_dir / LAST)
         done = int(saved_meta["state"]["epoch"])
-        if done >= cfg.epochs and (run_dir / "summary.json").is_file():  # else: write the outputs a crash left out
-            raise RunDirError(f"run {str(run_dir)!r} already finished its {done} epochs; pass --epochs > {done} to continue it")
+        runs.refuse_finished(run_dir, done, cfg.epochs, "epochs", "--epochs")
         prep = _reload(cfg, run_dir, ds, saved["stat"])
     else:
         prep = prepare(cfg, ds)
