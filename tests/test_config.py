@@ -65,6 +65,26 @@ def test_run_files_that_are_not_what_they_should_be_are_one_line_errors(tmp_path
             runs.read_run_config(tmp_path)
 
 
+def test_npz_files_that_cannot_be_read_are_one_line_errors_and_never_unpickled(tmp_path):
+    import numpy as np
+
+    from animat import runs
+    from animat.errors import CheckpointError
+
+    runs.atomic_save_npz(tmp_path / "good.npz", x=np.arange(3.0))
+    assert list(runs.read_npz(tmp_path / "good.npz", keys=["x"])["x"]) == [0.0, 1.0, 2.0]
+    data = (tmp_path / "good.npz").read_bytes()
+    np.save(tmp_path / "one.npy", np.zeros(2))
+    np.savez(tmp_path / "objects.npz", o=np.array([{"a": 1}], dtype=object))
+    for path, blob, message in [(tmp_path / "missing.npz", None, "No such file"), (tmp_path / "good.npz", data[: len(data) // 2], "zip"),
+                                (tmp_path / "one.npy", None, "not an .npz archive"), (tmp_path / "objects.npz", None, "allow_pickle")]:
+        with pytest.raises(CheckpointError, match=message) as err:
+            runs.read_npz(path, data=blob, what="test file")
+        assert str(err.value).startswith(f"cannot read test file {str(path)!r}") and "\n" not in str(err.value)
+    with pytest.raises(ConfigError, match="lacks the array\\(s\\) y"):
+        runs.read_npz(tmp_path / "good.npz", keys=["x", "y"], error=ConfigError)
+
+
 def test_resuming_another_systems_run_says_so(tmp_path):
     from animat import runs
     from animat.errors import CheckpointError

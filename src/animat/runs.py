@@ -14,6 +14,7 @@ import io
 import json
 import os
 import tempfile
+import zipfile
 from dataclasses import fields
 from datetime import datetime, timezone
 from pathlib import Path
@@ -111,6 +112,26 @@ def read_csv(path: str | os.PathLike) -> list[dict[str, str]]:
 def atomic_save_npz(path: str | os.PathLike, **arrays: np.ndarray) -> Path:
     """Save arrays as an uncompressed ``.npz`` atomically."""
     return atomic_write_bytes(path, npz_bytes(arrays))
+
+
+def read_npz(path: str | os.PathLike, *, data: bytes | None = None, keys: Iterable[str] = (), what: str = "npz file",
+             error: type[Exception] = CheckpointError) -> dict[str, np.ndarray]:
+    """All arrays of the ``.npz`` file ``path`` (or of its bytes ``data``, already read), never unpickling.
+    A file that is missing, truncated, not an npz archive, or lacks one of ``keys`` raises ``error``
+    in one line that names it as ``what``."""
+    try:
+        z = np.load(io.BytesIO(data) if data is not None else path, allow_pickle=False)
+        if not isinstance(z, np.lib.npyio.NpzFile):
+            raise ValueError("a single .npy array, not an .npz archive")
+        with z:
+            arrays = {k: z[k] for k in z.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise error(f"cannot read {what} {str(path)!r} ({first})") from None
+    missing = [k for k in keys if k not in arrays]
+    if missing:
+        raise error(f"{what} {str(path)!r} lacks the array(s) {', '.join(missing)}")
+    return arrays
 
 
 def read_json(path: str | os.PathLike) -> Any:

@@ -13,7 +13,6 @@ this module never unpickles anything.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import pickle
@@ -153,11 +152,7 @@ def _read_manifest(manifest_path: Path, kind: str | None) -> tuple[dict[str, np.
         raise CheckpointError(f"checkpoint data {str(npz_path)!r} is missing (named by {str(manifest_path)!r})") from None
     if runs.sha256_hex(data) != manifest.get("sha256"):
         raise CheckpointError(f"checkpoint data {str(npz_path)!r} is corrupt (sha256 does not match its manifest)")
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
-    except Exception as exc:  # noqa: BLE001 - any decoding failure is a corrupt file
-        raise CheckpointError(f"checkpoint data {str(npz_path)!r} cannot be read: {exc}") from None
+    arrays = runs.read_npz(npz_path, data=data, what="checkpoint data")
     expected = manifest.get("arrays", {})
     if set(expected) != set(arrays):
         raise CheckpointError(f"checkpoint data {str(npz_path)!r} holds arrays {sorted(arrays)}, manifest lists {sorted(expected)}")

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -36,11 +35,18 @@ def episode_path(out: Path, index: int) -> Path:
     return Path(out) / f"episode_{index:05d}.npz"
 
 
+def read_episode(path: str | os.PathLike) -> dict[str, np.ndarray]:
+    """One episode file's arrays (X, Y, dropped, seconds_per_frame); a ConfigError in one line that says how
+    to redo it when it is unreadable."""
+    return runs.read_npz(path, keys=("X", "Y", "dropped", "seconds_per_frame"), error=ConfigError,
+                         what="dataset file (delete it and run generate again to redo it)")
+
+
 def _episode_done(path: Path) -> bool:
     try:
-        with np.load(path) as z:
-            return "X" in z and "Y" in z
-    except Exception:  # missing or truncated file: simulate again
+        read_episode(path)
+        return True
+    except ConfigError:  # missing or truncated file: simulate again
         return False
 
 
@@ -149,10 +155,10 @@ def dataset_stats(out: str | os.PathLike, episodes: Optional[int] = None) -> dic
         if not p.exists():
             continue
         nbytes += p.stat().st_size
-        with np.load(p) as z:
-            frames += int(z["X"].shape[0])
-            dropped += int(z["dropped"])
-            spf.append(float(z["seconds_per_frame"]))
+        z = read_episode(p)
+        frames += int(z["X"].shape[0])
+        dropped += int(z["dropped"])
+        spf.append(float(z["seconds_per_frame"]))
     return {
         "episodes": n, "frames": frames, "dropped_frames": dropped, "vertices": int(meta["scene"]["size"]) ** 2,
         "dataset_megabytes": nbytes / 1e6, "reference_seconds_per_frame": float(np.mean(spf)) if spf else float("nan"),
@@ -196,15 +202,8 @@ def load_dataset(folder: str | os.PathLike, scene: Optional[str] = None) -> Data
         p = episode_path(folder, i)
         if not p.exists():
             raise ConfigError(f"dataset {str(folder)!r} lacks {p.name}; run generate again to finish it")
-        try:
-            with np.load(p, allow_pickle=False) as z:
-                X.append(z["X"].astype(np.float32))
-                Y.append(z["Y"].astype(np.float32))
-        except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
-            raise ConfigError(f"dataset file {str(p)!r} is unreadable ({exc}); delete it and run generate again to redo it") from None
-    try:
-        with np.load(folder / meta.get("topology", "topology.npz"), allow_pickle=False) as z:
-            topology = {k: z[k] for k in z.files}
-    except (OSError, ValueError, zipfile.BadZipFile) as exc:
-        raise ConfigError(f"dataset {str(folder)!r}: its topology file is unreadable ({exc})") from None
+        z = read_episode(p)
+        X.append(z["X"].astype(np.float32))
+        Y.append(z["Y"].astype(np.float32))
+    topology = runs.read_npz(folder / meta.get("topology", "topology.npz"), what="dataset topology file", error=ConfigError)
     return Dataset(X, Y, meta, topology)

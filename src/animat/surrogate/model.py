@@ -14,10 +14,8 @@ checkpoint is a plain ``.npz`` plus a JSON manifest: no pickle.
 
 from __future__ import annotations
 
-import io
 import json
 import os
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,9 +126,8 @@ class Surrogate:
             data = (folder / "model.npz").read_bytes()
             if "sha256" in manifest and runs.sha256_hex(data) != manifest["sha256"]:  # (models saved before it have none)
                 raise CheckpointError(f"{str(folder / 'model.npz')!r} is corrupt or from another save (sha256 does not match model.json)")
-            with np.load(io.BytesIO(data), allow_pickle=False) as z:
-                arrays = {k: z[k] for k in z.files}
-        except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as exc:
+            arrays = runs.read_npz(folder / "model.npz", data=data, what="surrogate checkpoint")
+        except (OSError, ValueError, KeyError, TypeError) as exc:
             raise CheckpointError(f"cannot read surrogate checkpoint in {str(folder)!r}: {exc!r}") from None
         if version != MANIFEST_VERSION:
             raise CheckpointError(f"checkpoint {str(folder)!r} has format version {version!r}; this animat reads version {MANIFEST_VERSION}")

@@ -14,12 +14,11 @@ frame instead of (k + 1) x 3V.
 from __future__ import annotations
 
 import os
-import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from animat.errors import CheckpointError
+from animat import runs
 
 
 def vertex_normals(X: np.ndarray, triangles: np.ndarray) -> np.ndarray:
@@ -70,11 +69,7 @@ def load_regression(run_dir: str | os.PathLike) -> np.ndarray:
     """The regression R (k + 1, 3V) saved by ``animat surrogate train`` in ``run_dir/normals.npz``;
     CheckpointError when it is missing or unreadable."""
     path = Path(run_dir) / "normals.npz"
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            return z["R"]
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
-        raise CheckpointError(f"cannot read normals file {str(path)!r}: {exc}") from None
+    return runs.read_npz(path, keys=("R",), what="normals file")["R"]
 
 
 def predict_normals(R: np.ndarray, z: np.ndarray) -> np.ndarray:

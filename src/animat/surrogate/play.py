@@ -63,15 +63,14 @@ def load_model(model_dir: str | os.PathLike, scene: str, backend: str = "numba")
 def training_range(train_cfg: dict, pca: PCA) -> Optional[np.ndarray]:
     """(2, k) per-component [min; max] of the encoded training episodes, read one at a time; None
     when the dataset is no longer where the run says."""
-    from animat.surrogate.data import episode_path
+    from animat.surrogate.data import episode_path, read_episode
 
     lo = hi = None
     for i in train_cfg.get("train_episode_ids", []):
         path = episode_path(Path(train_cfg.get("data", "")), int(i))
         if not path.is_file():
             return None
-        with np.load(path) as f:
-            Z = pca.coefficients(pca.encode(f["X"]))
+        Z = pca.coefficients(pca.encode(read_episode(path)["X"]))
         lo = Z.min(0) if lo is None else np.minimum(lo, Z.min(0))
         hi = Z.max(0) if hi is None else np.maximum(hi, Z.max(0))
     return None if lo is None else np.stack([lo, hi])

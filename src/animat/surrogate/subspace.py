@@ -12,7 +12,6 @@ the state is ``[z', c phi]`` (k + 1,): ``z'`` the coordinates of the frame turne
 from __future__ import annotations
 
 import os
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
@@ -20,7 +19,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from animat import runs
-from animat.errors import CheckpointError, ConfigError
+from animat.errors import ConfigError
 from animat.surrogate.frame import AzimuthFrame, turn_vectors
 
 
@@ -89,11 +88,8 @@ class PCA:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "PCA":
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                return cls(z["mean"], z["components"], z["singular_values"], AzimuthFrame.from_arrays(z))
-        except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
-            raise CheckpointError(f"cannot read PCA file {str(path)!r}: {exc}") from None
+        z = runs.read_npz(path, keys=("mean", "components", "singular_values"), what="PCA file")
+        return cls(z["mean"], z["components"], z["singular_values"], AzimuthFrame.from_arrays(z))
 
 
 def _flatten(X: np.ndarray, D: int) -> np.ndarray:
