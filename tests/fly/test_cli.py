@@ -106,7 +106,7 @@ def test_resume_passes_over_a_damaged_newest_checkpoint(tmp_path, animat_cli):
     [
         (["fly", "train", "--fitness", "altitude"], "unknown fitness"),
         (["fly", "train", "--layers", "10,20,3"], "do not fit the fly"),
-        (["fly", "train", "--asymmetric"], "do not fit the fly"),
+        (["fly", "train", "--asymmetric", "--layers", "15,20,20,3"], "do not fit the fly"),
         (["fly", "train", "--seconds", "-1"], "seconds must be > 0"),
         (["fly", "train", "--generations", "0"], "generations must be >= 1"),
         (["fly", "train", "--backend", "dask"], "unknown backend"),
@@ -197,3 +197,15 @@ def test_out_of_range_settings_are_rejected_before_a_run_dir_is_made(tmp_path, a
         code, _, err = animat_cli("fly", "train", "--config", str(cfg), "--out", str(tmp_path / "run"))
         assert code == 2 and word in err
         assert not (tmp_path / "run").exists()
+
+
+def test_default_network_fits_the_fly_symmetric_or_not(tmp_path, animat_cli):
+    from animat.fly.train import TrainConfig
+
+    assert TrainConfig.build().layers == [15, 20, 20, 3]
+    assert TrainConfig.build(asymmetric=True).layers == [18, 20, 20, 6]  # both wings: 18 observations, 6 angles
+    assert TrainConfig.build(asymmetric=True, layers=[18, 8, 6]).layers == [18, 8, 6]
+    out = tmp_path / "asym"
+    code, _, err = animat_cli("fly", "train", "--asymmetric", "-g", "1", "-p", "4", "-s", "0.05", "--replay-seconds", "0.05", "--out", str(out))
+    assert code == 0, err
+    assert json.loads((out / "config.json").read_text())["layers"] == [18, 20, 20, 6]

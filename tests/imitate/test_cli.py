@@ -29,11 +29,16 @@ def test_demo_clip_made_and_checked(tmp_path, animat_cli):
 
 @pytest.mark.skipif(find_shared_deepmimic() is None, reason="shared/data/deepmimic not found")
 def test_check_shared_walk(animat_cli):
-    code, out, _ = animat_cli("imitate", "check", str(find_shared_deepmimic() / "humanoid3d_walk.txt"), "--reward", "deepmimic-code")
+    code, out, _ = animat_cli("imitate", "check", "shared:humanoid3d_walk.txt", "--reward", "deepmimic-code")  # = find_shared_deepmimic() / NAME
     assert code == 0
     facts = json.loads(out)
     assert facts["frames"] == 39 and facts["cycle_seconds"] == pytest.approx(1.266616)
     assert facts["root_advance_m"] == pytest.approx(1.23859) and facts["kinematic_replay_mean_reward"] >= 0.99
+
+
+def test_missing_clip_exits_2_with_one_line(tmp_path, animat_cli):
+    code, out, err = animat_cli("imitate", "check", str(tmp_path / "none.txt"))
+    assert code == 2 and out == "" and "not found" in err and len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("text, words", [('{"Loop": "wrap", "Frames": [[0.1, 2', "not valid JSON"), ('{"Loop": "wrap", "Frames": [[1, 2, 3], [1, 2, 3]]}', "frame 0")])

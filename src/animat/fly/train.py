@@ -24,6 +24,9 @@ from animat.fly.tasks import FlyFitness, fitness_function
 from animat.viz import plots
 
 
+HIDDEN = (20, 20)  # the default network's hidden layers
+
+
 @dataclass
 class TrainConfig:
     """Everything that defines a training run (resolved: defaults < config file < command line)."""
@@ -34,7 +37,7 @@ class TrainConfig:
     fitness: str = "lateral"
     starts: int = 1  # start states per fly (1: at rest only; more: perturbed starts too, for robustness)
     noise: float = 0.0  # sensor-noise std on the perturbed starts (network-input units)
-    layers: list[int] = field(default_factory=lambda: [15, 20, 20, 3])
+    layers: list[int] | None = None  # None: [inputs, 20, 20, outputs] of the fly (15,20,20,3; 18,20,20,6 asymmetric)
     activations: str | list[str] = "tanh"  # one name for every layer, or one per non-input layer
     control_ms: float = 10.0
     asymmetric: bool = False
@@ -94,6 +97,9 @@ class TrainConfig:
     def build(cls, file: str | Path | None = None, **overrides: Any) -> "TrainConfig":
         values = merge_options(cls, file, overrides)
         cfg = cls(**values)
+        if cfg.layers is None:
+            params = cfg.fly_params()
+            cfg.layers = [params.n_inputs, *HIDDEN, params.n_outputs]
         cfg.layers = [int(n) for n in cfg.layers]
         return cfg.validate()
 

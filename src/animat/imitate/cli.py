@@ -16,16 +16,16 @@ app = typer.Typer(help="A humanoid that imitates motion clips (DeepMimic-style):
 
 @app.command("check")
 def check_cmd(
-    clip: Path = typer.Argument(..., help="Motion clip in DeepMimic's format (JSON: Loop, Frames)."),
+    clip: str = typer.Argument(..., help="Motion clip in DeepMimic's format (JSON: Loop, Frames), or shared:NAME for shared/data/deepmimic/NAME."),
     reward: str = typer.Option("paper", "--reward", help="Reward preset: paper | deepmimic-code."),
 ) -> None:
     """Print a clip's facts and its kinematic replay reward on the humanoid, as JSON."""
     from animat.imitate.check import check_clip
-    from animat.imitate.clip import load_clip
+    from animat.imitate.clip import load_clip, resolve_clip
     from animat.imitate.reward import preset
 
     cfg = preset(reward)
-    print(json.dumps(check_clip(load_clip(clip), cfg), indent=2))
+    print(json.dumps(check_clip(load_clip(resolve_clip(clip)), cfg), indent=2))
 
 
 @app.command("make-demo-clip")

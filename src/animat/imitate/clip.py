@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from animat.config import is_finite_number
-from animat.errors import AnimatError
+from animat.errors import AnimatError, ConfigError
 from animat.imitate import quat
 
 JOINT_NAMES = (
@@ -316,3 +316,17 @@ def find_shared_deepmimic(start: str | os.PathLike | None = None) -> Path | None
             if cand.is_dir():
                 return cand
     return None
+
+
+def resolve_clip(text: str) -> Path:
+    """A clip file path; ``shared:NAME`` means NAME in the shared DeepMimic data folder (``shared/data/deepmimic``)."""
+    if str(text).startswith("shared:"):
+        folder = find_shared_deepmimic()
+        if folder is None:
+            raise ConfigError(f"clip {text!r}: no shared/data/deepmimic folder found (set ANIMAT_SHARED_DATA)")
+        path = folder / str(text)[len("shared:"):]
+    else:
+        path = Path(text)
+    if not path.is_file():
+        raise ConfigError(f"clip file {str(text)!r} not found")
+    return path

@@ -125,6 +125,8 @@ class TrainConfig:
         if self.progress_bar and (importlib.util.find_spec("tqdm") is None or importlib.util.find_spec("rich") is None):
             raise ConfigError("progress_bar = true needs the tqdm and rich packages (SB3's bar); the CLI shows its own")
         if self.clip is not None:
+            from animat.imitate.clip import resolve_clip
+
             resolve_clip(self.clip)
         w = self.goal_weights
         if not (isinstance(w, list) and len(w) == 2 and all(isinstance(x, (int, float)) and x >= 0 for x in w) and sum(w) > 0):
@@ -155,26 +157,10 @@ class TrainConfig:
         return cfg.validate()
 
     def load_clip(self):
-        from animat.imitate.clip import load_clip
+        from animat.imitate.clip import load_clip, resolve_clip
         from animat.imitate.demo import demo_clip
 
         return demo_clip() if self.clip is None else load_clip(resolve_clip(self.clip))
-
-
-def resolve_clip(text: str) -> Path:
-    """A clip file path; ``shared:NAME`` means NAME in the shared DeepMimic data folder (``shared/data/deepmimic``)."""
-    from animat.imitate.clip import find_shared_deepmimic
-
-    if str(text).startswith("shared:"):
-        folder = find_shared_deepmimic()
-        if folder is None:
-            raise ConfigError(f"clip {text!r}: no shared/data/deepmimic folder found (set ANIMAT_SHARED_DATA)")
-        path = folder / str(text)[len("shared:"):]
-    else:
-        path = Path(text)
-    if not path.is_file():
-        raise ConfigError(f"clip file {str(text)!r} not found")
-    return path
 
 
 def make_env(cfg: TrainConfig, clip=None, **overrides):

@@ -32,7 +32,7 @@ def train_cmd(
     friction: Optional[str] = typer.Option(None, "--friction", help="anisotropic | isotropic (default: anisotropic)."),
     hip: Optional[str] = typer.Option(None, "--hip", help="one-axis | two-axis (two more gene columns; default: one-axis)."),
     backend: Optional[str] = typer.Option(None, "--backend", help="local | ray (default: local)."),
-    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address for --backend ray (default: start a local one)."),
+    ray_address: Optional[str] = typer.Option(None, "--address", "--ray-address", help="Ray cluster address for --backend ray (default: start a local one)."),
     threads: Optional[int] = typer.Option(None, "--threads", help="Rollout threads, or Ray workers (0: one per CPU)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of training options."),
@@ -45,7 +45,7 @@ def train_cmd(
                    backend=backend, ray_address=ray_address, nthread=threads)
     cfg, run_dir = runs.start_or_resume(
         "skier", TrainConfig, resume=resume, config=config, out=out, options=options,
-        may_change={"generations": "--generations", "nthread": "--threads", "backend": "--backend", "ray_address": "--ray-address"},
+        may_change={"generations": "--generations", "nthread": "--threads", "backend": "--backend", "ray_address": "--address"},
     )
     console.print(f"skier train: {cfg.population} skiers × {cfg.generations} generations × {cfg.seconds:g} s, {cfg.friction} friction, "
                   f"{cfg.hip} hip, {cfg.backend} backend, run dir {run_dir}")

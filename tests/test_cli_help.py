@@ -1,0 +1,22 @@
+"""Every help text of the CLI shows as written: rich markup would swallow an unescaped ``[word ...]``."""
+
+import click
+import typer
+from rich.text import Text
+
+from animat.cli import app
+
+
+def _helps(command: click.Command, path: str):
+    yield path, command.help or ""
+    for param in command.params:
+        yield f"{path} {param.name}", getattr(param, "help", None) or ""
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _helps(sub, f"{path} {name}")
+
+
+def test_no_help_text_loses_a_bracket_to_rich_markup():
+    helps = list(_helps(typer.main.get_command(app), "animat"))
+    assert len(helps) > 100  # every system's verbs and options
+    lost = [(where, text) for where, text in helps if Text.from_markup(text).plain != text.replace("\\[", "[")]
+    assert not lost
