@@ -81,6 +81,12 @@ def test_npz_files_that_cannot_be_read_are_one_line_errors_and_never_unpickled(t
         with pytest.raises(CheckpointError, match=message) as err:
             runs.read_npz(path, data=blob, what="test file")
         assert str(err.value).startswith(f"cannot read test file {str(path)!r}") and "\n" not in str(err.value)
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "member.npz", "w") as zf:
+        zf.writestr("X.npy", b"not an npy header")  # numpy hands such a member back as raw bytes
+    with pytest.raises(CheckpointError, match="member 'X' is not an array"):
+        runs.read_npz(tmp_path / "member.npz", keys=["X"])
     with pytest.raises(ConfigError, match="lacks the array\\(s\\) y"):
         runs.read_npz(tmp_path / "good.npz", keys=["x", "y"], error=ConfigError)
 

@@ -15,6 +15,7 @@ import json
 import os
 import tempfile
 import zipfile
+import zlib
 from dataclasses import fields
 from datetime import datetime, timezone
 from pathlib import Path
@@ -125,7 +126,10 @@ def read_npz(path: str | os.PathLike, *, data: bytes | None = None, keys: Iterab
             raise ValueError("a single .npy array, not an .npz archive")
         with z:
             arrays = {k: z[k] for k in z.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        bad = [k for k, v in arrays.items() if not isinstance(v, np.ndarray)]  # a member that is not an .npy: raw bytes
+        if bad:
+            raise ValueError(f"member {bad[0]!r} is not an array")
+    except (OSError, ValueError, EOFError, NotImplementedError, zipfile.BadZipFile, zlib.error) as exc:
         first = (str(exc).splitlines() or [type(exc).__name__])[0]
         raise error(f"cannot read {what} {str(path)!r} ({first})") from None
     missing = [k for k in keys if k not in arrays]

@@ -7,7 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from animat.errors import ConfigError
+from animat import runs
+from animat.errors import CheckpointError, ConfigError
 from animat.surrogate.data import generate, load_dataset
 from animat.surrogate.evaluate import evaluate
 from animat.surrogate.frame import AzimuthFrame, turn_vectors, wind_in_frame
@@ -57,6 +58,10 @@ def test_azimuth_unwraps_along_frames_and_saves_with_the_basis(tmp_path, flag_ep
     loaded = PCA.load(tmp_path / "pca.npz")
     assert loaded.frame.scale == frame.scale and np.array_equal(loaded.frame.free, frame.free)
     np.testing.assert_array_equal(loaded.encode(X), pca.encode(X))
+    arrays = runs.read_npz(tmp_path / "pca.npz")
+    runs.atomic_save_npz(tmp_path / "torn.npz", **{k: v for k, v in arrays.items() if k != "frame_pole"})
+    with pytest.raises(CheckpointError, match="cannot read PCA file .*frame_pole"):  # one line, not a KeyError
+        PCA.load(tmp_path / "torn.npz")
     with pytest.raises(ConfigError, match="vertical axis"):
         AzimuthFrame.fit(X, np.array([0, scene.n_vertices - 1]))  # two corners: no pole
 

@@ -13,7 +13,6 @@ this module never unpickles anything.
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
 import re

@@ -64,7 +64,6 @@ class TrainConfig:
 
     def validate(self) -> "TrainConfig":
         fitness_function(self.fitness)
-        layer_activations(check_architecture(self.layers), self.activations)
         for name in ("generations", "population"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -86,6 +85,10 @@ class TrainConfig:
         if self.backend not in ("local", "ray"):
             raise ConfigError(f"unknown backend {self.backend!r}; expected 'local' or 'ray'")
         params = self.fly_params()
+        if self.layers is None:
+            self.layers = [params.n_inputs, *HIDDEN, params.n_outputs]
+        self.layers = [int(n) for n in self.layers]
+        layer_activations(check_architecture(self.layers), self.activations)
         if self.layers[0] != params.n_inputs or self.layers[-1] != params.n_outputs:
             raise ConfigError(
                 f"network layers {self.layers} do not fit the fly: first layer must be {params.n_inputs} "
@@ -96,12 +99,7 @@ class TrainConfig:
     @classmethod
     def build(cls, file: str | Path | None = None, **overrides: Any) -> "TrainConfig":
         values = merge_options(cls, file, overrides)
-        cfg = cls(**values)
-        if cfg.layers is None:
-            params = cfg.fly_params()
-            cfg.layers = [params.n_inputs, *HIDDEN, params.n_outputs]
-        cfg.layers = [int(n) for n in cfg.layers]
-        return cfg.validate()
+        return cls(**values).validate()
 
 
 def output_names(cfg: TrainConfig) -> list[str]:

@@ -131,8 +131,7 @@ def write_replay(params: SkierParams, gene: np.ndarray, seconds: float, out: Pat
     if backend is None:
         stick_figure_gif(traj, gif, anim_seconds=anim_seconds, title=title)
     renderer = "matplotlib" if backend is None else f"mujoco-{backend}"
-    sampled = float(traj["t"][1] - traj["t"][0]) if len(traj["t"]) > 1 else frame_dt  # frame_dt in whole physics steps, as in training
-    s = score(traj["root_pos"][None, :, 0], traj["root_quat"][None], sampled, fall_deg, bonus, traj["t"][None])
+    s = score(traj["root_pos"][None, :, 0], traj["root_quat"][None], traj["frame_dt"], fall_deg, bonus, traj["t"][None])
     return {
         "seconds": float(seconds),
         "fitness": float(s.fitness[0]),

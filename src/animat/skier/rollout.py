@@ -8,7 +8,6 @@ of the tilt); ``+bonus`` if it never fell.
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass
 
@@ -48,7 +47,9 @@ def fallen_frames(x: np.ndarray, quat: np.ndarray, frame_dt: float, fall_deg: fl
     values, the pelvis moving faster than ``MAX_SPEED`` since the previous frame, or, given the simulation
     times ``t`` (P, F) s, time not advancing by a frame: MuJoCo's reset of a diverged state (mj_checkPos,
     mj_checkVel, mj_checkAcc call mj_resetData) sets the time back to 0 and the pelvis back to its start,
-    which a skier within ``MAX_SPEED * frame_dt`` of the start would pass unnoticed)."""
+    which a skier within ``MAX_SPEED * frame_dt`` of the start would pass unnoticed; and ``mujoco.rollout``
+    stops stepping a trajectory at any MuJoCo warning (it repeats the last state), so in training every
+    warning is a fall there, while a replay's step loop carries on through warnings other than a reset)."""
     x = np.asarray(x, dtype=np.float64)
     quat = np.nan_to_num(np.asarray(quat, dtype=np.float64), nan=0.0) + np.array([1e-12, 0, 0, 0])
     with np.errstate(invalid="ignore"):
@@ -197,8 +198,8 @@ def step_loop_states(model: mujoco.MjModel, genes: np.ndarray, nstep: int, tau: 
 
 
 def trajectory(params: SkierParams, gene: np.ndarray, seconds: float, frame_dt: float = 0.02, tau: float = G.TAU) -> dict:
-    """One skier's motion (Python step loop, same physics as the rollout) sampled every ``frame_dt`` s:
-    t (T,) s, root_pos (T, 3) m, root_quat (T, 4), qpos (T, nq), xpos (T, nbody, 3) m body origins,
+    """One skier's motion (Python step loop, same physics as the rollout) sampled every ``frame_dt`` s
+    (rounded to whole physics steps: returned as ``frame_dt``): t (T,) s, root_pos (T, 3) m, root_quat (T, 4), qpos (T, nq), xpos (T, nbody, 3) m body origins,
     pole_tips (T, 8, 3) m (ends of left pole, left ski, right pole, right ski), body_names."""
     model = build_model(params)
     d = mujoco.MjData(model)
@@ -219,8 +220,8 @@ def trajectory(params: SkierParams, gene: np.ndarray, seconds: float, frame_dt: 
             poles.append(_pole_tips(model, d))
     names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, i) for i in range(model.nbody)]
     qpos = np.array(qpos)
-    return {"t": np.array(ts), "root_pos": qpos[:, :3], "root_quat": qpos[:, 3:7], "qpos": qpos, "xpos": np.array(xpos),
-            "pole_tips": np.array(poles), "body_names": names}
+    return {"t": np.array(ts), "frame_dt": stride * dt, "root_pos": qpos[:, :3], "root_quat": qpos[:, 3:7], "qpos": qpos,
+            "xpos": np.array(xpos), "pole_tips": np.array(poles), "body_names": names}
 
 
 def _pole_tips(model: mujoco.MjModel, d: mujoco.MjData) -> np.ndarray:

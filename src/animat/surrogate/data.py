@@ -38,15 +38,19 @@ def episode_path(out: Path, index: int) -> Path:
 def read_episode(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """One episode file's arrays (X, Y, dropped, seconds_per_frame); a ConfigError in one line that says how
     to redo it when it is unreadable."""
-    return runs.read_npz(path, keys=("X", "Y", "dropped", "seconds_per_frame"), error=ConfigError,
-                         what="dataset file (delete it and run generate again to redo it)")
+    try:
+        return runs.read_npz(path, keys=("X", "Y", "dropped", "seconds_per_frame"), error=ConfigError, what="dataset file")
+    except ConfigError as exc:
+        raise ConfigError(f"{exc}; delete it and run generate again to redo it") from None
 
 
 def _episode_done(path: Path) -> bool:
+    """Whether an episode file is there and complete (its archive lists X and Y; written atomically);
+    checked without reading the arrays, so a resume does not read the whole dataset an extra time."""
     try:
-        read_episode(path)
-        return True
-    except ConfigError:  # missing or truncated file: simulate again
+        with np.load(path, allow_pickle=False) as z:
+            return "X" in z.files and "Y" in z.files
+    except Exception:  # noqa: BLE001 - missing, truncated or not an archive: simulate again
         return False
 
 

@@ -62,15 +62,18 @@ def load_model(model_dir: str | os.PathLike, scene: str, backend: str = "numba")
 
 def training_range(train_cfg: dict, pca: PCA) -> Optional[np.ndarray]:
     """(2, k) per-component [min; max] of the encoded training episodes, read one at a time; None
-    when the dataset is no longer where the run says."""
+    when the dataset is no longer where the run says or one of its files cannot be read (the range
+    only serves the optional ``range_ratio`` column of play's metrics)."""
     from animat.surrogate.data import episode_path, read_episode
 
     lo = hi = None
     for i in train_cfg.get("train_episode_ids", []):
         path = episode_path(Path(train_cfg.get("data", "")), int(i))
-        if not path.is_file():
+        try:
+            X = read_episode(path)["X"]
+        except ConfigError:
             return None
-        Z = pca.coefficients(pca.encode(read_episode(path)["X"]))
+        Z = pca.coefficients(pca.encode(X))
         lo = Z.min(0) if lo is None else np.minimum(lo, Z.min(0))
         hi = Z.max(0) if hi is None else np.maximum(hi, Z.max(0))
     return None if lo is None else np.stack([lo, hi])

@@ -19,7 +19,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from animat import runs
-from animat.errors import ConfigError
+from animat.errors import CheckpointError, ConfigError
 from animat.surrogate.frame import AzimuthFrame, turn_vectors
 
 
@@ -89,7 +89,10 @@ class PCA:
     @classmethod
     def load(cls, path: str | os.PathLike) -> "PCA":
         z = runs.read_npz(path, keys=("mean", "components", "singular_values"), what="PCA file")
-        return cls(z["mean"], z["components"], z["singular_values"], AzimuthFrame.from_arrays(z))
+        try:
+            return cls(z["mean"], z["components"], z["singular_values"], AzimuthFrame.from_arrays(z))
+        except (KeyError, ValueError, TypeError) as exc:
+            raise CheckpointError(f"cannot read PCA file {str(path)!r}: {exc!r}") from None
 
 
 def _flatten(X: np.ndarray, D: int) -> np.ndarray:
