@@ -15,6 +15,7 @@ from rich.table import Table
 
 from animat import runs
 from animat.errors import ConfigError
+from animat.swarm.defaults import per_scheme
 
 app = typer.Typer(help="Multi-agent swarms: consensus, Van Loan schemes, Olfati-Saber flocking.", no_args_is_help=True)
 console = Console()
@@ -43,13 +44,13 @@ def _params(items: list[str]) -> dict:
 @app.command("run")
 def run_cmd(
     scheme: str = typer.Argument(..., help="consensus | second-order | ellipse | segment | circle | flocking"),
-    agents: Optional[int] = typer.Option(None, "--agents", "-n", help="Number of agents."),
-    dt: Optional[float] = typer.Option(None, "--dt", help="Time step."),
-    steps: Optional[int] = typer.Option(None, "--steps", "-k", help="Number of steps."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed."),
-    scale: Optional[float] = typer.Option(None, "--scale", help="Consensus scale s (1 or 0.5)."),
-    algorithm: Optional[int] = typer.Option(None, "--algorithm", help="Flocking algorithm 1, 2 or 3."),
-    dim: Optional[int] = typer.Option(None, "--dim", help="Flocking dimension 2 or 3."),
+    agents: Optional[int] = typer.Option(None, "--agents", "-n", help=f"Number of agents \\[{per_scheme('agents')}]."),
+    dt: Optional[float] = typer.Option(None, "--dt", help=f"Time step \\[{per_scheme('dt')}]."),
+    steps: Optional[int] = typer.Option(None, "--steps", "-k", help=f"Number of steps \\[{per_scheme('steps')}]."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed [0]."),
+    scale: Optional[float] = typer.Option(None, "--scale", help="Consensus scale s (1 or 0.5) [1]."),
+    algorithm: Optional[int] = typer.Option(None, "--algorithm", help="Flocking algorithm 1, 2 or 3 [2]."),
+    dim: Optional[int] = typer.Option(None, "--dim", help="Flocking dimension 2 or 3 [2]."),
     param: List[str] = typer.Option([], "--param", "-p", help="Model parameter NAME=VALUE (repeatable): d, r, a, b, h, eps, c1, c2, alpha, ..."),
     sphere: List[str] = typer.Option([], "--sphere", help="Sphere obstacle 'x,y[,z],R' (repeatable; algorithm 3)."),
     wall: List[str] = typer.Option([], "--wall", help="Wall 'px,py[,pz],nx,ny[,nz]' (point, normal into free space)."),
@@ -57,8 +58,8 @@ def run_cmd(
     gamma_pos: Optional[str] = typer.Option(None, "--gamma-pos", help="Gamma-agent start 'x,y[,z]'."),
     gamma_vel: Optional[str] = typer.Option(None, "--gamma-vel", help="Gamma-agent velocity 'vx,vy[,vz]'."),
     spread: Optional[float] = typer.Option(None, "--spread", help="Half-width of the random start box (flocking)."),
-    neighbours: Optional[str] = typer.Option(None, "--neighbours", help="grid | allpairs (flocking)."),
-    record_every: Optional[int] = typer.Option(None, "--record-every", help="Record every k-th step."),
+    neighbours: Optional[str] = typer.Option(None, "--neighbours", help="grid | allpairs (flocking) \\[grid]."),
+    record_every: Optional[int] = typer.Option(None, "--record-every", help="Record every k-th step \\[about 150 frames in all]."),
     no_animation: bool = typer.Option(False, "--no-animation", help="Skip the GIF."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of run options."),

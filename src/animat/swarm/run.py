@@ -20,20 +20,13 @@ from animat import runs
 from animat.config import check_types, load_toml
 from animat.errors import ConfigError
 from animat.swarm import linear
+from animat.swarm.defaults import DEFAULTS
 from animat.swarm.flocking import FlockParams, Obstacles, check_start_outside
 from animat.swarm.metrics import METRIC_NAMES, metrics_series
 
 SCHEMES = ("consensus", "second-order", "ellipse", "segment", "circle", "flocking")
 
 # per-scheme defaults: agents, dt, steps
-DEFAULTS = {
-    "consensus": dict(agents=8, dt=0.49, steps=300),
-    "second-order": dict(agents=8, dt=0.2, steps=600),
-    "ellipse": dict(agents=20, dt=1.0, steps=600),
-    "segment": dict(agents=10, dt=1.0, steps=400),
-    "circle": dict(agents=13, dt=0.05, steps=600),
-    "flocking": dict(agents=150, dt=0.01, steps=6000),
-}
 LINEAR_PARAMS = {"alpha": 1.0, "omega": 1.0, "radius": 1.0, "weight": 1.0}
 SCHEME_PARAMS = {"consensus": (), "second-order": ("alpha",), "ellipse": (), "segment": ("weight",),
                  "circle": ("omega", "alpha", "radius", "weight")}  # the --param names each linear scheme uses
