@@ -1,0 +1,128 @@
+"""Old run directories still replay and resume (issue 19, acceptance 5).
+
+``tests/fixtures/old_runs/`` holds small run directories written by commit e9c1b06 (how they were made
+and what was pruned: its README.md). Each test copies them into ``tmp_path`` (the fixture is never
+written) and runs today's commands on the copy from there (the surrogate run names its dataset by the
+relative path ``surrogate-data``):
+
+- ``fly replay`` of the run and of its genome file, ``fly train --resume`` from 3 to 5 generations;
+- ``skier replay`` of the run and of its gene file, ``skier train --resume`` from 3 to 5 generations;
+- ``surrogate evaluate`` and ``surrogate play`` of the run, ``surrogate train --resume`` from 4 to 6
+  epochs, ``surrogate generate`` resumed from 4 to 5 episodes;
+- ``imitate play`` (matplotlib, the cheapest renderer), ``imitate train --resume`` from 512 to 1024 steps.
+
+The outputs are compared with ``tests/golden/old_runs.json``, as in tests/test_golden.py (same
+exclusions of wall times, absolute paths and the renderer found; the same ANIMAT_REGEN_GOLDEN=1).
+A resumed fly, skier or surrogate run must equal the uninterrupted run of the same options, which
+regeneration runs and stores (a resumed PPO run restarts its environments: its own rows are stored,
+and its first rows must be the old run's).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+OLD_RUNS = Path(__file__).parent / "fixtures" / "old_runs"
+REPLAYS = {  # system -> (run directory and its best genome or gene file, replay options)
+    "fly": (["fly-train", "fly-train/best_genome.npz"], ["--seconds", "0.5", "--anim-seconds", "0.1"]),
+    "skier": (["skier-train", "skier-train/best_gene.json"], ["--seconds", "1", "--anim-seconds", "0.1"]),
+}
+RESUMES = {  # system -> (run directory, the options it was made with; made with -g 3)
+    "fly": ("fly-train", ["-p", "8", "-s", "0.2", "--replay-seconds", "0.2", "-f", "mean-height", "--seed", "4"]),
+    "skier": ("skier-train", ["-p", "8", "-s", "1", "--seed", "4", "--threads", "1"]),
+}
+DATA = ["-f", "60", "--size", "7", "--seed", "0"]  # surrogate-data's (with -e 4)
+SURROGATE = ["--components", "8", "--batches-per-epoch", "4", "--window", "12", "--lr", "1e-3", "--test-episodes", "1", "--seed", "2"]
+SURROGATE_TOML = "[train]\nlayers = 4\ncheckpoint_every = 2\n"  # surrogate-train's, with SURROGATE and --epochs 4
+
+
+@pytest.fixture
+def old(tmp_path, monkeypatch) -> Path:
+    """A copy of the old runs in ``tmp_path``, the working directory."""
+    shutil.copytree(OLD_RUNS, tmp_path, dirs_exist_ok=True)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(animat_cli, *args: str) -> None:
+    code, _, err = animat_cli(*args)
+    assert code == 0, err
+
+
+def test_the_fixture_names_no_path_of_a_machine():
+    for path in OLD_RUNS.rglob("*"):
+        if path.is_file() and path.suffix in (".json", ".csv", ".md"):
+            text = path.read_text()
+            assert "/work/" not in text and "/tmp/" not in text and "/home/" not in text, path
+
+
+@pytest.mark.parametrize("system", REPLAYS)
+def test_fly_and_skier_runs_replay(system, old, animat_cli, golden):
+    g = golden("old_runs")
+    sources, options = REPLAYS[system]
+    for i, source in enumerate(sources):
+        run(animat_cli, system, "replay", source, *options, "--out", f"replay-{i}")
+        check = g.equal if i else g.check  # the genome or gene file replays as its run does
+        check(f"{system}/replay/summary", g.summary(old / f"replay-{i}" / "summary.json"))
+        check(f"{system}/replay/trajectory", g.npz(old / f"replay-{i}" / "trajectory.npz"))
+
+
+@pytest.mark.parametrize("system", RESUMES)
+def test_fly_and_skier_runs_resume(system, old, animat_cli, golden):
+    g = golden("old_runs")
+    run_dir, options = RESUMES[system]
+    if g.REGEN:
+        run(animat_cli, system, "train", "-g", "5", *options, "--out", "uninterrupted")
+        g.check(f"{system}/resumed/metrics", g.columns(old / "uninterrupted" / "metrics.csv"))
+    run(animat_cli, system, "train", "--resume", run_dir, "-g", "5")
+    g.equal(f"{system}/resumed/metrics", g.columns(old / run_dir / "metrics.csv"))
+
+
+def test_surrogate_run_evaluates_and_plays(old, animat_cli, golden):
+    g = golden("old_runs")
+    run(animat_cli, "surrogate", "evaluate", "sheet", "--model", "surrogate-train", "--horizon", "20", "--stride", "20", "--stability-frames", "200",
+        "--settle-frames", "40", "--rest-seconds", "0.5", "--no-video", "--reference-frames", "0", "--out", "eval")
+    g.check("surrogate/evaluate/metrics", g.columns(old / "eval" / "metrics.csv"))
+    g.check("surrogate/evaluate/summary", g.summary(old / "eval" / "summary.json"))
+    run(animat_cli, "surrogate", "play", "sheet", "--model", "surrogate-train", "--frames", "60", "--seed", "1", "--no-video", "--out", "play")
+    g.check("surrogate/play/metrics", g.columns(old / "play" / "metrics.csv"))
+    g.check("surrogate/play/summary", g.summary(old / "play" / "summary.json"))
+
+
+def test_surrogate_run_and_dataset_resume(old, animat_cli, golden):
+    g = golden("old_runs")
+    if g.REGEN:
+        (old / "surrogate.toml").write_text(SURROGATE_TOML)
+        run(animat_cli, "surrogate", "train", "sheet", "--data", "surrogate-data", "--config", "surrogate.toml", *SURROGATE,
+            "--epochs", "6", "--out", "uninterrupted")
+        g.check("surrogate/resumed/metrics", g.columns(old / "uninterrupted" / "metrics.csv"))
+        run(animat_cli, "surrogate", "generate", "sheet", "-e", "5", *DATA, "--out", "uninterrupted-data")
+        g.check("surrogate/data/episode_00004", g.npz(old / "uninterrupted-data" / "episode_00004.npz"))
+    run(animat_cli, "surrogate", "train", "sheet", "--resume", "surrogate-train", "--epochs", "6")
+    g.equal("surrogate/resumed/metrics", g.columns(old / "surrogate-train" / "metrics.csv"))
+    before = {p.name: p.read_bytes() for p in (old / "surrogate-data").glob("episode_*.npz")}
+    run(animat_cli, "surrogate", "generate", "sheet", "-e", "5", *DATA, "--out", "surrogate-data")
+    assert {name: (old / "surrogate-data" / name).read_bytes() for name in before} == before  # kept as they were
+    g.equal("surrogate/data/episode_00004", g.npz(old / "surrogate-data" / "episode_00004.npz"))
+
+
+def test_imitate_run_plays(old, animat_cli, golden):
+    pytest.importorskip("stable_baselines3")
+    g = golden("old_runs")
+    run(animat_cli, "imitate", "play", "imitate-train", "--seconds", "0.4", "--renderer", "matplotlib", "--out", "play")
+    g.check("imitate/play/summary", g.summary(old / "play" / "summary.json"))
+    g.check("imitate/play/trajectory", g.npz(old / "play" / "trajectory.npz"))
+
+
+def test_imitate_run_resumes(old, animat_cli, golden):
+    pytest.importorskip("stable_baselines3")
+    g = golden("old_runs")
+    first = g.columns(old / "imitate-train" / "metrics.csv")
+    run(animat_cli, "imitate", "train", "--resume", "imitate-train", "--timesteps", "1024")
+    resumed = g.columns(old / "imitate-train" / "metrics.csv")
+    assert {k: v[: len(first["iteration"])] for k, v in resumed.items()} == first  # the old rows, kept
+    g.check("imitate/resumed/metrics", resumed)
+    g.check("imitate/resumed/summary", g.summary(old / "imitate-train" / "summary.json"))
