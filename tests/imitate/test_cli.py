@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from animat.imitate.clip import find_shared_deepmimic
 
 KEYS = {"frames", "loop", "cycle_seconds", "root_advance_m", "kinematic_replay_mean_reward"}
 
@@ -27,7 +26,7 @@ def test_demo_clip_made_and_checked(tmp_path, animat_cli):
     assert code == 2 and "--force" in err
 
 
-@pytest.mark.skipif(find_shared_deepmimic() is None, reason="shared/data/deepmimic not found")
+@pytest.mark.deepmimic
 def test_check_shared_walk(animat_cli):
     code, out, _ = animat_cli("imitate", "check", "shared:humanoid3d_walk.txt", "--reward", "deepmimic-code")  # = find_shared_deepmimic() / NAME
     assert code == 0
