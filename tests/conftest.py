@@ -18,6 +18,7 @@ import pytest
 from animat import cli
 
 SLOW_TIMEOUT_S = 3600
+NO_SHARED_DATA = "shared/data/deepmimic not found (set ANIMAT_SHARED_DATA or lay out ../shared/data/deepmimic)"
 
 
 def in_ci() -> bool:
@@ -26,21 +27,25 @@ def in_ci() -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
+    shared = None
     for item in items:
         if item.get_closest_marker("slow") is not None and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT_S))
+        if item.get_closest_marker("deepmimic") is not None:
+            if shared is None:
+                from animat.imitate.clip import find_shared_deepmimic
+
+                shared = find_shared_deepmimic() is not None
+            if not shared and not in_ci():  # a skip marker: -ra names the test's own file and line
+                item.add_marker(pytest.mark.skip(reason=f"{NO_SHARED_DATA} (under CI=true this fails)"))
 
 
 def pytest_runtest_setup(item):
-    if item.get_closest_marker("deepmimic") is None:
-        return
-    from animat.imitate.clip import find_shared_deepmimic
+    if item.get_closest_marker("deepmimic") is not None and in_ci():
+        from animat.imitate.clip import find_shared_deepmimic
 
-    if find_shared_deepmimic() is None:
-        message = "shared/data/deepmimic not found (set ANIMAT_SHARED_DATA or lay out ../shared/data/deepmimic)"
-        if in_ci():
-            pytest.fail(f"CI=true but {message}: CI always has the shared data", pytrace=False)
-        pytest.skip(message)
+        if find_shared_deepmimic() is None:
+            pytest.fail(f"CI=true but {NO_SHARED_DATA}: CI always has the shared data", pytrace=False)
 
 
 @pytest.fixture
