@@ -309,3 +309,18 @@ def test_engine_regresses_sin_batched():
     best = [r["best"] for r in res.history]
     assert all(b2 >= b1 for b1, b2 in zip(best, best[1:]))
     assert -best[-1] < 0.5 * -best[0] and -best[-1] < 0.05
+
+
+def test_a_fitness_returning_the_wrong_number_of_values_is_refused():
+    """Either fitness style: one value per genome, or an error naming both counts (never a silent broadcast)."""
+    from animat.evolve.evaluate import make_evaluator
+
+    layers, acts = (2, 3, 1), ("tanh", "tanh")
+    genes = np.zeros((5, network.param_count(layers)), np.float32)
+    per_genome = make_evaluator(lambda genomes: [0.0] * (len(genomes) - 1), layers, acts, False)
+    with pytest.raises(ValueError, match="fitness returned 4 values for 5 genomes"):
+        per_genome(genes)
+    batched = make_evaluator(lambda params: np.zeros(1), layers, acts, True)
+    with pytest.raises(ValueError, match="fitness returned 1 values for 5 genomes"):
+        batched(genes)
+    assert make_evaluator(lambda genomes: [float(i) for i in range(len(genomes))], layers, acts, False)(genes).tolist() == [0, 1, 2, 3, 4]

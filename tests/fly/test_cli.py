@@ -209,3 +209,69 @@ def test_default_network_fits_the_fly_symmetric_or_not(tmp_path, animat_cli):
     code, _, err = animat_cli("fly", "train", "--asymmetric", "-g", "1", "-p", "4", "-s", "0.05", "--replay-seconds", "0.05", "--out", str(out))
     assert code == 0, err
     assert json.loads((out / "config.json").read_text())["layers"] == [18, 20, 20, 6]
+
+
+def test_replay_summary_and_acceptance_flags_follow_from_its_trajectory(trained, tmp_path, animat_cli):
+    """The replay's headline numbers and its check_* verdicts (the main job's acceptance) recomputed from
+    trajectory.npz: stroke cycles of the right flap angle, height change and drift in body lengths."""
+    from animat.fly.analysis import stroke_cycles
+
+    out = tmp_path / "replay"
+    code, _, err = animat_cli("fly", "replay", str(trained), "--seconds", "3", "--out", str(out))
+    assert code == 0, err
+    s = json.loads((out / "summary.json").read_text())
+    with np.load(out / "trajectory.npz") as z:
+        pos, flap, crashed = z["position"].astype(np.float64), z["wing_angles"][:, 0], z["crashed"]
+    L = s["body_length"]
+    cycles = stroke_cycles(flap)
+    assert s["stroke_cycles"] == cycles and s["stroke_cycles_per_3s"] == pytest.approx(cycles * 3.0 / 3.0)
+    assert s["min_height_change_body_lengths"] == pytest.approx(pos[:, 2].min() / L, rel=1e-6)
+    assert s["mean_lateral_drift_body_lengths"] == pytest.approx(np.hypot(pos[:, 0], pos[:, 1]).mean() / L, rel=1e-5)
+    assert s["crashed"] == bool(crashed.any())
+    assert s["check_flaps_5_per_3s"] == (cycles >= 5)
+    assert s["check_min_height_above_start_minus_2_body_lengths"] == (pos[:, 2].min() / L >= -2.0)
+    assert s["check_mean_lateral_drift_within_5_body_lengths"] == (np.hypot(pos[:, 0], pos[:, 1]).mean() / L <= 5.0)
+    assert s["check_no_crash"] == (not crashed.any())
+    summary = json.loads((trained / "summary.json").read_text())  # the training run reports its replay's verdicts too
+    assert {k for k in summary if k.startswith("replay_check_")} == {f"replay_{k}" for k in s if k.startswith("check_")}
+
+
+def test_acceptance_flags_switch_exactly_at_their_thresholds():
+    from animat.fly.analysis import acceptance
+
+    base = {"stroke_cycles_per_3s": 5.0, "min_height_change_body_lengths": -2.0, "mean_lateral_drift_body_lengths": 5.0, "crashed": False}
+    assert all(acceptance(base).values()) and len(acceptance(base)) == 4
+    for key, value, flag in [("stroke_cycles_per_3s", 4.999, "flaps_5_per_3s"),
+                             ("min_height_change_body_lengths", -2.001, "min_height_above_start_minus_2_body_lengths"),
+                             ("mean_lateral_drift_body_lengths", 5.001, "mean_lateral_drift_within_5_body_lengths"),
+                             ("crashed", True, "no_crash")]:
+        flags = acceptance({**base, key: value})
+        assert not flags[flag] and all(v for k, v in flags.items() if k != flag), key
+
+
+def test_stroke_cycles_count_full_swings_and_ignore_jitter():
+    """A flap of 0.5 rad amplitude at 5 Hz for 3 s, starting downwards: 15 full cycles (each swing
+    from below median - 0.15 to above median + 0.15 rad); jitter inside the band counts none."""
+    from animat.fly.analysis import stroke_cycles
+
+    t = np.arange(0.0, 3.0, 1e-3)
+    assert stroke_cycles(-0.5 * np.sin(2 * np.pi * 5 * t)) == 15
+    assert stroke_cycles(0.5 * np.sin(2 * np.pi * 5 * t)) == 14  # starts upwards: the first swing up completes no cycle
+    jitter = 0.3 + 0.12 * np.random.default_rng(0).uniform(-1, 1, t.size)  # within +-0.15 rad of its median
+    assert stroke_cycles(jitter) == 0
+    assert stroke_cycles(0.14 * np.sin(2 * np.pi * 5 * t)) == 0  # a swing inside the band
+
+
+def test_replay_for_the_training_episode_reproduces_the_best_fitness(trained, tmp_path, animat_cli):
+    """The best genome replayed for the training's episode length (one start at rest, no noise) flies the
+    same flight: the run's fitness function (lateral) on the replay's trajectory is the best fitness."""
+    from animat.fly.tasks import lateral
+
+    config = json.loads((trained / "config.json").read_text())
+    assert config["fitness"] == "lateral" and config["starts"] == 1
+    out = tmp_path / "episode"
+    code, _, err = animat_cli("fly", "replay", str(trained), "--seconds", str(config["seconds"]), "--out", str(out))
+    assert code == 0, err
+    with np.load(out / "trajectory.npz") as z:
+        replayed = float(lateral(z["position"], z["quaternion"]))
+    assert replayed == pytest.approx(json.loads((trained / "summary.json").read_text())["best_fitness"], rel=1e-6, abs=1e-9)

@@ -240,3 +240,31 @@ def test_fitness_does_not_depend_on_batch_size():
     full = fit(nw.unflatten(genes, layers))
     for lo, hi in [(0, 1), (5, 6), (36, 37), (3, 8)]:
         np.testing.assert_array_equal(fit(nw.unflatten(genes[lo:hi], layers)), full[lo:hi])
+
+
+def test_start_zero_is_at_rest_and_sensor_noise_reaches_only_the_perturbed_starts():
+    """start_states: start 0 at rest, level, wings at zero, at the origin; the others perturbed. sensor_noise:
+    zero for start 0, std ``std`` on the others. So a fly's flight from start 0 is its noise-free flight from rest,
+    whatever the noise, and the perturbed starts fly differently."""
+    from animat.fly.rollout import sensor_noise, start_states
+
+    s = start_states(P, 4, seed=3)
+    assert s.pos.shape == (4, 3) and not s.pos.any() and not s.crashed.any()
+    assert not s.vel[0].any() and not s.omega[0].any() and not s.wing[0].any() and np.array_equal(s.quat[0], [1, 0, 0, 0])
+    assert all(s.vel[i].any() and s.omega[i].any() and s.wing[i].any() and s.quat[i, 0] < 1 for i in (1, 2, 3))
+    noise = sensor_noise(P, 4, 500, 0.2, seed=3)
+    assert noise.shape == (4, 500, P.n_inputs) and not noise[0].any()
+    assert all(abs(noise[i].std() - 0.2) < 0.01 for i in (1, 2, 3))
+
+    nets = _nets(3, 1.0, seed=5)
+    n = n_ticks_for(P, 0.3)
+    noisy = simulate_population(P, nets, ACTS, 0.3, start_states(P, 3, seed=1), sensor_noise(P, 3, n, 0.5, seed=1))
+    quiet = simulate_population(P, nets, ACTS, 0.3, start_states(P, 3, seed=1))  # the same starts without noise
+    assert noisy.pos.shape == (3, 3, n, 3)
+    np.testing.assert_array_equal(noisy.pos[:, 0], quiet.pos[:, 0])  # start 0 flies noise-free
+    np.testing.assert_array_equal(noisy.quat[:, 0], quiet.quat[:, 0])
+    assert all(not np.allclose(noisy.pos[:, i], quiet.pos[:, i], atol=1e-4) for i in (1, 2))  # the others hear the noise
+    # start 0 is the flight from rest (batched with other starts, XLA rounds differently: close, not bitwise)
+    alone = simulate_population(P, nets, ACTS, 0.3)
+    np.testing.assert_allclose(quiet.pos[:, 0], alone.pos, atol=1e-3)
+    assert not np.allclose(quiet.pos[:, 1], alone.pos, atol=1e-2)  # a perturbed start flies elsewhere

@@ -19,7 +19,7 @@ from animat.imitate.demo import demo_clip
 from animat.imitate.reward import PRESETS, imitation_reward
 
 SHARED = find_shared_deepmimic()
-needs_shared = pytest.mark.skipif(SHARED is None, reason="shared/data/deepmimic not found")
+needs_shared = pytest.mark.deepmimic  # skipped without the data, failed under CI=true (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")
@@ -76,8 +76,10 @@ def test_reference_pose_scores_one(model):
 
 
 def test_demo_kinematic_replay(model):
+    """Forward differences over the clip's own frames reproduce its velocities: r_I = 1 up to round-off (0.9999:
+    velocities 0.8x the clip's score ~0.99 and pass a 0.99 threshold; pose terms are 1 by construction)."""
     r = replay_rewards(demo_clip(), model=model)
-    assert r.shape == (30,) and r.min() >= 0.99
+    assert r.shape == (30,) and r.min() >= 0.9999
     assert replay_rewards(demo_clip(), model=model, central=True).min() >= 0.99  # smooth: no velocity jumps
 
 
@@ -86,7 +88,7 @@ def test_walk_kinematic_replay(model):
     clip = load_clip(SHARED / "humanoid3d_walk.txt")
     for cfg in PRESETS.values():
         r = replay_rewards(clip, cfg, model=model)
-        assert r.shape == (38,) and r.min() >= 0.99
+        assert r.shape == (38,) and r.min() >= 0.9999  # see test_demo_kinematic_replay
     assert wrap_seam_deg(clip) > 5  # the mocap's last frame is not its first: a seam each cycle
 
 

@@ -160,6 +160,17 @@ def test_bad_input_exits_2_with_one_line(args, words, tmp_path, animat_cli):
     assert not (tmp_path / "o").exists()  # nothing created for a refused request
 
 
+@pytest.mark.parametrize("name", ["gamma", "gae_lambda"])
+def test_discount_and_gae_lambda_are_fractions(name):
+    from animat.errors import ConfigError
+    from animat.imitate.train import TrainConfig
+
+    assert getattr(TrainConfig.build(None, **{name: 1.0}), name) == 1.0  # undiscounted / plain Monte Carlo: allowed
+    for bad in (1.95, 0.0):
+        with pytest.raises(ConfigError, match=f"{name} must be"):
+            TrainConfig.build(None, **{name: bad})
+
+
 def test_same_seed_same_policy(tmp_path):
     """Two 128-step runs (one process, DummyVecEnv) with the same seed write the same weights."""
     pytest.importorskip("stable_baselines3")

@@ -26,6 +26,27 @@ def test_score_positive_progress_fall_and_bonus():
     assert score(x3, q, 0.1).fell[0]
 
 
+@pytest.mark.parametrize("axis", [(1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.6, 0.8, 0.0)])
+def test_fall_threshold_is_80_degrees_of_tilt_about_any_horizontal_axis(axis):
+    """Tilted 79.9 degrees from frame 3 on: still standing (full progress and the bonus); 80.1: fallen
+    there (only the progress before it counts). A turn about the vertical first changes nothing."""
+    x = np.array([[0.0, 1.0, 2.0, 3.0, 4.0]])
+    yaw = np.array([math.cos(0.6), 0.0, 0.0, math.sin(0.6)])  # 1.2 rad about z
+
+    def tilted(deg):
+        a = math.radians(deg)
+        tilt = np.array([math.cos(a / 2), *(math.sin(a / 2) * np.asarray(axis))])
+        w1, v1, w2, v2 = tilt[0], tilt[1:], yaw[0], yaw[1:]
+        q = np.tile(UP, (1, 5, 1))
+        q[0, 3:] = [w1 * w2 - v1 @ v2, *(w1 * v2 + w2 * v1 + np.cross(v1, v2))]  # the tilt after the yaw
+        return q
+
+    below, above = score(x, tilted(79.9), 0.1), score(x, tilted(80.1), 0.1)
+    assert not below.fell[0] and below.fitness[0] == pytest.approx(4.0 + 5.0)
+    assert above.fell[0] and above.fitness[0] == pytest.approx(2.0) and above.scored_seconds[0] == pytest.approx(0.3)
+    assert not score(x, tilted(84.9), 0.1, fall_deg=85.0).fell[0] and score(x, tilted(85.1), 0.1, fall_deg=85.0).fell[0]
+
+
 def test_mujoco_reset_near_the_start_counts_as_a_fall():
     """MuJoCo resets a diverged state to the start (time 0): a pelvis within MAX_SPEED * frame_dt of
     its start shows no jump, so the reset is seen in the simulation time."""

@@ -78,6 +78,10 @@ def test_cli_train_and_replay(animat_cli, tmp_path):
     assert code == 0, err
     s = json.loads((rep / "summary.json").read_text())
     assert s["friction"] == "isotropic" and (rep / "trajectory.npz").is_file()
+    # the replay of the training's episode (one-axis hip) scores what training scored for the best gene
+    trained = json.loads((run / "summary.json").read_text())
+    assert s["fitness"] == pytest.approx(trained["best_fitness"], rel=1e-9)
+    assert s["fell"] == trained["best_fell"] and s["net_forward_m"] == pytest.approx(trained["best_net_forward_m"], rel=1e-9)
 
 
 @pytest.mark.parametrize(

@@ -31,6 +31,27 @@ def test_misbehaving_frames_are_dropped():
     assert out["dropped"] == 10 and out["X"].shape[0] == 0
 
 
+@pytest.mark.parametrize("fault", ["stretched", "mujoco-reset"])
+def test_a_bad_frame_mid_episode_truncates_the_episode_there(fault):
+    """At recorded frame 8 of 20 the cloth is restarted badly: one free vertex 1 m off (an edge 4x its rest
+    length, over max_edge_ratio 3), or every vertex at 1e11 m/s (past mjMAXVAL: MuJoCo resets the state to
+    rest and warns; the cloth is then finite with rest-length edges, only the warning shows). Either way
+    the episode keeps exactly the 8 good frames before it, as the undisturbed run recorded them."""
+    scene = get_scene("sheet", size=5)
+    full = scene.simulate(20, 0)
+    x, v = full["X"][8].astype(np.float64), np.zeros((scene.n_vertices, 3))
+    free = np.setdiff1d(np.arange(scene.n_vertices), scene.pinned)
+    if fault == "stretched":
+        x[free[0], 1] += 1.0
+    else:
+        v[free] = 1e11
+    out = scene.simulate(20, 0, restart=(8, x, v))
+    assert out["dropped"] == 12 and out["X"].shape[0] == out["Y"].shape[0] == 8
+    assert np.array_equal(out["X"], full["X"][:8]) and np.array_equal(out["Y"], full["Y"][:8])
+    harmless = scene.simulate(20, 0, restart=(8, full["X"][8].astype(np.float64), np.zeros((scene.n_vertices, 3))))
+    assert harmless["dropped"] == 0 and harmless["X"].shape[0] == 20
+
+
 def test_bad_scene_input():
     with pytest.raises(ConfigError, match="unknown scene 'flagpole'"):
         get_scene("flagpole")

@@ -49,7 +49,30 @@ def test_tracking_camera_keeps_the_body_centred_and_decorations_show(tmp_path):
 
 
 def test_no_context_means_none(monkeypatch):
-    monkeypatch.setattr(mujoco_render, "offscreen_context", lambda width, height: None)
+    """Every backend failing (EGL's context cannot start, OSMesa is not installed): no context, no frames,
+    ``gl_available`` False, each backend tried once, and the PyOpenGL platform a failed backend chose unset again."""
+    import importlib
+    import os
+    import types
+
+    tried = []
+
+    class NoDisplay:
+        def __init__(self, width, height):
+            os.environ["PYOPENGL_PLATFORM"] = "egl"  # as mujoco.egl does on import
+            raise RuntimeError("cannot initialise EGL")
+
+    def import_module(name, *args):
+        tried.append(name)
+        if name == "mujoco.egl":
+            return types.SimpleNamespace(GLContext=NoDisplay)
+        raise ImportError(f"no {name}")
+
+    monkeypatch.delenv("MUJOCO_GL", raising=False)
+    monkeypatch.delenv("PYOPENGL_PLATFORM", raising=False)
+    monkeypatch.setattr(importlib, "import_module", import_module)
+    assert mujoco_render.offscreen_context(8, 8) is None and tried == ["mujoco.egl", "mujoco.osmesa"]
+    assert "PYOPENGL_PLATFORM" not in os.environ
     assert render_frames(mujoco.MjModel.from_xml_string(XML), _qpos(2, 0.1)) is None
     assert not gl_available()
 
