@@ -94,6 +94,8 @@ def test_object_arrays_never_unpickled(tmp_path):
     (tmp_path / "x.json").write_text(json.dumps(manifest))
     with pytest.raises(CheckpointError, match="x.npz"):
         genome_file.load_genome(tmp_path / "x.npz")
+    with pytest.raises(CheckpointError, match="x.npz"):
+        checkpoint.read_checkpoint(tmp_path / "x.json")
     with pytest.raises(TypeError):
         checkpoint.write_checkpoint(tmp_path / "y.json", {"a": np.array([None], dtype=object)}, "genome", {})
 
