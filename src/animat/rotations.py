@@ -1,4 +1,5 @@
-"""Rotations in JAX: unit quaternions (w, x, y, z), rotation matrices, axis rotations.
+"""Rotations in JAX: unit quaternions (w, x, y, z), rotation matrices, axis rotations (the NumPy
+quaternions are :mod:`animat.quaternions`).
 
 Orientation is integrated as a unit quaternion with the exponential map (never by integrating
 Euler-angle rates); Euler angles appear only as an observation.
@@ -7,6 +8,8 @@ Euler-angle rates); Euler angles appear only as an observation.
 from __future__ import annotations
 
 import jax.numpy as jnp
+
+from animat.quaternions import hamilton
 
 
 def dot3(a, b):
@@ -35,18 +38,8 @@ def mat_t_vec(R, v):
 
 
 def quat_mul(a, b):
-    """Hamilton product ``a ⊗ b`` of quaternions ``(..., 4)`` (w first)."""
-    aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
-    bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
-    return jnp.stack(
-        [
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ],
-        axis=-1,
-    )
+    """Hamilton product ``a ⊗ b`` of quaternions ``(..., 4)`` (w first), in JAX."""
+    return hamilton(a, b, jnp.stack)
 
 
 def quat_to_mat(q):

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from animat.errors import CheckpointError, CheckpointWarning, ConfigError
-from animat.evolve import checkpoint, network
+from animat.evolve import network
 from animat.evolve.genome import Genome
+from animat.evolve.genome_file import load_genome
 from animat.evolve.population import Population, RunResult, rank_scores
 
 LAYERS = (2, 4, 1)
@@ -198,7 +199,7 @@ def test_threshold_saves_and_raises_by_delta(tmp_path):
     assert [(h["generation"], h["threshold"]) for h in hits] == expected
     assert pop.threshold == pytest.approx(start + 0.75 * np.ceil((max(h["fitness"] for h in hits) - start) / 0.75))
     for h in hits:
-        saved = checkpoint.load_genome(h["path"])
+        saved = load_genome(h["path"])
         assert saved.fitness == res.history[h["generation"]]["best"]
         assert per_genome([saved.genome])[0] == saved.fitness
     files = sorted(p.name for p in (tmp_path / "genomes").glob("threshold-*.npz"))

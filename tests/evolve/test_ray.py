@@ -156,13 +156,13 @@ def test_make_evaluator(ray_local, genes):
 
 
 def test_unreachable_address_fails_fast():
-    from animat.evolve.evaluate import _probe_address
+    from animat.parallel import probe_address
 
     t0 = time.monotonic()
     with pytest.raises(ConfigError, match="127.0.0.1:1"):
-        _probe_address("127.0.0.1:1", timeout_s=2.0)
+        probe_address("127.0.0.1:1", timeout_s=2.0)
     with pytest.raises(ConfigError, match="ray://127.0.0.1:1"):
-        _probe_address("ray://127.0.0.1:1", timeout_s=2.0)
+        probe_address("ray://127.0.0.1:1", timeout_s=2.0)
     assert time.monotonic() - t0 < 5.0
 
 

@@ -8,7 +8,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from animat.imitate import quat
+from animat import quaternions as quat
 from animat.imitate.character import (
     SUBSTEPS, TIMESTEP, Layout, apply_ball_pd, build_model, default_skeleton, get_pose, load_skeleton, pose_kinematics,
     set_pd_targets, set_pose,

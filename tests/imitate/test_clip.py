@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from animat.imitate import quat
+from animat import quaternions as quat
 from animat.imitate.clip import (
     FRAME_SIZE, R_DM_TO_ZUP, ClipError, find_shared_deepmimic, load_clip, parse_clip, quat_dm_to_zup, vec_dm_to_zup,
     write_clip,

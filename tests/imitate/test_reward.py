@@ -8,8 +8,8 @@ import mujoco
 import numpy as np
 import pytest
 
+from animat import quaternions as quat
 from animat.errors import ConfigError
-from animat.imitate import quat
 from animat.imitate.character import build_model, pose_kinematics
 from animat.imitate.demo import demo_clip
 from animat.imitate.reward import (

@@ -35,7 +35,7 @@ def test_ray_and_local_give_identical_scores():
 
 @pytest.mark.parametrize("kwargs", [dict(chunks=0), dict(num_workers=0), dict(max_retries=-1)])
 def test_bad_ray_settings_are_config_errors(kwargs):
-    """Checked by the shared RayEvaluator before Ray is imported or started."""
+    """Checked by the shared RayPool (animat.parallel) before Ray is imported or started."""
     from animat.errors import ConfigError
     from animat.skier.distributed import RaySkierEvaluator
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from animat.errors import RunDirError
-from animat.evolve.checkpoint import read_checkpoint
+from animat.checkpoint import read_checkpoint
 from animat.skier.gene import mirror_state
 from animat.skier.train import TrainConfig, train
 

@@ -34,3 +34,26 @@ def test_generate_refuses_other_settings_and_bad_input(tmp_path):
         generate("cloak", 1, 5, 0, tmp_path / "y")
     with pytest.raises(ConfigError, match="holds no dataset.json"):
         load_dataset(tmp_path / "nothing")
+
+
+_RAY_GENERATE = """
+import sys, ray
+from animat.surrogate.data import generate
+stats = generate("sheet", 3, 12, 5, sys.argv[1], scene_options={"size": 5}, workers=2, backend="ray")
+assert stats["simulated_episodes"] == 3, stats
+assert not ray.is_initialized(), "generate left running the Ray it started"
+print("OK")
+"""
+
+
+def test_generate_on_ray_gives_the_same_data_and_shuts_its_ray_down(tmp_path):
+    pytest.importorskip("ray")
+    import subprocess
+    import sys
+
+    local = generate("sheet", 3, 12, 5, tmp_path / "local", scene_options={"size": 5})
+    res = subprocess.run([sys.executable, "-c", _RAY_GENERATE, str(tmp_path / "ray")], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0 and "OK" in res.stdout, res.stdout + res.stderr[-3000:]
+    assert local["simulated_episodes"] == 3
+    for a, b in zip(load_dataset(tmp_path / "local").X, load_dataset(tmp_path / "ray").X, strict=True):
+        assert np.array_equal(a, b)

@@ -112,7 +112,7 @@ def test_training_with_the_rest_term_logs_it_and_resumes_exactly(tiny_flag, tmp_
     """The term is on (the parameters leave the plain run's path, its motion is logged per epoch,
     finite) and, drawn from the run's saved random state, the buffer lets an interrupted run resume
     to exactly the uninterrupted one's parameters."""
-    from animat.evolve.checkpoint import read_checkpoint
+    from animat.checkpoint import read_checkpoint
 
     base = dict(data=str(tiny_flag), components=6, epochs=4, batches_per_epoch=8, layers=3, window=12, lr=1e-3, test_episodes=1,
                 rest_seconds=0.5, rest_states=16, checkpoint_every=2)

@@ -5,7 +5,7 @@ import pytest
 
 from animat import runs
 from animat.errors import CheckpointError, ConfigError, RunDirError
-from animat.evolve.checkpoint import read_checkpoint
+from animat.checkpoint import read_checkpoint
 from animat.surrogate.evaluate import evaluate
 from animat.surrogate.model import Surrogate, alpha_beta_rollout, init_mlp, rollout
 from animat.surrogate.runtime import Runtime

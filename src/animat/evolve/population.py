@@ -30,10 +30,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from animat.config import is_finite_number, is_int
+from animat import checkpoint
 from animat.errors import CheckpointError, ConfigError
-from animat.evolve import checkpoint, network, operators
+from animat.evolve import network, operators
 from animat.evolve.evaluate import LocalEvaluator
 from animat.evolve.genome import Genome
+from animat.evolve.genome_file import save_genome
 
 #: Defaults of the run settings; a resumed population uses its stored values instead, and
 #: values passed explicitly to :meth:`Population.run` override both.
@@ -296,7 +298,7 @@ class Population:
         if out_dir is not None:
             genome = Genome(self.layers, genes[i], self.activations)
             path = Path(out_dir) / "genomes" / f"threshold-{g:06d}.npz"
-            checkpoint.save_genome(path, genome, best, extra={"generation": g, "threshold": self.threshold, "output_names": self.settings["output_names"]})
+            save_genome(path, genome, best, extra={"generation": g, "threshold": self.threshold, "output_names": self.settings["output_names"]})
             hit["path"] = str(path)
         self.threshold_hits.append(hit)
         if delta is None:

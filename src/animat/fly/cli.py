@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from animat import runs
 from animat.console import console, print_summary
 from animat.errors import CheckpointError, ConfigError
-from animat.evolve.checkpoint import load_genome
+from animat.evolve.genome_file import load_genome
 from animat.fly.model import FlyParams
 from animat.config import load_toml
 from animat.fly.train import TrainConfig, train

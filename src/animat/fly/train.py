@@ -13,7 +13,7 @@ import numpy as np
 from animat import runs
 from animat.config import merge_options
 from animat.errors import ConfigError
-from animat.evolve.checkpoint import export_pickle, save_genome
+from animat.evolve.genome_file import export_pickle, save_genome
 from animat.evolve.evaluate import make_evaluator
 from animat.evolve.network import check_architecture, layer_activations
 from animat.evolve.operators import MUTATIONS

@@ -41,8 +41,8 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from animat import quaternions as quat
 from animat.errors import ConfigError
-from animat.imitate import quat
 from animat.imitate.clip import HINGE_AXIS, JOINT_NAMES, MotionState, vec_dm_to_zup
 
 TIMESTEP = 1.0 / 600.0  # s

@@ -19,7 +19,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from animat.imitate import quat
+from animat import quaternions as quat
 from animat.imitate.character import CONTROL_HZ, Layout, build_model, kinematics, pose_kinematics, set_pose
 from animat.imitate.clip import Clip
 from animat.imitate.reward import PRESETS, RewardConfig, imitation_reward

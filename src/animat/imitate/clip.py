@@ -40,9 +40,9 @@ from pathlib import Path
 
 import numpy as np
 
+from animat import quaternions as quat
 from animat.config import is_finite_number
 from animat.errors import AnimatError, ConfigError
-from animat.imitate import quat
 
 JOINT_NAMES = (
     "chest", "neck", "right_hip", "right_knee", "right_ankle", "right_shoulder", "right_elbow",

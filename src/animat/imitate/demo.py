@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from animat.imitate import quat
+from animat import quaternions as quat
 from animat.imitate.clip import JOINT_NAMES, REVOLUTE, Clip, parse_clip
 
 X, Y, Z = np.eye(3)

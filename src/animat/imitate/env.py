@@ -29,8 +29,8 @@ import gymnasium as gym
 import mujoco
 import numpy as np
 
+from animat import quaternions as quat
 from animat.errors import ConfigError
-from animat.imitate import quat
 from animat.imitate.character import CONTROL_HZ, SUBSTEPS, Layout, apply_ball_pd, build_model, kinematics, pose_kinematics, set_pd_targets, set_pose
 from animat.imitate.clip import HINGE_AXIS, Clip
 from animat.imitate.demo import demo_clip

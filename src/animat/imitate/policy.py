@@ -4,7 +4,7 @@ Stable-Baselines3 saves models as zip files holding pickles, and unpickling a fi
 code it names, so ``animat imitate`` never writes or reads them. It saves the policy's
 ``state_dict`` tensors as NumPy arrays (``policy.npz``, read with ``allow_pickle=False``) together
 with the observation normaliser's running mean and variance, and describes the network in
-``policy.json``: an :mod:`animat.evolve.checkpoint` manifest of kind ``imitate-policy`` (the npz's
+``policy.json``: an :mod:`animat.checkpoint` manifest of kind ``imitate-policy`` (the npz's
 SHA-256 and every array's shape and dtype, all checked on load) whose ``meta`` holds the format,
 sizes, layers and activation. From these
 :class:`SavedPolicy` computes the deterministic action in NumPy (no torch needed to play a policy),
@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from animat.errors import CheckpointError
-from animat.evolve.checkpoint import read_checkpoint, write_checkpoint
+from animat.checkpoint import read_checkpoint, write_checkpoint
 
 FORMAT = "animat-imitate-policy/1"
 KIND = "imitate-policy"
@@ -111,7 +111,7 @@ def save_policy(path: str | os.PathLike, model, vec_normalize=None, *, net_arch:
 def load_policy(path: str | os.PathLike) -> SavedPolicy:
     """Read ``policy.npz`` + ``policy.json`` (give either file, the stem, or a run directory holding them).
 
-    Never unpickles: :func:`~animat.evolve.checkpoint.read_checkpoint` reads the arrays with
+    Never unpickles: :func:`~animat.checkpoint.read_checkpoint` reads the arrays with
     ``allow_pickle=False`` and checks them against the manifest's checksum, shapes and dtypes; the layer
     sizes are checked against ``net_arch``. Raises :class:`CheckpointError` with the reason on anything amiss.
     """

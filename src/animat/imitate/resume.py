@@ -1,8 +1,8 @@
 """The full PPO training state as safe files, so that ``animat imitate train --resume RUN_DIR`` continues a run.
 
-Each save writes a new :mod:`animat.evolve.checkpoint` pair of kind ``imitate-train-state``,
+Each save writes a new :mod:`animat.checkpoint` pair of kind ``imitate-train-state``,
 ``checkpoints/train_state-<seq>.npz`` + ``.json``, then replaces ``checkpoints/latest.json`` (the
-pointer :func:`~animat.evolve.checkpoint.read_checkpoint` follows), then deletes all but the last
+pointer :func:`~animat.checkpoint.read_checkpoint` follows), then deletes all but the last
 :data:`KEEP` states; a crash mid-save leaves the previous state valid. The ``.npz`` holds plain arrays
 (no pickle): every tensor of the SB3 policy's ``state_dict`` (actor, critic, log std) as
 ``policy.<name>``, every tensor of the Adam optimiser's per-parameter state (``step``, ``exp_avg``,
@@ -23,7 +23,7 @@ import numpy as np
 
 from animat import runs
 from animat.errors import CheckpointError
-from animat.evolve.checkpoint import CHECKPOINT_DIR, LATEST, read_checkpoint, write_checkpoint
+from animat.checkpoint import CHECKPOINT_DIR, LATEST, read_checkpoint, write_checkpoint
 
 KIND = "imitate-train-state"
 POINTER = Path(CHECKPOINT_DIR) / LATEST  # inside a run directory

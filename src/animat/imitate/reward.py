@@ -33,8 +33,8 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
+from animat import quaternions as quat
 from animat.errors import ConfigError
-from animat.imitate import quat
 from animat.imitate.character import Kinematics, Skeleton, default_skeleton
 from animat.imitate.clip import JOINT_NAMES
 

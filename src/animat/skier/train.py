@@ -13,7 +13,7 @@ import numpy as np
 from animat import runs
 from animat.config import merge_options
 from animat.errors import CheckpointError, ConfigError
-from animat.evolve.checkpoint import read_checkpoint, save_checkpoint
+from animat.checkpoint import read_checkpoint, save_checkpoint
 from animat.skier import ga
 from animat.skier.gene import TAU, mirror, random_genes, save_gene_json, standing_genes, validate_gene
 from animat.skier.model import FRICTION_MODES, SkierParams, hip_joints

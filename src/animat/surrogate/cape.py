@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from animat.imitate import quat
+from animat import quaternions as quat
 from animat.surrogate.sheet import SheetScene, smoothstep_move
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from animat import runs
 from animat.errors import ConfigError, RunDirError
-from animat.parallel import process_map
+from animat.parallel import RayPool, process_map
 from animat.surrogate.scenes import get_scene, scene_from_dict
 
 DATASET_JSON = "dataset.json"
@@ -127,16 +127,9 @@ def generate(
 
     args = [(sc.to_dict(), int(frames), int(seed), i, str(out)) for i in todo]
     if backend == "ray":
-        from animat.evolve.evaluate import import_ray
-
-        ray = import_ray()
-        if not ray.is_initialized():
-            ray.init(num_cpus=max(1, int(workers)), include_dashboard=False, log_to_driver=False)
-        remote = ray.remote(_simulate_one)
-        pending = [remote.remote(*a) for a in args]
-        while pending:
-            ready, pending = ray.wait(pending, num_returns=1)
-            record(ray.get(ready[0]))
+        with RayPool(workers=max(1, int(workers))) as pool:
+            for _, row in pool.map(_simulate_one, args, name=lambda i: f"episode {todo[i]}"):
+                record(row)
     else:
         for _, row in process_map(_simulate_one, args, int(workers)):
             record(row)

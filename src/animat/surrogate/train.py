@@ -36,7 +36,7 @@ loss on ``val_windows`` evenly spaced validation windows of ``val_window`` frame
 120, evaluate's horizon: the selection then scores what the evaluation scores, drift included,
 unweighted as the evaluation is; the training windows when there are no validation episodes);
 ``checkpoints/last/`` holds the latest epoch as one
-checkpoint (:func:`animat.evolve.checkpoint.save_checkpoint`, ``last/checkpoints/gen-<epoch>`` and its
+checkpoint (:func:`animat.checkpoint.save_checkpoint`, ``last/checkpoints/gen-<epoch>`` and its
 ``latest.json``: network, statistics, optimiser state and random-number state, verified by sha256), from which ``--resume`` continues exactly with the run's
 saved PCA basis, split and normals regression.
 
@@ -59,7 +59,7 @@ import optax
 
 from animat import runs
 from animat.errors import CheckpointError, ConfigError
-from animat.evolve.checkpoint import read_checkpoint, save_checkpoint
+from animat.checkpoint import read_checkpoint, save_checkpoint
 from animat.surrogate.alpha_beta import fit_alpha_beta
 from animat.surrogate.data import Dataset, load_dataset
 from animat.surrogate.frame import AzimuthFrame

@@ -1,10 +1,14 @@
-"""NumPy unit-quaternion helpers (w, x, y, z) for the MuJoCo side of ``animat.imitate``.
+"""Unit quaternions (w, x, y, z) in NumPy (float64), for the systems that run outside JAX (imitate, the
+surrogate's cape scene); :mod:`animat.rotations` holds the JAX rotations of the jitted systems and shares
+:func:`hamilton`, the product, with this module.
 
 All functions broadcast over leading axes: ``q: (..., 4)``, ``v: (..., 3)``. A rotation vector is
-axis × angle (rad). ``animat.rotations`` holds the JAX versions used by the jitted systems.
+axis × angle (rad).
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 import numpy as np
 
@@ -19,13 +23,12 @@ def conj(q: np.ndarray) -> np.ndarray:
     return q * np.array([1.0, -1.0, -1.0, -1.0])
 
 
-def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton product ``a ⊗ b`` (apply ``b`` first, then ``a``)."""
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    aw, ax, ay, az = np.moveaxis(a, -1, 0)
-    bw, bx, by, bz = np.moveaxis(b, -1, 0)
-    return np.stack(
+def hamilton(a, b, stack: Callable = np.stack):
+    """Hamilton product ``a ⊗ b`` (apply ``b`` first, then ``a``) of quaternions ``(..., 4)`` of any array
+    library: ``stack`` is its ``stack`` (``jnp.stack`` in :func:`animat.rotations.quat_mul`)."""
+    aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
+    bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
+    return stack(
         [
             aw * bw - ax * bx - ay * by - az * bz,
             aw * bx + ax * bw + ay * bz - az * by,
@@ -34,6 +37,11 @@ def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         ],
         axis=-1,
     )
+
+
+def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product ``a ⊗ b`` in float64 (apply ``b`` first, then ``a``)."""
+    return hamilton(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
 
 
 def rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:

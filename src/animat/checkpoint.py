@@ -7,24 +7,23 @@ checkpoints go to a new name per generation (``checkpoints/gen-000050.npz`` + ``
 The last ``keep`` generations are kept; a newest one damaged after the fact (disk fault, torn copy)
 gives way, with a warning, to the newest older one that verifies (:func:`read_checkpoint`).
 
-Pickles are written only for compatibility with the original project (:func:`export_pickle`);
-this module never unpickles anything.
+The format of every system's checkpoints (the fly's and the skier's populations, the surrogate's
+training state, imitate's policies); it knows nothing of what the arrays mean (genome files:
+:mod:`animat.evolve.genome_file`) and imports neither JAX nor any system. Nothing is ever unpickled.
 """
 
 from __future__ import annotations
 
 import os
-import pickle
 import re
 import warnings
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Mapping
 
 import numpy as np
 
 from animat import runs
 from animat.errors import CheckpointError, CheckpointWarning
-from animat.evolve.genome import Genome
 
 FORMAT = "animat-checkpoint"
 VERSION = 1
@@ -207,54 +206,3 @@ def list_checkpoints(out_dir: str | os.PathLike) -> list[Path]:
     if not path.is_dir():
         return []
     return [p for _, p in _generations(path)]
-
-
-class SavedGenome(NamedTuple):
-    genome: Genome
-    fitness: float
-    extra: dict
-
-
-def _genome_manifest_path(path: str | os.PathLike) -> Path:
-    path = Path(path)
-    return path.with_suffix(".json") if path.suffix in (".npz", ".json") else path.with_name(path.name + ".json")
-
-
-def save_genome(path: str | os.PathLike, genome: Genome, fitness: float, extra: Mapping[str, Any] | None = None) -> Path:
-    """Save one genome as ``<stem>.npz`` (genes) + ``<stem>.json`` (layers, activations, fitness, extra, sha256).
-
-    ``path`` may end in ``.npz``, ``.json`` or have no suffix. Returns the npz path.
-    """
-    manifest = _genome_manifest_path(path)
-    meta = {
-        "layers": list(genome.layers),
-        "activations": list(genome.activations),
-        "fitness": float(fitness) if np.isfinite(fitness) else None,
-        "extra": dict(extra or {}),
-    }
-    write_checkpoint(manifest, {"genes": genome.genes}, "genome", meta)
-    return manifest.with_suffix(".npz")
-
-
-def load_genome(path: str | os.PathLike) -> SavedGenome:
-    """Load a genome saved by :func:`save_genome` (checksum verified): ``(genome, fitness, extra)``."""
-    manifest = _genome_manifest_path(path)
-    arrays, meta = read_checkpoint(manifest, kind="genome")
-    try:
-        genome = Genome(tuple(meta["layers"]), arrays["genes"], tuple(meta["activations"]))
-    except (KeyError, ValueError, TypeError) as exc:
-        raise CheckpointError(f"genome file {str(manifest)!r} is inconsistent: {exc}") from None
-    fitness = meta.get("fitness")
-    return SavedGenome(genome, float("nan") if fitness is None else float(fitness), dict(meta.get("extra", {})))
-
-
-def export_pickle(genome: Genome, path: str | os.PathLike) -> Path:
-    """Write a pickle of ``{"layers", "activations", "params": {"W1": ..., "b1": ...}, "genes"}`` (plain
-    lists/NumPy arrays) for tools of the original project. Never read back by this package."""
-    obj = {
-        "layers": list(genome.layers),
-        "activations": list(genome.activations),
-        "params": {k: np.array(v) for k, v in genome.params.items()},
-        "genes": np.array(genome.genes),
-    }
-    return runs.atomic_write_bytes(path, pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
