@@ -157,3 +157,18 @@ def test_bad_skier_tables_and_parent_probs_are_one_line_errors():
         TrainConfig.build(None, parent_probs=[0.0, 0.0, 0.0, 0.0, 1.0])
     with pytest.raises(ConfigError, match=r"set friction at the top level"):
         TrainConfig.build(None, skier={"friction": "isotropic"})
+
+
+def test_checkpoint_written_before_the_engine_loop_resumes(tmp_path):
+    """A run checkpointed at generation 2 by the code before the engine's loop (fixture), resumed to 3,
+    equals the uninterrupted 3-generation run that code made (expected.json)."""
+    import shutil
+    from pathlib import Path
+
+    run = tmp_path / "run"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "train-v0", run)
+    expected = json.loads((run / "expected.json").read_text())
+    cfg = TrainConfig.build(None, **{**json.loads((run / "config.json").read_text()), "generations": 3})
+    train(cfg, run, resume=True)
+    assert [{k: v for k, v in r.items() if k != "seconds"} for r in _metrics(run)] == expected["metrics"]
+    assert json.loads((run / "best_gene.json").read_text())["states"] == expected["best_gene"]

@@ -1,6 +1,8 @@
-"""The engine's user-facing API: ``Population(size, layers).run(fitness, generations)``.
+"""The engine's paper-style API: ``Population(size, layers).run(fitness, generations)``, a thin front
+of the generation loop (:mod:`animat.evolve.loop`) with the paper's network GA
+(:mod:`animat.evolve.strategies.paper_ga`).
 
-One generation, top to bottom (:meth:`Population.run`)::
+One generation (:func:`animat.evolve.loop.run`)::
 
     fitness  = evaluator(genes)                          # (P,), NaN/inf = crashed
     row      = {generation, best, mean, median, crashes, seconds}
@@ -18,24 +20,22 @@ never decreases.
 
 from __future__ import annotations
 
-import math
 import os
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 from animat.config import is_finite_number, is_int
-from animat import checkpoint
 from animat.errors import CheckpointError, ConfigError
-from animat.evolve import network, operators
+from animat.evolve import loop, network, operators
 from animat.evolve.evaluate import LocalEvaluator
 from animat.evolve.genome import Genome
 from animat.evolve.genome_file import save_genome
+from animat.evolve.loop import METRIC_FIELDS
+from animat.evolve.ranking import rank_scores  # noqa: F401  (the paper GA breeds on these)
+from animat.evolve.strategies.paper_ga import PaperGA, check_state
 
 #: Defaults of the run settings; a resumed population uses its stored values instead, and
 #: values passed explicitly to :meth:`Population.run` override both.
@@ -52,8 +52,7 @@ RUN_DEFAULTS: dict[str, Any] = {
     "delta_fitness": None,
     "save_every": 1,  # with out_dir: a checkpoint every generation (the last 3 kept)
 }
-
-METRIC_FIELDS = ["generation", "best", "mean", "median", "crashes", "seconds"]
+BREEDING = ("pool_frac", "elite_frac", "crossover_prob", "mutation_rate", "mutation", "mutation_std")
 
 
 @dataclass
@@ -77,40 +76,45 @@ class RunResult:
     threshold_hits: list[dict] = field(default_factory=list)
 
 
-def rank_scores(fitness: np.ndarray) -> np.ndarray:
-    """Exact float32 stand-in for float64 ``fitness``: ``-rank`` (best 0, ties by index), crashes (non-finite)
-    ``-inf`` so that breeding knows them (:func:`~animat.evolve.operators.next_generation`).
-
-    Breeding on these instead of the raw values keeps the ranking exact and the same on every backend.
-    """
-    fitness = np.asarray(fitness, dtype=np.float64)
-    ok = np.isfinite(fitness)
-    key = np.where(ok, fitness, -np.inf)
-    order = np.argsort(-key, kind="stable")
-    ranks = np.empty(len(order), dtype=np.float32)
-    ranks[order] = np.arange(len(order), dtype=np.float32)
-    return np.where(ok, -ranks, -np.inf).astype(np.float32)
-
-
-def generation_metrics(generation: int, fitness: np.ndarray, seconds: float) -> dict:
-    """``{generation, best, mean, median, crashes, seconds}``; crashes (non-finite) excluded from the stats."""
-    ok = np.isfinite(fitness)
-    good = fitness[ok]
-    nan = float("nan")
-    return {
-        "generation": int(generation),
-        "best": float(good.max()) if good.size else nan,
-        "mean": float(good.mean()) if good.size else nan,
-        "median": float(np.median(good)) if good.size else nan,
-        "crashes": int((~ok).sum()),
-        "seconds": float(seconds),
-    }
+def check_settings(settings: dict[str, Any], n_outputs: int) -> dict[str, Any]:
+    """The run settings (:data:`RUN_DEFAULTS`' keys) checked and normalised; ConfigError (one line) on a bad one."""
+    s = dict(settings)
+    for name in ("crossover_prob", "mutation_rate", "pool_frac", "elite_frac", "mutation_std", "delta_fitness", "fitness_threshold"):
+        if s[name] is not None and not is_finite_number(s[name]):
+            raise ConfigError(f"{name} must be a finite number, got {s[name]!r}")
+    if s["save_every"] is not None and not is_int(s["save_every"]):
+        raise ConfigError(f"save_every must be an integer, got {s['save_every']!r}")
+    if not isinstance(s["batched"], (bool, np.bool_)):
+        raise ConfigError(f"batched must be True or False, got {s['batched']!r}")
+    if s["output_names"] is not None and (isinstance(s["output_names"], str) or not isinstance(s["output_names"], Sequence)):
+        raise ConfigError(f"output_names must be a list of names, got {s['output_names']!r}")
+    if s["mutation"] not in operators.MUTATIONS:
+        raise ConfigError(f"unknown mutation {s['mutation']!r}; expected one of {list(operators.MUTATIONS)}")
+    for name in ("crossover_prob", "mutation_rate", "pool_frac", "elite_frac"):
+        v = float(s[name])
+        if not 0.0 <= v <= 1.0:
+            raise ConfigError(f"{name} must be in [0, 1], got {s[name]}")
+        s[name] = v
+    if s["mutation_std"] is not None and not float(s["mutation_std"]) >= 0:
+        raise ConfigError(f"mutation_std must be >= 0, got {s['mutation_std']}")
+    if s["delta_fitness"] is not None and not float(s["delta_fitness"]) > 0:
+        raise ConfigError(f"delta_fitness must be > 0, got {s['delta_fitness']}")
+    if s["save_every"] is not None and int(s["save_every"]) < 1:
+        raise ConfigError(f"save_every must be >= 1, got {s['save_every']}")
+    s["batched"] = bool(s["batched"])
+    if s["output_names"] is not None:
+        s["output_names"] = [str(n) for n in s["output_names"]]
+        if len(s["output_names"]) != n_outputs:
+            raise ConfigError(f"{len(s['output_names'])} output_names for {n_outputs} network outputs")
+    return s
 
 
 class Population:
     """A population of ``size`` fully connected networks with architecture ``layers``.
 
     Initial genes: every weight and bias from N(0, init_std^2) (``network.init_genes``), from ``seed``.
+    The run's whole state is one :class:`animat.evolve.loop.LoopState` (``self.state``); the
+    attributes below read it.
     """
 
     def __init__(self, size: int, layers: Sequence[int], activations: str | Sequence[str] = "tanh", init_std: float = 1.0, seed: int = 0):
@@ -125,60 +129,66 @@ class Population:
         self.activations = network.layer_activations(self.layers, activations)
         self.init_std = float(init_std)
         self.seed = int(seed)
-        init_key, base_key = jax.random.split(jax.random.PRNGKey(self.seed))
-        self.base_key = np.asarray(base_key, dtype=np.uint32)
-        self.genes = np.asarray(network.init_genes(init_key, self.size, self.layers, self.init_std))
-        self.generation = 0
-        self.last_genes: np.ndarray | None = None
-        self.last_fitness: np.ndarray | None = None
-        self.best_genes: np.ndarray | None = None
-        self.best_fitness = float("-inf")
-        self.history: list[dict] = []
-        self.threshold: float | None = None
-        self.threshold_hits: list[dict] = []
         self.settings: dict[str, Any] = dict(RUN_DEFAULTS)
+        self.state = loop.start(self._strategy(), self.seed)
 
-    # ------------------------------------------------------------------ properties
+    # ------------------------------------------------------------------ the state, read
     @property
     def num_genes(self) -> int:
         return network.param_count(self.layers)
 
     @property
+    def genes(self) -> np.ndarray:
+        """``(P, G)`` float32: the generation to evaluate next."""
+        return self.state.strategy.genes
+
+    @property
+    def base_key(self) -> np.ndarray:
+        return self.state.strategy.base_key
+
+    @property
+    def generation(self) -> int:
+        return self.state.generation
+
+    @property
+    def history(self) -> list[dict]:
+        return list(self.state.history)
+
+    @property
+    def best_genes(self) -> np.ndarray | None:
+        return self.state.best_genes
+
+    @property
+    def best_fitness(self) -> float:
+        return self.state.best_fitness
+
+    @property
+    def last_genes(self) -> np.ndarray | None:
+        return self.state.last_genes
+
+    @property
+    def last_fitness(self) -> np.ndarray | None:
+        return self.state.last_fitness
+
+    @property
+    def threshold(self) -> float | None:
+        return self.state.threshold
+
+    @threshold.setter
+    def threshold(self, value: float | None) -> None:
+        self.state = replace(self.state, threshold=value)
+
+    @property
+    def threshold_hits(self) -> list[dict]:
+        return list(self.state.threshold_hits)
+
+    @property
     def best_genome(self) -> Genome | None:
         return None if self.best_genes is None else Genome(self.layers, self.best_genes, self.activations)
 
-    # ------------------------------------------------------------------ settings
-    def _resolve_settings(self, overrides: dict[str, Any]) -> dict[str, Any]:
-        s = dict(self.settings)
-        s.update({k: v for k, v in overrides.items() if v is not None})
-        for name in ("crossover_prob", "mutation_rate", "pool_frac", "elite_frac", "mutation_std", "delta_fitness", "fitness_threshold"):
-            if s[name] is not None and not is_finite_number(s[name]):
-                raise ConfigError(f"{name} must be a finite number, got {s[name]!r}")
-        if s["save_every"] is not None and not is_int(s["save_every"]):
-            raise ConfigError(f"save_every must be an integer, got {s['save_every']!r}")
-        if not isinstance(s["batched"], (bool, np.bool_)):
-            raise ConfigError(f"batched must be True or False, got {s['batched']!r}")
-        if s["output_names"] is not None and (isinstance(s["output_names"], str) or not isinstance(s["output_names"], Sequence)):
-            raise ConfigError(f"output_names must be a list of names, got {s['output_names']!r}")
-        if s["mutation"] not in operators.MUTATIONS:
-            raise ConfigError(f"unknown mutation {s['mutation']!r}; expected one of {list(operators.MUTATIONS)}")
-        for name in ("crossover_prob", "mutation_rate", "pool_frac", "elite_frac"):
-            v = float(s[name])
-            if not 0.0 <= v <= 1.0:
-                raise ConfigError(f"{name} must be in [0, 1], got {s[name]}")
-            s[name] = v
-        if s["mutation_std"] is not None and not float(s["mutation_std"]) >= 0:
-            raise ConfigError(f"mutation_std must be >= 0, got {s['mutation_std']}")
-        if s["delta_fitness"] is not None and not float(s["delta_fitness"]) > 0:
-            raise ConfigError(f"delta_fitness must be > 0, got {s['delta_fitness']}")
-        if s["save_every"] is not None and int(s["save_every"]) < 1:
-            raise ConfigError(f"save_every must be >= 1, got {s['save_every']}")
-        s["batched"] = bool(s["batched"])
-        if s["output_names"] is not None:
-            s["output_names"] = [str(n) for n in s["output_names"]]
-            if len(s["output_names"]) != self.layers[-1]:
-                raise ConfigError(f"{len(s['output_names'])} output_names for {self.layers[-1]} network outputs")
-        return s
+    def _strategy(self) -> PaperGA:
+        s = self.settings
+        return PaperGA(self.size, self.layers, self.init_std, **{k: s[k] for k in BREEDING})
 
     # ------------------------------------------------------------------ the loop
     def run(
@@ -198,6 +208,7 @@ class Population:
         delta_fitness: float | None = None,
         save_every: int | None = None,
         out_dir: str | os.PathLike | None = None,
+        metrics_csv: bool = False,
         evaluator: Any = None,
         on_generation: Callable[[dict], Any] | None = None,
     ) -> RunResult:
@@ -213,65 +224,46 @@ class Population:
         ``out_dir/genomes/threshold-<gen>.npz`` and the threshold raised by ``delta_fitness`` until it
         is above the best again (without ``delta_fitness`` it becomes that best). ``on_generation(row)``
         is called once per generation with its metrics row. With ``out_dir``, the population is
-        checkpointed every ``save_every`` generations and always after the last one. An evaluator passed
-        in is not closed here (its owner closes it); the default local one is.
+        checkpointed every ``save_every`` generations and always after the last one, and with
+        ``metrics_csv`` the whole history is rewritten to ``out_dir/metrics.csv`` every generation. An
+        evaluator passed in is not closed here (its owner closes it); the default local one is.
         """
         overrides = dict(
             batched=batched, crossover_prob=crossover_prob, mutation_rate=mutation_rate, mutation=mutation,
             mutation_std=mutation_std, pool_frac=pool_frac, elite_frac=elite_frac, output_names=output_names,
             fitness_threshold=fitness_threshold, delta_fitness=delta_fitness, save_every=save_every,
         )
-        s = self._resolve_settings(overrides)
+        s = check_settings({**self.settings, **{k: v for k, v in overrides.items() if v is not None}}, self.layers[-1])
         if fitness_threshold is not None and (self.threshold is None or float(fitness_threshold) != self.settings.get("fitness_threshold")):
             self.threshold = float(fitness_threshold)  # a new threshold; an unchanged one keeps its raised value
         self.settings = s
         if not is_int(generations) or generations < 0:
             raise ConfigError(f"generations must be an integer >= 0 (a total, not a count), got {generations!r}")
-        generations = int(generations)
-        mut_std = self.init_std if s["mutation_std"] is None else float(s["mutation_std"])
 
         own_evaluator = evaluator is None
         if own_evaluator:
             if fitness is None:
                 raise ConfigError("run() needs a fitness function or an evaluator")
             evaluator = LocalEvaluator(fitness, self.layers, self.activations, s["batched"])
-        last_ckpt: Path | None = None
-        saved_at = None
+
+        def commit(state: loop.LoopState) -> None:  # before the callback: an exception in it leaves the state committed
+            self.state = state
+            if on_generation is not None:
+                on_generation(dict(state.history[-1]))
+
         try:
-            while self.generation < generations:
-                g, genes = self.generation, self.genes
-                t0 = time.perf_counter()
-                fit = np.asarray(evaluator(genes), dtype=np.float64).reshape(-1)
-                if fit.shape != (self.size,):
-                    raise ValueError(f"fitness returned shape {fit.shape} for a population of {self.size}")
-                key = jax.random.fold_in(jnp.asarray(self.base_key), g)
-                new = operators.next_generation(
-                    key, jnp.asarray(genes), jnp.asarray(rank_scores(fit)),
-                    pool_frac=s["pool_frac"], elite_frac=s["elite_frac"], crossover_prob=s["crossover_prob"],
-                    mutation_rate=s["mutation_rate"], mutation=s["mutation"], mutation_std=mut_std,
-                )
-                new = np.asarray(jax.block_until_ready(new))
-                row = generation_metrics(g, fit, time.perf_counter() - t0)
-                # commit the generation in one go: an interruption before here leaves the state untouched
-                self._track_best(genes, fit)
-                self._check_threshold(g, genes, fit, s["delta_fitness"], out_dir)
-                self.last_genes, self.last_fitness = genes, fit
-                self.history.append(row)
-                self.genes, self.generation = new, g + 1
-                if out_dir is not None and s["save_every"] and self.generation % int(s["save_every"]) == 0:
-                    last_ckpt = self.save(out_dir)
-                    saved_at = self.generation
-                if on_generation is not None:
-                    on_generation(dict(row))
-            if out_dir is not None and saved_at != self.generation and self.last_fitness is not None:
-                last_ckpt = self.save(out_dir)
+            self.state, last_ckpt = loop.run(
+                self._strategy(), self.state, evaluator, int(generations), out_dir=out_dir, save_every=s["save_every"],
+                metric_fields=METRIC_FIELDS if metrics_csv else None, delta_fitness=s["delta_fitness"],
+                save_genome=self._save_genome, meta=self._state_meta(), on_generation=commit,
+            )
         finally:
             if own_evaluator:
                 evaluator.close()
         return RunResult(
             best_genome=self.best_genome,
             best_fitness=self.best_fitness,
-            history=[dict(r) for r in self.history],
+            history=self.history,
             genes=self.last_genes,
             fitness=self.last_fitness,
             generation=self.generation,
@@ -279,52 +271,15 @@ class Population:
             threshold_hits=[dict(h) for h in self.threshold_hits],
         )
 
-    def _track_best(self, genes: np.ndarray, fit: np.ndarray) -> None:
-        finite = np.where(np.isfinite(fit), fit, -np.inf)
-        i = int(np.argmax(finite))
-        if np.isfinite(finite[i]) and finite[i] > self.best_fitness:
-            self.best_fitness = float(finite[i])
-            self.best_genes = genes[i].copy()
+    def _save_genome(self, path: Path, genes: np.ndarray, fitness: float, info: dict) -> Path:
+        """A threshold genome to ``path``.npz/.json (:func:`animat.evolve.genome_file.save_genome`)."""
+        extra = {**info, "output_names": self.settings["output_names"]}
+        return save_genome(path, Genome(self.layers, genes, self.activations), fitness, extra=extra)
 
     def _check_threshold(self, g: int, genes: np.ndarray, fit: np.ndarray, delta: float | None, out_dir) -> None:
-        if self.threshold is None:
-            return
-        finite = np.where(np.isfinite(fit), fit, -np.inf)
-        i = int(np.argmax(finite))
-        best = float(finite[i])
-        if not (np.isfinite(best) and best > self.threshold):
-            return
-        hit = {"generation": g, "fitness": best, "threshold": self.threshold, "path": None}
-        if out_dir is not None:
-            genome = Genome(self.layers, genes[i], self.activations)
-            path = Path(out_dir) / "genomes" / f"threshold-{g:06d}.npz"
-            save_genome(path, genome, best, extra={"generation": g, "threshold": self.threshold, "output_names": self.settings["output_names"]})
-            hit["path"] = str(path)
-        self.threshold_hits.append(hit)
-        if delta is None:
-            self.threshold = best
-        else:  # raised by whole steps of delta to at least best (directly: a loop would not end for a delta below the spacing)
-            steps = math.ceil((best - self.threshold) / float(delta))
-            raised = self.threshold + steps * float(delta)
-            self.threshold = max(raised if raised >= best else raised + float(delta), best)
+        self.state = loop.check_threshold(self.state, g, genes, fit, delta, out_dir, self._save_genome)
 
     # ------------------------------------------------------------------ checkpoints
-    def _state_arrays(self) -> dict[str, np.ndarray]:
-        arrays = {
-            "genes": self.genes,
-            "base_key": self.base_key,
-            "best_fitness": np.asarray(self.best_fitness, dtype=np.float64),
-        }
-        if self.best_genes is not None:
-            arrays["best_genes"] = self.best_genes
-        if self.last_genes is not None:
-            arrays["last_genes"] = self.last_genes
-            arrays["last_fitness"] = self.last_fitness
-        for name in METRIC_FIELDS:
-            dtype = np.int64 if name in ("generation", "crashes") else np.float64
-            arrays[f"history_{name}"] = np.asarray([r[name] for r in self.history], dtype=dtype)
-        return arrays
-
     def _state_meta(self) -> dict[str, Any]:
         return {
             "size": self.size,
@@ -332,22 +287,20 @@ class Population:
             "activations": list(self.activations),
             "init_std": self.init_std,
             "seed": self.seed,
-            "generation": self.generation,
             "num_genes": self.num_genes,
-            "threshold": self.threshold,
-            "threshold_hits": self.threshold_hits,
             "settings": self.settings,
             "output_names": self.settings.get("output_names"),
         }
 
     def save(self, out_dir: str | os.PathLike, keep: int = 3) -> Path:
         """Checkpoint the whole state to ``out_dir/checkpoints/gen-<generation>.{npz,json}``; returns the manifest."""
-        return checkpoint.save_checkpoint(out_dir, self.generation, self._state_arrays(), self._state_meta(), keep=keep)
+        return loop.save(out_dir, self._strategy(), self.state, self._state_meta(), keep=keep)
 
     @classmethod
     def resume(cls, path: str | os.PathLike) -> "Population":
-        """Restore a population from a checkpoint: a run dir or its ``checkpoints/`` (latest), or a ``gen-*.json``/``.npz``."""
-        arrays, meta = checkpoint.read_checkpoint(path, kind="population")
+        """Restore a population from a checkpoint: a run dir or its ``checkpoints/`` (latest), or a ``gen-*.json``/``.npz``
+        (also one written before the engine's loop existed)."""
+        state, meta = loop.load(path, PaperGA)
         try:
             pop = cls.__new__(cls)
             pop.size = int(meta["size"])
@@ -355,27 +308,9 @@ class Population:
             pop.activations = network.layer_activations(pop.layers, meta["activations"])
             pop.init_std = float(meta["init_std"])
             pop.seed = int(meta["seed"])
-            pop.generation = int(meta["generation"])
-            pop.threshold = None if meta["threshold"] is None else float(meta["threshold"])
-            pop.threshold_hits = list(meta.get("threshold_hits", []))
             pop.settings = {**RUN_DEFAULTS, **meta["settings"]}
-            pop.base_key = np.asarray(arrays["base_key"], dtype=np.uint32)
-            pop.genes = np.asarray(arrays["genes"], dtype=np.float32)
-            pop.best_fitness = float(arrays["best_fitness"])
-            pop.best_genes = arrays.get("best_genes")
-            pop.last_genes = arrays.get("last_genes")
-            pop.last_fitness = arrays.get("last_fitness")
-            n_hist = len(arrays["history_generation"])
-            pop.history = [
-                {name: (int if name in ("generation", "crashes") else float)(arrays[f"history_{name}"][i]) for name in METRIC_FIELDS}
-                for i in range(n_hist)
-            ]
         except (KeyError, TypeError, ValueError) as exc:
             raise CheckpointError(f"checkpoint {str(path)!r} lacks or garbles field {exc}") from None
-        g = network.param_count(pop.layers)
-        if pop.genes.shape != (pop.size, g) or pop.base_key.shape != (2,) or n_hist != pop.generation:
-            raise CheckpointError(
-                f"checkpoint {str(path)!r} is inconsistent: genes {pop.genes.shape} for ({pop.size}, {g}), "
-                f"key {pop.base_key.shape}, {n_hist} history rows for generation {pop.generation}"
-            )
+        check_state(state.strategy, pop.size, pop.layers, str(path))
+        pop.state = state
         return pop

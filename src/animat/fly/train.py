@@ -17,7 +17,7 @@ from animat.evolve.genome_file import export_pickle, save_genome
 from animat.evolve.evaluate import make_evaluator
 from animat.evolve.network import check_architecture, layer_activations
 from animat.evolve.operators import MUTATIONS
-from animat.evolve.population import METRIC_FIELDS, Population
+from animat.evolve.population import Population
 from animat.fly.model import FlyParams
 from animat.fly.replay import check_genome, write_replay
 from animat.fly.tasks import FlyFitness, fitness_function
@@ -122,13 +122,6 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
         pop = Population(cfg.population, cfg.layers, cfg.activations, cfg.init_std, cfg.seed)
     runs.atomic_write_json(out / "config.json", asdict(cfg))  # on --resume too: --generations etc. may have changed
     fitness = FlyFitness(params, float(cfg.seconds), cfg.fitness, pop.activations, cfg.starts, cfg.seed, cfg.noise)
-    history = list(pop.history)
-
-    def record(row: dict) -> None:
-        history.append(row)
-        runs.atomic_write_csv(out / "metrics.csv", history, METRIC_FIELDS)
-        if on_generation is not None:
-            on_generation(row)
 
     evaluator = make_evaluator(fitness, pop.layers, pop.activations, True, backend=cfg.backend, address=cfg.address)
     t0 = time.perf_counter()
@@ -137,7 +130,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
             fitness, cfg.generations, batched=True, crossover_prob=cfg.crossover_prob, mutation_rate=cfg.mutation_rate,
             mutation=cfg.mutation, mutation_std=cfg.mutation_std, pool_frac=cfg.pool_frac, elite_frac=cfg.elite_frac,
             output_names=output_names(cfg), fitness_threshold=cfg.fitness_threshold, delta_fitness=cfg.delta_fitness,
-            save_every=cfg.save_every, out_dir=out, evaluator=evaluator, on_generation=record,
+            save_every=cfg.save_every, out_dir=out, metrics_csv=True, evaluator=evaluator, on_generation=on_generation,
         )
     finally:
         evaluator.close()

@@ -24,6 +24,7 @@ import numpy as np
 from animat import runs
 from animat.config import is_finite_number
 from animat.errors import AnimatError
+from animat.evolve.strategies import keyframe_ga
 from animat.skier.model import JOINTS, SPREAD_JOINTS, joint_names, joint_ranges_deg
 
 N_STATES = 10
@@ -47,20 +48,16 @@ class GeneError(AnimatError):
 def mirror_state(state: np.ndarray) -> np.ndarray:
     """(..., m) joint angles -> their mirror image: left/right swapped, hip signs flipped."""
     state = np.asarray(state)
-    swap, flip = mirror_map(state.shape[-1])
-    out = state[..., swap].copy()
-    out[..., flip] = -out[..., flip]
-    return out
+    return keyframe_ga.mirror_states(state, *mirror_map(state.shape[-1]))
 
 
 def mirror(genes: np.ndarray) -> np.ndarray:
     """(..., n, m) -> a copy whose states ``n/2..n-1`` mirror states ``0..n/2-1``."""
-    genes = np.array(genes, copy=True)
+    genes = np.asarray(genes)
     n = genes.shape[-2]
     if n % 2:
         raise GeneError(f"a mirrored gene needs an even number of states, got {n}")
-    genes[..., n // 2 :, :] = mirror_state(genes[..., : n // 2, :])
-    return genes
+    return keyframe_ga.mirror(genes, *mirror_map(genes.shape[-1]))
 
 
 def validate_gene(gene: Any, n_states: int | None = N_STATES, n_joints: int | None = N_JOINTS, *, name: str = "gene") -> np.ndarray:

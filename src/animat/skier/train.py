@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-import time
+from operator import attrgetter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -13,7 +13,8 @@ import numpy as np
 from animat import runs
 from animat.config import merge_options
 from animat.errors import CheckpointError, ConfigError
-from animat.checkpoint import read_checkpoint, save_checkpoint
+from animat.evolve import loop
+from animat.evolve.strategies.keyframe_ga import PARENT_PROBS, KeyframeGA, KeyframeParams
 from animat.skier import ga
 from animat.skier.gene import TAU, mirror, random_genes, save_gene_json, standing_genes, validate_gene
 from animat.skier.model import FRICTION_MODES, SkierParams, hip_joints
@@ -43,7 +44,7 @@ class TrainConfig:
     n_states: int = 10
     tau: float = TAU
     elites: int = 5
-    parent_probs: list[float] = field(default_factory=lambda: list(ga.PARENT_PROBS))
+    parent_probs: list[float] = field(default_factory=lambda: list(PARENT_PROBS))
     mutation_rate: float = 0.02
     frame_dt: float = 0.02  # s between scored frames
     fall_deg: float = 80.0
@@ -68,8 +69,8 @@ class TrainConfig:
     def n_joints(self) -> int:
         return hip_joints(self.hip)
 
-    def ga_params(self) -> ga.GAParams:
-        return ga.GAParams(int(self.elites), tuple(float(p) for p in self.parent_probs), float(self.mutation_rate))
+    def ga_params(self) -> KeyframeParams:
+        return KeyframeParams(int(self.elites), tuple(float(p) for p in self.parent_probs), float(self.mutation_rate))
 
     def validate(self) -> "TrainConfig":
         if self.friction not in FRICTION_MODES:
@@ -126,7 +127,13 @@ def first_generation(rng: np.random.Generator, cfg: TrainConfig) -> np.ndarray:
                            random_genes(rng, cfg.population - k, cfg.n_states, cfg.n_joints)])
 
 
-def _row(gen: int, scores, best_ever: float, seconds: float) -> dict:
+def strategy(cfg: TrainConfig) -> KeyframeGA:
+    """The engine's keyframe GA over the skier's genes, generation 0 from :func:`first_generation`."""
+    return KeyframeGA(ga.layout(cfg.n_joints), lambda rng: first_generation(rng, cfg), cfg.ga_params())
+
+
+def _row(gen: int, scores, fitness: np.ndarray, best_ever: float, seconds: float) -> dict:
+    """The metrics row of a generation (:data:`METRIC_FIELDS`; the signature is :func:`animat.evolve.loop.run`'s ``metrics``)."""
     f = scores.fitness
     b = int(np.argmax(f))
     return {
@@ -139,41 +146,26 @@ def _row(gen: int, scores, best_ever: float, seconds: float) -> dict:
 def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: Callable[[dict], Any] | None = None) -> dict:
     """Run the GA into ``out``; returns summary.json's content. Each generation writes
     ``metrics.csv`` and a checkpoint (population about to be evaluated, RNG state, best so far,
-    history), so an interrupted run continues with ``resume=True`` exactly as if never stopped."""
+    history), so an interrupted run continues with ``resume=True`` exactly as if never stopped
+    (also from a checkpoint written before the engine's loop existed)."""
     out = Path(out)
     params = cfg.skier_params()
-    gap = cfg.ga_params()
+    ga_strategy = strategy(cfg)
     if resume:
-        arrays, meta = read_checkpoint(out, kind="population")
-        genes, best_gene = arrays["genes"], arrays["best_gene"]
+        state, _ = loop.load(out, ga_strategy)
+        genes = state.strategy.genes
         if genes.shape[1:] != (cfg.n_states, cfg.n_joints):
             raise CheckpointError(f"checkpoint in {str(out)!r} holds genes of shape {genes.shape}, config says {cfg.n_states} x {cfg.n_joints}")
-        rng = np.random.default_rng()
-        rng.bit_generator.state = meta["rng_state"]
-        history, best_fit, start = list(meta["history"]), float(meta["best_fitness"]), int(meta["generation"])
-        runs.refuse_finished(out, start, cfg.generations, "generations", "--generations")
+        runs.refuse_finished(out, state.generation, cfg.generations, "generations", "--generations")
     else:
-        rng = np.random.default_rng(cfg.seed)
-        genes = first_generation(rng, cfg)
-        best_gene, best_fit, history, start = genes[0].copy(), -math.inf, [], 0
+        state = loop.start(ga_strategy, cfg.seed)
     runs.atomic_write_json(out / "config.json", asdict(cfg))  # on --resume too: --generations etc. may have changed
     with make_evaluator(cfg, params) as ev:
-        for gen in range(start, cfg.generations):
-            t0 = time.perf_counter()
-            scores = ev(genes)
-            b = int(np.argmax(scores.fitness))
-            if scores.fitness[b] > best_fit:
-                best_fit, best_gene = float(scores.fitness[b]), genes[b].copy()
-            nxt = ga.next_generation(rng, genes, scores.fitness, gap)
-            row = _row(gen, scores, best_fit, time.perf_counter() - t0)
-            history.append(row)
-            genes = nxt
-            runs.atomic_write_csv(out / "metrics.csv", history, METRIC_FIELDS)
-            meta = {"generation": gen + 1, "rng_state": rng.bit_generator.state, "history": history, "best_fitness": best_fit, "seed": cfg.seed}
-            save_checkpoint(out, gen + 1, {"genes": genes, "best_gene": best_gene}, meta)
-            if on_generation is not None:
-                on_generation(row)
-    best_gene = mirror(validate_gene(best_gene, cfg.n_states, cfg.n_joints))
+        state, _ = loop.run(ga_strategy, state, ev, cfg.generations, fitness_of=attrgetter("fitness"), metrics=_row,
+                            metric_fields=METRIC_FIELDS, out_dir=out, meta={"seed": cfg.seed},
+                            on_generation=None if on_generation is None else lambda st: on_generation(dict(st.history[-1])))
+    history, best_fit = list(state.history), state.best_fitness
+    best_gene = mirror(validate_gene(state.best_genes, cfg.n_states, cfg.n_joints))
     save_gene_json(out / "best_gene.json", best_gene, best_fit, {"friction": cfg.friction, "skier": params.to_dict(), **{
         k: getattr(cfg, k) for k in REPLAY_SETTINGS}}, tau=cfg.tau)
     plots.fitness_plot(history, out / "plots" / "fitness.png", title=f"skier ({cfg.friction} friction)")
