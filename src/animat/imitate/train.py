@@ -1,11 +1,13 @@
 """PPO (Stable-Baselines3) on :class:`~animat.imitate.env.ImitateEnv`: configuration, the run, its run directory.
 
-Read top to bottom: :class:`TrainConfig` (defaults < ``--config`` TOML < command line), then
-:func:`train`: make K environments (``SubprocVecEnv`` across processes, or ``DummyVecEnv`` in
+Read top to bottom: :class:`TrainConfig` (defaults < ``--config`` TOML < command line), the small
+state of a run (:class:`TrainState`, :class:`RolloutEpisodes`, :class:`Session`), then
+:func:`setup`: make K environments (``SubprocVecEnv`` across processes, or ``DummyVecEnv`` in
 this one), wrap them in ``VecMonitor`` (episode returns and lengths) and ``VecNormalize``
 (running observation normalisation; rewards are r_I ∈ [0, 1] and stay as they are), build PPO with
 a Gaussian MLP policy (``net_arch`` for both actor and critic, ReLU by default), evaluate the
-untrained policy, learn, evaluate again, and write the run directory:
+untrained policy; :func:`train`: learn (one metrics row per iteration from the callback
+:class:`~animat.imitate.recorder.Recorder`); :func:`finish`: evaluate again, and write the run directory:
 
 ``config.json``  resolved config;  ``metrics.csv``  one row per PPO iteration (rollout + update):
 ``timesteps``, ``episodes``, ``ep_return_mean`` (Σ r_I per episode, the "mean episode imitation
