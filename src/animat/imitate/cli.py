@@ -109,7 +109,7 @@ def train_cmd(
         def on_iteration(row: dict) -> None:
             f = lambda v, d=3: "-" if v != v else f"{v:.{d}f}"  # noqa: E731 (NaN before the first episode ends)
             bar.update(task, completed=row["timesteps"], ret=f(row["ep_return_mean"], 2), len=f(row["ep_len_mean"], 1),
-                            rps=f(row["r_i_per_step_mean"]), fps=f"{row['fps']:.0f}")
+                       rps=f(row["r_i_per_step_mean"]), fps=f"{row['fps']:.0f}")
 
         try:
             summary = train(cfg, run_dir, resume=resume is not None, state=state, on_iteration=on_iteration)
