@@ -26,6 +26,14 @@ app.add_typer(surrogate_app, name="surrogate")
 app.add_typer(skier_app, name="skier")
 app.add_typer(imitate_app, name="imitate")
 
+
+@app.callback()
+def root(json_output: bool = typer.Option(False, "--json", help="Machine output: each verb's summary as one JSON document on stdout; progress and notes go to stderr.")) -> None:
+    """animat: simulate a body, evolve or learn how it moves."""
+    from animat.console import use_json
+
+    use_json(json_output)
+
 err = Console(stderr=True)
 
 

@@ -1,22 +1,65 @@
-"""Terminal output shared by the command lines: one rich console and the closing summary table."""
+"""Terminal output shared by the command lines: one rich console, the closing summary table, the JSON
+mode for machine output and the progress bar.
+
+Machine output: ``animat --json <system> <verb>`` (:func:`use_json`) prints a verb's summary as one
+JSON document on stdout (:func:`print_summary`) and sends everything else this console prints
+(headers, notes, progress) to stderr. Verbs whose output is data by nature print it with
+:func:`print_json` in either mode.
+"""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 console = Console()
+_json_mode = False
 
 
-def print_summary(summary: dict, out: Path, keys: Iterable[str] | None = None) -> None:
-    """Print ``summary``'s values for ``keys`` (all keys when None) as a table, then where results are."""
+def use_json(on: bool = True) -> None:
+    """Switch the JSON mode on (summaries as JSON on stdout, the rest of the console on stderr) or off."""
+    global _json_mode
+    _json_mode = bool(on)
+    console.file = sys.stderr if on else None  # None: whatever sys.stdout is when printing
+
+
+def print_json(data: Any) -> None:
+    """``data`` as one indented JSON document on stdout (no markup, no highlighting)."""
+    print(json.dumps(data, indent=2, default=str))
+
+
+def summary_table(summary: dict, keys: Iterable[str] | None = None) -> Table:
+    """Two columns, name and value, for ``keys`` of ``summary`` (all keys when None); floats to 4
+    significant digits; nested values (lists, tables) are left to summary.json."""
     table = Table(show_header=False, box=None)
     for k in summary if keys is None else keys:
-        if k in summary:
-            v = summary[k]
+        v = summary.get(k)
+        if k in summary and not isinstance(v, (dict, list, tuple)):
             table.add_row(k, f"{v:.4g}" if isinstance(v, float) else str(v))
-    console.print(table)
-    console.print(f"results: [bold]{out}[/]")
+    return table
+
+
+def print_summary(summary: dict, out: Path, keys: Iterable[str] | None = None, *, where: str = "") -> None:
+    """The closing report of a verb: ``summary``'s values for ``keys`` as a table (:func:`summary_table`),
+    then where the results are (``where``: what to look at there). In JSON mode: the whole summary and
+    ``results`` (the run directory) as one JSON document instead."""
+    if _json_mode:
+        print_json({**summary, "results": str(out)})
+        return
+    console.print(summary_table(summary, keys))
+    console.print(f"results: [bold]{out}[/]" + (f" ({where})" if where else ""))
+
+
+def progress(label: str = "{task.description}", fields: str = "", *, transient: bool = False, eta: bool = True) -> Progress:
+    """The progress bar of every verb: ``label``, done/total, the bar, ``fields`` (a rich format of the
+    task's fields, e.g. ``"best {task.fields[best]}"``), elapsed time and, with ``eta``, the time left.
+    Use as ``with progress(...) as bar: task = bar.add_task(...)``."""
+    columns = [TextColumn(label), MofNCompleteColumn(), BarColumn(), *([TextColumn(fields)] if fields else []), TimeElapsedColumn(),
+               *([TextColumn("ETA"), TimeRemainingColumn()] if eta else [])]
+    return Progress(*columns, console=console, transient=transient)

@@ -8,15 +8,10 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from animat import runs
-from animat.console import console, print_summary
+from animat.console import console, print_summary, progress
 from animat.errors import CheckpointError, ConfigError
-from animat.evolve.genome_file import load_genome
-from animat.fly.model import FlyParams
-from animat.config import load_toml
-from animat.fly.train import TrainConfig, train
 
 app = typer.Typer(help="A flapping fly whose wings a neural network drives, evolved to fly.", no_args_is_help=True)
 
@@ -53,6 +48,8 @@ def train_cmd(
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the interrupted run in this directory."),
 ) -> None:
     """Evolve flies; writes a run directory with metrics, plots, the best genome and its flight."""
+    from animat.fly.train import TrainConfig, train
+
     options = dict(
         generations=generations, population=population, seconds=seconds, fitness=fitness, layers=_layers(layers),
         control_ms=control_ms, asymmetric=asymmetric, seed=seed, backend=backend, address=address, replay_seconds=replay_seconds,
@@ -63,17 +60,12 @@ def train_cmd(
     )
     console.print(f"fly train: {cfg.population} flies × {cfg.generations} generations × {cfg.seconds:g} s, fitness {cfg.fitness}, run dir {run_dir}")
     start = time.perf_counter()
-    columns = [
-        TextColumn("gen"), MofNCompleteColumn(), BarColumn(),
-        TextColumn("best {task.fields[best]}  mean {task.fields[mean]}  crashes {task.fields[crashes]}"),
-        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-    ]
-    with Progress(*columns, console=console, transient=False) as progress:
-        task = progress.add_task("train", total=cfg.generations, best="-", mean="-", crashes="-")
+    with progress("gen", "best {task.fields[best]}  mean {task.fields[mean]}  crashes {task.fields[crashes]}") as bar:
+        task = bar.add_task("train", total=cfg.generations, best="-", mean="-", crashes="-")
 
         def on_generation(row: dict) -> None:
             fmt = lambda v: "nan" if v is None else f"{float(v):.3f}"
-            progress.update(task, completed=int(row["generation"]) + 1, best=fmt(row["best"]), mean=fmt(row["mean"]), crashes=row["crashes"])
+            bar.update(task, completed=int(row["generation"]) + 1, best=fmt(row["best"]), mean=fmt(row["mean"]), crashes=row["crashes"])
 
         try:
             summary = train(cfg, run_dir, resume=resume is not None, on_generation=on_generation)
@@ -86,6 +78,10 @@ def train_cmd(
 
 def _load_for_replay(source: Path):
     """A run directory (best_genome + config.json) or a genome file (.npz/.json saved by animat)."""
+    from animat.evolve.genome_file import load_genome
+    from animat.fly.model import FlyParams
+    from animat.fly.train import TrainConfig
+
     if source.is_dir():
         genome_file = source / "best_genome.npz"
         if not genome_file.exists():
@@ -111,6 +107,7 @@ def replay_cmd(
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file with seconds / anim_seconds."),
 ) -> None:
     """Re-simulate a saved genome for any duration: trajectory.npz, plots, animation, summary.json."""
+    from animat.config import load_toml
     from animat.fly.replay import write_replay
 
     values = {"seconds": 30.0, "anim_seconds": 6.0}

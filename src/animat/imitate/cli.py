@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Optional
 
 import typer
 
+from animat.console import console, print_json, print_summary, progress
 from animat.errors import ConfigError
 
 app = typer.Typer(help="A humanoid that imitates motion clips (DeepMimic-style): clips, character, reward.", no_args_is_help=True)
@@ -25,7 +25,7 @@ def check_cmd(
     from animat.imitate.reward import preset
 
     cfg = preset(reward)
-    print(json.dumps(check_clip(load_clip(resolve_clip(clip)), cfg), indent=2))
+    print_json(check_clip(load_clip(resolve_clip(clip)), cfg))
 
 
 @app.command("make-demo-clip")
@@ -43,7 +43,7 @@ def make_demo_clip_cmd(
         raise ConfigError(f"{str(out)!r} exists; pass --force to overwrite it")
     clip = demo_clip()
     write_clip(clip, out)
-    print(f"wrote {out} ({clip.num_frames} frames, {clip.cycle_seconds:g} s cycle, loop {clip.loop})")
+    console.print(f"wrote {out} ({clip.num_frames} frames, {clip.cycle_seconds:g} s cycle, loop {clip.loop})", soft_wrap=True, markup=False)
 
 
 def _net_arch(text: Optional[str]) -> Optional[list[int]]:
@@ -80,9 +80,6 @@ def train_cmd(
     """Train a PPO policy to imitate a clip; writes a run directory (metrics, curve, safe policy files)."""
     import time
 
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
     from animat import runs
     from animat.imitate.train import TrainConfig, tensorboard_available, train
 
@@ -101,22 +98,18 @@ def train_cmd(
 
         state = resumable_state(run_dir, cfg.timesteps)
         cfg.load_clip()
-    console = Console()
     console.print(f"imitate train: PPO, {cfg.timesteps} steps, {cfg.envs} envs ({cfg.vec_env}), net {cfg.net_arch}, "
                   f"clip {cfg.clip or 'demo'}, run dir {run_dir}")
     if not tensorboard_available():
         console.print("tensorboard not installed: SB3 logs go to logs/progress.csv only")
     start = time.perf_counter()
-    columns = [TextColumn("steps"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-               TextColumn("return {task.fields[ret]}  len {task.fields[len]}  r_I/step {task.fields[rps]}  {task.fields[fps]} steps/s"),
-               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn()]
-    with Progress(*columns, console=console) as progress:
-        task = progress.add_task("train", total=cfg.timesteps, ret="-", len="-", rps="-", fps="-")
+    with progress("steps", "return {task.fields[ret]}  len {task.fields[len]}  r_I/step {task.fields[rps]}  {task.fields[fps]} steps/s") as bar:
+        task = bar.add_task("train", total=cfg.timesteps, ret="-", len="-", rps="-", fps="-")
 
         def on_iteration(row: dict) -> None:
             f = lambda v, d=3: "-" if v != v else f"{v:.{d}f}"  # noqa: E731 (NaN before the first episode ends)
-            progress.update(task, completed=row["timesteps"], ret=f(row["ep_return_mean"], 2), len=f(row["ep_len_mean"], 1),
-                            rps=f(row["r_i_per_step_mean"]), fps=f"{row['fps']:.0f}")
+            bar.update(task, completed=row["timesteps"], ret=f(row["ep_return_mean"], 2), len=f(row["ep_len_mean"], 1),
+                       rps=f(row["r_i_per_step_mean"]), fps=f"{row['fps']:.0f}")
 
         try:
             summary = train(cfg, run_dir, resume=resume is not None, state=state, on_iteration=on_iteration)
@@ -124,12 +117,10 @@ def train_cmd(
             console.print(f"interrupted; continue with: animat imitate train --resume {run_dir} --timesteps {cfg.timesteps}")
             raise
     console.print(f"trained in {time.perf_counter() - start:.1f} s")
-    for k in ("timesteps", "initial_eval_return_mean", "final_eval_return_mean", "initial_eval_len_mean", "final_eval_len_mean",
-              "final_eval_r_i_per_step_mean", "first_iteration_ep_return_mean", "last_iteration_ep_return_mean",
-              "first_iteration_ep_len_mean", "last_iteration_ep_len_mean"):
-        v = summary[k]
-        console.print(f"  {k:32s} {v:.4g}" if isinstance(v, float) else f"  {k:32s} {v}")
-    console.print(f"results: [bold]{run_dir}[/] (plots/learning_curve.png, policy.npz/.json, metrics.csv)")
+    print_summary(summary, run_dir, ("timesteps", "initial_eval_return_mean", "final_eval_return_mean", "initial_eval_len_mean",
+                                     "final_eval_len_mean", "final_eval_r_i_per_step_mean", "first_iteration_ep_return_mean",
+                                     "last_iteration_ep_return_mean", "first_iteration_ep_len_mean", "last_iteration_ep_len_mean"),
+                  where="plots/learning_curve.png, policy.npz/.json, metrics.csv")
 
 
 @app.command("play")
@@ -158,5 +149,4 @@ def play_cmd(
             raise ConfigError("--renderer mujoco: no offscreen OpenGL context (tried MUJOCO_GL, egl, osmesa); use --renderer matplotlib")
     target = runs.new_run_dir("imitate", "play", out)
     summary = play(run_dir, seconds, target, fps=fps, renderer=renderer)
-    print(json.dumps(summary, indent=2))
-    print(f"results: {target}")
+    print_summary(summary, target)

@@ -1,11 +1,13 @@
 """PPO (Stable-Baselines3) on :class:`~animat.imitate.env.ImitateEnv`: configuration, the run, its run directory.
 
-Read top to bottom: :class:`TrainConfig` (defaults < ``--config`` TOML < command line), then
-:func:`train`: make K environments (``SubprocVecEnv`` across processes, or ``DummyVecEnv`` in
+Read top to bottom: :class:`TrainConfig` (defaults < ``--config`` TOML < command line), the small
+state of a run (:class:`TrainState`, :class:`RolloutEpisodes`, :class:`Session`), then
+:func:`setup`: make K environments (``SubprocVecEnv`` across processes, or ``DummyVecEnv`` in
 this one), wrap them in ``VecMonitor`` (episode returns and lengths) and ``VecNormalize``
 (running observation normalisation; rewards are r_I ∈ [0, 1] and stay as they are), build PPO with
 a Gaussian MLP policy (``net_arch`` for both actor and critic, ReLU by default), evaluate the
-untrained policy, learn, evaluate again, and write the run directory:
+untrained policy; :func:`train`: learn (one metrics row per iteration from the callback
+:class:`~animat.imitate.recorder.Recorder`); :func:`finish`: evaluate again, and write the run directory:
 
 ``config.json``  resolved config;  ``metrics.csv``  one row per PPO iteration (rollout + update):
 ``timesteps``, ``episodes``, ``ep_return_mean`` (Σ r_I per episode, the "mean episode imitation
@@ -214,57 +216,152 @@ def read_metrics(path: Path) -> list[dict]:
         raise CheckpointError(f"{str(path)!r} is not a metrics file written by animat imitate train ({exc})") from None
 
 
-def learning_curve_plot(rows: list[dict], path: Path, title: str, evals: list[tuple[int, dict]] = ()) -> Path:
-    """Mean episode return (Σ r_I) and mean episode length against timesteps (two panels), plus r_I per step.
+@dataclass
+class TrainState:
+    """The counters a saved training state holds besides PPO's, Adam's and the normaliser's arrays (see
+    :mod:`animat.imitate.resume`): the untrained policy's evaluation and the seconds it took, the step
+    of the last policy checkpoint, the training seconds of all sessions so far, and the losses of the
+    last update, which no metrics row holds yet (the next row gets them)."""
 
-    ``evals``: (timesteps, :func:`evaluate` result) pairs, drawn as black diamonds (deterministic policy)."""
-    import matplotlib.pyplot as plt
+    initial_eval: dict
+    eval_seconds: float
+    last_checkpoint: int = 0
+    train_seconds: float = 0.0
+    pending_losses: dict = field(default_factory=dict)
 
-    from animat.viz.plots import _col, save_figure
+    def save(self, run_dir: Path, model, vec_normalize) -> Path:
+        """Save this state with ``model`` (PPO) and ``vec_normalize`` in ``run_dir``; returns the manifest's path."""
+        from animat.imitate.resume import save_train_state
 
-    t = _col(rows, "timesteps")
-    fig, (a1, a2) = plt.subplots(2, 1, figsize=(7.0, 6.0), sharex=True)
-    for ax, key, label, colour in ((a1, "ep_return_mean", "mean episode return (Σ r; Σ r_I without a goal)", "C0"),
-                                   (a2, "ep_len_mean", "mean episode length (steps, 30 Hz)", "C1")):
-        y = _col(rows, key)
-        ok = np.isfinite(y) & np.isfinite(t)
-        ax.plot(t[ok], y[ok], color=colour, lw=1.8, marker="o" if ok.sum() == 1 else None, label="training episodes (stochastic)")
-        if evals:
-            ek = "return_mean" if key == "ep_return_mean" else "len_mean"
-            ax.plot([n for n, _ in evals], [e[ek] for _, e in evals], "kD", ms=6, label="evaluation (deterministic)")
-            ax.legend(loc="upper left", frameon=False, fontsize=8)
-        ax.set_ylabel(label, fontsize=9)
-        ax.grid(alpha=0.3)
-    per_step = _col(rows, "r_i_per_step_mean")
-    ok = np.isfinite(per_step) & np.isfinite(t)
-    if ok.any():
-        ax3 = a1.twinx()
-        ax3.plot(t[ok], per_step[ok], color="C2", lw=1.0, ls="--")
-        ax3.set_ylabel("mean r_I per step (dashed)", color="C2", fontsize=9)
-        ax3.set_ylim(0.0, 1.0)
-    a2.set_xlabel("timesteps")
-    a1.set_title(title)
-    return save_figure(fig, path)
+        return save_train_state(run_dir, model, vec_normalize, **asdict(self))
+
+    @classmethod
+    def restore(cls, model, vec_normalize, arrays: dict, meta: dict) -> "TrainState":
+        """Load a saved state (:func:`~animat.imitate.resume.resumable_state`'s ``arrays, meta``) into a freshly
+        built ``model`` and ``vec_normalize``; returns its counters."""
+        from animat.imitate import resume
+
+        resume.restore_train_state(model, vec_normalize, arrays, meta)
+        return cls(initial_eval=meta["initial_eval"], eval_seconds=meta["eval_seconds"], last_checkpoint=int(meta["last_checkpoint"]),
+                   train_seconds=meta["train_seconds"], pending_losses=dict(meta.get("pending_losses", {})))
 
 
-def train(cfg: TrainConfig, out: Path, *, resume: bool = False, state: tuple[dict, dict] | None = None,
-          on_iteration: Callable[[dict], Any] | None = None) -> dict:
-    """Train per ``cfg`` into run directory ``out`` (already created), or with ``resume`` continue the run
-    there (see the module docstring) from ``state``, the run's training state as
-    :func:`~animat.imitate.resume.resumable_state` returns it (loaded here if not given);
-    returns ``summary.json``'s content."""
+@dataclass
+class RolloutEpisodes:
+    """The episodes that ended during one PPO rollout, from the environments' ``infos``, and where the
+    rollout started (``timesteps``, wall-clock ``started`` s)."""
+
+    timesteps: int
+    started: float
+    returns: list[float] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+    nonfinite: int = 0
+
+    def add(self, infos: list[dict]) -> None:
+        """Count one step of every environment (``VecMonitor``'s ``episode`` entries, ImitateEnv's ``nonfinite``)."""
+        for info in infos:
+            self.nonfinite += bool(info.get("nonfinite"))
+            ep = info.get("episode")
+            if ep is not None:
+                self.returns.append(float(ep["r"]))
+                self.lengths.append(int(ep["l"]))
+
+    def stats(self, timesteps: int, now: float) -> dict:
+        """The metrics row's episode columns, and the steps per second since the rollout started."""
+        ret, ln = np.array(self.returns), np.array(self.lengths)
+        return {
+            "episodes": len(ret), "nonfinite": self.nonfinite,
+            "ep_return_mean": float(ret.mean()) if len(ret) else math.nan,
+            "ep_len_mean": float(ln.mean()) if len(ln) else math.nan,
+            "r_i_per_step_mean": float(ret.sum() / ln.sum()) if len(ln) else math.nan,
+            "ep_seconds_mean": float(ln.mean() / 30.0) if len(ln) else math.nan,
+            "fps": round((timesteps - self.timesteps) / max(now - self.started, 1e-9), 1),
+        }
+
+
+@dataclass
+class Session:
+    """One training session in run directory ``out``: the PPO ``model`` over ``venv`` (``vecnorm``: its
+    ``VecNormalize``, or None), the counters ``state``, the metrics rows ``history`` (earlier sessions'
+    included), the step count ``start`` it began at and the wall clock ``t0`` (s) of its learning."""
+
+    cfg: TrainConfig
+    out: Path
+    clip: Any
+    model: Any
+    venv: Any
+    vecnorm: Any
+    state: TrainState
+    history: list[dict]
+    start: int
+    t0: float = 0.0
+    seconds_before: float = 0.0  # training seconds of the earlier sessions
+
+    def elapsed(self) -> float:
+        """Training seconds of all sessions so far."""
+        return self.seconds_before + time.perf_counter() - self.t0
+
+    def out_of_time(self) -> bool:
+        return bool(self.cfg.max_minutes) and time.perf_counter() - self.t0 > 60.0 * self.cfg.max_minutes
+
+    def save_policy(self, stem: Path) -> Path:
+        """The policy as safe files ``stem``.npz/.json (:func:`~animat.imitate.policy.save_policy`)."""
+        from animat.imitate.policy import save_policy
+
+        cfg = self.cfg
+        extra = {"vf_arch": list(cfg.net_arch), "clip": cfg.clip or "demo", "reward": cfg.reward, "max_seconds": cfg.max_seconds,
+                 "early_termination": cfg.early_termination, "residual": cfg.residual, "goal": cfg.goal, "joint_limits": cfg.joint_limits}
+        return save_policy(stem, self.model, self.vecnorm, net_arch=cfg.net_arch, activation=cfg.activation, extra=extra)
+
+    def save_state(self) -> None:
+        """The state to resume from, after an update whose losses no metrics row holds yet (they become
+        pending; with no update in this session, the resumed state's stay pending)."""
+        logged = self.model.logger.name_to_value
+        pending = {k: float(logged[f"train/{k}"]) for k in LOSS_FIELDS if f"train/{k}" in logged}
+        self.state.pending_losses = pending or self.state.pending_losses
+        self.state.train_seconds = self.elapsed()
+        self.state.save(self.out, self.model, self.vecnorm)
+
+    def record(self, episodes: RolloutEpisodes, losses: dict, now: float) -> dict:
+        """Append the metrics row of the iteration whose rollout ended at wall clock ``now`` (``losses``: of
+        the update before it) and rewrite ``metrics.csv``; returns the row."""
+        import torch
+
+        n = self.model.num_timesteps
+        row = {"iteration": len(self.history), "timesteps": n, **episodes.stats(n, now), "seconds": round(self.seconds_before + now - self.t0, 2),
+               "std": float(torch.exp(self.model.policy.log_std.detach()).mean()), **losses}
+        self.history.append(row)
+        runs.atomic_write_csv(self.out / "metrics.csv", self.history, METRIC_FIELDS)
+        return row
+
+    def checkpoint(self) -> bool:
+        """A policy checkpoint ``checkpoints/policy_<timesteps>`` when ``checkpoint_every`` steps have passed
+        since the last one; True when one was written."""
+        n = self.model.num_timesteps
+        if not (self.cfg.checkpoint_every and n - self.state.last_checkpoint >= self.cfg.checkpoint_every):
+            return False
+        self.save_policy(self.out / "checkpoints" / f"policy_{n}")
+        self.state.last_checkpoint = n
+        return True
+
+    def finite(self) -> bool:
+        """Whether every weight of the policy is finite."""
+        import torch
+
+        return all(bool(torch.isfinite(p).all()) for p in self.model.policy.parameters())
+
+
+def setup(cfg: TrainConfig, out: Path, state: tuple[dict, dict] | None = None) -> Session:
+    """The environments, PPO and its logger for a session in ``out``; from the saved training ``state``
+    (:func:`~animat.imitate.resume.resumable_state`) when given, else a new run, whose untrained policy
+    is evaluated here. Writes ``config.json`` and the session's first policy checkpoint."""
     import torch
     from stable_baselines3 import PPO
-    from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.logger import configure
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor, VecNormalize
 
-    from animat.imitate.policy import load_policy, save_policy
-    from animat.imitate.resume import restore_train_state, resumable_state, save_train_state
+    from animat.imitate.policy import load_policy
 
-    out = Path(out)
-    if resume and state is None:  # before anything in the run directory changes
-        state = resumable_state(out, cfg.timesteps)
     done = int(state[1]["num_timesteps"]) if state else 0
     runs.atomic_write_json(out / "config.json", asdict(cfg))
     if cfg.torch_threads:
@@ -285,112 +382,40 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, state: tuple[dic
                            log_std_init=cfg.log_std_init),
         seed=cfg.seed + done, device="cpu", verbose=0,
     )
-    if state:
-        restore_train_state(model, vecnorm, *state)
+    counters = TrainState.restore(model, vecnorm, *state) if state else None
     formats = ["csv"] + (["tensorboard"] if tensorboard_available() else [])
     model.set_logger(configure(str(out / "logs" / (f"resume_{done}" if done else "")), formats))
-    extra = {"vf_arch": list(cfg.net_arch), "clip": cfg.clip or "demo", "reward": cfg.reward,
-             "max_seconds": cfg.max_seconds, "early_termination": cfg.early_termination, "residual": cfg.residual,
-             "goal": cfg.goal, "joint_limits": cfg.joint_limits}
-
-    def save(stem: Path) -> Path:
-        return save_policy(stem, model, vecnorm, net_arch=cfg.net_arch, activation=cfg.activation, extra=extra)
-
-    start = out / "checkpoints" / f"policy_{done}"
-    if not start.with_name(start.name + ".json").exists():  # the policy this session starts from; on --resume a
-        save(start)  # checkpoint of that step may exist already: it holds the policy before that iteration's update
-    if state:
-        initial, eval_seconds, seconds_before = state[1]["initial_eval"], state[1]["eval_seconds"], state[1]["train_seconds"]
-        history = [row for row in read_metrics(out / "metrics.csv") if row["timesteps"] <= done]
+    session = Session(cfg, out, clip, model, venv, vecnorm, counters or TrainState({}, 0.0), [], done)
+    first = out / "checkpoints" / f"policy_{done}"
+    if not first.with_name(first.name + ".json").exists():  # the policy this session starts from; on --resume a
+        session.save_policy(first)  # checkpoint of that step may exist already: it holds the policy before that iteration's update
+    if counters is not None:
+        session.seconds_before = counters.train_seconds
+        session.history = [row for row in read_metrics(out / "metrics.csv") if row["timesteps"] <= done]
     else:  # the untrained policy, deterministic, with the (fresh) normaliser
         t_eval = time.perf_counter()
-        initial = evaluate(load_policy(out / "checkpoints" / "policy_0").act, cfg, cfg.eval_episodes, cfg.seed + 10_000, clip)
-        eval_seconds, seconds_before, history = time.perf_counter() - t_eval, 0.0, []
-    t0 = time.perf_counter()
-    last_ckpt = [int(state[1]["last_checkpoint"]) if state else 0]
+        session.state.initial_eval = evaluate(load_policy(first).act, cfg, cfg.eval_episodes, cfg.seed + 10_000, clip)
+        session.state.eval_seconds = time.perf_counter() - t_eval
+    return session
 
-    def save_state() -> None:  # after an update whose losses no metrics row holds yet (see Recorder)
-        logged = model.logger.name_to_value
-        pending = {k: float(logged[f"train/{k}"]) for k in LOSS_FIELDS if f"train/{k}" in logged}
-        if not pending and state:  # no update in this session yet: the resumed state's are still pending
-            pending = dict(state[1].get("pending_losses", {}))
-        save_train_state(out, model, vecnorm, initial_eval=initial, eval_seconds=eval_seconds, last_checkpoint=last_ckpt[0],
-                         train_seconds=seconds_before + time.perf_counter() - t0, pending_losses=pending)
 
-    class Recorder(BaseCallback):
-        """One metrics.csv row per iteration, from the episodes that ended during its rollout."""
+def finish(session: Session) -> dict:
+    """Evaluate the final policy, draw the learning curve and write ``summary.json``; returns the summary."""
+    from animat.imitate.policy import load_policy
+    from animat.viz.plots import learning_curve_plot
 
-        def __init__(self):
-            super().__init__()
-            self.returns, self.lengths, self.t_last, self.n_last, self.state_due = [], [], time.perf_counter(), done, False
-            self.nonfinite = 0
-            self.pending = dict(state[1].get("pending_losses", {})) if state else {}  # the losses of the update before a resume
-
-        def _on_rollout_start(self) -> None:
-            if self.state_due:  # after the update that followed a checkpoint: a state to resume from
-                save_state()
-                self.state_due = False
-
-        def _on_step(self) -> bool:
-            for info in self.locals["infos"]:
-                self.nonfinite += bool(info.get("nonfinite"))
-                ep = info.get("episode")
-                if ep is not None:
-                    self.returns.append(float(ep["r"]))
-                    self.lengths.append(int(ep["l"]))
-            return not (cfg.max_minutes and time.perf_counter() - t0 > 60.0 * cfg.max_minutes)
-
-        def _on_rollout_end(self) -> None:
-            now, n = time.perf_counter(), self.model.num_timesteps
-            logged = self.model.logger.name_to_value  # the previous update's losses (dumped after this)
-            losses = {k: logged[f"train/{k}"] if f"train/{k}" in logged else self.pending.get(k, "") for k in LOSS_FIELDS}
-            self.pending = {}
-            ret, ln = np.array(self.returns), np.array(self.lengths)
-            row = {
-                "iteration": len(history), "timesteps": n, "episodes": len(ret), "nonfinite": self.nonfinite,
-                "ep_return_mean": float(ret.mean()) if len(ret) else math.nan,
-                "ep_len_mean": float(ln.mean()) if len(ln) else math.nan,
-                "r_i_per_step_mean": float(ret.sum() / ln.sum()) if len(ln) else math.nan,
-                "ep_seconds_mean": float(ln.mean() / 30.0) if len(ln) else math.nan,
-                "fps": round((n - self.n_last) / max(now - self.t_last, 1e-9), 1), "seconds": round(seconds_before + now - t0, 2),
-                "std": float(torch.exp(self.model.policy.log_std.detach()).mean()),
-                **losses,
-            }
-            self.returns, self.lengths, self.t_last, self.n_last, self.nonfinite = [], [], now, n, 0
-            history.append(row)
-            runs.atomic_write_csv(out / "metrics.csv", history, METRIC_FIELDS)
-            if cfg.checkpoint_every and n - last_ckpt[0] >= cfg.checkpoint_every:
-                save(out / "checkpoints" / f"policy_{n}")
-                last_ckpt[0] = n
-                self.state_due = True
-            if on_iteration is not None:
-                on_iteration(row)
-
-    def finite() -> bool:
-        return all(bool(torch.isfinite(p).all()) for p in model.policy.parameters())
-
-    try:
-        if done < cfg.timesteps:  # else: a finished run whose outputs are written below
-            model.learn(total_timesteps=cfg.timesteps - done, callback=Recorder(), progress_bar=cfg.progress_bar, reset_num_timesteps=not state)
-    finally:
-        train_seconds = seconds_before + time.perf_counter() - t0
-        if finite():  # never a broken policy as the point to resume from
-            save(out / "policy")
-            save_state()
-        venv.close()
-    if not finite():
-        raise FloatingPointError(f"the policy's weights became non-finite after {model.num_timesteps} steps; "
-                                 f"the last good state in {str(out)!r} is kept for --resume")
-    final = evaluate(load_policy(out / "policy").act, cfg, cfg.eval_episodes, cfg.seed + 10_000, clip)
-
+    cfg, out, model, history = session.cfg, session.out, session.model, session.history
+    initial = session.state.initial_eval
+    final = evaluate(load_policy(out / "policy").act, cfg, cfg.eval_episodes, cfg.seed + 10_000, session.clip)
     title = f"PPO on {Path(cfg.clip).name if cfg.clip else 'the demo clip'}, {cfg.envs} envs, net {cfg.net_arch}"
     learning_curve_plot(history, out / "plots" / "learning_curve.png", title, [(0, initial), (int(model.num_timesteps), final)])
-    finite = [r for r in history if np.isfinite(r["ep_return_mean"])]
-    first, last = (finite[0], finite[-1]) if finite else ({}, {})
+    ended = [r for r in history if np.isfinite(r["ep_return_mean"])]  # iterations in which an episode ended
+    first, last = (ended[0], ended[-1]) if ended else ({}, {})
 
     def gain(a, b):
         return float(b / a - 1.0) if a and np.isfinite(a) and np.isfinite(b) else math.nan
 
+    train_seconds = session.state.train_seconds
     summary = {
         "timesteps": int(model.num_timesteps), "iterations": len(history), "envs": cfg.envs, "vec_env": cfg.vec_env,
         "train_seconds": round(train_seconds, 2), "steps_per_second": round(model.num_timesteps / max(train_seconds, 1e-9), 1),
@@ -407,8 +432,37 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, state: tuple[dic
         "curve_return_gain": gain(first.get("ep_return_mean"), last.get("ep_return_mean", math.nan)),
         "curve_len_gain": gain(first.get("ep_len_mean"), last.get("ep_len_mean", math.nan)),
         "nonfinite_episodes": int(sum(int(r.get("nonfinite") or 0) for r in history)),
-        "eval_seconds_each": round(eval_seconds, 2),
-        "logs": "logs/progress.csv" + (" + TensorBoard events" if "tensorboard" in formats else " (tensorboard not installed: CSV only)"),
+        "eval_seconds_each": round(session.state.eval_seconds, 2),
+        "logs": "logs/progress.csv" + (" + TensorBoard events" if tensorboard_available() else " (tensorboard not installed: CSV only)"),
     }
     runs.atomic_write_json(out / "summary.json", summary)
     return summary
+
+
+def train(cfg: TrainConfig, out: Path, *, resume: bool = False, state: tuple[dict, dict] | None = None,
+          on_iteration: Callable[[dict], Any] | None = None) -> dict:
+    """Train per ``cfg`` into run directory ``out`` (already created), or with ``resume`` continue the run
+    there (see the module docstring) from ``state``, the run's training state as
+    :func:`~animat.imitate.resume.resumable_state` returns it (loaded here if not given);
+    returns ``summary.json``'s content. ``on_iteration(row)`` after each metrics row."""
+    from animat.imitate.recorder import Recorder
+    from animat.imitate.resume import resumable_state
+
+    out = Path(out)
+    if resume and state is None:  # before anything in the run directory changes
+        state = resumable_state(out, cfg.timesteps)
+    session = setup(cfg, out, state)
+    session.t0 = time.perf_counter()
+    try:
+        if session.start < cfg.timesteps:  # else: a finished run whose outputs are written below
+            session.model.learn(total_timesteps=cfg.timesteps - session.start, callback=Recorder(session, on_iteration),
+                                progress_bar=cfg.progress_bar, reset_num_timesteps=not state)
+    finally:
+        if session.finite():  # never a broken policy as the point to resume from
+            session.save_policy(out / "policy")
+            session.save_state()
+        session.venv.close()
+    if not session.finite():
+        raise FloatingPointError(f"the policy's weights became non-finite after {session.model.num_timesteps} steps; "
+                                 f"the last good state in {str(out)!r} is kept for --resume")
+    return finish(session)

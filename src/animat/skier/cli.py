@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from animat import runs
-from animat.console import console, print_summary
+from animat.console import console, print_summary, progress
 from animat.errors import CheckpointError, ConfigError
 
 app = typer.Typer(help="A humanoid on skis with poles, keyframed joint angles evolved by a GA to ski forward.", no_args_is_help=True)
@@ -50,14 +49,11 @@ def train_cmd(
     console.print(f"skier train: {cfg.population} skiers × {cfg.generations} generations × {cfg.seconds:g} s, {cfg.friction} friction, "
                   f"{cfg.hip} hip, {cfg.backend} backend, run dir {run_dir}")
     start = time.perf_counter()
-    columns = [TextColumn("gen"), MofNCompleteColumn(), BarColumn(),
-               TextColumn("best {task.fields[best]}  mean {task.fields[mean]}  fell {task.fields[fell]}"),
-               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn()]
-    with Progress(*columns, console=console, transient=False) as progress:
-        task = progress.add_task("train", total=cfg.generations, best="-", mean="-", fell="-")
+    with progress("gen", "best {task.fields[best]}  mean {task.fields[mean]}  fell {task.fields[fell]}") as bar:
+        task = bar.add_task("train", total=cfg.generations, best="-", mean="-", fell="-")
 
         def on_generation(row: dict) -> None:
-            progress.update(task, completed=int(row["generation"]) + 1, best=f"{row['best']:.2f}", mean=f"{row['mean']:.2f}", fell=row["fell"])
+            bar.update(task, completed=int(row["generation"]) + 1, best=f"{row['best']:.2f}", mean=f"{row['mean']:.2f}", fell=row["fell"])
 
         try:
             summary = train(cfg, run_dir, resume=resume is not None, on_generation=on_generation)

@@ -14,7 +14,7 @@ from animat import runs
 from animat.skier.gene import TAU
 from animat.skier.model import SkierParams, build_spec
 from animat.skier.rollout import score, tilt_deg, trajectory
-from animat.viz import plots
+from animat.viz import animate, plots
 from animat.viz.animate import frame_stride
 from animat.viz.mujoco_render import View, add_sphere, render_frames, write_gif
 
@@ -29,39 +29,13 @@ BONES = [
 
 
 def stick_figure_gif(traj: dict, path: Path, *, fps: float = 10.0, anim_seconds: float = 10.0, title: str = "skier") -> Path:
-    """A 3D stick figure (bones between body origins, poles and skis as lines) following the pelvis."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    t, xpos, tips, root = traj["t"], traj["xpos"], traj["pole_tips"], traj["root_pos"]
-    names = traj["body_names"]
-    idx = {n: i for i, n in enumerate(names)}
-    frames, fps = _frames(t, fps, anim_seconds)
-    images = []
-    fig = plt.figure(figsize=(5, 5), dpi=70)
-    ax = fig.add_subplot(projection="3d")
-    for i in frames:
-        ax.cla()
-        c = root[i]
-        for a, b in BONES:
-            p, q = xpos[i, idx[a]], xpos[i, idx[b]]
-            ax.plot([p[0], q[0]], [p[1], q[1]], [p[2], q[2]], color="C0", lw=3)
-        for k, colour in ((0, "0.3"), (1, "C3"), (2, "0.3"), (3, "C3")):  # pole, ski per side
-            p, q = tips[i, 2 * k], tips[i, 2 * k + 1]
-            ax.plot([p[0], q[0]], [p[1], q[1]], [p[2], q[2]], color=colour, lw=2)
-        ax.plot(root[: i + 1, 0], root[: i + 1, 1], np.zeros(i + 1), color="C2", lw=1)
-        ax.set_xlim(c[0] - 1.2, c[0] + 1.2)
-        ax.set_ylim(c[1] - 1.2, c[1] + 1.2)
-        ax.set_zlim(0, 2.4)
-        ax.set_xlabel("x (m)")
-        ax.set_ylabel("y (m)")
-        ax.set_title(f"{title}  t = {t[i]:.2f} s  x = {c[0]:.2f} m", fontsize=9)
-        fig.canvas.draw()
-        images.append(np.asarray(fig.canvas.buffer_rgba())[..., :3].copy())
-    plt.close(fig)
-    return write_gif(images, path, fps=fps)
+    """A 3D stick figure (bones between body origins, poles and skis as lines) following the pelvis
+    (:func:`animat.viz.animate.stick_figure_gif`)."""
+    idx = {n: i for i, n in enumerate(traj["body_names"])}
+    frames, fps = _frames(traj["t"], fps, anim_seconds)
+    sticks = traj["pole_tips"].reshape(len(traj["t"]), 4, 2, 3)  # pole, ski per side: (T, 4, 2 ends, 3)
+    return animate.stick_figure_gif(traj["t"], traj["xpos"], [(idx[a], idx[b]) for a, b in BONES], sticks, ["0.3", "C3", "0.3", "C3"],
+                                    traj["root_pos"], path, frames=frames, fps=fps, title=title)
 
 
 PATH_RGBA = np.array([0.1, 0.6, 0.2, 1.0], dtype=np.float32)

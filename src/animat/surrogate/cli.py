@@ -2,40 +2,16 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from animat import runs
-from animat.console import console, print_summary
-from animat.config import load_toml
+from animat.console import console, print_summary, progress
 from animat.errors import ConfigError
 
 app = typer.Typer(help="Subspace neural physics: a learned cloth surrogate (Holden et al. 2019).", no_args_is_help=True)
-
-
-def _columns(label: str, fields: str) -> list:
-    return [TextColumn(label), MofNCompleteColumn(), BarColumn(), TextColumn(fields), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn()]
-
-
-
-
-def _section(config: Optional[Path], name: str) -> dict:
-    """Table ``[name]`` of the TOML file ``config`` ({} without one); ConfigError for top-level keys other
-    than the verbs' tables (generate, scene, train) or for one that is not a table."""
-    if config is None:
-        return {}
-    loaded = load_toml(config)
-    unknown = sorted(set(loaded) - {"generate", "scene", "train"})
-    if unknown:
-        raise ConfigError(f"unknown table(s) {unknown} in {str(config)!r}; expected [generate], [scene] and [train]")
-    section = loaded.get(name, {})
-    if not isinstance(section, dict):
-        raise ConfigError(f"{name} in {str(config)!r} must be a table [{name}], got {section!r}")
-    return dict(section)
 
 
 def _check_scene(scene: str) -> None:
@@ -58,46 +34,20 @@ def generate_cmd(
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file (\\[generate] and \\[scene] tables)."),
 ) -> None:
     """Simulate reference episodes into a dataset folder (one npz per episode; resumable)."""
-    from animat.surrogate.data import generate
+    from animat.surrogate.generate import generate_options, run_generate
     from animat.surrogate.scenes import get_scene
 
     _check_scene(scene)
-    values = {"episodes": 20, "frames": 300, "seed": 0, "workers": 1, "backend": "local"}
-    section = _section(config, "generate")
-    unknown = sorted(set(section) - set(values))
-    if unknown:
-        raise ConfigError(f"unknown generate option(s) {unknown} in {str(config)!r}; expected some of {sorted(values)}")
-    values.update(section)
-    values.update({k: v for k, v in dict(episodes=episodes, frames=frames, seed=seed, workers=workers, backend=backend).items() if v is not None})
-    scene_options = _section(config, "scene")
-    if size is not None:
-        scene_options["size"] = size
-    for name, least in (("episodes", 1), ("frames", 1), ("seed", 0), ("workers", 1)):
-        if isinstance(values[name], bool) or not isinstance(values[name], int) or values[name] < least:
-            raise ConfigError(f"--{name} must be an integer >= {least}, got {values[name]!r}")
+    values, scene_options = generate_options(config, size, episodes=episodes, frames=frames, seed=seed, workers=workers, backend=backend)
     get_scene(scene, **scene_options)  # bad scene options fail before any output
     if out is None:
         out = runs.new_run_dir("surrogate", "generate")
     console.print(f"surrogate generate {scene}: {values['episodes']} episodes × {values['frames']} frames into {out}")
-    rows: list[dict] = []
-    start = time.perf_counter()
-    with Progress(*_columns("episodes", "dropped {task.fields[dropped]}"), console=console) as progress:
-        task = progress.add_task("generate", total=int(values["episodes"]), dropped=0)
-
-        def on_episode(row: dict) -> None:
-            rows.append(row)
-            progress.update(task, advance=1, dropped=sum(r["dropped"] for r in rows))
-
-        summary = generate(scene, int(values["episodes"]), int(values["frames"]), int(values["seed"]), out,
-                           workers=int(values["workers"]), backend=str(values["backend"]), scene_options=scene_options, on_episode=on_episode,
-                           on_skipped=lambda count: progress.update(task, completed=count))
-        progress.update(task, completed=int(values["episodes"]))
-    summary["seconds"] = time.perf_counter() - start
-    if rows:  # a resumed dataset keeps the rows of its earlier sessions
-        earlier = {int(r["index"]): r for r in runs.read_csv(out / "metrics.csv")}
-        earlier.update({int(r["index"]): r for r in rows})
-        runs.atomic_write_csv(out / "metrics.csv", [earlier[i] for i in sorted(earlier)], ["index", "frames", "dropped", "seconds_per_frame"])
-    runs.atomic_write_json(out / "summary.json", summary)
+    with progress("episodes", "dropped {task.fields[dropped]}") as bar:
+        task = bar.add_task("generate", total=int(values["episodes"]), dropped=0)
+        summary = run_generate(scene, values, scene_options, out, on_episode=lambda row, dropped: bar.update(task, advance=1, dropped=dropped),
+                               on_skipped=lambda count: bar.update(task, completed=count))
+        bar.update(task, completed=int(values["episodes"]))
     print_summary(summary, out)
 
 
@@ -137,11 +87,11 @@ def train_cmd(
         cfg, run_dir = runs.start_or_resume("surrogate", TrainConfig, resume=resume, config=config, out=out, options=options,
                                             may_change={"epochs": "--epochs"})
     console.print(f"surrogate train {scene}: k={cfg.components}, {cfg.epochs} epochs, data {cfg.data}, run dir {run_dir}")
-    with Progress(*_columns("epoch", "train {task.fields[train]}  held-out {task.fields[test]}"), console=console) as progress:
-        task = progress.add_task("train", total=cfg.epochs, train="-", test="-")
+    with progress("epoch", "train {task.fields[train]}  held-out {task.fields[test]}") as bar:
+        task = bar.add_task("train", total=cfg.epochs, train="-", test="-")
 
         def on_epoch(row: dict) -> None:
-            progress.update(task, completed=row["epoch"] + 1, train=f"{row['train_loss_m']:.3g}", test=f"{row['test_loss_m']:.3g}")
+            bar.update(task, completed=row["epoch"] + 1, train=f"{row['train_loss_m']:.3g}", test=f"{row['test_loss_m']:.3g}")
 
         summary = train(cfg, run_dir, scene=scene, on_epoch=on_epoch, resume=resume is not None)
     print_summary(summary, run_dir)
@@ -203,12 +153,12 @@ def play_cmd(
     runs.atomic_write_json(run_dir / "config.json", {"scene": scene, "model": str(model), "frames": len(Y), "seed": seed, "path": path,
                                                      "backend": backend, "fps": fps, "video": video})
     every = max(1, int(round(loaded.runtime.scene.fps / fps)))
-    with Progress(*_columns("{task.description}", ""), console=console) as progress:
-        frames_task = progress.add_task("frames", total=len(Y))
-        draw_task = progress.add_task("video", total=len(range(0, len(Y), every)) if video else 0, visible=video)
+    with progress() as bar:
+        frames_task = bar.add_task("frames", total=len(Y))
+        draw_task = bar.add_task("video", total=len(range(0, len(Y), every)) if video else 0, visible=video)
         summary = play.play(loaded, Y, run_dir, every=every, video_fps=loaded.runtime.scene.fps / every, video=video,
-                            on_frame=lambda t: progress.update(frames_task, completed=t + 1),
-                            on_draw=lambda i: progress.update(draw_task, completed=i + 1),
+                            on_frame=lambda t: bar.update(frames_task, completed=t + 1),
+                            on_draw=lambda i: bar.update(draw_task, completed=i + 1),
                             info={"model": str(model), "path": path, "seed": seed if path == "random" else None})
     print_summary(summary, run_dir)
 
@@ -232,12 +182,13 @@ def divergence_cmd(
 ) -> None:
     """Predictability floor: the gap between two reference runs whose external paths differ by noise of std --perturb, or whose state restarts from what a surrogate starts from (--restart)."""
     from animat.surrogate.divergence import check_inputs, divergence, runs_per_episode, write_run
+    from animat.surrogate.generate import config_table
     from animat.surrogate.scenes import get_scene, scene_from_dict
     from animat.surrogate.subspace import PCA
     from animat.surrogate.train_config import load_run_config
 
     _check_scene(scene)
-    generate = _section(config, "generate")
+    generate = config_table(config, "generate")
     frames = int(frames if frames is not None else generate.get("frames", 300))
     seed = int(seed if seed is not None else generate.get("seed", 0))
     perturb = float(perturb if perturb is not None else (1e-3 if restart == "none" else 0.0))
@@ -249,7 +200,7 @@ def divergence_cmd(
     project = pca.round_trip if pca is not None else None
     k = pca.n_components if pca is not None else None
     check_inputs(episodes, frames, perturb, seed, horizon, stride, noise, restart, project, workers)
-    ids, sc = None, get_scene(scene, **_section(config, "scene"))
+    ids, sc = None, get_scene(scene, **config_table(config, "scene"))
     if model is not None:  # the model's held-out episodes, in the scene it was trained on unless --config says otherwise
         trained = load_run_config(model, scene)  # a model of another scene is refused
         ids = trained["test_episode_ids"]
@@ -262,9 +213,9 @@ def divergence_cmd(
     runs.atomic_write_json(run_dir / "config.json", {"scene": sc.to_dict(), "config": str(config) if config else None, "episodes": episodes,
                                                      "frames": frames, "perturb": perturb, "noise": noise, "seed": seed, "horizon": horizon, "stride": stride,
                                                      "restart": restart, "model": str(model) if model else None, "components": k})
-    with Progress(*_columns("reference runs", ""), console=console) as progress:
-        task = progress.add_task("divergence", total=episodes * runs_per_episode(frames, horizon, stride))
+    with progress("reference runs") as bar:
+        task = bar.add_task("divergence", total=episodes * runs_per_episode(frames, horizon, stride))
         summary, gaps = divergence(sc, episodes, frames, perturb, seed=seed, horizon=horizon, stride=stride, noise=noise, restart=restart,
-                                   project=project, components=k, episode_ids=ids, on_run=lambda: progress.advance(task), workers=workers)
+                                   project=project, components=k, episode_ids=ids, on_run=lambda: bar.advance(task), workers=workers)
     write_run(run_dir, summary, gaps, sc.fps)
-    print_summary({k: v for k, v in summary.items() if k != "scene_options"}, run_dir)
+    print_summary(summary, run_dir)

@@ -223,38 +223,6 @@ def divergence(scene: SheetScene, episodes: int, frames: int, eps: float, *, see
     return summary, gaps
 
 
-def divergence_plot(gaps: np.ndarray, summary: dict, fps: int, path) -> None:
-    """plots/divergence.png: per-episode and mean gap (% of the side, log scale) against time, with
-    the growth fit and the 3 % accuracy target."""
-    from animat.viz.plots import plt, save_figure  # matplotlib with the Agg backend
-
-    t = np.arange(gaps.shape[1]) / fps
-    fig, ax = plt.subplots(figsize=(7.0, 4.2))
-    for g in gaps:
-        ax.plot(t, np.where(g > 0, g, np.nan), color="0.7", lw=0.7)
-    mean = mean_gap(gaps)
-    ax.plot(t, np.where(mean > 0, mean, np.nan), color="C0", lw=2.0, label=f"mean of {len(gaps)} episodes")
-    ax.axhline(3.0, color="C3", ls="--", lw=1.0, label="3 % (accuracy target)")
-    if summary["frames_per_doubling"]:
-        a, b = summary["fit_first_frame"], summary["fit_last_frame"]
-        ax.plot(t[[a, b]], summary["fit_gap_percent_at_first_frame"] * 2.0 ** ((np.array([a, b]) - a) / summary["frames_per_doubling"]), "k:", lw=1.2,
-                label=f"x2 every {summary['frames_per_doubling']:.1f} frames")
-    if (gaps > 0).any():
-        ax.set_yscale("log")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("gap between reference runs (% of side)")
-    parts = []
-    if summary.get("restart", "none") != "none":
-        k = summary.get("restart_components")
-        parts.append(f"restart from {'frames' if k is None else f'{k} PCA components'}")
-    if summary["perturb_std"] or not parts:
-        parts.append(f"{summary['perturb_noise']} input noise, std {summary['perturb_std']:g} {summary['perturb_units']}")
-    ax.set_title(f"{summary['scene']}: " + "; ".join(parts))
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(loc="best", frameon=False)
-    save_figure(fig, path)
-
-
 def write_run(run_dir, summary: dict, gaps: np.ndarray, fps: int) -> None:
     """``metrics.csv`` (per frame: mean, median and largest gap over episodes, % of the side),
     ``summary.json`` and ``plots/divergence.png`` in ``run_dir``."""
@@ -271,4 +239,6 @@ def write_run(run_dir, summary: dict, gaps: np.ndarray, fps: int) -> None:
              "episodes": int(finite[:, t].sum())} for t in range(gaps.shape[1])]
     runs.atomic_write_csv(run_dir / "metrics.csv", rows, list(rows[0]))
     runs.atomic_write_json(run_dir / "summary.json", summary)
-    divergence_plot(gaps, summary, fps, run_dir / "plots" / "divergence.png")
+    from animat.viz.plots import divergence_plot
+
+    divergence_plot(gaps, mean, summary, fps, run_dir / "plots" / "divergence.png")

@@ -150,7 +150,7 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
     reference_spf = time_reference(sc, reference_frames) if reference_frames else recorded_spf
 
     if video:  # the first held-out segment, side by side, with the error colour map
-        from animat.surrogate.video import side_by_side_gif
+        from animat.viz.cloth import side_by_side_gif
 
         first = per_segment[0]
         Xref = ds.X[first["episode"]][first["start"] : first["start"] + horizon]

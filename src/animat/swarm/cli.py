@@ -8,17 +8,14 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from animat import runs
+from animat.console import console, print_summary, progress
 from animat.errors import ConfigError
 from animat.swarm.defaults import per_scheme
 
 app = typer.Typer(help="Multi-agent swarms: consensus, Van Loan schemes, Olfati-Saber flocking.", no_args_is_help=True)
-console = Console()
 
 
 def _numbers(text: str, what: str) -> list[float]:
@@ -89,15 +86,11 @@ def run_cmd(
     if warned:
         console.print(f"[bold yellow]warning:[/] {escape(warned)}")
     start = time.perf_counter()
-    with Progress(TextColumn("steps"), MofNCompleteColumn(), BarColumn(), TimeElapsedColumn(), console=console, transient=True) as progress:
-        task = progress.add_task("run", total=cfg.steps)
-        summary = write_run(cfg, run_dir, on_progress=lambda k: progress.update(task, completed=min(k, cfg.steps)))
+    with progress("steps", transient=True, eta=False) as bar:
+        task = bar.add_task("run", total=cfg.steps)
+        summary = write_run(cfg, run_dir, on_progress=lambda k: bar.update(task, completed=min(k, cfg.steps)))
     for w in summary.get("warnings", []):
         if w != warned:  # printed above
             console.print(f"[yellow]note:[/] {escape(w)}")
-    table = Table(show_header=False, box=None)
-    for k, v in summary.items():
-        if isinstance(v, (int, float, bool)) and not isinstance(v, dict):
-            table.add_row(k, f"{v:.6g}" if isinstance(v, float) else str(v))
-    console.print(table)
-    console.print(f"done in {time.perf_counter() - start:.1f} s; results: [bold]{run_dir}[/]")
+    console.print(f"done in {time.perf_counter() - start:.1f} s")
+    print_summary(summary, run_dir)

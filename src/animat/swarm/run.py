@@ -340,6 +340,9 @@ def _simulate_flocking(cfg, rng, out, summary, on_progress):
     return out
 
 
+LOG_METRICS = ("error", "ellipse_residual", "spacing_spread", "deviation_energy", "velocity_mismatch")  # drawn on a log scale
+
+
 def write_run(cfg: SwarmConfig, run_dir: Path, on_progress: Callable[[int], None] | None = None) -> dict:
     """Simulate and write the run directory; returns the summary (also in summary.json)."""
     from animat.viz import plots
@@ -357,7 +360,7 @@ def write_run(cfg: SwarmConfig, run_dir: Path, on_progress: Callable[[int], None
     rows = res["rows"]
     fields_ = list(rows[0].keys())
     runs.atomic_write_csv(run_dir / "metrics.csv", rows, fields_)
-    _metrics_panel(rows, run_dir / "plots" / "metrics.png", cfg.scheme)
+    plots.metrics_panel(rows, run_dir / "plots" / "metrics.png", title=f"{cfg.scheme}: metrics", skip=("frame", "theta0"), log_keys=LOG_METRICS)
     summary = res["summary"]
     summary["warnings"] = res["warnings"]
     if cfg.animation:
@@ -374,31 +377,3 @@ def write_run(cfg: SwarmConfig, run_dir: Path, on_progress: Callable[[int], None
             summary["warnings"].append(f"animation skipped: {exc}")
     runs.atomic_write_json(run_dir / "summary.json", summary)
     return summary
-
-
-def _metrics_panel(rows: list[dict], path: Path, scheme: str) -> Path:
-    """All numeric metrics against time, one small axis each (log scale for errors)."""
-    import matplotlib.pyplot as plt
-
-    from animat.viz.plots import save_figure
-
-    keys = [k for k in rows[0] if k not in ("frame", "t", "theta0")]
-    t = np.array([r["t"] for r in rows], float)
-    cols = 2 if len(keys) > 1 else 1
-    nrow = -(-len(keys) // cols)
-    fig, axes = plt.subplots(nrow, cols, figsize=(5.0 * cols, 2.4 * nrow), squeeze=False)
-    for ax, k in zip(axes.ravel(), keys):
-        v = np.array([r[k] for r in rows], float)
-        ok = np.isfinite(v)
-        ax.plot(t[ok], v[ok], lw=1.4)
-        if k in ("error", "ellipse_residual", "spacing_spread", "deviation_energy", "velocity_mismatch") and np.all(v[ok] > 0) and ok.any():
-            ax.set_yscale("log")
-        ax.set_title(k, fontsize=9)
-        ax.grid(alpha=0.3)
-    for ax in axes.ravel()[len(keys):]:
-        ax.axis("off")
-    for ax in axes[-1]:
-        ax.set_xlabel("t")
-    fig.suptitle(f"{scheme}: metrics")
-    fig.tight_layout()
-    return save_figure(fig, path)

@@ -212,6 +212,49 @@ def _render(verts, frames, centres, trail, times, title, elev, azim, half, dpi, 
         plt.close(fig)
 
 
+def stick_figure_gif(
+    t: np.ndarray,
+    joints: np.ndarray,
+    bones: Sequence[tuple[int, int]],
+    sticks: np.ndarray,
+    stick_colors: Sequence[str],
+    track: np.ndarray,
+    path: str | os.PathLike,
+    *,
+    frames: Sequence[int],
+    fps: float,
+    title: str = "",
+    half: float = 1.2,
+    height: float = 2.4,
+) -> Path:
+    """A 3D stick figure GIF: at each of the sample indices ``frames``, lines between the ``joints (T, J, 3)``
+    m that ``bones`` pairs, the segments ``sticks (T, S, 2, 3)`` m in ``stick_colors``, and the path of
+    ``track (T, 3)`` m so far on the floor; the view (``half`` m either side, 0 to ``height`` m) follows
+    ``track``; each frame titled with ``title``, the time ``t (T,)`` s and ``track``'s x. Played at ``fps``."""
+    images = []
+    fig = plt.figure(figsize=(5, 5), dpi=70)
+    ax = fig.add_subplot(projection="3d")
+    for i in frames:
+        ax.cla()
+        c = track[i]
+        for a, b in bones:
+            p, q = joints[i, a], joints[i, b]
+            ax.plot([p[0], q[0]], [p[1], q[1]], [p[2], q[2]], color="C0", lw=3)
+        for (p, q), colour in zip(sticks[i], stick_colors):
+            ax.plot([p[0], q[0]], [p[1], q[1]], [p[2], q[2]], color=colour, lw=2)
+        ax.plot(track[: i + 1, 0], track[: i + 1, 1], np.zeros(i + 1), color="C2", lw=1)
+        ax.set_xlim(c[0] - half, c[0] + half)
+        ax.set_ylim(c[1] - half, c[1] + half)
+        ax.set_zlim(0, height)
+        ax.set_xlabel("x (m)")
+        ax.set_ylabel("y (m)")
+        ax.set_title(f"{title}  t = {t[i]:.2f} s  x = {c[0]:.2f} m", fontsize=9)
+        fig.canvas.draw()
+        images.append(np.asarray(fig.canvas.buffer_rgba())[..., :3].copy())
+    plt.close(fig)
+    return write_gif(images, path, fps=fps)
+
+
 def _supports_axlim_clip() -> bool:
     """matplotlib >= 3.10 can clip 3D lines to the axes limits (the trail leaves the view)."""
     major, minor = (int(x) for x in matplotlib.__version__.split(".")[:2])

@@ -25,7 +25,7 @@ from animat.runs import atomic_write_bytes  # noqa: E402
 class VizError(AnimatError, ValueError):
     """Bad input to a plot or animation (mismatched lengths, unknown file type, ...)."""
 
-__all__ = ["VizError", "fitness_plot", "height_plot", "topview_plot", "series_plot", "save_figure"]
+__all__ = ["VizError", "fitness_plot", "height_plot", "topview_plot", "series_plot", "metrics_panel", "learning_curve_plot", "divergence_plot", "save_figure"]
 
 _FIGSIZE = (7.0, 4.2)
 _DPI = 100
@@ -186,6 +186,110 @@ def series_plot(
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(alpha=0.3)
+    return save_figure(fig, path)
+
+
+def metrics_panel(
+    rows: Sequence[Mapping[str, Any]],
+    path: str | os.PathLike,
+    *,
+    title: str = "",
+    time_key: str = "t",
+    skip: Sequence[str] = ("frame",),
+    log_keys: Sequence[str] = (),
+) -> Path:
+    """Every other column of ``rows`` (one dict per recorded frame) against column ``time_key``, one small
+    axis each, two per row; the columns in ``skip`` are left out, those in ``log_keys`` drawn on a log
+    scale when all their finite values are positive. Non-finite values are skipped."""
+    keys = [k for k in rows[0] if k != time_key and k not in skip]
+    t = np.array([r[time_key] for r in rows], float)
+    cols = 2 if len(keys) > 1 else 1
+    nrow = -(-len(keys) // cols)
+    fig, axes = plt.subplots(nrow, cols, figsize=(5.0 * cols, 2.4 * nrow), squeeze=False)
+    for ax, k in zip(axes.ravel(), keys):
+        v = np.array([r[k] for r in rows], float)
+        ok = np.isfinite(v)
+        ax.plot(t[ok], v[ok], lw=1.4)
+        if k in log_keys and np.all(v[ok] > 0) and ok.any():
+            ax.set_yscale("log")
+        ax.set_title(k, fontsize=9)
+        ax.grid(alpha=0.3)
+    for ax in axes.ravel()[len(keys):]:
+        ax.axis("off")
+    for ax in axes[-1]:
+        ax.set_xlabel(time_key)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def learning_curve_plot(
+    rows: Sequence[Mapping[str, Any]],
+    path: str | os.PathLike,
+    title: str,
+    evals: Sequence[tuple[int, Mapping[str, float]]] = (),
+) -> Path:
+    """A reinforcement-learning curve: mean episode return and mean episode length against timesteps (two
+    panels), plus the reward per step (dashed, right axis, 0 to 1).
+
+    rows: one dict per iteration with ``timesteps``, ``ep_return_mean``, ``ep_len_mean`` (steps at 30 Hz)
+    and ``r_i_per_step_mean`` (empty or NaN before the first episode ends); ``evals``: (timesteps,
+    evaluation) pairs whose ``return_mean`` and ``len_mean`` are drawn as black diamonds (the
+    deterministic policy)."""
+    t = _col(rows, "timesteps")
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(7.0, 6.0), sharex=True)
+    for ax, key, label, colour in ((a1, "ep_return_mean", "mean episode return (Σ r; Σ r_I without a goal)", "C0"),
+                                   (a2, "ep_len_mean", "mean episode length (steps, 30 Hz)", "C1")):
+        y = _col(rows, key)
+        ok = np.isfinite(y) & np.isfinite(t)
+        ax.plot(t[ok], y[ok], color=colour, lw=1.8, marker="o" if ok.sum() == 1 else None, label="training episodes (stochastic)")
+        if evals:
+            ek = "return_mean" if key == "ep_return_mean" else "len_mean"
+            ax.plot([n for n, _ in evals], [e[ek] for _, e in evals], "kD", ms=6, label="evaluation (deterministic)")
+            ax.legend(loc="upper left", frameon=False, fontsize=8)
+        ax.set_ylabel(label, fontsize=9)
+        ax.grid(alpha=0.3)
+    per_step = _col(rows, "r_i_per_step_mean")
+    ok = np.isfinite(per_step) & np.isfinite(t)
+    if ok.any():
+        ax3 = a1.twinx()
+        ax3.plot(t[ok], per_step[ok], color="C2", lw=1.0, ls="--")
+        ax3.set_ylabel("mean r_I per step (dashed)", color="C2", fontsize=9)
+        ax3.set_ylim(0.0, 1.0)
+    a2.set_xlabel("timesteps")
+    a1.set_title(title)
+    return save_figure(fig, path)
+
+
+def divergence_plot(gaps: np.ndarray, mean: np.ndarray, summary: Mapping[str, Any], fps: float, path: str | os.PathLike) -> Path:
+    """The gap between two runs that should agree (``gaps``: (episodes, frames), % of the cloth's side;
+    ``mean``: (frames,) their mean) against time (s, ``fps`` frames per second), log scale, with the 3 %
+    accuracy target and, when ``summary["frames_per_doubling"]``, the growth fit between
+    ``fit_first_frame`` and ``fit_last_frame``; titled by ``summary``'s scene, restart and perturbation
+    (:func:`animat.surrogate.divergence.divergence`'s summary)."""
+    t = np.arange(gaps.shape[1]) / fps
+    fig, ax = plt.subplots(figsize=(7.0, 4.2))
+    for g in gaps:
+        ax.plot(t, np.where(g > 0, g, np.nan), color="0.7", lw=0.7)
+    ax.plot(t, np.where(mean > 0, mean, np.nan), color="C0", lw=2.0, label=f"mean of {len(gaps)} episodes")
+    ax.axhline(3.0, color="C3", ls="--", lw=1.0, label="3 % (accuracy target)")
+    if summary["frames_per_doubling"]:
+        a, b = summary["fit_first_frame"], summary["fit_last_frame"]
+        ax.plot(t[[a, b]], summary["fit_gap_percent_at_first_frame"] * 2.0 ** ((np.array([a, b]) - a) / summary["frames_per_doubling"]), "k:", lw=1.2,
+                label=f"x2 every {summary['frames_per_doubling']:.1f} frames")
+    if (gaps > 0).any():
+        ax.set_yscale("log")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("gap between reference runs (% of side)")
+    parts = []
+    if summary.get("restart", "none") != "none":
+        k = summary.get("restart_components")
+        parts.append(f"restart from {'frames' if k is None else f'{k} PCA components'}")
+    if summary["perturb_std"] or not parts:
+        parts.append(f"{summary['perturb_noise']} input noise, std {summary['perturb_std']:g} {summary['perturb_units']}")
+    ax.set_title(f"{summary['scene']}: " + "; ".join(parts))
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(loc="best", frameon=False)
     return save_figure(fig, path)
 
 

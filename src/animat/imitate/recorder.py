@@ -1,0 +1,44 @@
+"""The Stable-Baselines3 callback of :func:`animat.imitate.train.train` (a module of its own: it imports
+SB3, which :mod:`animat.imitate.train` loads only when it trains)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from stable_baselines3.common.callbacks import BaseCallback
+
+from animat.imitate.train import LOSS_FIELDS, RolloutEpisodes, Session
+
+
+class Recorder(BaseCallback):
+    """One metrics.csv row per PPO iteration, from the episodes that ended during its rollout; a policy
+    checkpoint when one is due, and after the update that follows it, a training state to resume from;
+    learning stops once ``max_minutes`` have passed."""
+
+    def __init__(self, session: Session, on_iteration: Callable[[dict], Any] | None = None):
+        super().__init__()
+        self.session, self.on_iteration = session, on_iteration
+        self.episodes = RolloutEpisodes(session.start, time.perf_counter())
+        self.pending = dict(session.state.pending_losses)  # the losses of the update before a resume
+        self.state_due = False
+
+    def _on_rollout_start(self) -> None:
+        if self.state_due:  # after the update that followed a checkpoint: a state to resume from
+            self.session.save_state()
+            self.state_due = False
+
+    def _on_step(self) -> bool:
+        self.episodes.add(self.locals["infos"])
+        return not self.session.out_of_time()
+
+    def _on_rollout_end(self) -> None:
+        now = time.perf_counter()
+        logged = self.model.logger.name_to_value  # the previous update's losses (dumped after this)
+        losses = {k: logged[f"train/{k}"] if f"train/{k}" in logged else self.pending.get(k, "") for k in LOSS_FIELDS}
+        self.pending = {}
+        row = self.session.record(self.episodes, losses, now)
+        self.episodes = RolloutEpisodes(int(row["timesteps"]), now)
+        self.state_due = self.session.checkpoint()
+        if self.on_iteration is not None:
+            self.on_iteration(row)
