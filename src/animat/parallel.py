@@ -36,7 +36,8 @@ from animat.errors import ConfigError
 
 BACKENDS = ("local", "ray")
 _RAY_MISSING = "--backend ray needs the 'distributed' extra: pip install 'animat[distributed]'"
-_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+_PR_SET_PDEATHSIG, _PR_SET_NAME = 1, 15  # from <linux/prctl.h>
+WATCH_THREAD = "animat-watch"  # the name of a pool worker's parent-watch thread (/proc/<pid>/task/<tid>/comm)
 
 
 # --------------------------------------------------------------------------------------------
@@ -49,8 +50,8 @@ def process_map(fn: Callable[..., Any], args: Sequence[tuple], workers: int) -> 
     ``workers <= 1`` or there is one task; else in ``min(workers, len(args))`` processes started
     with ``spawn`` (not ``fork``: the parent may already run JAX's threads, which a fork would copy
     half-alive), in order of completion. ``fn`` and the arguments must pickle. The workers end when
-    this process does (:func:`die_with_parent`); iterate in the thread that made the generator (the
-    kernel's parent-death signal follows the thread that started them)."""
+    this process does (:func:`die_with_parent`); iterate from one thread that outlives the map (the
+    kernel's parent-death signal follows the thread that started the workers: the first to iterate)."""
     if int(workers) <= 1 or len(args) <= 1:
         for i, a in enumerate(args):
             yield i, fn(*a)
@@ -66,18 +67,20 @@ def process_map(fn: Callable[..., Any], args: Sequence[tuple], workers: int) -> 
 def die_with_parent(parent: int, poll_s: float = 1.0) -> None:
     """Make this (worker) process end when process ``parent`` does: SIGKILL from the kernel on Linux,
     and on any system a daemon thread that exits the process within ``poll_s`` s of its parent id
-    changing (the orphan is adopted by init or a subreaper). A pool initializer."""
+    changing (the orphan is adopted by init or a subreaper). A pool initializer: a worker whose parent
+    dies while it is still starting (importing the parent's main module) ends once it reaches this."""
     if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        except (OSError, AttributeError):  # no libc symbol: the thread below still works
-            pass
+        with contextlib.suppress(OSError, AttributeError):  # no libc symbol: the thread below still works
+            ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
     if os.getppid() != parent:  # the parent died before the signal was armed
         os._exit(1)
     threading.Thread(target=_watch_parent, args=(parent, poll_s), name="animat-parent-watch", daemon=True).start()
 
 
 def _watch_parent(parent: int, poll_s: float) -> None:
+    if sys.platform.startswith("linux"):  # name the thread for ps/top (and tests): "animat-watch"
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).prctl(_PR_SET_NAME, ctypes.c_char_p(WATCH_THREAD.encode()), 0, 0, 0)
     while os.getppid() == parent:
         time.sleep(poll_s)
     os._exit(1)
