@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from animat.config import require
 from animat.errors import ConfigError
 
 ACTIVATIONS = {
@@ -50,8 +51,7 @@ def layer_activations(layers: Sequence[int], activations: str | Sequence[str]) -
     if len(names) != n:
         raise ConfigError(f"need {n} activations for layers {list(layers)}, got {len(names)}")
     for name in names:
-        if name not in ACTIVATIONS:
-            raise ConfigError(f"unknown activation {name!r}; expected one of {sorted(ACTIVATIONS)}")
+        require("activation", name, choices=sorted(ACTIVATIONS))
     return names
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 from typing import Optional
@@ -12,7 +11,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from animat import runs
 from animat.console import console, print_summary
-from animat.errors import CheckpointError, ConfigError
+from animat.config import require
+from animat.errors import CheckpointError
 
 app = typer.Typer(help="A humanoid on skis with poles, keyframed joint angles evolved by a GA to ski forward.", no_args_is_help=True)
 
@@ -80,7 +80,7 @@ def replay_cmd(
     from animat.skier.gene import load_gene_json, mirror
     from animat.skier.model import JOINTS
     from animat.skier.replay import write_replay
-    from animat.skier.train import REPLAY_SETTINGS, TrainConfig
+    from animat.skier.options import REPLAY_SETTINGS, TrainConfig
 
     if source.is_dir():
         stored = runs.read_run_config(source, "a skier training run directory")
@@ -100,8 +100,8 @@ def replay_cmd(
     else:
         raise CheckpointError(f"{str(source)!r} does not exist; give a run directory or a gene JSON file")
     seconds = cfg.seconds if seconds is None else seconds
-    if not (math.isfinite(seconds) and seconds > 0 and math.isfinite(anim_seconds) and anim_seconds > 0):
-        raise ConfigError(f"--seconds and --anim-seconds must be finite and > 0, got {seconds} and {anim_seconds}")
+    require("--seconds", seconds, gt=0)
+    require("--anim-seconds", anim_seconds, gt=0)
     run_dir = runs.new_run_dir("skier", "replay", out)
     summary = write_replay(cfg.skier_params(), mirror(gene), seconds, run_dir, anim_seconds=anim_seconds, frame_dt=cfg.frame_dt,
                            title=f"replay of {source.name}", fall_deg=cfg.fall_deg, bonus=cfg.bonus, tau=cfg.tau)

@@ -11,8 +11,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from animat import runs
 from animat.console import console, print_summary
-from animat.config import load_toml
+from animat.config import check_known, cli_option, load_toml, read_options, require
 from animat.errors import ConfigError
+from animat.surrogate.options import GenerateOptions, TrainConfig
 
 app = typer.Typer(help="Subspace neural physics: a learned cloth surrogate (Holden et al. 2019).", no_args_is_help=True)
 
@@ -29,9 +30,7 @@ def _section(config: Optional[Path], name: str) -> dict:
     if config is None:
         return {}
     loaded = load_toml(config)
-    unknown = sorted(set(loaded) - {"generate", "scene", "train"})
-    if unknown:
-        raise ConfigError(f"unknown table(s) {unknown} in {str(config)!r}; expected [generate], [scene] and [train]")
+    check_known(("generate", "scene", "train"), loaded, "table", repr(str(config)))
     section = loaded.get(name, {})
     if not isinstance(section, dict):
         raise ConfigError(f"{name} in {str(config)!r} must be a table [{name}], got {section!r}")
@@ -41,19 +40,18 @@ def _section(config: Optional[Path], name: str) -> dict:
 def _check_scene(scene: str) -> None:
     from animat.surrogate.scenes import SCENES
 
-    if scene not in SCENES:
-        raise ConfigError(f"unknown scene {scene!r}; expected one of {list(SCENES)}")
+    require("scene", scene, choices=SCENES)
 
 
 @app.command("generate")
 def generate_cmd(
     scene: str = typer.Argument(..., help="Scene: sheet | flag | cape."),
-    episodes: Optional[int] = typer.Option(None, "--episodes", "-e", help="Number of episodes [20]."),
-    frames: Optional[int] = typer.Option(None, "--frames", "-f", help="Frames per episode at 60 fps [300]."),
+    episodes: Optional[int] = cli_option(GenerateOptions, "episodes", "--episodes", "-e"),
+    frames: Optional[int] = cli_option(GenerateOptions, "frames", "--frames", "-f"),
     size: Optional[int] = typer.Option(None, "--size", help="Cloth vertices per side \\[the scene's: 51 sheet and flag, 21 cape]."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed [0]."),
-    workers: Optional[int] = typer.Option(None, "--workers", "-w", help="Worker processes [1]."),
-    backend: Optional[str] = typer.Option(None, "--backend", help="local | ray."),
+    seed: Optional[int] = cli_option(GenerateOptions, "seed", "--seed"),
+    workers: Optional[int] = cli_option(GenerateOptions, "workers", "--workers", "-w"),
+    backend: Optional[str] = cli_option(GenerateOptions, "backend", "--backend"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Dataset folder; an existing one is resumed."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file (\\[generate] and \\[scene] tables)."),
 ) -> None:
@@ -62,36 +60,28 @@ def generate_cmd(
     from animat.surrogate.scenes import get_scene
 
     _check_scene(scene)
-    values = {"episodes": 20, "frames": 300, "seed": 0, "workers": 1, "backend": "local"}
-    section = _section(config, "generate")
-    unknown = sorted(set(section) - set(values))
-    if unknown:
-        raise ConfigError(f"unknown generate option(s) {unknown} in {str(config)!r}; expected some of {sorted(values)}")
-    values.update(section)
-    values.update({k: v for k, v in dict(episodes=episodes, frames=frames, seed=seed, workers=workers, backend=backend).items() if v is not None})
+    opts = GenerateOptions(**read_options(GenerateOptions, None, {**_section(config, "generate"), **dict(
+        episodes=episodes, frames=frames, seed=seed, workers=workers, backend=backend)}, what="generate option"))
     scene_options = _section(config, "scene")
     if size is not None:
         scene_options["size"] = size
-    for name, least in (("episodes", 1), ("frames", 1), ("seed", 0), ("workers", 1)):
-        if isinstance(values[name], bool) or not isinstance(values[name], int) or values[name] < least:
-            raise ConfigError(f"--{name} must be an integer >= {least}, got {values[name]!r}")
     get_scene(scene, **scene_options)  # bad scene options fail before any output
     if out is None:
         out = runs.new_run_dir("surrogate", "generate")
-    console.print(f"surrogate generate {scene}: {values['episodes']} episodes × {values['frames']} frames into {out}")
+    console.print(f"surrogate generate {scene}: {opts.episodes} episodes × {opts.frames} frames into {out}")
     rows: list[dict] = []
     start = time.perf_counter()
     with Progress(*_columns("episodes", "dropped {task.fields[dropped]}"), console=console) as progress:
-        task = progress.add_task("generate", total=int(values["episodes"]), dropped=0)
+        task = progress.add_task("generate", total=opts.episodes, dropped=0)
 
         def on_episode(row: dict) -> None:
             rows.append(row)
             progress.update(task, advance=1, dropped=sum(r["dropped"] for r in rows))
 
-        summary = generate(scene, int(values["episodes"]), int(values["frames"]), int(values["seed"]), out,
-                           workers=int(values["workers"]), backend=str(values["backend"]), scene_options=scene_options, on_episode=on_episode,
+        summary = generate(scene, opts.episodes, opts.frames, opts.seed, out,
+                           workers=opts.workers, backend=opts.backend, scene_options=scene_options, on_episode=on_episode,
                            on_skipped=lambda count: progress.update(task, completed=count))
-        progress.update(task, completed=int(values["episodes"]))
+        progress.update(task, completed=opts.episodes)
     summary["seconds"] = time.perf_counter() - start
     if rows:  # a resumed dataset keeps the rows of its earlier sessions
         earlier = {int(r["index"]): r for r in runs.read_csv(out / "metrics.csv")}
@@ -104,22 +94,22 @@ def generate_cmd(
 @app.command("train")
 def train_cmd(
     scene: str = typer.Argument(..., help="Scene: sheet | flag | cape."),
-    data: Optional[Path] = typer.Option(None, "--data", "-d", help="Dataset folder made by 'generate'."),
-    components: Optional[int] = typer.Option(None, "--components", "-k", help="Subspace size [64]."),
-    epochs: Optional[int] = typer.Option(None, "--epochs", help="Epochs [100]."),
-    batches_per_epoch: Optional[int] = typer.Option(None, "--batches-per-epoch", help="Batches per epoch (0: one pass, at most 200)."),
-    lr: Optional[float] = typer.Option(None, "--lr", help="Learning rate [1e-4]."),
-    window: Optional[int] = typer.Option(None, "--window", help="Rollout window (frames) [32]."),
-    batch: Optional[int] = typer.Option(None, "--batch", help="Windows per batch [16]."),
-    test_episodes: Optional[int] = typer.Option(None, "--test-episodes", help="Held-out episodes (0: 10 %)."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed [0]."),
-    split_seed: Optional[int] = typer.Option(None, "--split-seed", help="Episode split: 0 holds out the last episodes, another value shuffles them with this seed first [0]."),
+    data: Optional[Path] = cli_option(TrainConfig, "data", "--data", "-d"),
+    components: Optional[int] = cli_option(TrainConfig, "components", "--components", "-k"),
+    epochs: Optional[int] = cli_option(TrainConfig, "epochs", "--epochs"),
+    batches_per_epoch: Optional[int] = cli_option(TrainConfig, "batches_per_epoch", "--batches-per-epoch"),
+    lr: Optional[float] = cli_option(TrainConfig, "lr", "--lr"),
+    window: Optional[int] = cli_option(TrainConfig, "window", "--window"),
+    batch: Optional[int] = cli_option(TrainConfig, "batch", "--batch"),
+    test_episodes: Optional[int] = cli_option(TrainConfig, "test_episodes", "--test-episodes"),
+    seed: Optional[int] = cli_option(TrainConfig, "seed", "--seed"),
+    split_seed: Optional[int] = cli_option(TrainConfig, "split_seed", "--split-seed"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file (\\[train] table)."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue this training run from checkpoints/last/ (only --epochs may change)."),
 ) -> None:
     """Fit PCA + alpha/beta and train the residual network through rollouts."""
-    from animat.surrogate.train import TrainConfig, train
+    from animat.surrogate.train import train
 
     _check_scene(scene)
     options = dict(data=str(data) if data is not None else None, components=components, epochs=epochs, batches_per_epoch=batches_per_epoch,
@@ -192,8 +182,7 @@ def play_cmd(
     _check_scene(scene)
     if interactive:
         play.need_display()
-    if not 0 < fps <= 60:
-        raise ConfigError(f"--fps must be in (0, 60], got {fps}")
+    require("--fps", fps, gt=0, le=60)
     loaded = play.load_model(model, scene, backend)
     if interactive:
         play.interactive(loaded)
@@ -226,7 +215,7 @@ def divergence_cmd(
     noise: str = typer.Option("white", "--noise", help="white (a fresh draw every frame) | offset (one draw, held from the perturbed frame on)."),
     restart: str = typer.Option("none", "--restart", help="none | frames (restart from the recorded frames s, s+1) | subspace (from their PCA projection: --model)."),
     model: Optional[Path] = typer.Option(None, "--model", "-m", help="Trained run whose pca.npz --restart subspace projects on."),
-    components: Optional[int] = typer.Option(None, "--components", "-k", help="Leading PCA components kept \\[all of --model's]."),
+    components: Optional[int] = cli_option(TrainConfig, "components", "--components", "-k"),
     workers: int = typer.Option(1, "--workers", "-w", help="Episodes simulated in this many processes."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
 ) -> None:
@@ -234,7 +223,7 @@ def divergence_cmd(
     from animat.surrogate.divergence import check_inputs, divergence, runs_per_episode, write_run
     from animat.surrogate.scenes import get_scene, scene_from_dict
     from animat.surrogate.subspace import PCA
-    from animat.surrogate.train_config import load_run_config
+    from animat.surrogate.options import load_run_config
 
     _check_scene(scene)
     generate = _section(config, "generate")
@@ -243,8 +232,7 @@ def divergence_cmd(
     perturb = float(perturb if perturb is not None else (1e-3 if restart == "none" else 0.0))
     pca = PCA.load(model / "pca.npz") if model is not None else None
     if pca is not None and components is not None:
-        if not 1 <= components <= pca.n_components:
-            raise ConfigError(f"--components must be in [1, {pca.n_components}] (the model's subspace), got {components}")
+        require("--components (the model's subspace)", components, ge=1, le=pca.n_components)
         pca = pca.truncate(components)
     project = pca.round_trip if pca is not None else None
     k = pca.n_components if pca is not None else None
