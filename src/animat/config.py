@@ -154,6 +154,17 @@ def read_options(cls, file: str | Path | None, overrides: dict[str, Any], what: 
 merge_options = read_options
 
 
+def parse_list(text: str | None, flag: str, example: str, kind: type = int) -> list | None:
+    """A command line's list ``'15,20,20,3'`` (commas or spaces) as numbers of ``kind``; None for None;
+    ConfigError naming ``flag`` and an ``example`` for anything else."""
+    if text is None:
+        return None
+    try:
+        return [kind(x) for x in text.replace(",", " ").split()]
+    except ValueError:
+        raise ConfigError(f"{flag} must be {'integers' if kind is int else 'numbers'} like {example!r}, got {text!r}") from None
+
+
 def _default_text(meta: dict[str, Any]) -> str | None:
     if meta.get("shown") is not None:
         return meta["shown"]

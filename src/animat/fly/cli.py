@@ -11,25 +11,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from animat import runs
 from animat.console import console, print_summary
-from animat.errors import CheckpointError, ConfigError
+from animat.errors import CheckpointError
 from animat.evolve.checkpoint import load_genome
-from animat.config import cli_option
+from animat.config import cli_option, parse_list
 from animat.fly.model import FlyParams
 from animat.fly.options import ReplayOptions, TrainConfig
 from animat.fly.train import train
 
 app = typer.Typer(help="A flapping fly whose wings a neural network drives, evolved to fly.", no_args_is_help=True)
-
-
-def _layers(text: Optional[str]) -> Optional[list[int]]:
-    if text is None:
-        return None
-    try:
-        return [int(x) for x in text.replace(",", " ").split()]
-    except ValueError:
-        raise ConfigError(f"--layers must be integers like '15,20,20,3', got {text!r}") from None
-
-
 
 
 FLIGHT_KEYS = ["seconds", "final_height", "min_height_change_body_lengths", "mean_lateral_drift_body_lengths", "stroke_cycles", "stroke_cycles_per_3s", "crashed"]
@@ -54,7 +43,7 @@ def train_cmd(
 ) -> None:
     """Evolve flies; writes a run directory with metrics, plots, the best genome and its flight."""
     options = dict(
-        generations=generations, population=population, seconds=seconds, fitness=fitness, layers=_layers(layers),
+        generations=generations, population=population, seconds=seconds, fitness=fitness, layers=parse_list(layers, "--layers", "15,20,20,3"),
         control_ms=control_ms, asymmetric=asymmetric, seed=seed, backend=backend, address=address, replay_seconds=replay_seconds,
     )
     cfg, run_dir = runs.start_or_resume(

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from animat.config import cli_option, require
+from animat.config import cli_option, parse_list, require
 from animat.errors import ConfigError
 from animat.imitate.options import TrainConfig
 
@@ -47,15 +47,6 @@ def make_demo_clip_cmd(
     print(f"wrote {out} ({clip.num_frames} frames, {clip.cycle_seconds:g} s cycle, loop {clip.loop})")
 
 
-def _net_arch(text: Optional[str]) -> Optional[list[int]]:
-    if text is None:
-        return None
-    try:
-        return [int(x) for x in text.replace(",", " ").split()]
-    except ValueError:
-        raise ConfigError(f"--net-arch must be integers like '1024,512', got {text!r}") from None
-
-
 def _need_rl() -> None:
     import importlib.util
 
@@ -87,7 +78,7 @@ def train_cmd(
     from animat import runs
     from animat.imitate.train import tensorboard_available, train
 
-    options = dict(clip=clip, timesteps=timesteps, envs=envs, vec_env=vec_env, net_arch=_net_arch(net_arch),
+    options = dict(clip=clip, timesteps=timesteps, envs=envs, vec_env=vec_env, net_arch=parse_list(net_arch, "--net-arch", "1024,512"),
                    max_minutes=max_minutes, seed=seed, goal=goal)
     if resume is None:  # a bad config or clip fails here, in one line, before the run directory exists
         TrainConfig.build(config, **options).load_clip()

@@ -58,8 +58,8 @@ class GoalConfig:
             v = getattr(self, name)
             if v is not None and not _is_range(v):
                 raise ConfigError(f"goal {name} must be None or [low, high] with 0 ≤ low ≤ high, got {v!r}")
-        if self.change_seconds is not None and float(self.change_seconds[1]) <= 0.0:
-            raise ConfigError(f"goal change_seconds must have high > 0, got {self.change_seconds!r}")
+        if self.change_seconds is not None:
+            require("goal change_seconds' high", self.change_seconds[1], gt=0)
         require("goal scale", self.scale, gt=0)
 
 

@@ -11,8 +11,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from animat import runs
 from animat.console import console, print_summary
-from animat.config import require
+from animat.config import cli_option, require
 from animat.errors import CheckpointError
+from animat.skier.options import TrainConfig
 
 app = typer.Typer(help="A humanoid on skis with poles, keyframed joint angles evolved by a GA to ski forward.", no_args_is_help=True)
 
@@ -25,21 +26,21 @@ KEYS = ["best_fitness", "best_net_forward_m", "best_fell", "first_generation_mea
 
 @app.command("train")
 def train_cmd(
-    generations: Optional[int] = typer.Option(None, "--generations", "-g", help="Number of generations [250]."),
-    population: Optional[int] = typer.Option(None, "--population", "-p", help="Skiers per generation [50]."),
-    seconds: Optional[float] = typer.Option(None, "--seconds", "-s", help="Seconds per evaluation [20]."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed [0]."),
-    friction: Optional[str] = typer.Option(None, "--friction", help="anisotropic | isotropic (default: anisotropic)."),
-    hip: Optional[str] = typer.Option(None, "--hip", help="one-axis | two-axis (two more gene columns; default: one-axis)."),
-    backend: Optional[str] = typer.Option(None, "--backend", help="local | ray (default: local)."),
-    ray_address: Optional[str] = typer.Option(None, "--address", "--ray-address", help="Ray cluster address for --backend ray (default: start a local one)."),
-    threads: Optional[int] = typer.Option(None, "--threads", help="Rollout threads, or Ray workers (0: one per CPU)."),
+    generations: Optional[int] = cli_option(TrainConfig, "generations", "--generations", "-g"),
+    population: Optional[int] = cli_option(TrainConfig, "population", "--population", "-p"),
+    seconds: Optional[float] = cli_option(TrainConfig, "seconds", "--seconds", "-s"),
+    seed: Optional[int] = cli_option(TrainConfig, "seed", "--seed"),
+    friction: Optional[str] = cli_option(TrainConfig, "friction", "--friction"),
+    hip: Optional[str] = cli_option(TrainConfig, "hip", "--hip"),
+    backend: Optional[str] = cli_option(TrainConfig, "backend", "--backend"),
+    ray_address: Optional[str] = cli_option(TrainConfig, "ray_address", "--address", "--ray-address"),
+    threads: Optional[int] = cli_option(TrainConfig, "nthread", "--threads"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of training options."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the interrupted run in this directory."),
 ) -> None:
     """Evolve skiers; writes a run directory with metrics, plots, the best gene, its trajectory and a GIF."""
-    from animat.skier.train import TrainConfig, train
+    from animat.skier.train import train
 
     options = dict(generations=generations, population=population, seconds=seconds, seed=seed, friction=friction, hip=hip,
                    backend=backend, ray_address=ray_address, nthread=threads)
@@ -80,7 +81,7 @@ def replay_cmd(
     from animat.skier.gene import load_gene_json, mirror
     from animat.skier.model import JOINTS
     from animat.skier.replay import write_replay
-    from animat.skier.options import REPLAY_SETTINGS, TrainConfig
+    from animat.skier.options import REPLAY_SETTINGS
 
     if source.is_dir():
         stored = runs.read_run_config(source, "a skier training run directory")

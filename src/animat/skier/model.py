@@ -88,6 +88,7 @@ import numpy as np
 
 from animat.config import check_instance, check_known, check_types, is_finite_number, option
 from animat.errors import ConfigError
+from animat.skier.options import FRICTION_MODES, HIP_MODES
 
 JOINTS: tuple[str, ...] = (
     "head", "torso",
@@ -96,7 +97,6 @@ JOINTS: tuple[str, ...] = (
 )
 # the two-axis hip's second axis: two more gene columns, appended so the first 12 keep their meaning
 SPREAD_JOINTS: tuple[str, ...] = ("left_hip_spread", "right_hip_spread")
-HIP_MODES = ("one-axis", "two-axis")
 # ranges in degrees, integer (the gene holds integers)
 RANGES_DEG: dict[str, tuple[int, int]] = {
     "head": (-30, 30), "torso": (0, 40),
@@ -114,7 +114,6 @@ MASSES: dict[str, float] = {
     "thigh": 6.0, "shank": 3.0, "ski": 1.5, "pole": 0.15,
 }
 TOTAL_MASS = 57.4
-FRICTION_MODES = ("anisotropic", "isotropic")
 CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
 # PD servo gains per joint group, N m/rad (kp) and N m s/rad (kv): stiff enough to hold a 57 kg body and push on the poles
 DEFAULT_GAINS = {

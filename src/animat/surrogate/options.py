@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Optional
 import numpy as np
 
 from animat import runs
-from animat.config import option, read_options
+from animat.config import option, read_options, require
 from animat.errors import ConfigError
 
 
@@ -59,8 +59,8 @@ class TrainConfig:
         a run's ``config.json`` also records :attr:`RUN_RECORD`)."""
         known = {f.name for f in fields(cls)}
         cfg = cls(**read_options(cls, config_file, {k: v for k, v in options.items() if k in known}, what="train option", table="train"))
-        if cfg.long_epochs and cfg.long_window < 3:
-            raise ConfigError(f"long_window must be >= 3 frames and long_epochs >= 0, got {cfg.long_window} and {cfg.long_epochs}")
+        if cfg.long_epochs:
+            require("long_window (frames; with long_epochs > 0)", cfg.long_window, ge=3)
         return cfg
 
 

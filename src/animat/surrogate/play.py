@@ -100,8 +100,7 @@ def external_path(scene, frames: Optional[int], path: str = "random", seed: int 
     real = np.issubdtype(Y.dtype, np.integer) or np.issubdtype(Y.dtype, np.floating)
     if not real or not np.isfinite(Y).all():
         raise ConfigError(f"--path {str(path)!r}: external states must be finite real numbers, got dtype {Y.dtype}")
-    if frames is not None and int(frames) > len(Y):
-        raise ConfigError(f"--frames {frames} is more than the {len(Y)} frames in {str(path)!r}")
+    require(f"--frames (at most the {len(Y)} frames in {str(path)!r})", frames, le=len(Y))
     return Y[: len(Y) if frames is None else int(frames)].astype(np.float32)
 
 

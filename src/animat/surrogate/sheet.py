@@ -89,8 +89,8 @@ class SheetScene:
             v = getattr(scene, f.name)
             if isinstance(v, tuple) and not 0.0 <= v[0] <= v[1]:
                 raise ConfigError(f"{f.name} must be a range [low, high] with 0 <= low <= high, got {list(v)}")
-            if isinstance(v, float) and f.name not in cls.SIGNED and not (v > 0 if f.name in cls.POSITIVE else v >= 0):
-                raise ConfigError(f"{f.name} must be {'> 0' if f.name in cls.POSITIVE else '>= 0'}, got {v}")
+            if isinstance(v, float) and f.name not in cls.SIGNED:
+                require(f.name, v, **({"gt": 0} if f.name in cls.POSITIVE else {"ge": 0}))
         require(f"{scene.name} size (vertices per side)", scene.size, ge=3)
         require("fps", scene.fps, gt=0)
         require("substeps", scene.substeps, gt=0)
@@ -286,8 +286,7 @@ class SheetScene:
         applies), bit for bit as if it had been simulated from the start."""
         import mujoco
 
-        if int(frames) <= 0:
-            raise ConfigError(f"frames must be > 0, got {frames}")
+        require("frames", frames, gt=0)
         if (seed is None) == (path is None):
             raise ConfigError("simulate needs exactly one of a seed and an external path")
         if path is None:

@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from animat import runs
+from animat.config import parse_list
 from animat.errors import ConfigError
 from animat.swarm.defaults import per_scheme
 
@@ -22,10 +23,7 @@ console = Console()
 
 
 def _numbers(text: str, what: str) -> list[float]:
-    try:
-        return [float(x) for x in text.replace(",", " ").split()]
-    except ValueError:
-        raise ConfigError(f"{what} must be numbers like '1,2,3', got {text!r}") from None
+    return parse_list(text, what, "1,2,3", float)
 
 
 def _params(items: list[str]) -> dict:

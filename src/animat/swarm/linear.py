@@ -59,8 +59,7 @@ class LinearResult:
 
 
 def _check_common(n: int, dt: float, steps: int, *, n_min: int = 3, what: str = "consensus") -> None:
-    if int(n) < n_min:
-        raise ConfigError(f"{what} needs at least {n_min} agents (--agents), got {n}")
+    require(f"{what}: the number of agents (--agents)", n, ge=n_min)
     require("time step dt", dt, gt=0)
     require("steps", steps, ge=1)
 
@@ -100,8 +99,7 @@ def consensus_dt_max(n: int, scale: float = 1.0) -> float:
     """Exact Euler stability bound ``2 / |lambda_min|`` of first-order consensus, closed form
     ``2 / (s (2 + 2 cos(pi / (n - 1))))``."""
     _check_scale(scale)
-    if n < 3:
-        raise ConfigError(f"consensus needs at least 3 agents (--agents), got {n}")
+    require("consensus: the number of agents (--agents)", n, ge=3)
     return 2.0 / (scale * (2.0 + 2.0 * math.cos(math.pi / (n - 1))))
 
 
