@@ -151,9 +151,6 @@ def read_options(cls, file: str | Path | None, overrides: dict[str, Any], what: 
     return values
 
 
-merge_options = read_options
-
-
 def parse_list(text: str | None, flag: str, example: str, kind: type = int) -> list | None:
     """A command line's list ``'15,20,20,3'`` (commas or spaces) as numbers of ``kind``; None for None;
     ConfigError naming ``flag`` and an ``example`` for anything else."""

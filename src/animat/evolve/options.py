@@ -9,7 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from animat.config import check_options, option, require
+import numpy as np
+
+from animat.config import check_options, option
 from animat.errors import ConfigError
 
 MUTATIONS = ("normal", "additive")
@@ -49,7 +51,8 @@ def check_settings(settings: dict[str, Any], n_outputs: int) -> dict[str, Any]:
     ``output_names`` as a list of ``n_outputs`` strings); ConfigError (one line) on a bad one."""
     s = dict(settings)
     check_options(GAOptions, {k: v for k, v in s.items() if k not in EXTRA_SETTINGS})
-    require("batched", s["batched"], choices=(True, False))
+    if not isinstance(s["batched"], (bool, np.bool_)):
+        raise ConfigError(f"batched must be True or False, got {s['batched']!r}")
     if s["output_names"] is not None and (isinstance(s["output_names"], str) or not isinstance(s["output_names"], Sequence)):
         raise ConfigError(f"output_names must be a list of names, got {s['output_names']!r}")
     for name in ("crossover_prob", "mutation_rate", "pool_frac", "elite_frac"):

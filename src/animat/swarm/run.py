@@ -12,19 +12,18 @@ import json
 import math
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable
 
 import numpy as np
 
 from animat import runs
-from animat.config import check_instance, check_known, check_options, load_toml, option, require
+from animat.config import check_instance, check_known, check_options, load_toml, require
 from animat.errors import ConfigError
 from animat.swarm import linear
 from animat.swarm.defaults import DEFAULTS
 from animat.swarm.flocking import FlockParams, Obstacles, check_start_outside
 from animat.swarm.metrics import METRIC_NAMES, metrics_series
-
-SCHEMES = ("consensus", "second-order", "ellipse", "segment", "circle", "flocking")
+from animat.swarm.options import SCHEMES, SwarmOptions
 
 # per-scheme defaults: agents, dt, steps
 LINEAR_PARAMS = {"alpha": 1.0, "omega": 1.0, "radius": 1.0, "weight": 1.0}
@@ -34,30 +33,9 @@ MAX_FRAMES = 150
 
 
 @dataclass
-class SwarmConfig:
-    """Everything that defines a swarm run (defaults < config file < command line)."""
-
-    scheme: str = option("flocking", "consensus | second-order | ellipse | segment | circle | flocking")
-    agents: int | None = option(None, "Number of agents (None: the scheme's default)")
-    dt: float | None = option(None, "Time step (None: the scheme's default)", gt=0)
-    steps: int | None = option(None, "Number of steps (None: the scheme's default)", ge=1)
-    seed: int = option(0, "Random seed", ge=0)
-    scale: float = option(1.0, "Consensus / second-order: s in s*A")
-    algorithm: int = option(2, "Flocking algorithm 1, 2 or 3", choices=(1, 2, 3))
-    dim: int = option(2, "Flocking dimension 2 or 3", choices=(2, 3))
-    params: dict = option(help="Model parameters: d, r, a, b, h, eps, c1, c2, alpha, ...", factory=dict)
-    spheres: list = option(help="Sphere obstacles [[x, y(, z), R], ...]", factory=list)
-    walls: list = option(help="Walls [[px, py(, pz), nx, ny(, nz)], ...]", factory=list)
-    obstacles_file: str | None = option(None, "Obstacles file (JSON/TOML: spheres, walls)")
-    gamma_pos: list | None = option(None, "Gamma-agent start")
-    gamma_vel: list | None = option(None, "Gamma-agent velocity")
-    spread: float | None = option(None, "Half-width of the random start box (flocking)", gt=0)
-    speed: float = option(2.0, "Initial velocities uniform in [-speed, speed]^d (flocking)")
-    min_separation: float = option(3.0, "No two agents start closer (flocking)")
-    record_every: int | None = option(None, "Record every k-th step (None: about 150 frames in all)", ge=1)
-    neighbours: str = option("grid", "grid | allpairs (flocking)", choices=("grid", "allpairs"))
-    animation: bool = option(True, "Write the GIF")
-    OPTION_NAME: ClassVar[str] = "{flag}"  # "--dt must be > 0"
+class SwarmConfig(SwarmOptions):
+    """Everything that defines a swarm run (defaults < config file < command line): the declared options
+    of :class:`animat.swarm.options.SwarmOptions`, resolved per scheme and checked."""
 
     @classmethod
     def build(cls, file: str | Path | None = None, **overrides: Any) -> "SwarmConfig":
