@@ -27,10 +27,8 @@ from animat.errors import ConfigError
 def load_toml(path: str | Path) -> dict:
     """The table in TOML file ``path``; ConfigError if it is missing or not valid TOML."""
     path = Path(path)
-    if path.is_dir():
-        raise ConfigError(f"config file {str(path)!r} is a directory; give a TOML file")
     if not path.is_file():
-        raise ConfigError(f"config file {str(path)!r} not found")
+        raise ConfigError(f"config file {str(path)!r} {'is a directory; give a TOML file' if path.is_dir() else 'not found'}")
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)

@@ -232,7 +232,7 @@ def divergence_cmd(
     perturb = float(perturb if perturb is not None else (1e-3 if restart == "none" else 0.0))
     pca = PCA.load(model / "pca.npz") if model is not None else None
     if pca is not None and components is not None:
-        require("--components (the model's subspace)", components, ge=1, le=pca.n_components)
+        require("--components", components, ge=1, le=pca.n_components)
         pca = pca.truncate(components)
     project = pca.round_trip if pca is not None else None
     k = pca.n_components if pca is not None else None

@@ -170,11 +170,12 @@ def check_inputs(episodes: int, frames: int, eps: float, seed: int, horizon: int
     require("noise", noise, choices=NOISE_KINDS)
     require("episodes", episodes, gt=0)
     require("frames", frames, gt=0)
-    require("horizon (frames)", horizon, ge=3)
-    require("stride (frames)", stride, ge=1)
+    if int(horizon) < 3 or int(stride) < 1:
+        raise ConfigError(f"horizon must be >= 3 frames and stride >= 1, got {horizon} and {stride}")
     if int(horizon) > int(frames):
         raise ConfigError(f"episodes of {frames} frames hold no segment of --horizon {horizon} frames")
-    require("the perturbation (a std)", eps, ge=0)
+    if not (np.isfinite(eps) and eps >= 0):
+        raise ConfigError(f"the perturbation must be a finite std >= 0, got {eps}")
     require("seed", seed, ge=0)
 
 

@@ -62,7 +62,6 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from animat import runs
-from animat.config import require
 from animat.errors import ConfigError
 from animat.surrogate.alpha_beta import fit_alpha_beta
 from animat.surrogate.collision import project
@@ -81,8 +80,8 @@ from animat.surrogate.options import load_run_config
 
 def check_options(horizon: int, stride: int, stability_frames: int, settle_frames: int, reference_frames: int, rest_seconds: float) -> None:
     """ConfigError for :func:`evaluate`'s numeric options out of range (the CLI calls it before it makes the run directory)."""
-    require("horizon (frames)", horizon, ge=3)
-    require("stride (frames)", stride, ge=1)
+    if int(horizon) < 3 or int(stride) < 1:
+        raise ConfigError(f"horizon must be >= 3 frames and stride >= 1, got {horizon} and {stride}")
     if int(stability_frames) < 0 or 0 < int(stability_frames) < 4:
         raise ConfigError(f"stability_frames must be 0 (skip) or >= 4, got {stability_frames}")
     if int(settle_frames) < 0 or int(reference_frames) < 0 or not 0 <= float(rest_seconds) < math.inf:

@@ -23,7 +23,7 @@ class TrainConfig:
     epochs: int = option(100, "Epochs", gt=0)
     window: int = option(32, "Rollout window (frames)", ge=3)
     batch: int = option(16, "Windows per batch", gt=0)
-    batches_per_epoch: int = option(0, "Batches per epoch (0: one pass, at most 200)", ge=0)
+    batches_per_epoch: int = option(0, "Batches per epoch (0: one pass, at most 200)")
     layers: int = option(10, "Layers of the residual network", gt=0)
     hidden_mult: float = option(1.5, "Hidden width as a multiple of the input's", gt=0)
     lr: float = option(1e-4, "Learning rate", gt=0, shown="1e-4")
@@ -31,9 +31,9 @@ class TrainConfig:
     noise_frac: float = option(0.01, "Noise on the starting frames, a fraction of the data's std", ge=0)
     noise_correlation: float = option(0.0, "Between the two starting frames' noise: 0 independent, 1 the same draw (no velocity noise)", ge=-1, le=1)
     velocity_weight: float = option(1.0, "Weight of the velocity term of the loss", ge=0)
-    test_episodes: int = option(0, "Held-out episodes (0: 10 %, at least 1)", ge=0)
-    val_episodes: int = option(-1, "Validation episodes (-1: 10 % of the rest, at least 1, when 3 or more remain, else none)", ge=-1)
-    pca_samples: int = option(4000, "Frames the PCA is fitted on", ge=1)
+    test_episodes: int = option(0, "Held-out episodes (0: 10 %, at least 1)")
+    val_episodes: int = option(-1, "Validation episodes (-1: 10 % of the rest, at least 1, when 3 or more remain, else none)")
+    pca_samples: int = option(4000, "Frames the PCA is fitted on")
     checkpoint_every: int = option(10, "Epochs between checkpoints", gt=0)
     seed: int = option(0, "Random seed", ge=0)
     split_seed: int = option(0, "Episode split: 0 holds out the last episodes, another value shuffles them with this seed first", ge=0)
@@ -59,6 +59,9 @@ class TrainConfig:
         a run's ``config.json`` also records :attr:`RUN_RECORD`)."""
         known = {f.name for f in fields(cls)}
         cfg = cls(**read_options(cls, config_file, {k: v for k, v in options.items() if k in known}, what="train option", table="train"))
+        if cfg.batches_per_epoch < 0 or cfg.pca_samples < 1 or cfg.test_episodes < 0 or cfg.val_episodes < -1:  # one message for the four, as before
+            raise ConfigError(f"batches_per_epoch and test_episodes must be >= 0, pca_samples >= 1, val_episodes >= -1; got "
+                              f"{cfg.batches_per_epoch}, {cfg.test_episodes}, {cfg.pca_samples} and {cfg.val_episodes}")
         if cfg.long_epochs:
             require("long_window (frames; with long_epochs > 0)", cfg.long_window, ge=3)
         return cfg

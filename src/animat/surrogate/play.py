@@ -89,11 +89,11 @@ def external_path(scene, frames: Optional[int], path: str = "random", seed: int 
         return scene.controls(n, np.random.default_rng(seed))[scene.warmup_frames :].astype(np.float32)
     try:
         Y = np.load(path, allow_pickle=False)
+        if not isinstance(Y, np.ndarray):  # an .npz archive
+            Y.close()
+            raise ValueError("an .npz archive; save one array with numpy.save")
     except (OSError, ValueError) as exc:
         raise ConfigError(f"--path {str(path)!r}: cannot read a .npy array ({str(exc).splitlines()[0]})") from None
-    if not isinstance(Y, np.ndarray):  # an .npz archive
-        Y.close()
-        raise ConfigError(f"--path {str(path)!r}: cannot read a .npy array (an .npz archive; save one array with numpy.save)")
     want = len(start_state(scene))
     if Y.ndim != 2 or Y.shape[1] != want or len(Y) == 0:
         raise ConfigError(f"--path {str(path)!r}: expected external states of shape (frames, {want}) for scene {scene.name!r}, got {Y.shape}")

@@ -96,9 +96,9 @@ class SheetScene:
         require("substeps", scene.substeps, gt=0)
         require("elastic2d", scene.elastic2d, choices=("stretch", "both"))
         require("stop_anywhere (a probability)", scene.stop_anywhere, ge=0, le=1)
-        require("warmup_frames", scene.warmup_frames, ge=0)
-        require("solver_iterations", scene.solver_iterations, ge=1)
-        require("poisson", scene.poisson, lt=0.5)
+        if int(scene.warmup_frames) < 0 or int(scene.solver_iterations) < 1 or not float(scene.poisson) < 0.5:
+            raise ConfigError(f"need warmup_frames >= 0, solver_iterations >= 1 and poisson < 0.5, got {scene.warmup_frames}, "
+                              f"{scene.solver_iterations} and {scene.poisson}")
         return scene
 
     def to_dict(self) -> dict:

@@ -125,9 +125,9 @@ def read_obstacles(path: str | Path, dim: int) -> tuple[list, list]:
     else:
         data = load_toml(path)
     form = "a table with lists 'spheres' ({center = [...], radius = R}) and 'walls' ({point = [...], normal = [...]})"
-    if not isinstance(data, dict) or not all(isinstance(data.get(k, []), list) for k in ("spheres", "walls")):
-        raise ConfigError(f"obstacles file {str(path)!r} must hold {form}")
     try:
+        if not isinstance(data, dict) or not all(isinstance(data.get(k, []), list) for k in ("spheres", "walls")):
+            raise TypeError(form)
         spheres = [(s["center"], s["radius"]) for s in data.get("spheres", [])]
         walls = [(w["point"], w["normal"]) for w in data.get("walls", [])]
     except (KeyError, TypeError, IndexError):
