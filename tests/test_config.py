@@ -6,7 +6,7 @@ from animat.config import check_types
 from animat.errors import ConfigError
 from animat.fly.train import TrainConfig as FlyConfig
 from animat.surrogate.scenes import get_scene
-from animat.surrogate.train_config import TrainConfig as SurrogateConfig
+from animat.surrogate.options import TrainConfig as SurrogateConfig
 from animat.swarm.run import SwarmConfig
 
 

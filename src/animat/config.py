@@ -1,4 +1,13 @@
-"""Experiment files: TOML read with one-line errors for a missing or malformed file."""
+"""Declared options: the one place where a setting's type, range, help and default live.
+
+Each system declares its options once, as a dataclass whose fields are declared with :func:`option` (a default,
+a one-line help text and the rule the value keeps: ``ge``/``gt``/``le``/``lt`` bounds or ``choices``).
+From that declaration come the TOML reading (:func:`read_options`), the unknown-key check
+(:func:`check_known`), the type and range checks (:func:`check_options`, one message per rule, the same
+for a config file, a command line and the library's API), and the command line's help texts with
+their defaults (:func:`cli_help`, :func:`cli_option`). Library functions that take such a value as
+an argument check it with :func:`require`, the same rule and message.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +15,9 @@ import math
 import tomllib
 import types
 import typing
-from dataclasses import fields
+from dataclasses import MISSING, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -18,10 +27,8 @@ from animat.errors import ConfigError
 def load_toml(path: str | Path) -> dict:
     """The table in TOML file ``path``; ConfigError if it is missing or not valid TOML."""
     path = Path(path)
-    if path.is_dir():
-        raise ConfigError(f"config file {str(path)!r} is a directory; give a TOML file")
     if not path.is_file():
-        raise ConfigError(f"config file {str(path)!r} not found")
+        raise ConfigError(f"config file {str(path)!r} {'is a directory; give a TOML file' if path.is_dir() else 'not found'}")
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)
@@ -29,19 +36,155 @@ def load_toml(path: str | Path) -> dict:
         raise ConfigError(f"config file {str(path)!r} is not valid TOML: {exc}") from None
 
 
-def merge_options(cls, file: str | Path | None, overrides: dict[str, Any], what: str = "training option") -> dict[str, Any]:
-    """Values for dataclass ``cls``: its TOML ``file`` (if any) overlaid by the ``overrides`` that are
-    not None. ConfigError naming any key that is not a field of ``cls``."""
-    values: dict[str, Any] = {}
-    if file is not None:
-        values.update(load_toml(file))
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    known = {f.name for f in fields(cls)}
+def option(default: Any = MISSING, help: str = "", *, factory: Any = None, ge: float | None = None, gt: float | None = None,
+           le: float | None = None, lt: float | None = None, choices: Iterable | None = None, shown: str | None = None,
+           label: str | None = None) -> Any:
+    """A declared option: a dataclass field with its default (or ``factory`` for a mutable one), its one-line
+    ``help`` (what the command line shows, with the default appended: ``shown`` where the default is not
+    itself what a user writes) and the rule its value keeps: bounds ``ge``/``gt``/``le``/``lt`` or ``choices``.
+    ``None`` always passes the rule (an option declared ``float | None`` means "not set"). ``label``: how
+    an error names the option where that is not the class's way (a flag spelt otherwise, ``--threads``)."""
+    meta = {"help": help, "ge": ge, "gt": gt, "le": le, "lt": lt, "choices": tuple(choices) if choices is not None else None, "shown": shown,
+            "label": label}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def same_as(cls, name: str) -> Any:
+    """Option ``name`` of dataclass ``cls`` declared again for another dataclass: the same default, help and rule."""
+    f = next(f for f in fields(cls) if f.name == name)
+    if f.default_factory is not MISSING:
+        return field(default_factory=f.default_factory, metadata=f.metadata)
+    return field(default=f.default, metadata=f.metadata)
+
+
+def declared(cls, name: str) -> dict[str, Any]:
+    """The declaration of option ``name`` of dataclass ``cls``: help, bounds, choices, shown default, default."""
+    f = next(f for f in fields(cls) if f.name == name)
+    default = f.default if f.default_factory is MISSING else f.default_factory()
+    return {**f.metadata, "default": default}
+
+
+def _num(x: float) -> str:
+    return str(x) if is_int(x) else f"{float(x):g}"
+
+
+def rule_text(ge=None, gt=None, le=None, lt=None) -> str:
+    """The bounds in words: ``> 0``, ``>= 1``, ``in [0, 1]``, ``in (0, 1]``, ..."""
+    low, high = (("[", ge) if ge is not None else ("(", gt) if gt is not None else (None, None)), \
+        (("]", le) if le is not None else (")", lt) if lt is not None else (None, None))
+    if low[0] and high[0]:
+        return f"in {low[0]}{_num(low[1])}, {_num(high[1])}{high[0]}"
+    if low[0]:
+        return f"{'>=' if low[0] == '[' else '>'} {_num(low[1])}"
+    return f"{'<=' if high[0] == ']' else '<'} {_num(high[1])}"
+
+
+def _show(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def require(name: str, value: Any, *, ge=None, gt=None, le=None, lt=None, choices: Iterable | None = None, integer: bool = False) -> Any:
+    """``value`` when it keeps its rule (see :func:`option`; ``integer``: also a whole number; a list or tuple:
+    each item), else the one-line ConfigError naming ``name``, the rule and the value: ``'steps must be >= 1, got 0'``,
+    ``"unknown backend 'dask'; backend must be one of ['local', 'ray']"``. ``None`` passes."""
+    if value is None:
+        return value
+    if choices is not None:
+        if value not in tuple(choices):
+            raise ConfigError(f"unknown {name} {value!r}; {name} must be one of {list(choices)}")
+        return value
+    bounds = {"ge": ge, "gt": gt, "le": le, "lt": lt}
+    if all(b is None for b in bounds.values()) and not integer:
+        return value
+    keeps = lambda v: (is_finite_number(v) and (not integer or is_int(v)) and (ge is None or v >= ge) and (gt is None or v > gt)
+                       and (le is None or v <= le) and (lt is None or v < lt))
+    if not all(map(keeps, value if isinstance(value, (list, tuple)) else [value])):  # a list's rule is each item's
+        words = " ".join(w for w in ("an integer" if integer else "", rule_text(**bounds) if any(b is not None for b in bounds.values()) else "") if w)
+        raise ConfigError(f"{name} must be {words}, got {_show(value)}")
+    return value
+
+
+def check_known(known: Iterable[str], values: Iterable[str], what: str, where: Any = None) -> None:
+    """ConfigError naming the keys of ``values`` that are not in ``known``: ``unknown {what}(s) [...] in {where}; expected some of [...]``."""
+    known = set(known)
     unknown = sorted(set(values) - known)
     if unknown:
-        raise ConfigError(f"unknown {what}(s) {unknown} in {file or 'options'}; expected some of {sorted(known)}")
+        raise ConfigError(f"unknown {what}(s) {unknown}{f' in {where}' if where is not None else ''}; expected some of {sorted(known)}")
+
+
+def check_options(cls, values: dict[str, Any]) -> None:
+    """``values`` (some or all fields of dataclass ``cls``) checked against the declarations: types
+    (:func:`check_types`), then each declared rule in field order (:func:`require`). Messages name the
+    option as ``cls.OPTION_NAME`` formats it (``{name}`` or ``{flag}``, the ``--flag`` spelling; default
+    ``{name}``) and, where ``cls.OPTION_TYPED`` is true, say "an integer" for an integer option."""
     check_types(cls, values)
+    label, typed = getattr(cls, "OPTION_NAME", "{name}"), getattr(cls, "OPTION_TYPED", False)
+    hints = typing.get_type_hints(cls)
+    for f in fields(cls):
+        if f.name in values and f.metadata:
+            meta = f.metadata
+            name = meta["label"] or label.format(name=f.name, flag="--" + f.name.replace("_", "-"))
+            require(name, values[f.name], integer=typed and hints.get(f.name) is int, **{k: meta[k] for k in ("ge", "gt", "le", "lt", "choices")})
+
+
+def check_instance(obj: Any) -> Any:
+    """:func:`check_options` over every field of dataclass instance ``obj``; returns ``obj``."""
+    check_options(type(obj), {f.name: getattr(obj, f.name) for f in fields(obj)})
+    return obj
+
+
+def read_options(cls, file: str | Path | None, overrides: dict[str, Any], what: str = "training option", table: str | None = None) -> dict[str, Any]:
+    """Values for dataclass ``cls``: its TOML ``file`` (if any; its table ``[table]`` where it has one)
+    overlaid by the ``overrides`` that are not None, every key a field of ``cls`` (:func:`check_known`),
+    every value checked (:func:`check_options`)."""
+    values: dict[str, Any] = {}
+    if file is not None:
+        loaded = load_toml(file)
+        values.update(loaded.get(table, loaded) if table else loaded)
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    check_known((f.name for f in fields(cls)), values, what, file or "options")
+    check_options(cls, values)
     return values
+
+
+def parse_list(text: str | None, flag: str, example: str, kind: type = int) -> list | None:
+    """A command line's list ``'15,20,20,3'`` (commas or spaces) as numbers of ``kind``; None for None;
+    ConfigError naming ``flag`` and an ``example`` for anything else."""
+    if text is None:
+        return None
+    try:
+        return [kind(x) for x in text.replace(",", " ").split()]
+    except ValueError:
+        raise ConfigError(f"{flag} must be {'integers' if kind is int else 'numbers'} like {example!r}, got {text!r}") from None
+
+
+def _default_text(meta: dict[str, Any]) -> str | None:
+    if meta.get("shown") is not None:
+        return meta["shown"]
+    d = meta["default"]
+    if d is None or d == "" or isinstance(d, (dict, bool)):
+        return None
+    if isinstance(d, (list, tuple)):
+        return ",".join(_show(x) if isinstance(x, str) else _num(x) for x in d) if d else None
+    return d if isinstance(d, str) else _num(d)
+
+
+def cli_help(cls, name: str, help: str | None = None) -> str:
+    """Option ``name`` of ``cls`` as a command line's help text: its declared help (or ``help``) with its
+    default appended as ``\\[default]`` (rich markup: the bracket escaped)."""
+    meta = declared(cls, name)
+    text, shown = help if help is not None else meta["help"], _default_text(meta)
+    return f"{text} \\[{shown}]." if shown is not None else f"{text}."
+
+
+def cli_option(cls, name: str, *flags: str, help: str | None = None) -> Any:
+    """A typer option for ``name`` of ``cls``: default None (the declaration's default applies later, after the
+    config file), help from :func:`cli_help`."""
+    import typer
+
+    return typer.Option(None, *flags, help=cli_help(cls, name, help))
 
 
 def is_int(value: Any) -> bool:
@@ -68,9 +211,9 @@ def _fits(value: Any, hint: Any) -> bool:
     if hint is bool:
         return isinstance(value, bool)
     if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
+        return is_int(value)
     if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        return is_int(value) or isinstance(value, (float, np.floating))
     if hint is str:
         return isinstance(value, str)
     if hint in (list, tuple) or origin in (list, tuple):

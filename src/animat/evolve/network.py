@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from animat.config import require
 from animat.errors import ConfigError
 
 ACTIVATIONS = {
@@ -32,13 +33,10 @@ Params = dict[str, jax.Array]
 
 def check_architecture(layers: Sequence[int]) -> tuple[int, ...]:
     """Validate ``layers`` (at least input and output, all positive ints) and return it as a tuple."""
-    if isinstance(layers, (str, bytes)) or not isinstance(layers, (Sequence, np.ndarray)) or not all(
-            isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in layers):
-        raise ConfigError(f"network layers must be a list of integer sizes, got {layers!r}")
-    layers = tuple(int(n) for n in layers)
-    if len(layers) < 2 or any(n <= 0 for n in layers):
-        raise ConfigError(f"network layers must be >= 2 positive sizes, got {list(layers)}")
-    return layers
+    if (isinstance(layers, (str, bytes)) or not isinstance(layers, (Sequence, np.ndarray)) or len(layers) < 2
+            or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n > 0 for n in layers)):
+        raise ConfigError(f"network layers must be a list of at least 2 positive integer sizes, got {layers!r}")
+    return tuple(int(n) for n in layers)
 
 
 def layer_activations(layers: Sequence[int], activations: str | Sequence[str]) -> tuple[str, ...]:
@@ -50,8 +48,7 @@ def layer_activations(layers: Sequence[int], activations: str | Sequence[str]) -
     if len(names) != n:
         raise ConfigError(f"need {n} activations for layers {list(layers)}, got {len(names)}")
     for name in names:
-        if name not in ACTIVATIONS:
-            raise ConfigError(f"unknown activation {name!r}; expected one of {sorted(ACTIVATIONS)}")
+        require("activation", name, choices=sorted(ACTIVATIONS))
     return names
 
 

@@ -22,16 +22,12 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
-from animat.errors import ConfigError
-
-MUTATIONS = ("normal", "additive")
+from animat.config import require
+from animat.evolve.options import MUTATIONS
 
 
 def _check_frac(name: str, frac: float) -> float:
-    frac = float(frac)
-    if not 0.0 <= frac <= 1.0:
-        raise ConfigError(f"{name} must be in [0, 1], got {frac}")
-    return frac
+    return float(require(name, frac, ge=0, le=1))
 
 
 def _ceil(x: float) -> int:
@@ -74,8 +70,7 @@ def mutate(key: jax.Array, genes: jax.Array, rate: float, mode: str = "normal", 
 
     ``mode="normal"`` redraws a mutated gene from N(0, std^2); ``"additive"`` adds N(0, std^2) to it.
     """
-    if mode not in MUTATIONS:
-        raise ConfigError(f"unknown mutation {mode!r}; expected one of {list(MUTATIONS)}")
+    require("mutation", mode, choices=MUTATIONS)
     k_mask, k_noise = jax.random.split(key)
     hit = jax.random.uniform(k_mask, genes.shape) < rate
     noise = std * jax.random.normal(k_noise, genes.shape, dtype=genes.dtype)

@@ -27,31 +27,20 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from animat.config import is_finite_number, is_int
+from animat.config import check_options, require
 from animat.errors import CheckpointError, ConfigError
-from animat.evolve import loop, network, operators
+from animat.evolve import loop, network
 from animat.evolve.evaluate import LocalEvaluator
 from animat.evolve.genome import Genome
 from animat.evolve.genome_file import save_genome
 from animat.evolve.loop import METRIC_FIELDS
 from animat.evolve.ranking import rank_scores  # noqa: F401  (the paper GA breeds on these)
+from animat.evolve.options import PopulationOptions, check_settings, run_defaults
 from animat.evolve.strategies.paper_ga import PaperGA, check_state
 
 #: Defaults of the run settings; a resumed population uses its stored values instead, and
 #: values passed explicitly to :meth:`Population.run` override both.
-RUN_DEFAULTS: dict[str, Any] = {
-    "batched": False,
-    "crossover_prob": 0.5,
-    "mutation_rate": 0.05,
-    "mutation": "normal",
-    "mutation_std": None,  # None: init_std
-    "pool_frac": 0.1,
-    "elite_frac": 0.05,
-    "output_names": None,
-    "fitness_threshold": None,
-    "delta_fitness": None,
-    "save_every": 1,  # with out_dir: a checkpoint every generation (the last 3 kept)
-}
+RUN_DEFAULTS: dict[str, Any] = run_defaults()  # save_every 1: with out_dir, a checkpoint every generation (the last 3 kept)
 BREEDING = ("pool_frac", "elite_frac", "crossover_prob", "mutation_rate", "mutation", "mutation_std")
 
 
@@ -76,39 +65,6 @@ class RunResult:
     threshold_hits: list[dict] = field(default_factory=list)
 
 
-def check_settings(settings: dict[str, Any], n_outputs: int) -> dict[str, Any]:
-    """The run settings (:data:`RUN_DEFAULTS`' keys) checked and normalised; ConfigError (one line) on a bad one."""
-    s = dict(settings)
-    for name in ("crossover_prob", "mutation_rate", "pool_frac", "elite_frac", "mutation_std", "delta_fitness", "fitness_threshold"):
-        if s[name] is not None and not is_finite_number(s[name]):
-            raise ConfigError(f"{name} must be a finite number, got {s[name]!r}")
-    if s["save_every"] is not None and not is_int(s["save_every"]):
-        raise ConfigError(f"save_every must be an integer, got {s['save_every']!r}")
-    if not isinstance(s["batched"], (bool, np.bool_)):
-        raise ConfigError(f"batched must be True or False, got {s['batched']!r}")
-    if s["output_names"] is not None and (isinstance(s["output_names"], str) or not isinstance(s["output_names"], Sequence)):
-        raise ConfigError(f"output_names must be a list of names, got {s['output_names']!r}")
-    if s["mutation"] not in operators.MUTATIONS:
-        raise ConfigError(f"unknown mutation {s['mutation']!r}; expected one of {list(operators.MUTATIONS)}")
-    for name in ("crossover_prob", "mutation_rate", "pool_frac", "elite_frac"):
-        v = float(s[name])
-        if not 0.0 <= v <= 1.0:
-            raise ConfigError(f"{name} must be in [0, 1], got {s[name]}")
-        s[name] = v
-    if s["mutation_std"] is not None and not float(s["mutation_std"]) >= 0:
-        raise ConfigError(f"mutation_std must be >= 0, got {s['mutation_std']}")
-    if s["delta_fitness"] is not None and not float(s["delta_fitness"]) > 0:
-        raise ConfigError(f"delta_fitness must be > 0, got {s['delta_fitness']}")
-    if s["save_every"] is not None and int(s["save_every"]) < 1:
-        raise ConfigError(f"save_every must be >= 1, got {s['save_every']}")
-    s["batched"] = bool(s["batched"])
-    if s["output_names"] is not None:
-        s["output_names"] = [str(n) for n in s["output_names"]]
-        if len(s["output_names"]) != n_outputs:
-            raise ConfigError(f"{len(s['output_names'])} output_names for {n_outputs} network outputs")
-    return s
-
-
 class Population:
     """A population of ``size`` fully connected networks with architecture ``layers``.
 
@@ -118,12 +74,7 @@ class Population:
     """
 
     def __init__(self, size: int, layers: Sequence[int], activations: str | Sequence[str] = "tanh", init_std: float = 1.0, seed: int = 0):
-        if not is_int(size) or size < 2:
-            raise ConfigError(f"population size must be an integer >= 2, got {size!r}")
-        if not is_finite_number(init_std) or not init_std > 0:
-            raise ConfigError(f"init_std must be a finite number > 0, got {init_std!r}")
-        if not is_int(seed) or seed < 0:
-            raise ConfigError(f"seed must be an integer >= 0, got {seed!r}")
+        check_options(PopulationOptions, {"size": size, "init_std": init_std, "seed": seed})
         self.size = int(size)
         self.layers = network.check_architecture(layers)
         self.activations = network.layer_activations(self.layers, activations)
@@ -237,8 +188,7 @@ class Population:
         if fitness_threshold is not None and (self.threshold is None or float(fitness_threshold) != self.settings.get("fitness_threshold")):
             self.threshold = float(fitness_threshold)  # a new threshold; an unchanged one keeps its raised value
         self.settings = s
-        if not is_int(generations) or generations < 0:
-            raise ConfigError(f"generations must be an integer >= 0 (a total, not a count), got {generations!r}")
+        generations = int(require("generations (a total, not a count)", generations, ge=0, integer=True))
 
         own_evaluator = evaluator is None
         if own_evaluator:

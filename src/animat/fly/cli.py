@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 from typing import Optional
@@ -11,20 +10,11 @@ import typer
 
 from animat import runs
 from animat.console import console, print_summary, progress
-from animat.errors import CheckpointError, ConfigError
+from animat.errors import CheckpointError
+from animat.config import cli_option, parse_list
+from animat.fly.options import ReplayOptions, TrainConfig
 
 app = typer.Typer(help="A flapping fly whose wings a neural network drives, evolved to fly.", no_args_is_help=True)
-
-
-def _layers(text: Optional[str]) -> Optional[list[int]]:
-    if text is None:
-        return None
-    try:
-        return [int(x) for x in text.replace(",", " ").split()]
-    except ValueError:
-        raise ConfigError(f"--layers must be integers like '15,20,20,3', got {text!r}") from None
-
-
 
 
 FLIGHT_KEYS = ["seconds", "final_height", "min_height_change_body_lengths", "mean_lateral_drift_body_lengths", "stroke_cycles", "stroke_cycles_per_3s", "crashed"]
@@ -32,17 +22,17 @@ FLIGHT_KEYS = ["seconds", "final_height", "min_height_change_body_lengths", "mea
 
 @app.command("train")
 def train_cmd(
-    generations: Optional[int] = typer.Option(None, "--generations", "-g", help="Number of generations [100]."),
-    population: Optional[int] = typer.Option(None, "--population", "-p", help="Flies per generation [200]."),
-    seconds: Optional[float] = typer.Option(None, "--seconds", "-s", help="Episode length (s) [3]."),
-    fitness: Optional[str] = typer.Option(None, "--fitness", "-f", help="hover | mean-height | final-height | lateral (see animat.fly.tasks) \\[lateral]."),
-    layers: Optional[str] = typer.Option(None, "--layers", help="Network layers, e.g. '15,20,20,3' \\[15,20,20,3; 18,20,20,6 with --asymmetric]."),
-    control_ms: Optional[float] = typer.Option(None, "--control-ms", help="Control interval (ms) [10]."),
-    asymmetric: Optional[bool] = typer.Option(None, "--asymmetric/--symmetric", help="Drive both wings (18 in, 6 out) \\[symmetric]."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed [0]."),
-    backend: Optional[str] = typer.Option(None, "--backend", help="local | ray \\[local]."),
-    address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address (with --backend ray)."),
-    replay_seconds: Optional[float] = typer.Option(None, "--replay-seconds", help="Replay length of the best fly (s) [30]."),
+    generations: Optional[int] = cli_option(TrainConfig, "generations", "--generations", "-g"),
+    population: Optional[int] = cli_option(TrainConfig, "population", "--population", "-p", help="Flies per generation"),
+    seconds: Optional[float] = cli_option(TrainConfig, "seconds", "--seconds", "-s"),
+    fitness: Optional[str] = cli_option(TrainConfig, "fitness", "--fitness", "-f"),
+    layers: Optional[str] = cli_option(TrainConfig, "layers", "--layers"),
+    control_ms: Optional[float] = cli_option(TrainConfig, "control_ms", "--control-ms"),
+    asymmetric: Optional[bool] = cli_option(TrainConfig, "asymmetric", "--asymmetric/--symmetric"),
+    seed: Optional[int] = cli_option(TrainConfig, "seed", "--seed"),
+    backend: Optional[str] = cli_option(TrainConfig, "backend", "--backend"),
+    address: Optional[str] = cli_option(TrainConfig, "address", "--address"),
+    replay_seconds: Optional[float] = cli_option(TrainConfig, "replay_seconds", "--replay-seconds"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of training options."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the interrupted run in this directory."),
@@ -51,7 +41,7 @@ def train_cmd(
     from animat.fly.train import TrainConfig, train
 
     options = dict(
-        generations=generations, population=population, seconds=seconds, fitness=fitness, layers=_layers(layers),
+        generations=generations, population=population, seconds=seconds, fitness=fitness, layers=parse_list(layers, "--layers", "15,20,20,3"),
         control_ms=control_ms, asymmetric=asymmetric, seed=seed, backend=backend, address=address, replay_seconds=replay_seconds,
     )
     cfg, run_dir = runs.start_or_resume(
@@ -101,26 +91,16 @@ def _load_for_replay(source: Path):
 @app.command("replay")
 def replay_cmd(
     source: Path = typer.Argument(..., help="Run directory or genome file (.npz)."),
-    seconds: Optional[float] = typer.Option(None, "--seconds", "-s", help="Simulated time (s) [30]."),
-    anim_seconds: Optional[float] = typer.Option(None, "--anim-seconds", help="Seconds of flight in the animation [6]."),
+    seconds: Optional[float] = cli_option(ReplayOptions, "seconds", "--seconds", "-s"),
+    anim_seconds: Optional[float] = cli_option(ReplayOptions, "anim_seconds", "--anim-seconds"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file with seconds / anim_seconds."),
 ) -> None:
     """Re-simulate a saved genome for any duration: trajectory.npz, plots, animation, summary.json."""
-    from animat.config import load_toml
     from animat.fly.replay import write_replay
 
-    values = {"seconds": 30.0, "anim_seconds": 6.0}
-    if config is not None:
-        loaded = load_toml(config)
-        unknown = sorted(set(loaded) - set(values))
-        if unknown:
-            raise ConfigError(f"unknown replay option(s) {unknown} in {str(config)!r}; expected some of {sorted(values)}")
-        values.update(loaded)
-    values.update({k: v for k, v in (("seconds", seconds), ("anim_seconds", anim_seconds)) if v is not None})
-    seconds, anim_seconds = float(values["seconds"]), float(values["anim_seconds"])
-    if not (0 < seconds < math.inf and 0 < anim_seconds < math.inf):
-        raise ConfigError(f"--seconds and --anim-seconds must be finite and > 0, got {seconds} and {anim_seconds}")
+    opts = ReplayOptions.build(config, seconds=seconds, anim_seconds=anim_seconds)
+    seconds, anim_seconds = float(opts.seconds), float(opts.anim_seconds)
     params, genome = _load_for_replay(source)
     run_dir = runs.new_run_dir("fly", "replay", out)
     summary = write_replay(params, genome, seconds, run_dir, anim_seconds=anim_seconds, title=f"replay of {source.name}")

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, fields, replace
+from typing import ClassVar
 
 import numpy as np
 
-from animat.config import check_types, is_int
+from animat.config import check_instance, check_known, option
 from animat.errors import ConfigError
 
 
@@ -30,45 +31,37 @@ class FlyParams:
     Units: the preset's simulation units (length u, mass m, time s). Angles in rad.
     """
 
-    body_size: tuple[float, float, float] = (2.0, 4.0, 1.0)  # (width x, length y, height z), u
-    mass: float = 5.0
-    wing_span: float = 3.0  # leg of the triangle along the span (outwards), u
-    wing_chord: float = 2.0  # leg of the triangle along the body (backwards from the hinge), u
+    body_size: tuple[float, float, float] = option((2.0, 4.0, 1.0), "(width x, length y, height z), u", gt=0)
+    mass: float = option(5.0, "Body mass, m", gt=0)
+    wing_span: float = option(3.0, "Leg of the wing triangle along the span (outwards), u", gt=0)
+    wing_chord: float = option(2.0, "Leg of the wing triangle along the body (backwards from the hinge), u", gt=0)
     # Right-wing hinge in the body frame (left wing: mirrored in x): on the upper edge of the side,
     # as an insect's wings sit on top of the thorax. y = 0.4 puts the centre of pressure of a flat
     # flapping wing (area weighted by r^2) over the centre of mass.
-    hinge: tuple[float, float, float] = (1.0, 0.4, 0.5)
-    rho: float = 0.1225  # air density
-    cd_wing: float = 1.28  # flat-plate drag coefficient
-    cd_body: float = 1.28
-    gravity: float = 9.81
-    angle_limits: tuple[float, float, float] = (math.pi / 3, 0.4, 0.2)  # ± (flap, feather, sweep), rad
+    hinge: tuple[float, float, float] = option((1.0, 0.4, 0.5), "Right-wing hinge in the body frame, u")
+    rho: float = option(0.1225, "Air density", ge=0)
+    cd_wing: float = option(1.28, "Flat-plate drag coefficient of a wing", ge=0)
+    cd_body: float = option(1.28, "Drag coefficient of the body", ge=0)
+    gravity: float = option(9.81, "Gravity, u/s^2")
+    angle_limits: tuple[float, float, float] = option((math.pi / 3, 0.4, 0.2), "± (flap, feather, sweep), rad", ge=0)
     # Angular-speed limits (rad/s). 30 rad/s flap lets a fast-down/slow-up feathering stroke lift
     # ~1.8× the weight (tests/fly/test_physics.py); the original had none.
-    speed_limits: tuple[float, float, float] = (30.0, 20.0, 10.0)
-    dt: float = 0.001  # physics step, s
-    control_dt: float = 0.01  # the network sets new wing targets this often, s
-    wing_elements: int = 2  # each wing is split into wing_elements² sub-triangles for the air force
-    max_speed: float = 1.0e3  # |v| above this (u/s) is a crash (runaway)
-    max_angular_speed: float = 1.0e3  # |omega| above this (rad/s) is a crash
-    asymmetric: bool = False  # True: the network drives both wings (18 inputs, 6 outputs)
+    speed_limits: tuple[float, float, float] = option((30.0, 20.0, 10.0), "Wing angular-speed limits (flap, feather, sweep), rad/s", gt=0)
+    dt: float = option(0.001, "Physics step, s", gt=0)
+    control_dt: float = option(0.01, "The network sets new wing targets this often, s", gt=0)
+    wing_elements: int = option(2, "Each wing is split into wing_elements² sub-triangles for the air force", ge=1)
+    max_speed: float = option(1.0e3, "|v| above this (u/s) is a crash (runaway)")
+    max_angular_speed: float = option(1.0e3, "|omega| above this (rad/s) is a crash")
+    asymmetric: bool = option(False, "True: the network drives both wings (18 inputs, 6 outputs)")
+    OPTION_TYPED: ClassVar[bool] = True  # "wing_elements must be an integer >= 1"
 
     def __post_init__(self):
-        if self.dt <= 0 or self.control_dt <= 0:
-            raise ConfigError(f"dt and control_dt must be > 0 s, got dt={self.dt}, control_dt={self.control_dt}")
+        check_instance(self)
         ratio = self.control_dt / self.dt
         if abs(ratio - round(ratio)) > 1e-6 or round(ratio) < 1:
             raise ConfigError(f"control_dt ({self.control_dt} s) must be a whole multiple of dt ({self.dt} s)")
-        if self.mass <= 0 or min(self.body_size) <= 0 or self.wing_span <= 0 or self.wing_chord <= 0:
-            raise ConfigError("mass, body_size, wing_span and wing_chord must be > 0")
-        if self.rho < 0 or self.cd_wing < 0 or self.cd_body < 0:
-            raise ConfigError("rho, cd_wing and cd_body must be >= 0")
-        if min(self.angle_limits) < 0 or min(self.speed_limits) <= 0:
-            raise ConfigError("angle_limits must be >= 0 and speed_limits > 0 rad/s")
         if not self.max_speed > 0 or not self.max_angular_speed > 0:
             raise ConfigError(f"max_speed and max_angular_speed must be > 0, got {self.max_speed} and {self.max_angular_speed}")
-        if not is_int(self.wing_elements) or self.wing_elements < 1:
-            raise ConfigError(f"wing_elements must be an integer >= 1, got {self.wing_elements!r}")
 
     @property
     def steps_per_control(self) -> int:
@@ -97,13 +90,8 @@ class FlyParams:
 
     @classmethod
     def from_dict(cls, values: dict) -> "FlyParams":
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ConfigError(f"unknown fly parameter(s) {unknown}; expected some of {sorted(known)}")
-        cleaned = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
-        check_types(cls, cleaned)  # one-line errors for wrong types, lengths, NaN and inf, before any arithmetic
-        return cls(**cleaned)
+        check_known((f.name for f in fields(cls)), values, "fly parameter")
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})  # checked before any arithmetic
 
     def with_(self, **changes) -> "FlyParams":
         return replace(self, **changes)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
 
 from animat import runs
+from animat.config import require
 from animat.errors import ConfigError
 from animat.evolve.genome import Genome
 from animat.fly.analysis import acceptance, flight_summary
@@ -32,8 +32,7 @@ def check_genome(params: FlyParams, genome: Genome) -> None:
 
 def fly_genome(params: FlyParams, genome: Genome, seconds: float) -> tuple[np.ndarray, Trajectory]:
     """Simulate one genome for ``seconds``; returns times ``(T,)`` s and its Trajectory (arrays ``(T, ...)``)."""
-    if not 0 < seconds < math.inf:
-        raise ConfigError(f"--seconds must be finite and > 0, got {seconds}")
+    require("--seconds", seconds, gt=0)
     check_genome(params, genome)
     nets = {k: v[None] for k, v in genome.params.items()}
     traj = simulate_population(params, nets, genome.activations, seconds)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from animat.errors import ConfigError
+from animat.config import require
 from animat.fly.model import FlyParams
 from animat.fly.rollout import Trajectory, n_ticks_for, sensor_noise, simulate_population, start_states
 
@@ -49,10 +49,7 @@ FITNESS = {"mean-height": mean_height, "final-height": final_height, "lateral": 
 
 
 def fitness_function(name: str):
-    try:
-        return FITNESS[name]
-    except KeyError:
-        raise ConfigError(f"unknown fitness {name!r}; expected one of {sorted(FITNESS)}") from None
+    return FITNESS[require("fitness", name, choices=sorted(FITNESS))]
 
 
 def score(traj: Trajectory, name: str) -> np.ndarray:
@@ -80,10 +77,8 @@ class FlyFitness:
 
     def __post_init__(self):
         fitness_function(self.name)
-        if not self.seconds > 0:
-            raise ConfigError(f"episode length must be > 0 s, got {self.seconds}")
-        if self.starts < 1:
-            raise ConfigError(f"starts must be >= 1, got {self.starts}")
+        require("episode length (s)", self.seconds, gt=0)
+        require("starts", self.starts, ge=1)
 
     def __call__(self, nets) -> np.ndarray:
         if self.starts == 1 and self.noise == 0:

@@ -4,102 +4,20 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
 from animat import runs
-from animat.config import merge_options
-from animat.errors import ConfigError
 from animat.evolve.genome_file import export_pickle, save_genome
 from animat.evolve.evaluate import make_evaluator
-from animat.evolve.network import check_architecture, layer_activations
-from animat.evolve.operators import MUTATIONS
 from animat.evolve.population import Population
-from animat.fly.model import FlyParams
 from animat.fly.replay import check_genome, write_replay
-from animat.fly.tasks import FlyFitness, fitness_function
+from animat.fly.options import TrainConfig
+from animat.fly.tasks import FlyFitness
 from animat.viz import plots
-
-
-HIDDEN = (20, 20)  # the default network's hidden layers
-
-
-@dataclass
-class TrainConfig:
-    """Everything that defines a training run (resolved: defaults < config file < command line)."""
-
-    generations: int = 100
-    population: int = 200
-    seconds: float = 3.0  # episode length, s
-    fitness: str = "lateral"
-    starts: int = 1  # start states per fly (1: at rest only; more: perturbed starts too, for robustness)
-    noise: float = 0.0  # sensor-noise std on the perturbed starts (network-input units)
-    layers: list[int] | None = None  # None: [inputs, 20, 20, outputs] of the fly (15,20,20,3; 18,20,20,6 asymmetric)
-    activations: str | list[str] = "tanh"  # one name for every layer, or one per non-input layer
-    control_ms: float = 10.0
-    asymmetric: bool = False
-    seed: int = 0
-    init_std: float = 1.0
-    crossover_prob: float = 0.5
-    mutation_rate: float = 0.05
-    mutation: str = "normal"
-    mutation_std: float | None = None
-    pool_frac: float = 0.1
-    elite_frac: float = 0.05
-    fitness_threshold: float | None = None
-    delta_fitness: float | None = None
-    save_every: int = 1
-    backend: str = "local"
-    address: str | None = None
-    replay_seconds: float = 30.0
-    anim_seconds: float = 6.0
-    fly: dict = field(default_factory=dict)  # FlyParams overrides, e.g. {"speed_limits": [30, 20, 10]}
-
-    def fly_params(self) -> FlyParams:
-        base = FlyParams.from_dict(self.fly)
-        return base.with_(control_dt=self.control_ms / 1000.0, asymmetric=self.asymmetric)
-
-    def validate(self) -> "TrainConfig":
-        fitness_function(self.fitness)
-        for name in ("generations", "population"):
-            if int(getattr(self, name)) < 1:
-                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("seconds", "control_ms", "replay_seconds", "anim_seconds", "init_std"):
-            if not float(getattr(self, name)) > 0:
-                raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
-        checks = {
-            "crossover_prob": 0 <= self.crossover_prob <= 1, "mutation_rate": 0 <= self.mutation_rate <= 1,
-            "pool_frac": 0 < self.pool_frac <= 1, "elite_frac": 0 <= self.elite_frac < 1,
-            "starts": int(self.starts) >= 1, "noise": self.noise >= 0, "save_every": int(self.save_every) >= 1,
-        }
-        for name, ok in checks.items():
-            if not ok:
-                raise ConfigError(f"{name} = {getattr(self, name)} is out of range")
-        if self.mutation not in MUTATIONS:
-            raise ConfigError(f"unknown mutation {self.mutation!r}; expected one of {list(MUTATIONS)}")
-        if self.population < 4:
-            raise ConfigError(f"population must be >= 4 (elites and a mating pool), got {self.population}")
-        if self.backend not in ("local", "ray"):
-            raise ConfigError(f"unknown backend {self.backend!r}; expected 'local' or 'ray'")
-        params = self.fly_params()
-        if self.layers is None:
-            self.layers = [params.n_inputs, *HIDDEN, params.n_outputs]
-        self.layers = [int(n) for n in self.layers]
-        layer_activations(check_architecture(self.layers), self.activations)
-        if self.layers[0] != params.n_inputs or self.layers[-1] != params.n_outputs:
-            raise ConfigError(
-                f"network layers {self.layers} do not fit the fly: first layer must be {params.n_inputs} "
-                f"(observation size) and last {params.n_outputs} (wing angles){' with --asymmetric' if self.asymmetric else ''}"
-            )
-        return self
-
-    @classmethod
-    def build(cls, file: str | Path | None = None, **overrides: Any) -> "TrainConfig":
-        values = merge_options(cls, file, overrides)
-        return cls(**values).validate()
 
 
 def output_names(cfg: TrainConfig) -> list[str]:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from animat.console import console, print_json, print_summary, progress
+from animat.config import cli_option, parse_list, require
 from animat.errors import ConfigError
+from animat.imitate.options import TrainConfig
 
 app = typer.Typer(help="A humanoid that imitates motion clips (DeepMimic-style): clips, character, reward.", no_args_is_help=True)
 
@@ -46,15 +47,6 @@ def make_demo_clip_cmd(
     console.print(f"wrote {out} ({clip.num_frames} frames, {clip.cycle_seconds:g} s cycle, loop {clip.loop})", soft_wrap=True, markup=False)
 
 
-def _net_arch(text: Optional[str]) -> Optional[list[int]]:
-    if text is None:
-        return None
-    try:
-        return [int(x) for x in text.replace(",", " ").split()]
-    except ValueError:
-        raise ConfigError(f"--net-arch must be integers like '1024,512', got {text!r}") from None
-
-
 def _need_rl() -> None:
     import importlib.util
 
@@ -66,26 +58,24 @@ def _need_rl() -> None:
 @app.command("train")
 def train_cmd(
     clip: Optional[str] = typer.Argument(None, help="Motion clip (DeepMimic format), or shared:NAME for shared/data/deepmimic/NAME; default: the demo clip."),
-    timesteps: Optional[int] = typer.Option(None, "--timesteps", "-n", help="Environment steps (30 Hz) to train for [1000000]."),
-    envs: Optional[int] = typer.Option(None, "--envs", "-k", help="Parallel environments [2]."),
-    vec_env: Optional[str] = typer.Option(None, "--vec-env", help="subproc (processes) | dummy (one process)."),
+    timesteps: Optional[int] = cli_option(TrainConfig, "timesteps", "--timesteps", "-n"),
+    envs: Optional[int] = cli_option(TrainConfig, "envs", "--envs", "-k"),
+    vec_env: Optional[str] = cli_option(TrainConfig, "vec_env", "--vec-env"),
     net_arch: Optional[str] = typer.Option(None, "--net-arch", help="Hidden layers of actor and critic, e.g. '1024,512'."),
-    max_minutes: Optional[float] = typer.Option(None, "--max-minutes", help="Stop learning after this many minutes (0: no cap)."),
+    max_minutes: Optional[float] = cli_option(TrainConfig, "max_minutes", "--max-minutes"),
     goal: Optional[bool] = typer.Option(None, "--goal/--no-goal", help="Add the task goal r_G (target heading and speed; goal_* options)."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed."),
+    seed: Optional[int] = cli_option(TrainConfig, "seed", "--seed"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of training options (see animat.imitate.train.TrainConfig)."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of training options (see animat.imitate.options.TrainConfig)."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the run in this directory (policy, optimiser, step count); --timesteps is the new total."),
 ) -> None:
     """Train a PPO policy to imitate a clip; writes a run directory (metrics, curve, safe policy files)."""
     import time
 
     from animat import runs
-    from animat.imitate.train import TrainConfig, tensorboard_available, train
+    from animat.imitate.train import tensorboard_available, train
 
-    if timesteps is not None and timesteps < 1:
-        raise ConfigError(f"--timesteps must be ≥ 1, got {timesteps}")
-    options = dict(clip=clip, timesteps=timesteps, envs=envs, vec_env=vec_env, net_arch=_net_arch(net_arch),
+    options = dict(clip=clip, timesteps=timesteps, envs=envs, vec_env=vec_env, net_arch=parse_list(net_arch, "--net-arch", "1024,512"),
                    max_minutes=max_minutes, seed=seed, goal=goal)
     if resume is None:  # a bad config or clip fails here, in one line, before the run directory exists
         TrainConfig.build(config, **options).load_clip()
@@ -135,12 +125,9 @@ def play_cmd(
     from animat import runs
     from animat.imitate.play import RENDERERS, load_run, play
 
-    if not 0 < seconds < math.inf:
-        raise ConfigError(f"--seconds must be finite and > 0, got {seconds}")
-    if not 0 < fps <= 30:
-        raise ConfigError(f"--fps must be in (0, 30], got {fps}")
-    if renderer not in RENDERERS:
-        raise ConfigError(f"--renderer must be one of {', '.join(RENDERERS)}, got {renderer!r}")
+    require("--seconds", seconds, gt=0)
+    require("--fps", fps, gt=0, le=30)
+    require("--renderer", renderer, choices=RENDERERS)
     load_run(run_dir)  # fail on a bad run directory before creating the output one
     if renderer == "mujoco":
         from animat.viz.mujoco_render import gl_available

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from animat.config import require
 from animat.errors import ConfigError
 
 OBS_SIZE = 3  # direction in the heading frame (x, y), speed (m/s)
@@ -52,16 +53,14 @@ class GoalConfig:
     scale: float = 2.5  # 1/(m/s)²
 
     def __post_init__(self):
-        if not (isinstance(self.heading_range, (int, float)) and 0.0 <= self.heading_range <= np.pi):
-            raise ConfigError(f"goal heading_range must be in [0, π] rad, got {self.heading_range!r}")
+        require("goal heading_range (rad)", self.heading_range, ge=0, le=np.pi)
         for name in ("speed", "change_seconds"):
             v = getattr(self, name)
             if v is not None and not _is_range(v):
                 raise ConfigError(f"goal {name} must be None or [low, high] with 0 ≤ low ≤ high, got {v!r}")
-        if self.change_seconds is not None and float(self.change_seconds[1]) <= 0.0:
-            raise ConfigError(f"goal change_seconds must have high > 0, got {self.change_seconds!r}")
-        if not self.scale > 0:
-            raise ConfigError(f"goal scale must be > 0, got {self.scale!r}")
+        if self.change_seconds is not None:
+            require("goal change_seconds' high", self.change_seconds[1], gt=0)
+        require("goal scale", self.scale, gt=0)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ import mujoco
 import numpy as np
 
 from animat import runs
+from animat.config import require
 from animat.errors import CheckpointError, ConfigError
 
 RENDERERS = ("auto", "mujoco", "matplotlib")
@@ -59,7 +60,7 @@ def frame_polygons(sim: list[np.ndarray], ghost: list[np.ndarray]) -> list[dict]
 def load_run(run_dir: Path):
     """(TrainConfig, SavedPolicy) of a training run directory."""
     from animat.imitate.policy import load_policy
-    from animat.imitate.train import TrainConfig
+    from animat.imitate.options import TrainConfig
 
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
@@ -77,10 +78,8 @@ def play(run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render:
     from animat.imitate.character import set_pose
     from animat.imitate.train import make_env
 
-    if not seconds > 0:
-        raise ConfigError(f"--seconds must be > 0, got {seconds}")
-    if renderer not in RENDERERS:
-        raise ConfigError(f"--renderer must be one of {', '.join(RENDERERS)}, got {renderer!r}")
+    require("--seconds", seconds, gt=0)
+    require("--renderer", renderer, choices=RENDERERS)
     cfg, policy = load_run(run_dir)
     env = make_env(cfg, rsi=False, max_seconds=float(seconds))
     if env.observation_space.shape[0] != policy.obs_dim:

@@ -29,11 +29,13 @@ sums the end-effector errors with scale 10 instead: the same value for the 4 end
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 
 from animat import quaternions as quat
+from animat.config import check_instance, option
 from animat.errors import ConfigError
 from animat.imitate.character import Kinematics, Skeleton, default_skeleton
 from animat.imitate.clip import JOINT_NAMES
@@ -43,26 +45,23 @@ from animat.imitate.clip import JOINT_NAMES
 class RewardConfig:
     """Weights (dimensionless) and scales (1/unit² of each error) of the imitation reward."""
 
-    w_imitation: float = 1.0
-    w_goal: float = 0.0
-    pose_w: float = 0.65
-    vel_w: float = 0.1
-    end_w: float = 0.15
-    com_w: float = 0.1
-    root_w: float = 0.0
-    pose_scale: float = 2.0  # 1/rad²
-    vel_scale: float = 0.1  # 1/(rad/s)²
-    end_scale: float = 40.0  # 1/m²
-    com_scale: float = 10.0  # 1/m² (paper) or 1/(m/s)² (code variant)
-    root_scale: float = 5.0
-    variant: str = "paper"  # paper | deepmimic-code (see the module docstring)
+    w_imitation: float = option(1.0, "Weight of the imitation reward r_I", ge=0)
+    w_goal: float = option(0.0, "Weight of the task-goal reward r_G", ge=0)
+    pose_w: float = option(0.65, "Weight of the pose term", ge=0)
+    vel_w: float = option(0.1, "Weight of the joint-velocity term", ge=0)
+    end_w: float = option(0.15, "Weight of the end-effector term", ge=0)
+    com_w: float = option(0.1, "Weight of the centre-of-mass term", ge=0)
+    root_w: float = option(0.0, "Weight of the root term (code variant)", ge=0)
+    pose_scale: float = option(2.0, "1/rad²", ge=0)
+    vel_scale: float = option(0.1, "1/(rad/s)²", ge=0)
+    end_scale: float = option(40.0, "1/m²", ge=0)
+    com_scale: float = option(10.0, "1/m² (paper) or 1/(m/s)² (code variant)", ge=0)
+    root_scale: float = option(5.0, "Scale of the root term", ge=0)
+    variant: str = option("paper", "paper | deepmimic-code (see the module docstring)", choices=("paper", "deepmimic-code"))
+    OPTION_NAME: ClassVar[str] = "reward {name}"
 
     def __post_init__(self):
-        if self.variant not in ("paper", "deepmimic-code"):
-            raise ConfigError(f"reward variant must be 'paper' or 'deepmimic-code', got {self.variant!r}")
-        for f in fields(self):
-            if f.name != "variant" and not (isinstance(getattr(self, f.name), (int, float)) and getattr(self, f.name) >= 0):
-                raise ConfigError(f"reward {f.name} must be a number ≥ 0, got {getattr(self, f.name)!r}")
+        check_instance(self)
 
 
 PRESETS = {

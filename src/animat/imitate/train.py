@@ -48,124 +48,14 @@ from typing import Any, Callable
 import numpy as np
 
 from animat import runs
-from animat.config import merge_options
-from animat.errors import CheckpointError, ConfigError
+from animat.errors import CheckpointError
+from animat.imitate.options import TrainConfig
 
 LOSS_FIELDS = ["approx_kl", "clip_fraction", "entropy_loss", "value_loss", "policy_gradient_loss", "explained_variance"]
 METRIC_FIELDS = [
     "iteration", "timesteps", "episodes", "ep_return_mean", "ep_len_mean", "r_i_per_step_mean", "ep_seconds_mean",
     "nonfinite", "fps", "seconds", *LOSS_FIELDS, "std",
 ]
-
-
-@dataclass
-class TrainConfig:
-    """Everything that defines a training run. Times in s; ``timesteps`` are 30 Hz control steps."""
-
-    clip: str | None = None  # DeepMimic clip file, or shared:NAME (shared/data/deepmimic/NAME); None: the demo clip
-    timesteps: int = 1_000_000
-    envs: int = 2  # parallel environments
-    vec_env: str = "subproc"  # subproc (processes) | dummy (in this process)
-    seed: int = 0
-    max_minutes: float = 0.0  # wall-clock cap on learning (stops after the iteration that crosses it); 0: none
-    # environment
-    reward: str = "paper"  # reward preset (animat.imitate.reward.PRESETS)
-    max_seconds: float = 10.0  # episode cap
-    rsi: bool = True
-    early_termination: bool = True
-    residual: bool = False  # actions are offsets from the clip's pose (see ImitateEnv); DeepMimic: absolute
-    joint_limits: bool = False  # per-axis ball-joint limits of DeepMimic's character file (character.add_ball_limits)
-    # optional task goal r_G (target heading and speed, animat.imitate.goal); reward w_I r_I + w_G r_G
-    goal: bool = False
-    goal_weights: list[float] = field(default_factory=lambda: [0.7, 0.3])  # [w_I, w_G] when goal is on
-    goal_heading_range: float = math.pi  # rad, ± around the clip's direction of travel
-    goal_speed: list[float] = field(default_factory=list)  # [low, high] m/s; empty: the clip's mean speed
-    goal_change_seconds: list[float] = field(default_factory=list)  # [low, high] s between new goals; empty: one per episode
-    # policy (Gaussian, state-independent log std)
-    net_arch: list[int] = field(default_factory=lambda: [1024, 512])
-    activation: str = "relu"
-    log_std_init: float = -1.0  # std e^-1 ≈ 0.37 rad on every PD target at the start
-    normalize_obs: bool = True
-    # PPO (SB3 names)
-    learning_rate: float = 1e-4
-    n_steps: int = 1024  # per environment per iteration
-    batch_size: int = 512
-    n_epochs: int = 5
-    gamma: float = 0.95  # DeepMimic's
-    gae_lambda: float = 0.95
-    clip_range: float = 0.2
-    ent_coef: float = 0.0
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    target_kl: float | None = None
-    torch_threads: int = 1  # torch intra-op threads in the learner; 0: torch's default (all cores; slow when the envs share them)
-    # outputs
-    eval_episodes: int = 10
-    checkpoint_every: int = 100_000  # timesteps; 0: final policy only
-    progress_bar: bool = False  # SB3's own bar (the CLI shows a rich one instead)
-
-    def validate(self) -> "TrainConfig":
-        from animat.imitate.reward import preset
-
-        preset(self.reward)
-        for name in ("timesteps", "envs", "n_steps", "batch_size", "n_epochs"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ConfigError(f"{name} must be an integer ≥ 1, got {v!r}")
-        if not self.net_arch or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in self.net_arch):
-            raise ConfigError(f"net_arch must be a list of layer sizes ≥ 1 like [1024, 512], got {self.net_arch!r}")
-        if self.vec_env not in ("subproc", "dummy"):
-            raise ConfigError(f"vec_env must be 'subproc' or 'dummy', got {self.vec_env!r}")
-        if self.activation not in ("relu", "tanh"):
-            raise ConfigError(f"activation must be 'relu' or 'tanh', got {self.activation!r}")
-        for name in ("max_seconds", "learning_rate", "gamma", "gae_lambda", "clip_range"):
-            if not float(getattr(self, name)) > 0:
-                raise ConfigError(f"{name} must be > 0, got {getattr(self, name)!r}")
-        for name in ("gamma", "gae_lambda"):  # a discount or a GAE weight above 1 lets returns grow without bound
-            if not float(getattr(self, name)) <= 1:
-                raise ConfigError(f"{name} must be in (0, 1], got {getattr(self, name)!r}")
-        for name in ("eval_episodes", "checkpoint_every", "torch_threads", "max_minutes"):
-            if getattr(self, name) < 0:
-                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)!r}")
-        if self.progress_bar and (importlib.util.find_spec("tqdm") is None or importlib.util.find_spec("rich") is None):
-            raise ConfigError("progress_bar = true needs the tqdm and rich packages (SB3's bar); the CLI shows its own")
-        if self.clip is not None:
-            from animat.imitate.clip import resolve_clip
-
-            resolve_clip(self.clip)
-        w = self.goal_weights
-        if not (isinstance(w, list) and len(w) == 2 and all(isinstance(x, (int, float)) and x >= 0 for x in w) and sum(w) > 0):
-            raise ConfigError(f"goal_weights must be [w_I, w_G] with both ≥ 0 and a positive sum, got {w!r}")
-        if self.goal and not w[1] > 0:
-            raise ConfigError(f"with goal = true, goal_weights needs w_G > 0 (else r_G is ignored), got {w!r}")
-        self.goal_config()
-        return self
-
-    def goal_config(self):
-        """The :class:`~animat.imitate.goal.GoalConfig` of the ``goal_*`` options, or None when ``goal`` is off."""
-        from animat.imitate.goal import GoalConfig
-
-        if not self.goal:
-            return None
-        for name in ("goal_speed", "goal_change_seconds"):
-            if not isinstance(getattr(self, name), (list, tuple)) or len(getattr(self, name)) not in (0, 2):
-                raise ConfigError(f"{name} must be [] or [low, high], got {getattr(self, name)!r}")
-        return GoalConfig(heading_range=float(self.goal_heading_range), speed=tuple(self.goal_speed) or None,
-                          change_seconds=tuple(self.goal_change_seconds) or None)
-
-    @classmethod
-    def build(cls, file: str | Path | None = None, **overrides: Any) -> "TrainConfig":
-        values = merge_options(cls, file, overrides)
-        cfg = cls(**values)
-        if cfg.clip is not None:
-            cfg.clip = str(cfg.clip)
-        return cfg.validate()
-
-    def load_clip(self):
-        from animat.imitate.clip import load_clip, resolve_clip
-        from animat.imitate.demo import demo_clip
-
-        return demo_clip() if self.clip is None else load_clip(resolve_clip(self.clip))
 
 
 def make_env(cfg: TrainConfig, clip=None, **overrides):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 from typing import Optional
@@ -11,7 +10,9 @@ import typer
 
 from animat import runs
 from animat.console import console, print_summary, progress
-from animat.errors import CheckpointError, ConfigError
+from animat.errors import CheckpointError
+from animat.config import cli_option, require
+from animat.skier.options import TrainConfig
 
 app = typer.Typer(help="A humanoid on skis with poles, keyframed joint angles evolved by a GA to ski forward.", no_args_is_help=True)
 
@@ -24,21 +25,21 @@ KEYS = ["best_fitness", "best_net_forward_m", "best_fell", "first_generation_mea
 
 @app.command("train")
 def train_cmd(
-    generations: Optional[int] = typer.Option(None, "--generations", "-g", help="Number of generations [250]."),
-    population: Optional[int] = typer.Option(None, "--population", "-p", help="Skiers per generation [50]."),
-    seconds: Optional[float] = typer.Option(None, "--seconds", "-s", help="Seconds per evaluation [20]."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed [0]."),
-    friction: Optional[str] = typer.Option(None, "--friction", help="anisotropic | isotropic (default: anisotropic)."),
-    hip: Optional[str] = typer.Option(None, "--hip", help="one-axis | two-axis (two more gene columns; default: one-axis)."),
-    backend: Optional[str] = typer.Option(None, "--backend", help="local | ray (default: local)."),
-    ray_address: Optional[str] = typer.Option(None, "--address", "--ray-address", help="Ray cluster address for --backend ray (default: start a local one)."),
-    threads: Optional[int] = typer.Option(None, "--threads", help="Rollout threads, or Ray workers (0: one per CPU)."),
+    generations: Optional[int] = cli_option(TrainConfig, "generations", "--generations", "-g"),
+    population: Optional[int] = cli_option(TrainConfig, "population", "--population", "-p"),
+    seconds: Optional[float] = cli_option(TrainConfig, "seconds", "--seconds", "-s"),
+    seed: Optional[int] = cli_option(TrainConfig, "seed", "--seed"),
+    friction: Optional[str] = cli_option(TrainConfig, "friction", "--friction"),
+    hip: Optional[str] = cli_option(TrainConfig, "hip", "--hip"),
+    backend: Optional[str] = cli_option(TrainConfig, "backend", "--backend"),
+    ray_address: Optional[str] = cli_option(TrainConfig, "ray_address", "--address", "--ray-address"),
+    threads: Optional[int] = cli_option(TrainConfig, "nthread", "--threads"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of training options."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the interrupted run in this directory."),
 ) -> None:
     """Evolve skiers; writes a run directory with metrics, plots, the best gene, its trajectory and a GIF."""
-    from animat.skier.train import TrainConfig, train
+    from animat.skier.train import train
 
     options = dict(generations=generations, population=population, seconds=seconds, seed=seed, friction=friction, hip=hip,
                    backend=backend, ray_address=ray_address, nthread=threads)
@@ -76,7 +77,7 @@ def replay_cmd(
     from animat.skier.gene import load_gene_json, mirror
     from animat.skier.model import JOINTS
     from animat.skier.replay import write_replay
-    from animat.skier.train import REPLAY_SETTINGS, TrainConfig
+    from animat.skier.options import REPLAY_SETTINGS
 
     if source.is_dir():
         stored = runs.read_run_config(source, "a skier training run directory")
@@ -96,8 +97,8 @@ def replay_cmd(
     else:
         raise CheckpointError(f"{str(source)!r} does not exist; give a run directory or a gene JSON file")
     seconds = cfg.seconds if seconds is None else seconds
-    if not (math.isfinite(seconds) and seconds > 0 and math.isfinite(anim_seconds) and anim_seconds > 0):
-        raise ConfigError(f"--seconds and --anim-seconds must be finite and > 0, got {seconds} and {anim_seconds}")
+    require("--seconds", seconds, gt=0)
+    require("--anim-seconds", anim_seconds, gt=0)
     run_dir = runs.new_run_dir("skier", "replay", out)
     summary = write_replay(cfg.skier_params(), mirror(gene), seconds, run_dir, anim_seconds=anim_seconds, frame_dt=cfg.frame_dt,
                            title=f"replay of {source.name}", fall_deg=cfg.fall_deg, bonus=cfg.bonus, tau=cfg.tau)

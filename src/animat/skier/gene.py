@@ -26,10 +26,10 @@ from animat.config import is_finite_number
 from animat.errors import AnimatError
 from animat.evolve.strategies import keyframe_ga
 from animat.skier.model import JOINTS, SPREAD_JOINTS, joint_names, joint_ranges_deg
+from animat.skier.options import TAU
 
 N_STATES = 10
 N_JOINTS = len(JOINTS)
-TAU = 0.5  # s per state
 
 
 def mirror_map(n_joints: int = N_JOINTS) -> tuple[np.ndarray, np.ndarray]:

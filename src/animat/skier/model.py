@@ -80,14 +80,15 @@ ski would keep gliding along world x, not along its length (tests/skier/test_mod
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from dataclasses import asdict, dataclass, fields
+from typing import Any, ClassVar
 
 import mujoco
 import numpy as np
 
-from animat.config import check_types, is_finite_number, is_int
+from animat.config import check_instance, check_known, check_types, is_finite_number, option
 from animat.errors import ConfigError
+from animat.skier.options import FRICTION_MODES, HIP_MODES
 
 JOINTS: tuple[str, ...] = (
     "head", "torso",
@@ -96,7 +97,6 @@ JOINTS: tuple[str, ...] = (
 )
 # the two-axis hip's second axis: two more gene columns, appended so the first 12 keep their meaning
 SPREAD_JOINTS: tuple[str, ...] = ("left_hip_spread", "right_hip_spread")
-HIP_MODES = ("one-axis", "two-axis")
 # ranges in degrees, integer (the gene holds integers)
 RANGES_DEG: dict[str, tuple[int, int]] = {
     "head": (-30, 30), "torso": (0, 40),
@@ -114,7 +114,6 @@ MASSES: dict[str, float] = {
     "thigh": 6.0, "shank": 3.0, "ski": 1.5, "pole": 0.15,
 }
 TOTAL_MASS = 57.4
-FRICTION_MODES = ("anisotropic", "isotropic")
 CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
 # PD servo gains per joint group, N m/rad (kp) and N m s/rad (kv): stiff enough to hold a 57 kg body and push on the poles
 DEFAULT_GAINS = {
@@ -159,43 +158,34 @@ def joint_ranges_deg(n_joints: int = len(JOINTS)) -> np.ndarray:
 class SkierParams:
     """Body and world parameters (SI units; angles in degrees)."""
 
-    friction: str = "anisotropic"
-    mu_long: float = 0.05  # anisotropic ski: along the ski
-    mu_lat: float = 0.6  # anisotropic ski: across the ski (edge grip)
-    mu_iso: float = 0.2  # isotropic ski (the original's dynamic ski-plane coefficient)
-    mu_pole: float = 0.6  # pole tip on the plane
-    timestep: float = 0.01  # s (0.01 with 10 solver iterations: stable for random genes and 2x faster than 0.005)
-    hip_tilt_deg: float = -45.0  # one-axis hip: its axis, from vertical towards +x (-45: towards -x; see the module docstring)
-    ski_length: float = 1.6  # m
-    ski_radius: float = 0.02  # m
+    friction: str = option("anisotropic", "anisotropic | isotropic", choices=FRICTION_MODES)
+    mu_long: float = option(0.05, "Anisotropic ski: friction along the ski", gt=0)
+    mu_lat: float = option(0.6, "Anisotropic ski: friction across the ski (edge grip)", gt=0)
+    mu_iso: float = option(0.2, "Isotropic ski (the original's dynamic ski-plane coefficient)", gt=0)
+    mu_pole: float = option(0.6, "Pole tip on the plane", gt=0)
+    timestep: float = option(0.01, "s (0.01 with 10 solver iterations: stable for random genes and 2x faster than 0.005)", gt=0)
+    hip_tilt_deg: float = option(-45.0, "One-axis hip: its axis, from vertical towards +x (-45: towards -x; see the module docstring)")
+    ski_length: float = option(1.6, "m", gt=0)
+    ski_radius: float = option(0.02, "m", gt=0)
     # pole: tilted backwards from the forearm axis; at 1.05 m its tip hangs 4 cm above the plane behind the feet with the arms
     # hanging, so swinging the arms forward plants and pushes it (at 1.0 m it barely reached the plane)
-    pole_length: float = 1.05  # m
-    pole_angle_deg: float = 30.0
+    pole_length: float = option(1.05, "m", gt=0)
+    pole_angle_deg: float = option(30.0, "Pole tilt backwards from the forearm axis, degrees")
     # PD servos (DEFAULT_GAINS; a partial table in [skier] changes only the joints it names)
-    kp: dict = field(default_factory=lambda: dict(DEFAULT_GAINS["kp"]))
-    kv: dict = field(default_factory=lambda: dict(DEFAULT_GAINS["kv"]))
+    kp: dict = option(help="PD servo stiffness per joint kind", factory=lambda: dict(DEFAULT_GAINS["kp"]))
+    kv: dict = option(help="PD servo damping per joint kind", factory=lambda: dict(DEFAULT_GAINS["kv"]))
     # rotor-like inertia added to every joint, kg m^2: with 0.02 light limbs (a hand turning a pole) made
     # the 0.01 s step diverge; 0.1 keeps it stable (tests/skier/test_model.py stands still for 20 s)
-    armature: float = 0.1
-    iterations: int = 10
-    ls_iterations: int = 10
-    cone: str = "pyramidal"  # friction cone: "pyramidal" or "elliptic" (see the module docstring)
-    hip: str = "one-axis"  # "one-axis": one tilted hinge (the original); "two-axis": vertical and forward hinges
+    armature: float = option(0.1, "Rotor-like inertia added to every joint, kg m^2", gt=0)
+    iterations: int = option(10, "Solver iterations", ge=1)
+    ls_iterations: int = option(10, "Line-search iterations", ge=1)
+    cone: str = option("pyramidal", "Friction cone: pyramidal | elliptic (see the module docstring)", choices=sorted(CONES))
+    hip: str = option("one-axis", "one-axis: one tilted hinge (the original) | two-axis: vertical and forward hinges", choices=HIP_MODES)
+    OPTION_NAME: ClassVar[str] = "skier {name}"
+    OPTION_TYPED: ClassVar[bool] = True  # "skier iterations must be an integer >= 1"
 
     def validate(self) -> "SkierParams":
-        if self.friction not in FRICTION_MODES:
-            raise ConfigError(f"unknown friction mode {self.friction!r}; expected 'anisotropic' or 'isotropic'")
-        if self.hip not in HIP_MODES:
-            raise ConfigError(f"unknown hip {self.hip!r}; expected 'one-axis' or 'two-axis'")
-        if self.cone not in CONES:
-            raise ConfigError(f"unknown friction cone {self.cone!r}; expected one of {sorted(CONES)}")
-        for name in ("mu_long", "mu_lat", "mu_iso", "mu_pole", "timestep", "ski_length", "ski_radius", "pole_length", "armature"):
-            if not float(getattr(self, name)) > 0:
-                raise ConfigError(f"skier {name} must be > 0, got {getattr(self, name)}")
-        for name in ("iterations", "ls_iterations"):
-            if not is_int(getattr(self, name)) or getattr(self, name) < 1:
-                raise ConfigError(f"skier {name} must be an integer >= 1, got {getattr(self, name)!r}")
+        check_instance(self)
         for name in ("kp", "kv"):
             gains = getattr(self, name)
             if set(gains) != set(DEFAULT_GAINS[name]) or not all(is_finite_number(v) and v >= 0 for v in gains.values()):
@@ -214,10 +204,7 @@ class SkierParams:
     @classmethod
     def from_dict(cls, values: dict[str, Any] | None) -> "SkierParams":
         values = dict(values or {})
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ConfigError(f"unknown skier option(s) {unknown}; expected some of {sorted(known)}")
+        check_known((f.name for f in fields(cls)), values, "skier option")
         check_types(cls, values)  # wrong types, NaN and inf: one line, before any arithmetic
         for name in ("kp", "kv"):  # a partial table changes those gains only
             if name in values:

@@ -4,110 +4,27 @@ from __future__ import annotations
 
 import math
 from operator import attrgetter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
 from animat import runs
-from animat.config import merge_options
-from animat.errors import CheckpointError, ConfigError
+from animat.errors import CheckpointError
 from animat.evolve import loop
-from animat.evolve.strategies.keyframe_ga import PARENT_PROBS, KeyframeGA, KeyframeParams
+from animat.evolve.strategies.keyframe_ga import KeyframeGA
 from animat.skier import ga
-from animat.skier.gene import TAU, mirror, random_genes, save_gene_json, standing_genes, validate_gene
-from animat.skier.model import FRICTION_MODES, SkierParams, hip_joints
+from animat.skier.gene import mirror, random_genes, save_gene_json, standing_genes, validate_gene
+from animat.skier.model import SkierParams
+from animat.skier.options import REPLAY_SETTINGS, TrainConfig
 from animat.skier.replay import write_replay
 from animat.skier.rollout import Evaluator
 from animat.viz import plots
 
-BACKENDS = ("local", "ray")  # as animat.evolve.evaluate's (not imported here: it loads JAX)
 METRIC_FIELDS = ["generation", "best", "mean", "median", "fell", "best_net_forward_m", "best_ever", "seconds"]
 
 
-REPLAY_SETTINGS = ("seconds", "frame_dt", "fall_deg", "bonus")  # what a gene file carries so that its replay scores as training did
-
-
-@dataclass
-class TrainConfig:
-    """Everything that defines a run (defaults < config file < command line)."""
-
-    generations: int = 250
-    population: int = 50
-    seconds: float = 20.0  # per evaluation, s
-    seed: int = 0
-    friction: str = "anisotropic"
-    hip: str = "one-axis"  # or "two-axis": two more gene columns (animat.skier.model)
-    backend: str = "local"  # "local": mujoco.rollout thread pool; "ray": Ray tasks (animat.skier.distributed)
-    ray_address: str | None = None  # None: start a local Ray instance
-    n_states: int = 10
-    tau: float = TAU
-    elites: int = 5
-    parent_probs: list[float] = field(default_factory=lambda: list(PARENT_PROBS))
-    mutation_rate: float = 0.02
-    frame_dt: float = 0.02  # s between scored frames
-    fall_deg: float = 80.0
-    bonus: float = 5.0
-    nthread: int = 0  # 0: one per CPU (local backend); Ray workers (ray backend)
-    chunk_seconds: float = 2.0  # simulate in chunks this long and stop simulating skiers that fell (same fitness)
-    # generation 0: this fraction is the standing pose plus bilaterally symmetric noise (sigma degrees), the rest
-    # uniform random genes; random genes almost all fall within 2 s, so without standing seeds the GA starts from
-    # nothing that skis (animat.skier.gene.standing_genes)
-    init_standing: float = 0.5
-    init_sigma_deg: float = 20.0
-    anim_seconds: float = 10.0
-    skier: dict = field(default_factory=dict)  # SkierParams overrides (friction coefficients, timestep, ...)
-
-    def skier_params(self) -> SkierParams:
-        clash = {k: self.skier[k] for k in ("friction", "hip") if k in self.skier and self.skier[k] != getattr(self, k)}
-        if clash:
-            raise ConfigError(f"set {', '.join(clash)} at the top level of the config (or with --{'/--'.join(clash)}), not in [skier]: got {clash}")
-        return SkierParams.from_dict({**self.skier, "friction": self.friction, "hip": self.hip})
-
-    @property
-    def n_joints(self) -> int:
-        return hip_joints(self.hip)
-
-    def ga_params(self) -> KeyframeParams:
-        return KeyframeParams(int(self.elites), tuple(float(p) for p in self.parent_probs), float(self.mutation_rate))
-
-    def validate(self) -> "TrainConfig":
-        if self.friction not in FRICTION_MODES:
-            raise ConfigError(f"unknown friction {self.friction!r}; expected 'anisotropic' or 'isotropic'")
-        for name in ("generations", "population", "n_states", "elites"):
-            if int(getattr(self, name)) < 1:
-                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("seconds", "tau", "frame_dt", "anim_seconds", "chunk_seconds"):
-            if not float(getattr(self, name)) > 0:
-                raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
-        if self.backend not in BACKENDS:
-            raise ConfigError(f"unknown backend {self.backend!r}; expected one of {list(BACKENDS)}")
-        if self.nthread < 0:
-            raise ConfigError(f"--threads must be >= 0 (0: one per CPU), got {self.nthread}")
-        if self.n_states % 2:
-            raise ConfigError(f"n_states must be even (the second half mirrors the first), got {self.n_states}")
-        if self.population <= self.elites:
-            raise ConfigError(f"population ({self.population}) must exceed elites ({self.elites})")
-        if self.elites < 2 or len(self.parent_probs) != self.elites or any(p < 0 for p in self.parent_probs) or sum(p > 0 for p in self.parent_probs) < 2:
-            raise ConfigError(f"parent_probs must be {self.elites} non-negative numbers (one per elite, elites >= 2), at least two "
-                              f"of them > 0 (two different parents), got {self.parent_probs}")
-        if not 0 <= self.mutation_rate <= 1:
-            raise ConfigError(f"mutation_rate must be in [0, 1], got {self.mutation_rate}")
-        if not 0 <= self.init_standing <= 1 or not self.init_sigma_deg >= 0:
-            raise ConfigError(f"init_standing must be in [0, 1] and init_sigma_deg >= 0, got {self.init_standing} and {self.init_sigma_deg}")
-        dt = self.skier_params().timestep
-        if not dt <= self.frame_dt <= self.seconds:
-            raise ConfigError(f"need timestep ({dt} s) <= frame_dt ({self.frame_dt} s) <= seconds ({self.seconds} s)")
-        return self
-
-    @classmethod
-    def build(cls, file: str | Path | None = None, **overrides: Any) -> "TrainConfig":
-        values = merge_options(cls, file, overrides)
-        try:
-            return cls(**values).validate()
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"bad training option in {file or 'options'}: {exc}") from None
 
 
 def make_evaluator(cfg: TrainConfig, params: SkierParams):

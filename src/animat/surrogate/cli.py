@@ -9,7 +9,9 @@ import typer
 
 from animat import runs
 from animat.console import console, print_summary, progress
+from animat.config import cli_option, require
 from animat.errors import ConfigError
+from animat.surrogate.options import GenerateOptions, TrainConfig
 
 app = typer.Typer(help="Subspace neural physics: a learned cloth surrogate (Holden et al. 2019).", no_args_is_help=True)
 
@@ -17,19 +19,18 @@ app = typer.Typer(help="Subspace neural physics: a learned cloth surrogate (Hold
 def _check_scene(scene: str) -> None:
     from animat.surrogate.scenes import SCENES
 
-    if scene not in SCENES:
-        raise ConfigError(f"unknown scene {scene!r}; expected one of {list(SCENES)}")
+    require("scene", scene, choices=SCENES)
 
 
 @app.command("generate")
 def generate_cmd(
     scene: str = typer.Argument(..., help="Scene: sheet | flag | cape."),
-    episodes: Optional[int] = typer.Option(None, "--episodes", "-e", help="Number of episodes [20]."),
-    frames: Optional[int] = typer.Option(None, "--frames", "-f", help="Frames per episode at 60 fps [300]."),
+    episodes: Optional[int] = cli_option(GenerateOptions, "episodes", "--episodes", "-e"),
+    frames: Optional[int] = cli_option(GenerateOptions, "frames", "--frames", "-f"),
     size: Optional[int] = typer.Option(None, "--size", help="Cloth vertices per side \\[the scene's: 51 sheet and flag, 21 cape]."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed [0]."),
-    workers: Optional[int] = typer.Option(None, "--workers", "-w", help="Worker processes [1]."),
-    backend: Optional[str] = typer.Option(None, "--backend", help="local | ray."),
+    seed: Optional[int] = cli_option(GenerateOptions, "seed", "--seed"),
+    workers: Optional[int] = cli_option(GenerateOptions, "workers", "--workers", "-w"),
+    backend: Optional[str] = cli_option(GenerateOptions, "backend", "--backend"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Dataset folder; an existing one is resumed."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file (\\[generate] and \\[scene] tables)."),
 ) -> None:
@@ -54,22 +55,22 @@ def generate_cmd(
 @app.command("train")
 def train_cmd(
     scene: str = typer.Argument(..., help="Scene: sheet | flag | cape."),
-    data: Optional[Path] = typer.Option(None, "--data", "-d", help="Dataset folder made by 'generate'."),
-    components: Optional[int] = typer.Option(None, "--components", "-k", help="Subspace size [64]."),
-    epochs: Optional[int] = typer.Option(None, "--epochs", help="Epochs [100]."),
-    batches_per_epoch: Optional[int] = typer.Option(None, "--batches-per-epoch", help="Batches per epoch (0: one pass, at most 200)."),
-    lr: Optional[float] = typer.Option(None, "--lr", help="Learning rate [1e-4]."),
-    window: Optional[int] = typer.Option(None, "--window", help="Rollout window (frames) [32]."),
-    batch: Optional[int] = typer.Option(None, "--batch", help="Windows per batch [16]."),
-    test_episodes: Optional[int] = typer.Option(None, "--test-episodes", help="Held-out episodes (0: 10 %)."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed [0]."),
-    split_seed: Optional[int] = typer.Option(None, "--split-seed", help="Episode split: 0 holds out the last episodes, another value shuffles them with this seed first [0]."),
+    data: Optional[Path] = cli_option(TrainConfig, "data", "--data", "-d"),
+    components: Optional[int] = cli_option(TrainConfig, "components", "--components", "-k"),
+    epochs: Optional[int] = cli_option(TrainConfig, "epochs", "--epochs"),
+    batches_per_epoch: Optional[int] = cli_option(TrainConfig, "batches_per_epoch", "--batches-per-epoch"),
+    lr: Optional[float] = cli_option(TrainConfig, "lr", "--lr"),
+    window: Optional[int] = cli_option(TrainConfig, "window", "--window"),
+    batch: Optional[int] = cli_option(TrainConfig, "batch", "--batch"),
+    test_episodes: Optional[int] = cli_option(TrainConfig, "test_episodes", "--test-episodes"),
+    seed: Optional[int] = cli_option(TrainConfig, "seed", "--seed"),
+    split_seed: Optional[int] = cli_option(TrainConfig, "split_seed", "--split-seed"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file (\\[train] table)."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue this training run from checkpoints/last/ (only --epochs may change)."),
 ) -> None:
     """Fit PCA + alpha/beta and train the residual network through rollouts."""
-    from animat.surrogate.train import TrainConfig, train
+    from animat.surrogate.train import train
 
     _check_scene(scene)
     options = dict(data=str(data) if data is not None else None, components=components, epochs=epochs, batches_per_epoch=batches_per_epoch,
@@ -142,8 +143,7 @@ def play_cmd(
     _check_scene(scene)
     if interactive:
         play.need_display()
-    if not 0 < fps <= 60:
-        raise ConfigError(f"--fps must be in (0, 60], got {fps}")
+    require("--fps", fps, gt=0, le=60)
     loaded = play.load_model(model, scene, backend)
     if interactive:
         play.interactive(loaded)
@@ -176,7 +176,7 @@ def divergence_cmd(
     noise: str = typer.Option("white", "--noise", help="white (a fresh draw every frame) | offset (one draw, held from the perturbed frame on)."),
     restart: str = typer.Option("none", "--restart", help="none | frames (restart from the recorded frames s, s+1) | subspace (from their PCA projection: --model)."),
     model: Optional[Path] = typer.Option(None, "--model", "-m", help="Trained run whose pca.npz --restart subspace projects on."),
-    components: Optional[int] = typer.Option(None, "--components", "-k", help="Leading PCA components kept \\[all of --model's]."),
+    components: Optional[int] = cli_option(TrainConfig, "components", "--components", "-k"),
     workers: int = typer.Option(1, "--workers", "-w", help="Episodes simulated in this many processes."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
 ) -> None:
@@ -185,7 +185,7 @@ def divergence_cmd(
     from animat.surrogate.generate import config_table
     from animat.surrogate.scenes import get_scene, scene_from_dict
     from animat.surrogate.subspace import PCA
-    from animat.surrogate.train_config import load_run_config
+    from animat.surrogate.options import load_run_config
 
     _check_scene(scene)
     generate = config_table(config, "generate")
@@ -194,8 +194,7 @@ def divergence_cmd(
     perturb = float(perturb if perturb is not None else (1e-3 if restart == "none" else 0.0))
     pca = PCA.load(model / "pca.npz") if model is not None else None
     if pca is not None and components is not None:
-        if not 1 <= components <= pca.n_components:
-            raise ConfigError(f"--components must be in [1, {pca.n_components}] (the model's subspace), got {components}")
+        require("--components", components, ge=1, le=pca.n_components)
         pca = pca.truncate(components)
     project = pca.round_trip if pca is not None else None
     k = pca.n_components if pca is not None else None

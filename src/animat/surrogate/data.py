@@ -24,6 +24,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from animat import runs
+from animat.config import require
 from animat.errors import ConfigError, RunDirError
 from animat.parallel import RayPool, process_map
 from animat.surrogate.scenes import get_scene, scene_from_dict
@@ -84,14 +85,10 @@ def generate(
     folder's ``dataset.json`` must match the request if it exists. Returns a summary dict with
     the dataset size, dropped frames and mean reference seconds per frame of the new episodes.
     """
-    if int(episodes) <= 0:
-        raise ConfigError(f"episodes must be > 0, got {episodes}")
-    if int(frames) <= 0:
-        raise ConfigError(f"frames must be > 0, got {frames}")
-    if int(seed) < 0:
-        raise ConfigError(f"seed must be >= 0, got {seed}")
-    if backend not in ("local", "ray"):
-        raise ConfigError(f"backend must be 'local' or 'ray', got {backend!r}")
+    require("episodes", episodes, gt=0)
+    require("frames", frames, gt=0)
+    require("seed", seed, ge=0)
+    require("backend", backend, choices=("local", "ray"))
     sc = get_scene(scene, **(scene_options or {}))
     out = Path(out)
     if out.exists() and not out.is_dir():

@@ -52,6 +52,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+from animat.config import require
 from animat.errors import ConfigError
 from animat.parallel import process_map
 from animat.surrogate.sheet import SheetScene
@@ -162,24 +163,20 @@ def doubling_fit(gap: np.ndarray) -> dict:
 def check_inputs(episodes: int, frames: int, eps: float, seed: int, horizon: int, stride: int, noise: str, restart: str = "none",
                  project: Optional[Callable] = None, workers: int = 1) -> None:
     """ConfigError (one line) for a request :func:`divergence` cannot measure."""
-    if int(workers) < 1:
-        raise ConfigError(f"workers must be >= 1, got {workers}")
-    if restart not in RESTARTS:
-        raise ConfigError(f"restart must be one of {list(RESTARTS)}, got {restart!r}")
+    require("workers", workers, ge=1)
+    require("restart", restart, choices=RESTARTS)
     if restart == "subspace" and project is None:
         raise ConfigError("restart 'subspace' needs a subspace: give --model (a trained run's pca.npz)")
-    if noise not in NOISE_KINDS:
-        raise ConfigError(f"noise must be one of {list(NOISE_KINDS)}, got {noise!r}")
-    if int(episodes) <= 0 or int(frames) <= 0:
-        raise ConfigError(f"episodes and frames must be > 0, got {episodes} and {frames}")
+    require("noise", noise, choices=NOISE_KINDS)
+    require("episodes", episodes, gt=0)
+    require("frames", frames, gt=0)
     if int(horizon) < 3 or int(stride) < 1:
         raise ConfigError(f"horizon must be >= 3 frames and stride >= 1, got {horizon} and {stride}")
     if int(horizon) > int(frames):
         raise ConfigError(f"episodes of {frames} frames hold no segment of --horizon {horizon} frames")
     if not (np.isfinite(eps) and eps >= 0):
         raise ConfigError(f"the perturbation must be a finite std >= 0, got {eps}")
-    if int(seed) < 0:
-        raise ConfigError(f"seed must be >= 0, got {seed}")
+    require("seed", seed, ge=0)
 
 
 def divergence(scene: SheetScene, episodes: int, frames: int, eps: float, *, seed: int = 0, horizon: int = 120,

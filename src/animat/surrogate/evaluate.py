@@ -75,7 +75,7 @@ from animat.surrogate.scenes import scene_from_dict
 from animat.surrogate.settle import drive_then_stop, settle_ratio
 from animat.surrogate.subspace import PCA, range_ratios
 from animat.surrogate.train import model_megabytes, normals_error_degrees
-from animat.surrogate.train_config import load_run_config
+from animat.surrogate.options import load_run_config
 
 
 def check_options(horizon: int, stride: int, stability_frames: int, settle_frames: int, reference_frames: int, rest_seconds: float) -> None:

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from animat.errors import ConfigError
+from animat.config import require
 from animat.surrogate.sheet import SheetScene, smoothstep_move
 
 
@@ -38,8 +38,7 @@ class FlagScene(SheetScene):
     @classmethod
     def build(cls, **overrides) -> "FlagScene":
         scene = super().build(**overrides)
-        if not 0.0 <= float(scene.calm_probability) <= 1.0:
-            raise ConfigError(f"calm_probability must be a probability in [0, 1], got {scene.calm_probability}")
+        require("calm_probability (a probability)", scene.calm_probability, ge=0, le=1)
         return scene
 
     @property

@@ -7,14 +7,14 @@ reading of one table of a surrogate config file, which ``divergence`` shares."""
 from __future__ import annotations
 
 import time
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Callable, Optional
 
 from animat import runs
-from animat.config import load_toml
+from animat.config import check_known, load_toml, read_options
 from animat.errors import ConfigError
 
-DEFAULTS = {"episodes": 20, "frames": 300, "seed": 0, "workers": 1, "backend": "local"}
 TABLES = ("generate", "scene", "train")  # the tables of a surrogate config file, one per verb (and the scene's)
 METRIC_FIELDS = ["index", "frames", "dropped", "seconds_per_frame"]
 
@@ -35,22 +35,17 @@ def config_table(config: Optional[str | Path], name: str) -> dict:
 
 
 def generate_options(config: Optional[str | Path] = None, size: Optional[int] = None, **given: Optional[int | str]) -> tuple[dict, dict]:
-    """``(options, scene options)`` of a generate request: :data:`DEFAULTS` < ``[generate]`` of ``config``
-    < ``given`` (None: not given); the scene's options from ``[scene]``, with ``size`` (vertices per side)
-    over it. ConfigError for unknown keys or counts that are not integers in range."""
-    values = dict(DEFAULTS)
+    """``(options, scene options)`` of a generate request: :class:`~animat.surrogate.options.GenerateOptions`'
+    defaults < ``[generate]`` of ``config`` < ``given`` (None: not given), checked by their declarations;
+    the scene's options from ``[scene]``, with ``size`` (vertices per side) over it."""
+    from animat.surrogate.options import GenerateOptions
+
     section = config_table(config, "generate")
-    unknown = sorted(set(section) - set(values))
-    if unknown:
-        raise ConfigError(f"unknown generate option(s) {unknown} in {str(config)!r}; expected some of {sorted(values)}")
-    values.update(section)
-    values.update({k: v for k, v in given.items() if v is not None})
+    check_known((f.name for f in fields(GenerateOptions)), section, "generate option", repr(str(config)))
+    values = asdict(GenerateOptions(**read_options(GenerateOptions, None, {**section, **given}, what="generate option")))
     scene_options = config_table(config, "scene")
     if size is not None:
         scene_options["size"] = size
-    for name, least in (("episodes", 1), ("frames", 1), ("seed", 0), ("workers", 1)):
-        if isinstance(values[name], bool) or not isinstance(values[name], int) or values[name] < least:
-            raise ConfigError(f"--{name} must be an integer >= {least}, got {values[name]!r}")
     return values, scene_options
 
 

@@ -31,12 +31,13 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from animat import runs
+from animat.config import require
 from animat.errors import ConfigError
 from animat.surrogate.collision import penetration_depth
 from animat.surrogate.model import external_input
 from animat.surrogate.runtime import BACKENDS, BLAS_THREADS, Runtime
 from animat.surrogate.subspace import PCA, range_ratios
-from animat.surrogate.train_config import load_run_config
+from animat.surrogate.options import load_run_config
 
 INSIDE_TOLERANCE_M = 1e-5  # float32 rounding of positions ~1 m from the origin is ~1e-7 m
 
@@ -53,8 +54,7 @@ class Model:
 def load_model(model_dir: str | os.PathLike, scene: str, backend: str = "numba") -> Model:
     """The training run ``model_dir`` for ``scene``; ConfigError on a missing run, another scene or an unknown backend."""
     model_dir = Path(model_dir)
-    if backend not in BACKENDS:
-        raise ConfigError(f"--backend must be one of {list(BACKENDS)}, got {backend!r}")
+    require("--backend", backend, choices=BACKENDS)
     cfg = load_run_config(model_dir, scene)
     pca = PCA.load(model_dir / "pca.npz")
     return Model(Runtime.load(model_dir, backend), pca, training_range(cfg, pca))
@@ -82,28 +82,25 @@ def training_range(train_cfg: dict, pca: PCA) -> Optional[np.ndarray]:
 def external_path(scene, frames: Optional[int], path: str = "random", seed: int = 0) -> np.ndarray:
     """(frames, y_dim) float32 external states: ``random`` (the scene's generator, after its warm-up;
     ``frames`` default 600) or a ``.npy`` file (its first ``frames`` rows; all by default)."""
-    if frames is not None and int(frames) <= 0:
-        raise ConfigError(f"--frames must be > 0, got {frames}")
-    if int(seed) < 0:
-        raise ConfigError(f"--seed must be >= 0, got {seed}")
+    require("--frames", frames, gt=0)
+    require("--seed", seed, ge=0)
     if path == "random":
         n = 600 if frames is None else int(frames)
         return scene.controls(n, np.random.default_rng(seed))[scene.warmup_frames :].astype(np.float32)
     try:
         Y = np.load(path, allow_pickle=False)
+        if not isinstance(Y, np.ndarray):  # an .npz archive
+            Y.close()
+            raise ValueError("an .npz archive; save one array with numpy.save")
     except (OSError, ValueError) as exc:
         raise ConfigError(f"--path {str(path)!r}: cannot read a .npy array ({str(exc).splitlines()[0]})") from None
-    if not isinstance(Y, np.ndarray):  # an .npz archive
-        Y.close()
-        raise ConfigError(f"--path {str(path)!r}: cannot read a .npy array (an .npz archive; save one array with numpy.save)")
     want = len(start_state(scene))
     if Y.ndim != 2 or Y.shape[1] != want or len(Y) == 0:
         raise ConfigError(f"--path {str(path)!r}: expected external states of shape (frames, {want}) for scene {scene.name!r}, got {Y.shape}")
     real = np.issubdtype(Y.dtype, np.integer) or np.issubdtype(Y.dtype, np.floating)
     if not real or not np.isfinite(Y).all():
         raise ConfigError(f"--path {str(path)!r}: external states must be finite real numbers, got dtype {Y.dtype}")
-    if frames is not None and int(frames) > len(Y):
-        raise ConfigError(f"--frames {frames} is more than the {len(Y)} frames in {str(path)!r}")
+    require(f"--frames (at most the {len(Y)} frames in {str(path)!r})", frames, le=len(Y))
     return Y[: len(Y) if frames is None else int(frames)].astype(np.float32)
 
 

@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from animat.config import require
 from animat.errors import ConfigError
 from animat.surrogate.collision import Projector, project
 from animat.surrogate.frame import turn_vectors, wind_in_frame
@@ -226,9 +227,7 @@ def resolve_normals_rank(rank: int | None, k: int) -> int:
     3.40 / 12.62 at 28, 3.51 / 12.95 at 26, 3.63 / 13.26 at 24."""
     if rank is None:
         return min(DEFAULT_NORMALS_RANK, k)
-    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or not 1 <= rank <= k:
-        raise ConfigError(f"normals rank must be an integer between 1 and the subspace size {k}, got {rank!r}")
-    return int(rank)
+    return int(require(f"normals rank (at most the subspace size {k})", rank, ge=1, le=k, integer=True))
 
 
 BACKENDS = ("numba", "numpy", "jax", "reference")
@@ -246,8 +245,7 @@ class Runtime:
     with; the regression is cut to rank ``normals_rank`` (:func:`resolve_normals_rank`) here."""
 
     def __init__(self, arrays: dict, layers: int, scene, backend: str = "numba", normals_rank: int | None = None):
-        if backend not in BACKENDS:
-            raise ConfigError(f"runtime backend must be one of {list(BACKENDS)}, got {backend!r}")
+        require("runtime backend", backend, choices=BACKENDS)
         if "singular_values" not in arrays:
             raise ConfigError("runtime arrays need the PCA 'singular_values' to cut the normals regression to low rank")
         self.scene, self.layers, self.backend = scene, int(layers), backend
@@ -282,7 +280,7 @@ class Runtime:
         from animat.surrogate.model import Surrogate
         from animat.surrogate.scenes import scene_from_dict
         from animat.surrogate.subspace import PCA
-        from animat.surrogate.train_config import load_run_config
+        from animat.surrogate.options import load_run_config
 
         run_dir = Path(run_dir)
         model = Surrogate.load(run_dir / "checkpoints")

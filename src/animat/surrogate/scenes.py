@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from animat.errors import ConfigError
+from animat.config import require
 from animat.surrogate.cape import CapeScene
 from animat.surrogate.flag import FlagScene
 from animat.surrogate.sheet import SheetScene
@@ -17,9 +17,7 @@ SCENES = {"sheet": SheetScene, "flag": FlagScene, "cape": CapeScene}
 def get_scene(name: str, /, **overrides: Any) -> SheetScene:
     """The scene called ``name`` with option overrides; ConfigError names the choices (and refuses a
     ``name`` among the overrides)."""
-    if name not in SCENES:
-        raise ConfigError(f"unknown scene {name!r}; expected one of {list(SCENES)}")
-    return SCENES[name].build(**overrides)
+    return SCENES[require("scene", name, choices=SCENES)].build(**overrides)
 
 
 def scene_from_dict(options: dict) -> SheetScene:

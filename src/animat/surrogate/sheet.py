@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
-from animat.config import check_types
+from animat.config import check_known, check_types, require
 from animat.errors import ConfigError
 
 
@@ -79,10 +79,7 @@ class SheetScene:
 
     @classmethod
     def build(cls, **overrides: Any) -> "SheetScene":
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(overrides) - known)
-        if unknown:
-            raise ConfigError(f"unknown {cls.name} scene option(s) {unknown}; expected some of {sorted(known)}")
+        check_known((f.name for f in fields(cls)), overrides, f"{cls.name} scene option")
         if "name" in overrides:
             raise ConfigError(f"scene option 'name' is set by the command's SCENE argument ({cls.name}); remove it from [scene]")
         values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in overrides.items() if v is not None}
@@ -92,16 +89,13 @@ class SheetScene:
             v = getattr(scene, f.name)
             if isinstance(v, tuple) and not 0.0 <= v[0] <= v[1]:
                 raise ConfigError(f"{f.name} must be a range [low, high] with 0 <= low <= high, got {list(v)}")
-            if isinstance(v, float) and f.name not in cls.SIGNED and not (v > 0 if f.name in cls.POSITIVE else v >= 0):
-                raise ConfigError(f"{f.name} must be {'> 0' if f.name in cls.POSITIVE else '>= 0'}, got {v}")
-        if int(scene.size) < 3:
-            raise ConfigError(f"{scene.name} size must be >= 3 vertices per side, got {scene.size}")
-        if int(scene.fps) <= 0 or int(scene.substeps) <= 0:
-            raise ConfigError(f"fps and substeps must be > 0, got {scene.fps} and {scene.substeps}")
-        if scene.elastic2d not in ("stretch", "both"):
-            raise ConfigError(f"elastic2d must be 'stretch' or 'both', got {scene.elastic2d!r}")
-        if not 0.0 <= float(scene.stop_anywhere) <= 1.0:
-            raise ConfigError(f"stop_anywhere must be a probability in [0, 1], got {scene.stop_anywhere}")
+            if isinstance(v, float) and f.name not in cls.SIGNED:
+                require(f.name, v, **({"gt": 0} if f.name in cls.POSITIVE else {"ge": 0}))
+        require(f"{scene.name} size (vertices per side)", scene.size, ge=3)
+        require("fps", scene.fps, gt=0)
+        require("substeps", scene.substeps, gt=0)
+        require("elastic2d", scene.elastic2d, choices=("stretch", "both"))
+        require("stop_anywhere (a probability)", scene.stop_anywhere, ge=0, le=1)
         if int(scene.warmup_frames) < 0 or int(scene.solver_iterations) < 1 or not float(scene.poisson) < 0.5:
             raise ConfigError(f"need warmup_frames >= 0, solver_iterations >= 1 and poisson < 0.5, got {scene.warmup_frames}, "
                               f"{scene.solver_iterations} and {scene.poisson}")
@@ -292,8 +286,7 @@ class SheetScene:
         applies), bit for bit as if it had been simulated from the start."""
         import mujoco
 
-        if int(frames) <= 0:
-            raise ConfigError(f"frames must be > 0, got {frames}")
+        require("frames", frames, gt=0)
         if (seed is None) == (path is None):
             raise ConfigError("simulate needs exactly one of a seed and an external path")
         if path is None:

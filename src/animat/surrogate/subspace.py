@@ -19,6 +19,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from animat import runs
+from animat.config import require
 from animat.errors import CheckpointError, ConfigError
 from animat.surrogate.frame import AzimuthFrame, turn_vectors
 
@@ -123,8 +124,7 @@ def fit_pca(frames: np.ndarray, n_components: int | None = None, *, max_samples:
     A = (X - mean).astype(np.float64)
     rank = min(A.shape)
     k = rank if n_components is None else int(n_components)
-    if not 1 <= k <= rank:
-        raise ConfigError(f"components must be between 1 and {rank} for these data, got {n_components}")
+    require(f"components (at most {rank} for these data)", k, ge=1, le=rank)
     if 4 * k <= rank:
         Q = np.linalg.qr(A @ np.random.default_rng(seed).normal(size=(A.shape[1], k + 16)))[0]
         for _ in range(4):

@@ -70,7 +70,7 @@ from animat.surrogate.rest import make_lead, rest_loss, start_states
 from animat.surrogate.scenes import scene_from_dict
 from animat.surrogate.settle import SETTLE_LIMIT, make_probe, probe_inputs
 from animat.surrogate.subspace import PCA, fit_pca, reconstruction_table
-from animat.surrogate.train_config import TrainConfig, split_episodes
+from animat.surrogate.options import TrainConfig, split_episodes
 from animat.surrogate.windows import WindowSampler, all_windows, gather, spaced_windows, still_segments, window_motion
 
 LAST = "last"  # checkpoints/last/: the latest epoch plus optimiser state, one checkpoint, for --resume

@@ -23,7 +23,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from animat.errors import ConfigError
+from animat.config import require
 
 
 def all_windows(lengths: Sequence[int], window: int) -> np.ndarray:
@@ -46,9 +46,7 @@ def window_motion(Z: Sequence[np.ndarray], rows: np.ndarray, window: int) -> np.
 
 def motion_probabilities(motion: np.ndarray, weighting: float) -> np.ndarray:
     """(N,) draw probabilities of the module docstring's formula (they sum to 1)."""
-    lam = float(weighting)
-    if not 0.0 <= lam <= 1.0:
-        raise ConfigError(f"motion_weighting must be within [0, 1], got {weighting}")
+    lam = float(require("motion_weighting", weighting, ge=0, le=1))
     mean = float(motion.mean())
     if lam == 0.0 or mean <= 0.0:
         return np.full(len(motion), 1.0 / len(motion))

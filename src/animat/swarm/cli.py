@@ -11,18 +11,16 @@ import typer
 from rich.markup import escape
 
 from animat import runs
+from animat.config import cli_option, parse_list
 from animat.console import console, print_summary, progress
 from animat.errors import ConfigError
-from animat.swarm.defaults import per_scheme
+from animat.swarm.options import SwarmOptions
 
 app = typer.Typer(help="Multi-agent swarms: consensus, Van Loan schemes, Olfati-Saber flocking.", no_args_is_help=True)
 
 
 def _numbers(text: str, what: str) -> list[float]:
-    try:
-        return [float(x) for x in text.replace(",", " ").split()]
-    except ValueError:
-        raise ConfigError(f"{what} must be numbers like '1,2,3', got {text!r}") from None
+    return parse_list(text, what, "1,2,3", float)
 
 
 def _params(items: list[str]) -> dict:
@@ -41,22 +39,22 @@ def _params(items: list[str]) -> dict:
 @app.command("run")
 def run_cmd(
     scheme: str = typer.Argument(..., help="consensus | second-order | ellipse | segment | circle | flocking"),
-    agents: Optional[int] = typer.Option(None, "--agents", "-n", help=f"Number of agents \\[{per_scheme('agents')}]."),
-    dt: Optional[float] = typer.Option(None, "--dt", help=f"Time step \\[{per_scheme('dt')}]."),
-    steps: Optional[int] = typer.Option(None, "--steps", "-k", help=f"Number of steps \\[{per_scheme('steps')}]."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed [0]."),
-    scale: Optional[float] = typer.Option(None, "--scale", help="Consensus scale s (1 or 0.5) [1]."),
-    algorithm: Optional[int] = typer.Option(None, "--algorithm", help="Flocking algorithm 1, 2 or 3 [2]."),
-    dim: Optional[int] = typer.Option(None, "--dim", help="Flocking dimension 2 or 3 [2]."),
+    agents: Optional[int] = cli_option(SwarmOptions, "agents", "--agents", "-n"),
+    dt: Optional[float] = cli_option(SwarmOptions, "dt", "--dt"),
+    steps: Optional[int] = cli_option(SwarmOptions, "steps", "--steps", "-k"),
+    seed: Optional[int] = cli_option(SwarmOptions, "seed", "--seed"),
+    scale: Optional[float] = cli_option(SwarmOptions, "scale", "--scale"),
+    algorithm: Optional[int] = cli_option(SwarmOptions, "algorithm", "--algorithm"),
+    dim: Optional[int] = cli_option(SwarmOptions, "dim", "--dim"),
     param: List[str] = typer.Option([], "--param", "-p", help="Model parameter NAME=VALUE (repeatable): d, r, a, b, h, eps, c1, c2, alpha, ..."),
     sphere: List[str] = typer.Option([], "--sphere", help="Sphere obstacle 'x,y[,z],R' (repeatable; algorithm 3)."),
     wall: List[str] = typer.Option([], "--wall", help="Wall 'px,py[,pz],nx,ny[,nz]' (point, normal into free space)."),
     obstacles: Optional[Path] = typer.Option(None, "--obstacles", help="Obstacles file (JSON/TOML: spheres, walls)."),
     gamma_pos: Optional[str] = typer.Option(None, "--gamma-pos", help="Gamma-agent start 'x,y[,z]'."),
     gamma_vel: Optional[str] = typer.Option(None, "--gamma-vel", help="Gamma-agent velocity 'vx,vy[,vz]'."),
-    spread: Optional[float] = typer.Option(None, "--spread", help="Half-width of the random start box (flocking)."),
-    neighbours: Optional[str] = typer.Option(None, "--neighbours", help="grid | allpairs (flocking) \\[grid]."),
-    record_every: Optional[int] = typer.Option(None, "--record-every", help="Record every k-th step \\[about 150 frames in all]."),
+    spread: Optional[float] = cli_option(SwarmOptions, "spread", "--spread"),
+    neighbours: Optional[str] = cli_option(SwarmOptions, "neighbours", "--neighbours"),
+    record_every: Optional[int] = cli_option(SwarmOptions, "record_every", "--record-every"),
     no_animation: bool = typer.Option(False, "--no-animation", help="Skip the GIF."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of run options."),

@@ -36,12 +36,13 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from animat.config import check_instance, check_known, option
 from animat.errors import ConfigError
 
 __all__ = [
@@ -78,23 +79,24 @@ class FlockParams:
     changes no result.
     """
 
-    d: float = 7.0
-    r: float = 8.4
-    d_beta: float = 4.2
-    r_beta: float = 5.04
-    eps: float = 0.1
-    a: float = 5.0
-    b: float = 5.0
-    h_alpha: float = 0.2
-    h_beta: float = 0.9
-    c1_alpha: float = 1.0
-    c2_alpha: float = 1.0
-    c1: float = 0.02
-    c2: float = 2.0 * math.sqrt(0.02)
-    c1_beta: float = 10.0
-    c2_beta: float = 2.0 * math.sqrt(10.0)
-    algorithm: int = 2
-    dt: float = 0.01
+    d: float = option(7.0, "Desired distance of alpha-agents", gt=0)
+    r: float = option(8.4, "Interaction range of alpha-agents", gt=0)
+    d_beta: float = option(4.2, "Desired distance to obstacles (d')", gt=0)
+    r_beta: float = option(5.04, "Interaction range of obstacles (r')", gt=0)
+    eps: float = option(0.1, "Sigma-norm parameter", gt=0)
+    a: float = option(5.0, "phi's attraction (0 < a <= b)", gt=0)
+    b: float = option(5.0, "phi's repulsion", gt=0)
+    h_alpha: float = option(0.2, "Bump-function plateau of phi_alpha", gt=0, lt=1)
+    h_beta: float = option(0.9, "Bump-function plateau of phi_beta", gt=0, lt=1)
+    c1_alpha: float = option(1.0, "Weight of the alpha gradient term", ge=0)
+    c2_alpha: float = option(1.0, "Weight of the alpha consensus term", ge=0)
+    c1: float = option(0.02, "Gamma (navigational) position gain", ge=0)
+    c2: float = option(2.0 * math.sqrt(0.02), "Gamma velocity gain", ge=0)
+    c1_beta: float = option(10.0, "Obstacle position gain", ge=0)
+    c2_beta: float = option(2.0 * math.sqrt(10.0), "Obstacle velocity gain", ge=0)
+    algorithm: int = option(2, "Flocking algorithm 1, 2 or 3", choices=(1, 2, 3))
+    dt: float = option(0.01, "Time step", gt=0)
+    OPTION_NAME: ClassVar[str] = "flocking parameter {name}"
 
     # names accepted by --param (aliases on the left)
     ALIASES = {"h": "h_alpha", "dp": "d_beta", "rp": "r_beta", "d_prime": "d_beta", "r_prime": "r_beta", "epsilon": "eps"}
@@ -107,10 +109,7 @@ class FlockParams:
         for k, v in {**(overrides or {}), **fixed}.items():
             k = cls.ALIASES.get(k, k)
             vals[k] = v
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(vals) - known)
-        if unknown:
-            raise ConfigError(f"unknown flocking parameter(s) {unknown}; expected some of {sorted(known | set(cls.ALIASES))}")
+        check_known({f.name for f in fields(cls)} | set(cls.ALIASES), vals, "flocking parameter")
         try:
             vals = {k: (int(v) if k == "algorithm" else float(v)) for k, v in vals.items()}
         except (TypeError, ValueError):
@@ -127,24 +126,11 @@ class FlockParams:
         return cls(**vals).validate()
 
     def validate(self) -> "FlockParams":
-        if self.algorithm not in (1, 2, 3):
-            raise ConfigError(f"--algorithm must be 1, 2 or 3, got {self.algorithm}")
-        for name in ("d", "r", "d_beta", "r_beta", "eps", "a", "b", "dt"):
-            v = getattr(self, name)
-            if not (math.isfinite(v) and v > 0):
-                raise ConfigError(f"flocking parameter {name} must be > 0, got {v}")
+        check_instance(self)
         if self.a > self.b:
             raise ConfigError(f"flocking needs 0 < a <= b (phi must be repulsive enough), got a = {self.a} > b = {self.b}")
         if not self.r > self.d:
             raise ConfigError(f"interaction range r must exceed the desired distance d, got r = {self.r} <= d = {self.d}")
-        for name in ("h_alpha", "h_beta"):
-            v = getattr(self, name)
-            if not 0.0 < v < 1.0:
-                raise ConfigError(f"bump parameter {name} must be in (0, 1), got {v}")
-        for name in ("c1_alpha", "c2_alpha", "c1", "c2", "c1_beta", "c2_beta"):
-            v = getattr(self, name)
-            if not (math.isfinite(v) and v >= 0):
-                raise ConfigError(f"gain {name} must be >= 0, got {v}")
         if self.algorithm >= 2 and not self.c1 > 0:
             raise ConfigError(f"algorithm {self.algorithm} needs navigational feedback c1 > 0, got {self.c1}")
         return self

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from animat.config import require
 from animat.errors import ConfigError
 
 __all__ = [
@@ -58,17 +59,13 @@ class LinearResult:
 
 
 def _check_common(n: int, dt: float, steps: int, *, n_min: int = 3, what: str = "consensus") -> None:
-    if int(n) < n_min:
-        raise ConfigError(f"{what} needs at least {n_min} agents (--agents), got {n}")
-    if not (math.isfinite(dt) and dt > 0):
-        raise ConfigError(f"time step dt must be > 0, got {dt}")
-    if int(steps) < 1:
-        raise ConfigError(f"steps must be >= 1, got {steps}")
+    require(f"{what}: the number of agents (--agents)", n, ge=n_min)
+    require("time step dt", dt, gt=0)
+    require("steps", steps, ge=1)
 
 
 def _check_scale(scale: float) -> None:
-    if not (math.isfinite(scale) and scale > 0):
-        raise ConfigError(f"consensus scale s must be > 0 (1 or 0.5 in the original), got {scale}")
+    require("consensus scale s", scale, gt=0)  # 1 or 0.5 in the original
 
 
 def check_params(scheme: str, *, scale: float = 1.0, alpha: float = 1.0, omega: float = 1.0, radius: float = 1.0, weight: float = 1.0) -> None:
@@ -79,12 +76,12 @@ def check_params(scheme: str, *, scale: float = 1.0, alpha: float = 1.0, omega: 
             raise ConfigError(f"{scheme} parameter {name} must be a finite number, got {v}")
     if scheme in ("consensus", "second-order"):
         _check_scale(scale)
-    if scheme == "second-order" and not alpha > 0:
-        raise ConfigError(f"damping alpha must be > 0, got {alpha}")
-    if scheme == "circle" and not radius > 0:
-        raise ConfigError(f"circle radius must be > 0, got {radius}")
-    if scheme in ("segment", "circle") and not 0.0 < weight <= 1.0:
-        raise ConfigError(f"{scheme} weight must be in (0, 1], got {weight}")
+    if scheme == "second-order":
+        require("damping alpha", alpha, gt=0)
+    if scheme == "circle":
+        require("circle radius", radius, gt=0)
+    if scheme in ("segment", "circle"):
+        require(f"{scheme} weight", weight, gt=0, le=1)
 
 
 def line_matrix(n: int, scale: float = 1.0) -> np.ndarray:
@@ -102,8 +99,7 @@ def consensus_dt_max(n: int, scale: float = 1.0) -> float:
     """Exact Euler stability bound ``2 / |lambda_min|`` of first-order consensus, closed form
     ``2 / (s (2 + 2 cos(pi / (n - 1))))``."""
     _check_scale(scale)
-    if n < 3:
-        raise ConfigError(f"consensus needs at least 3 agents (--agents), got {n}")
+    require("consensus: the number of agents (--agents)", n, ge=3)
     return 2.0 / (scale * (2.0 + 2.0 * math.cos(math.pi / (n - 1))))
 
 
@@ -225,8 +221,7 @@ def _prepare_polygon(p0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def simulate_ellipse(p0: np.ndarray, steps: int, recentre: bool = True, record_every: int = 1) -> LinearResult:
     """Iterate :func:`ellipse_step` from the polygon ``p0`` (N, 2), first centred and normalised."""
-    if int(steps) < 1:
-        raise ConfigError(f"steps must be >= 1, got {steps}")
+    require("steps", steps, ge=1)
     x, y = _prepare_polygon(p0)
     out = [np.column_stack([x, y])]
     for k in range(1, steps + 1):
@@ -269,8 +264,7 @@ def simulate_segment(p0: np.ndarray, steps: int, weight: float = 1.0, record_eve
     p = np.array(p0, dtype=float)
     if p.ndim != 2 or p.shape[0] < 3:
         raise ConfigError(f"the segment scheme needs at least 3 agents, got {p.shape[0] if p.ndim else 0}")
-    if int(steps) < 1:
-        raise ConfigError(f"steps must be >= 1, got {steps}")
+    require("steps", steps, ge=1)
     check_params("segment", weight=weight)
     m = _segment_matrix(p.shape[0], weight)
     out = [p.copy()]

@@ -10,21 +10,20 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
 from animat import runs
-from animat.config import check_types, load_toml
+from animat.config import check_instance, check_known, check_options, load_toml, require
 from animat.errors import ConfigError
 from animat.swarm import linear
 from animat.swarm.defaults import DEFAULTS
 from animat.swarm.flocking import FlockParams, Obstacles, check_start_outside
 from animat.swarm.metrics import METRIC_NAMES, metrics_series
-
-SCHEMES = ("consensus", "second-order", "ellipse", "segment", "circle", "flocking")
+from animat.swarm.options import SCHEMES, SwarmOptions
 
 # per-scheme defaults: agents, dt, steps
 LINEAR_PARAMS = {"alpha": 1.0, "omega": 1.0, "radius": 1.0, "weight": 1.0}
@@ -34,29 +33,9 @@ MAX_FRAMES = 150
 
 
 @dataclass
-class SwarmConfig:
-    """Everything that defines a swarm run (defaults < config file < command line)."""
-
-    scheme: str = "flocking"
-    agents: int | None = None
-    dt: float | None = None
-    steps: int | None = None
-    seed: int = 0
-    scale: float = 1.0  # consensus / second-order: s in s*A
-    algorithm: int = 2
-    dim: int = 2
-    params: dict = field(default_factory=dict)  # model parameters: d, r, a, b, h, eps, c1, c2, alpha, ...
-    spheres: list = field(default_factory=list)  # [[x, y(, z), R], ...]
-    walls: list = field(default_factory=list)  # [[px, py(, pz), nx, ny(, nz)], ...]
-    obstacles_file: str | None = None
-    gamma_pos: list | None = None
-    gamma_vel: list | None = None
-    spread: float | None = None  # half-width of the random start box (flocking)
-    speed: float = 2.0  # initial velocities uniform in [-speed, speed]^d (flocking)
-    min_separation: float = 3.0  # no two agents start closer (flocking)
-    record_every: int | None = None
-    neighbours: str = "grid"
-    animation: bool = True
+class SwarmConfig(SwarmOptions):
+    """Everything that defines a swarm run (defaults < config file < command line): the declared options
+    of :class:`animat.swarm.options.SwarmOptions`, resolved per scheme and checked."""
 
     @classmethod
     def build(cls, file: str | Path | None = None, **overrides: Any) -> "SwarmConfig":
@@ -66,40 +45,24 @@ class SwarmConfig:
         values.update({k: v for k, v in overrides.items() if v is not None and v != [] and v != {}})
         if "params" in overrides and overrides["params"]:
             values["params"] = {**(load_toml(file).get("params", {}) if file else {}), **overrides["params"]}
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ConfigError(f"unknown swarm option(s) {unknown} in {file or 'options'}; expected some of {sorted(known)}")
-        check_types(cls, values)
-        cfg = cls(**values)
-        return cfg.resolve()
+        check_known((f.name for f in fields(cls)), values, "swarm option", file or "options")
+        check_options(cls, values)
+        return cls(**values).resolve()
 
     def resolve(self) -> "SwarmConfig":
-        if self.scheme not in SCHEMES:
-            raise ConfigError(f"unknown scheme {self.scheme!r}; expected one of {', '.join(SCHEMES)}")
+        require("scheme", self.scheme, choices=SCHEMES)
         for k, v in DEFAULTS[self.scheme].items():
             if getattr(self, k) is None:
                 setattr(self, k, v)
+        if self.record_every is None:
+            self.record_every = default_record_every(int(self.steps))
+        check_instance(self)
         self.agents, self.steps, self.seed = int(self.agents), int(self.steps), int(self.seed)
         self.dt, self.scale = float(self.dt), float(self.scale)
-        if not (math.isfinite(self.dt) and self.dt > 0):
-            raise ConfigError(f"--dt must be > 0, got {self.dt}")
-        if self.steps < 1:
-            raise ConfigError(f"--steps must be >= 1, got {self.steps}")
         if self.agents < 3:
             raise ConfigError(f"{self.scheme} needs at least 3 agents (--agents), got {self.agents}")
-        if self.dim not in (2, 3):
-            raise ConfigError(f"--dim must be 2 or 3, got {self.dim}")
         if self.scheme != "flocking" and self.dim != 2:
             raise ConfigError(f"the {self.scheme} scheme is planar; --dim 3 applies to flocking only")
-        if self.seed < 0:
-            raise ConfigError(f"--seed must be >= 0, got {self.seed}")
-        if self.record_every is None:
-            self.record_every = default_record_every(self.steps)
-        if int(self.record_every) < 1:
-            raise ConfigError(f"--record-every must be >= 1, got {self.record_every}")
-        if self.neighbours not in ("grid", "allpairs"):
-            raise ConfigError(f"--neighbours must be grid or allpairs, got {self.neighbours!r}")
         if self.scheme == "flocking":
             self.flock_params()  # validates
             gamma_defaults(self)
@@ -162,9 +125,9 @@ def read_obstacles(path: str | Path, dim: int) -> tuple[list, list]:
     else:
         data = load_toml(path)
     form = "a table with lists 'spheres' ({center = [...], radius = R}) and 'walls' ({point = [...], normal = [...]})"
-    if not isinstance(data, dict) or not all(isinstance(data.get(k, []), list) for k in ("spheres", "walls")):
-        raise ConfigError(f"obstacles file {str(path)!r} must hold {form}")
     try:
+        if not isinstance(data, dict) or not all(isinstance(data.get(k, []), list) for k in ("spheres", "walls")):
+            raise TypeError(form)
         spheres = [(s["center"], s["radius"]) for s in data.get("spheres", [])]
         walls = [(w["point"], w["normal"]) for w in data.get("walls", [])]
     except (KeyError, TypeError, IndexError):
@@ -185,9 +148,7 @@ def flock_start(cfg: SwarmConfig, rng: np.random.Generator) -> tuple[np.ndarray,
     [-speed, speed]^d."""
     prm = cfg.flock_params()
     n, dim = cfg.agents, cfg.dim
-    spread = cfg.spread if cfg.spread is not None else 0.53 * prm.d * n ** (1.0 / dim)
-    if not spread > 0:
-        raise ConfigError(f"spread must be > 0, got {spread}")
+    spread = cfg.spread if cfg.spread is not None else 0.53 * prm.d * n ** (1.0 / dim)  # > 0: declared so, and d > 0
     sep = float(cfg.min_separation)
     if sep > 0 and n * (sep ** dim) > 0.5 * (2 * spread) ** dim:
         raise ConfigError(f"cannot place {n} agents at least {sep} apart in a box of half-width {spread}; lower min_separation or raise spread")

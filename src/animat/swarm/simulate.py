@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from animat.config import require
 from animat.errors import ConfigError
 from animat.swarm.flocking import FlockParams, FlockState, Obstacles, accel, alpha_accel_allpairs, euler_step
 from animat.swarm.grid import capacity_bucket
@@ -121,14 +122,11 @@ def simulate_flock(
     q0 = np.asarray(q0, np.float32)
     p0 = np.asarray(p0, np.float32)
     n, dim = q0.shape
-    if dim not in (2, 3):
-        raise ConfigError(f"--dim must be 2 or 3, got {dim}")
+    require("--dim", dim, choices=(2, 3))
     if p0.shape != q0.shape:
         raise ConfigError(f"velocities {p0.shape} must match positions {q0.shape}")
-    if int(steps) < 1:
-        raise ConfigError(f"steps must be >= 1, got {steps}")
-    if neighbours not in ("grid", "allpairs"):
-        raise ConfigError(f"neighbour search must be 'grid' or 'allpairs', got {neighbours!r}")
+    require("steps", steps, ge=1)
+    require("neighbour search", neighbours, choices=("grid", "allpairs"))
     obs = obstacles if obstacles is not None else Obstacles.empty(dim)
     if prm.algorithm < 3:
         obs = Obstacles.empty(dim)
@@ -138,11 +136,8 @@ def simulate_flock(
         raise ConfigError(f"the gamma-agent's position and velocity need {dim} coordinates, got {qr.tolist()} and {pr.tolist()}")
     record_every = max(1, int(record_every))
     total_records = -(-int(steps) // record_every)
-    skin = DEFAULT_SKIN * prm.r if skin is None else float(skin)
-    if not skin > 0:
-        raise ConfigError(f"the Verlet skin must be > 0, got {skin}")
-    if int(shards) < 1:
-        raise ConfigError(f"shards must be >= 1, got {shards}")
+    skin = require("the Verlet skin", DEFAULT_SKIN * prm.r if skin is None else float(skin), gt=0)
+    require("shards", shards, ge=1)
     spec = ListSpec(skin, capacity_bucket(width), capacity_bucket(capacity), max_cells or default_max_cells(n), int(shards))
     state = FlockState(jnp.asarray(q0), jnp.asarray(p0), jnp.asarray(qr), jnp.asarray(pr))
     qs, ps, gs = [q0], [p0], [qr]

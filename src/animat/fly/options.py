@@ -1,0 +1,93 @@
+"""Declared options of the fly's verbs: :class:`TrainConfig` (``animat fly train``, its config file and
+its run's ``config.json``) and :class:`ReplayOptions` (``animat fly replay``). The genetic algorithm's
+settings are :class:`animat.evolve.options.GAOptions`' own declarations (the same rules as the
+library's ``Population``). Imports no JAX: the command line reads its help and defaults from here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from animat.config import check_instance, option, read_options, same_as
+from animat.errors import ConfigError
+from animat.evolve.options import GAOptions, PopulationOptions
+from animat.fly.model import FlyParams
+
+HIDDEN = (20, 20)  # the default network's hidden layers
+
+
+@dataclass
+class TrainConfig:
+    """Everything that defines a training run (resolved: defaults < config file < command line)."""
+
+    generations: int = option(100, "Number of generations", ge=1)
+    population: int = option(200, "Flies per generation (at least 4: elites and a mating pool)", ge=4)
+    seconds: float = option(3.0, "Episode length (s)", gt=0)
+    fitness: str = option("lateral", "hover | mean-height | final-height | lateral (see animat.fly.tasks)")
+    starts: int = option(1, "Start states per fly (1: at rest only; more: perturbed starts too, for robustness)", ge=1)
+    noise: float = option(0.0, "Sensor-noise std on the perturbed starts (network-input units)", ge=0)
+    layers: list[int] | None = option(None, "Network layers, e.g. '15,20,20,3'", shown="15,20,20,3; 18,20,20,6 with --asymmetric")
+    activations: str | list[str] = option("tanh", "One activation for every layer, or one per non-input layer")
+    control_ms: float = option(10.0, "Control interval (ms)", gt=0)
+    asymmetric: bool = option(False, "Drive both wings (18 in, 6 out)", shown="symmetric")
+    seed: int = same_as(PopulationOptions, "seed")
+    init_std: float = same_as(PopulationOptions, "init_std")
+    crossover_prob: float = same_as(GAOptions, "crossover_prob")
+    mutation_rate: float = same_as(GAOptions, "mutation_rate")
+    mutation: str = same_as(GAOptions, "mutation")
+    mutation_std: float | None = same_as(GAOptions, "mutation_std")
+    pool_frac: float = same_as(GAOptions, "pool_frac")
+    elite_frac: float = same_as(GAOptions, "elite_frac")
+    fitness_threshold: float | None = same_as(GAOptions, "fitness_threshold")
+    delta_fitness: float | None = same_as(GAOptions, "delta_fitness")
+    save_every: int = same_as(GAOptions, "save_every")
+    backend: str = option("local", "local | ray", choices=("local", "ray"))
+    address: str | None = option(None, "Ray cluster address (with --backend ray)")
+    replay_seconds: float = option(30.0, "Replay length of the best fly (s)", gt=0)
+    anim_seconds: float = option(6.0, "Seconds of flight in the animation", gt=0)
+    fly: dict = option(help="FlyParams overrides, e.g. {speed_limits = [30, 20, 10]}", factory=dict)
+
+    def fly_params(self) -> FlyParams:
+        base = FlyParams.from_dict(self.fly)
+        return base.with_(control_dt=self.control_ms / 1000.0, asymmetric=self.asymmetric)
+
+    def validate(self) -> "TrainConfig":
+        """Checks every option by its declaration, the fitness name and the network against the fly; fills in
+        the default network (``[inputs, *HIDDEN, outputs]``)."""
+        from animat.evolve.network import check_architecture, layer_activations
+        from animat.fly.tasks import fitness_function
+
+        check_instance(self)
+        fitness_function(self.fitness)
+        params = self.fly_params()
+        if self.layers is None:
+            self.layers = [params.n_inputs, *HIDDEN, params.n_outputs]
+        self.layers = [int(n) for n in self.layers]
+        layer_activations(check_architecture(self.layers), self.activations)
+        if self.layers[0] != params.n_inputs or self.layers[-1] != params.n_outputs:
+            raise ConfigError(
+                f"network layers {self.layers} do not fit the fly: first layer must be {params.n_inputs} "
+                f"(observation size) and last {params.n_outputs} (wing angles){' with --asymmetric' if self.asymmetric else ''}"
+            )
+        return self
+
+    @classmethod
+    def build(cls, file: str | Path | None = None, **overrides: Any) -> "TrainConfig":
+        return cls(**read_options(cls, file, overrides)).validate()
+
+
+@dataclass
+class ReplayOptions:
+    """``animat fly replay``: how long to fly the saved genome and how much of it to animate."""
+
+    seconds: float = option(30.0, "Simulated time (s)")
+    anim_seconds: float = option(6.0, "Seconds of flight in the animation")
+
+    @classmethod
+    def build(cls, file: str | Path | None = None, **overrides: Any) -> "ReplayOptions":
+        opts = cls(**read_options(cls, file, overrides, what="replay option"))
+        if not (opts.seconds > 0 and opts.anim_seconds > 0):  # finite: read_options refuses inf and NaN
+            raise ConfigError(f"--seconds and --anim-seconds must be finite and > 0, got {opts.seconds} and {opts.anim_seconds}")
+        return opts
+

@@ -1,0 +1,106 @@
+"""Declared options of ``animat imitate train`` (:class:`TrainConfig`: defaults < ``--config`` TOML <
+command line; a run's ``config.json``). Training itself: :mod:`animat.imitate.train`."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from animat.config import check_instance, option, read_options
+from animat.errors import ConfigError
+
+
+@dataclass
+class TrainConfig:
+    """Everything that defines a training run. Times in s; ``timesteps`` are 30 Hz control steps."""
+
+    clip: str | None = option(None, "DeepMimic clip file, or shared:NAME (shared/data/deepmimic/NAME)", shown="the demo clip")
+    timesteps: int = option(1_000_000, "Environment steps (30 Hz) to train for", ge=1, label="--timesteps")
+    envs: int = option(2, "Parallel environments", ge=1)
+    vec_env: str = option("subproc", "subproc (processes) | dummy (one process)", choices=("subproc", "dummy"))
+    seed: int = option(0, "Random seed")
+    max_minutes: float = option(0.0, "Stop learning after this many minutes, after the iteration that crosses them (0: no cap)", ge=0)
+    # environment
+    reward: str = option("paper", "Reward preset (animat.imitate.reward.PRESETS)")
+    max_seconds: float = option(10.0, "Episode cap, s", gt=0)
+    rsi: bool = option(True, "Reference-state initialisation")
+    early_termination: bool = option(True, "End an episode when the character falls")
+    residual: bool = option(False, "Actions are offsets from the clip's pose (see ImitateEnv); DeepMimic: absolute")
+    joint_limits: bool = option(False, "Per-axis ball-joint limits of DeepMimic's character file (character.add_ball_limits)")
+    # optional task goal r_G (target heading and speed, animat.imitate.goal); reward w_I r_I + w_G r_G
+    goal: bool = option(False, "Add the task goal r_G (target heading and speed)")
+    goal_weights: list[float] = option(help="[w_I, w_G] when goal is on", factory=lambda: [0.7, 0.3])
+    goal_heading_range: float = option(math.pi, "rad, ± around the clip's direction of travel")
+    goal_speed: list[float] = option(help="[low, high] m/s; empty: the clip's mean speed", factory=list)
+    goal_change_seconds: list[float] = option(help="[low, high] s between new goals; empty: one per episode", factory=list)
+    # policy (Gaussian, state-independent log std)
+    net_arch: list[int] = option(help="Hidden layers of actor and critic", factory=lambda: [1024, 512], ge=1)
+    activation: str = option("relu", "relu | tanh", choices=("relu", "tanh"))
+    log_std_init: float = option(-1.0, "Initial log std (e^-1 ≈ 0.37 rad on every PD target)")
+    normalize_obs: bool = option(True, "Running observation normalisation")
+    # PPO (SB3 names)
+    learning_rate: float = option(1e-4, "Adam learning rate", gt=0)
+    n_steps: int = option(1024, "Steps per environment per iteration", ge=1)
+    batch_size: int = option(512, "Minibatch size", ge=1)
+    n_epochs: int = option(5, "Epochs per iteration", ge=1)
+    gamma: float = option(0.95, "Discount (DeepMimic's); above 1 returns grow without bound", gt=0, le=1)
+    gae_lambda: float = option(0.95, "GAE lambda", gt=0, le=1)
+    clip_range: float = option(0.2, "PPO clip range", gt=0)
+    ent_coef: float = option(0.0, "Entropy coefficient")
+    vf_coef: float = option(0.5, "Value-loss coefficient")
+    max_grad_norm: float = option(0.5, "Gradient-norm clip")
+    target_kl: float | None = option(None, "Stop an update early past this KL")
+    torch_threads: int = option(1, "Torch intra-op threads in the learner; 0: torch's default (all cores; slow when the envs share them)", ge=0)
+    # outputs
+    eval_episodes: int = option(10, "Deterministic evaluation episodes before and after", ge=0)
+    checkpoint_every: int = option(100_000, "Timesteps between checkpoints; 0: final policy only", ge=0)
+    progress_bar: bool = option(False, "SB3's own bar (the CLI shows a rich one instead)")
+
+    def validate(self) -> "TrainConfig":
+        from animat.imitate.reward import preset
+
+        check_instance(self)
+        preset(self.reward)
+        if not self.net_arch:
+            raise ConfigError(f"net_arch must be a list of layer sizes ≥ 1 like [1024, 512], got {self.net_arch!r}")
+        if self.progress_bar and (importlib.util.find_spec("tqdm") is None or importlib.util.find_spec("rich") is None):
+            raise ConfigError("progress_bar = true needs the tqdm and rich packages (SB3's bar); the CLI shows its own")
+        if self.clip is not None:
+            from animat.imitate.clip import resolve_clip
+
+            resolve_clip(self.clip)
+        w = self.goal_weights
+        if not (isinstance(w, list) and len(w) == 2 and all(isinstance(x, (int, float)) and x >= 0 for x in w) and sum(w) > 0):
+            raise ConfigError(f"goal_weights must be [w_I, w_G] with both ≥ 0 and a positive sum, got {w!r}")
+        if self.goal and not w[1] > 0:
+            raise ConfigError(f"with goal = true, goal_weights needs w_G > 0 (else r_G is ignored), got {w!r}")
+        self.goal_config()
+        return self
+
+    def goal_config(self):
+        """The :class:`~animat.imitate.goal.GoalConfig` of the ``goal_*`` options, or None when ``goal`` is off."""
+        from animat.imitate.goal import GoalConfig
+
+        if not self.goal:
+            return None
+        for name in ("goal_speed", "goal_change_seconds"):
+            if not isinstance(getattr(self, name), (list, tuple)) or len(getattr(self, name)) not in (0, 2):
+                raise ConfigError(f"{name} must be [] or [low, high], got {getattr(self, name)!r}")
+        return GoalConfig(heading_range=float(self.goal_heading_range), speed=tuple(self.goal_speed) or None,
+                          change_seconds=tuple(self.goal_change_seconds) or None)
+
+    @classmethod
+    def build(cls, file: str | Path | None = None, **overrides: Any) -> "TrainConfig":
+        cfg = cls(**read_options(cls, file, overrides))
+        if cfg.clip is not None:
+            cfg.clip = str(cfg.clip)
+        return cfg.validate()
+
+    def load_clip(self):
+        from animat.imitate.clip import load_clip, resolve_clip
+        from animat.imitate.demo import demo_clip
+
+        return demo_clip() if self.clip is None else load_clip(resolve_clip(self.clip))

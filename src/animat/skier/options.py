@@ -1,0 +1,98 @@
+"""Declared options of ``animat skier train`` (:class:`TrainConfig`: its config file, command line and
+a run's ``config.json``); the body and world parameters of its ``[skier]`` table are
+:class:`animat.skier.model.SkierParams`' own declarations. Imports no MuJoCo (the command line reads
+its help and defaults from here): the skier's modules are imported where a method needs them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from animat.config import check_instance, option, read_options
+from animat.errors import ConfigError
+
+BACKENDS = ("local", "ray")  # as animat.evolve.evaluate's (not imported here: it loads JAX)
+FRICTION_MODES = ("anisotropic", "isotropic")  # of the skis on the plane (animat.skier.model)
+HIP_MODES = ("one-axis", "two-axis")  # one tilted hinge (the original) | vertical and forward hinges
+TAU = 0.5  # s per keyframe state of a gene (animat.skier.gene)
+REPLAY_SETTINGS = ("seconds", "frame_dt", "fall_deg", "bonus")  # what a gene file carries so that its replay scores as training did
+
+
+@dataclass
+class TrainConfig:
+    """Everything that defines a run (defaults < config file < command line)."""
+
+    generations: int = option(250, "Number of generations", ge=1)
+    population: int = option(50, "Skiers per generation", ge=1)
+    seconds: float = option(20.0, "Seconds per evaluation", gt=0)
+    seed: int = option(0, "Random seed", ge=0)
+    friction: str = option("anisotropic", "anisotropic | isotropic", choices=FRICTION_MODES)
+    hip: str = option("one-axis", "one-axis | two-axis (two more gene columns)", choices=HIP_MODES)
+    backend: str = option("local", "local (a mujoco.rollout thread pool) | ray (Ray tasks)", choices=BACKENDS)
+    ray_address: str | None = option(None, "Ray cluster address for --backend ray", shown="start a local one")
+    n_states: int = option(10, "Keyframe states of a gene (even: the second half mirrors the first)", ge=1)
+    tau: float = option(TAU, "Seconds per keyframe state", gt=0)
+    elites: int = option(5, "Elites kept and bred from", ge=1)
+    parent_probs: list[float] = option(help="Probability of each elite being a parent", factory=lambda: _parent_probs())
+    mutation_rate: float = option(0.02, "Probability that a gene mutates", ge=0, le=1)
+    frame_dt: float = option(0.02, "Seconds between scored frames", gt=0)
+    fall_deg: float = option(80.0, "A tilt beyond this (degrees) is a fall")
+    bonus: float = option(5.0, "Fitness bonus of a skier that does not fall")
+    nthread: int = option(0, "Rollout threads, or Ray workers (0: one per CPU)", ge=0, label="--threads")
+    chunk_seconds: float = option(2.0, "Simulate in chunks this long and stop simulating skiers that fell (same fitness)", gt=0)
+    # generation 0: this fraction is the standing pose plus bilaterally symmetric noise (sigma degrees), the rest
+    # uniform random genes; random genes almost all fall within 2 s, so without standing seeds the GA starts from
+    # nothing that skis (animat.skier.gene.standing_genes)
+    init_standing: float = option(0.5, "Fraction of generation 0 seeded around the standing pose", ge=0, le=1)
+    init_sigma_deg: float = option(20.0, "Noise of those seeds, degrees", ge=0)
+    anim_seconds: float = option(10.0, "Seconds in the GIF", gt=0)
+    skier: dict = option(help="SkierParams overrides (friction coefficients, timestep, ...)", factory=dict)
+
+    def skier_params(self):
+        """The :class:`~animat.skier.model.SkierParams` of the ``[skier]`` table, with ``friction`` and ``hip``."""
+        from animat.skier.model import SkierParams
+
+        clash = {k: self.skier[k] for k in ("friction", "hip") if k in self.skier and self.skier[k] != getattr(self, k)}
+        if clash:
+            raise ConfigError(f"set {', '.join(clash)} at the top level of the config (or with --{'/--'.join(clash)}), not in [skier]: got {clash}")
+        return SkierParams.from_dict({**self.skier, "friction": self.friction, "hip": self.hip})
+
+    @property
+    def n_joints(self) -> int:
+        from animat.skier.model import hip_joints
+
+        return hip_joints(self.hip)
+
+    def ga_params(self):
+        from animat.evolve.strategies.keyframe_ga import KeyframeParams
+
+        return KeyframeParams(int(self.elites), tuple(float(p) for p in self.parent_probs), float(self.mutation_rate))
+
+    def validate(self) -> "TrainConfig":
+        check_instance(self)
+        if self.n_states % 2:
+            raise ConfigError(f"n_states must be even (the second half mirrors the first), got {self.n_states}")
+        if self.population <= self.elites:
+            raise ConfigError(f"population ({self.population}) must exceed elites ({self.elites})")
+        if self.elites < 2 or len(self.parent_probs) != self.elites or any(p < 0 for p in self.parent_probs) or sum(p > 0 for p in self.parent_probs) < 2:
+            raise ConfigError(f"parent_probs must be {self.elites} non-negative numbers (one per elite, elites >= 2), at least two "
+                              f"of them > 0 (two different parents), got {self.parent_probs}")
+        dt = self.skier_params().timestep
+        if not dt <= self.frame_dt <= self.seconds:
+            raise ConfigError(f"need timestep ({dt} s) <= frame_dt ({self.frame_dt} s) <= seconds ({self.seconds} s)")
+        return self
+
+    @classmethod
+    def build(cls, file: str | Path | None = None, **overrides: Any) -> "TrainConfig":
+        values = read_options(cls, file, overrides)
+        try:
+            return cls(**values).validate()
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"bad training option in {file or 'options'}: {exc}") from None
+
+
+def _parent_probs() -> list[float]:
+    from animat.evolve.strategies.keyframe_ga import PARENT_PROBS
+
+    return list(PARENT_PROBS)
