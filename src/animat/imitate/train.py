@@ -408,4 +408,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, state: tuple[dic
         "logs": "logs/progress.csv" + (" + TensorBoard events" if "tensorboard" in formats else " (tensorboard not installed: CSV only)"),
     }
     runs.atomic_write_json(out / "summary.json", summary)
+    from animat.viz.report import write_report
+
+    write_report(out)
     return summary

@@ -417,4 +417,7 @@ def train(
     }
     runs.atomic_write_csv(run_dir / "pca_table.csv", table, list(table[0]))
     runs.atomic_write_json(run_dir / "summary.json", summary)
+    from animat.viz.report import write_report
+
+    write_report(run_dir)
     return summary

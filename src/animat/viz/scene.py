@@ -1,6 +1,7 @@
 """A replay scene for report.html: objects over frames, stored as JSON plus binary buffers.
 
-Every array is kept as float32 (or uint32 indices) and written base64 into the page, where
+Every array is kept as float32 (uint32 indices; large meshes float16 positions and normals in 1/127
+steps) and written base64 into the page, where
 ``web/replay.js`` decodes it into typed arrays. Shapes put frames first: ``(F, ...)`` for what moves,
 no frame axis for what stands still. World frame z up; lengths in ``units`` (m unless a preset says
 otherwise); times in s.
@@ -16,6 +17,7 @@ import numpy as np
 
 MAX_FRAMES = 1200  # frames a replay keeps at most (a 30 s run at 40 fps)
 TARGET_FPS = 30.0  # frames per simulated second a replay keeps where it has more
+DTYPES = {np.float32: "f4", np.float16: "f2", np.int8: "n1", np.uint32: "u4", np.int32: "i4"}  # n1: int8 / 127 (unit vectors)
 
 
 def frame_indices(t: np.ndarray, fps: float = TARGET_FPS, most: int = MAX_FRAMES) -> np.ndarray:
@@ -72,9 +74,12 @@ class Scene:
     def _buf(self, arr: np.ndarray | None, dtype=np.float32) -> dict | None:
         if arr is None:
             return None
-        a = np.ascontiguousarray(arr, dtype=dtype)
+        a = np.asarray(arr)
+        if dtype is np.int8:  # unit vectors, 1/127 steps
+            a = np.round(np.clip(np.nan_to_num(a), -1.0, 1.0) * 127)
+        a = np.ascontiguousarray(a, dtype=dtype)
         self._buffers.append(base64.b64encode(a.tobytes()).decode("ascii"))
-        return {"b": len(self._buffers) - 1, "dtype": {np.float32: "f4", np.uint32: "u4", np.int32: "i4"}[dtype], "shape": list(a.shape)}
+        return {"b": len(self._buffers) - 1, "dtype": DTYPES[dtype], "shape": list(a.shape)}
 
     def _check_frames(self, arr: np.ndarray, what: str) -> None:
         if arr.shape[0] != self.frames:
@@ -87,15 +92,17 @@ class Scene:
             self._points.append(np.stack([p.min(axis=0), p.max(axis=0)]))
 
     def add_mesh(self, name: str, positions: np.ndarray, faces: np.ndarray, *, normals: np.ndarray | None = None,
-                 color=(0.6, 0.6, 0.6), opacity: float = 1.0, flat: bool = False, edges: bool = False) -> None:
+                 color=(0.6, 0.6, 0.6), opacity: float = 1.0, flat: bool = False, edges: bool = False, compact: bool = False) -> None:
         """Triangles ``faces (K, 3)`` over vertices ``positions`` ``(F, V, 3)`` (moving) or ``(V, 3)``;
-        ``normals`` of the same shape shade it (else the browser computes them)."""
+        unit ``normals`` of the same shape shade it (else the browser computes them). ``compact`` stores the
+        positions as float16 and the normals in 1/127 steps (for large meshes)."""
         positions = np.asarray(positions, np.float32)
         if positions.ndim == 3:
             self._check_frames(positions, name)
         self._seen(positions)
-        self.objects.append({"type": "mesh", "name": name, "positions": self._buf(positions), "faces": self._buf(np.asarray(faces).reshape(-1), np.uint32),
-                             "normals": self._buf(normals), "color": list(color), "opacity": opacity, "flat": flat, "edges": edges})
+        self.objects.append({"type": "mesh", "name": name, "positions": self._buf(positions, np.float16 if compact else np.float32),
+                             "faces": self._buf(np.asarray(faces).reshape(-1), np.uint32),
+                             "normals": self._buf(normals, np.int8 if compact else np.float32), "color": list(color), "opacity": opacity, "flat": flat, "edges": edges})
 
     def add_prims(self, name: str, kinds: Sequence[str], sizes: np.ndarray, pos: np.ndarray, quat: np.ndarray | None = None, *,
                   colors: np.ndarray | None = None, color=(0.6, 0.6, 0.6), opacity: float = 1.0) -> None:

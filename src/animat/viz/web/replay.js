@@ -8,13 +8,25 @@ const state = { frame: 0, playing: true, speed: 1, time: 0, trails: true, follow
 window.__replay = { ready: false, state };
 
 function decode(ref, buffers) {
-  // ref {b: buffer index, dtype: f4|u4|i4, shape: [...]} -> a typed array (row-major)
+  // ref {b: buffer index, dtype: f4|f2|n1|u4|i4, shape: [...]} -> a typed array (row-major; f2, n1 as float32)
   if (ref === null || ref === undefined) return null;
   const bin = atob(buffers[ref.b]);
   const bytes = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  if (ref.dtype === "f2") return halfToFloat(new Uint16Array(bytes.buffer));
+  if (ref.dtype === "n1") return Float32Array.from(new Int8Array(bytes.buffer), (v) => v / 127);
   const T = { f4: Float32Array, u4: Uint32Array, i4: Int32Array }[ref.dtype];
   return new T(bytes.buffer);
+}
+
+function halfToFloat(h) {
+  // IEEE 754 binary16 -> float32
+  const out = new Float32Array(h.length);
+  for (let i = 0; i < h.length; i++) {
+    const s = h[i] & 0x8000 ? -1 : 1, e = (h[i] >> 10) & 0x1f, m = h[i] & 0x3ff;
+    out[i] = e === 0 ? s * m * 2 ** -24 : e === 31 ? (m ? NaN : s * Infinity) : s * (1 + m / 1024) * 2 ** (e - 15);
+  }
+  return out;
 }
 
 function colour(c) {
@@ -204,7 +216,7 @@ function main() {
   camera.up.set(0, 0, 1);
   const centre = follow ? new THREE.Vector3(follow[0], follow[1], follow[2]) : new THREE.Vector3(cx, cy, 0.5 * (lo[2] + hi[2]));
   const view = scene.view || [-0.9, -1.6, 0.9];
-  const dist = 1.3 * focus / Math.hypot(...view);
+  const dist = 2.0 * focus / Math.hypot(...view);
   camera.position.set(centre.x + view[0] * dist, centre.y + view[1] * dist, centre.z + view[2] * dist);
   const controls = new OrbitControls(camera, canvas);
   controls.target.copy(centre);
