@@ -35,7 +35,7 @@ def report_cmd(run_dir: Path = typer.Argument(..., help="Run directory (any syst
     """Write report.html into a run directory: headline numbers, configuration, plots and a 3D replay."""
     from animat.viz.report import write_report
 
-    Console().print(f"report: [bold]{escape(str(write_report(run_dir)))}[/]")
+    Console().print(f"report: [bold]{escape(str(write_report(run_dir)))}[/]", soft_wrap=True)
 
 
 @app.command("view")

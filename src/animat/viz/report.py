@@ -92,19 +92,19 @@ def render_page(run_dir: Path, scene: Scene | None, system: str = "") -> str:
     media = sorted(p.relative_to(run_dir).as_posix() for p in (run_dir / "media").glob("*")) if (run_dir / "media").is_dir() else []
     three = three_dir()
     template = (WEB / "page.html").read_text(encoding="utf-8")
-    if scene is not None and three is not None:
+    replay, notes = "", ["no 3D replay: this run directory holds nothing to replay"]
+    if scene is not None:
         desc, buffers = scene.to_json()
-        imports = {"imports": {"three": _data_url(three / "build" / "three.module.min.js"),
-                               "three/addons/controls/OrbitControls.js": _data_url(three / "examples" / "jsm" / "controls" / "OrbitControls.js")}}
-        replay = (f"<script type='importmap'>{_script_json(imports)}</script>\n"
-                  f"<script type='application/json' id='scene-json'>{_script_json(_finite(desc))}</script>\n"
-                  f"<script type='application/json' id='scene-buffers'>{_script_json(buffers)}</script>\n"
-                  f"<script type='module'>{(WEB / 'replay.js').read_text(encoding='utf-8')}</script>")
+        replay = (f"<script type='application/json' id='scene-json'>{_script_json(_finite(desc))}</script>\n"
+                  f"<script type='application/json' id='scene-buffers'>{_script_json(buffers)}</script>\n")
         notes = desc["notes"]
-    else:
-        replay = ""
-        notes = ["no 3D replay: this run directory holds nothing to replay"] if scene is None else [
-            "no 3D replay: three.js is not installed (run `make setup`, which runs `npm install` in src/animat/viz/web)"]
+        if three is None:
+            notes = ["no 3D replay: three.js is not installed (run `make setup`, which runs `npm install` in src/animat/viz/web)"] + notes
+        else:
+            imports = {"imports": {"three": _data_url(three / "build" / "three.module.min.js"),
+                                   "three/addons/controls/OrbitControls.js": _data_url(three / "examples" / "jsm" / "controls" / "OrbitControls.js")}}
+            replay += (f"<script type='importmap'>{_script_json(imports)}</script>\n"
+                       f"<script type='module'>{(WEB / 'replay.js').read_text(encoding='utf-8')}</script>")
     figures = "".join(f"<figure><img src='{html.escape(p)}' alt='{html.escape(p)}'><figcaption>{html.escape(p)}</figcaption></figure>" for p in plots)
     links = " ".join(f"<a href='{html.escape(m)}'>{html.escape(m)}</a>" for m in media)
     nested = {k: v for k, v in summary.items() if isinstance(v, (dict, list))}
@@ -117,7 +117,7 @@ def render_page(run_dir: Path, scene: Scene | None, system: str = "") -> str:
         "PLOTS": figures or "<p>no plots</p>",
         "MEDIA": links or "none",
         "NOTES": "".join(f"<li>{html.escape(n)}</li>" for n in notes),
-        "VIEWER_CLASS": "" if replay else "hidden",
+        "VIEWER_CLASS": "" if scene is not None and three is not None else "hidden",
         "REPLAY": replay,
     }
     for k, v in fills.items():
