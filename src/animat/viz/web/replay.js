@@ -200,7 +200,7 @@ function main() {
   const [lo, hi] = [scene.bounds[0], scene.bounds[1]];
   const extent = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-6);
   const focus = scene.focus || extent;
-  const cell = niceStep(Math.min(extent, 2 * focus) / 10);
+  const cell = niceStep(Math.max(extent / 40, Math.min(extent, 2 * focus) / 10));  // at most about 40 squares a side
   const cx = 0.5 * (lo[0] + hi[0]), cy = 0.5 * (lo[1] + hi[1]);
   const span = Math.max(hi[0] - lo[0], hi[1] - lo[1]) + 4 * cell;
   const divisions = Math.min(400, Math.max(2, Math.ceil(span / cell)));
