@@ -35,7 +35,8 @@ def main() -> None:
 
     exe = shutil.which("chromium")
     if exe is None or three_dir() is None:
-        sys.exit("needs Debian's chromium and three.js (make setup)")
+        print(json.dumps({"benchmark": "report_page", "skipped": "needs Debian's chromium and three.js (make setup)"}))
+        return
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "viz"))
     from test_report_browser import FLAGS, loaded_bytes
 
