@@ -205,7 +205,8 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
     runs.atomic_write_json(run_dir / "summary.json", summary)
     from animat.viz.report import write_report
 
-    write_report(run_dir, reference=Xref, learned=shown, Y=Yseg, triangles=ds.topology["triangles"], cloth_scene=sc)
+    runs.atomic_save_npz(run_dir / "trajectory.npz", reference=Xref.astype(np.float16), learned=shown.astype(np.float16), Y=Yseg, triangles=ds.topology["triangles"])
+    write_report(run_dir, cloth_scene=sc)
     return summary
 
 

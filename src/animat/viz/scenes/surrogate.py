@@ -16,8 +16,8 @@ LEARNED_RGB = (0.25, 0.55, 0.85)
 
 
 def recognises(run_dir: Path) -> bool:
-    config = read_json_or_none(Path(run_dir) / "config.json") or {}
-    return "shown_vertices" in trajectory_keys(run_dir) or {"model", "horizon", "stride"} <= set(config)
+    keys = trajectory_keys(run_dir)
+    return "shown_vertices" in keys or {"reference", "learned"} <= keys
 
 
 def cloth_stride(frames: int, vertices: int, meshes: int) -> int:
@@ -78,16 +78,21 @@ def side_by_side(cloth_scene, reference: np.ndarray, learned: np.ndarray, Y: np.
     return scene
 
 
-def _play_scene(run_dir: Path, normals: np.ndarray | None, cloth_scene) -> Scene:
-    """``animat surrogate play``'s run: the learned cloth on the frames its video drew."""
-    from animat.surrogate.play import rest_frame
+def model_scene(run_dir: Path):
+    """The cloth scene of the model a play or evaluate run used (its config.json names the training run)."""
     from animat.surrogate.scenes import scene_from_dict
     from animat.surrogate.train_config import load_run_config
 
+    config = read_json_or_none(Path(run_dir) / "config.json") or {}
+    return scene_from_dict(load_run_config(config["model"])["scene"])
+
+
+def _play_scene(run_dir: Path, normals: np.ndarray | None, cloth_scene) -> Scene:
+    """``animat surrogate play``'s run: the learned cloth on the frames its video drew."""
+    from animat.surrogate.play import rest_frame
+
     traj = read_trajectory(run_dir, keys=("Y", "shown_frames", "shown_vertices"))
-    if cloth_scene is None:
-        config = read_json_or_none(Path(run_dir) / "config.json") or {}
-        cloth_scene = scene_from_dict(load_run_config(config["model"])["scene"])
+    cloth_scene = cloth_scene if cloth_scene is not None else model_scene(run_dir)
     _, triangles = rest_frame(cloth_scene)
     X, shown = traj["shown_vertices"], traj["shown_frames"]
     keep = np.arange(0, len(shown), cloth_stride(len(shown), X.shape[1], 1))
@@ -99,12 +104,12 @@ def _play_scene(run_dir: Path, normals: np.ndarray | None, cloth_scene) -> Scene
     return scene
 
 
-def build(run_dir: Path, normals=None, cloth_scene=None, reference=None, learned=None, Y=None, triangles=None, **_) -> Scene | None:
-    """``play``: from trajectory.npz (``normals``: the predicted normals of its drawn frames, ``cloth_scene``: its scene
-    object, both optional). ``evaluate``: from the arrays it hands over (``reference``, ``learned``, ``Y``,
-    ``triangles``, ``cloth_scene``); an evaluate run reported later has none: no replay."""
-    if reference is not None:
-        return side_by_side(cloth_scene, reference, learned, Y, triangles)
+def build(run_dir: Path, normals=None, cloth_scene=None, **_) -> Scene:
+    """From trajectory.npz: ``play``'s drawn frames (``normals``: their predicted normals), ``evaluate``'s first
+    held-out segment (``reference``, ``learned``, ``Y``, ``triangles``). ``cloth_scene``: the scene object
+    (else rebuilt from the model the run's config.json names)."""
     if "shown_vertices" in trajectory_keys(run_dir):
         return _play_scene(Path(run_dir), normals, cloth_scene)
-    return None
+    traj = read_trajectory(run_dir, keys=("reference", "learned", "Y", "triangles"))
+    cloth_scene = cloth_scene if cloth_scene is not None else model_scene(run_dir)
+    return side_by_side(cloth_scene, traj["reference"], traj["learned"], traj["Y"], traj["triangles"])
