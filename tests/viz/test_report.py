@@ -186,3 +186,25 @@ def test_view_refuses_a_non_directory_and_warns_for_another_host(animat_cli, tmp
     monkeypatch.setattr(serve_mod.ThreadingHTTPServer, "serve_forever", lambda self: None)
     serve_mod.serve(tmp_path, host="0.0.0.0", port=0, open_browser=False, say=said.append)
     assert said[0].startswith("warning: listening on 0.0.0.0") and "serving" in said[1]
+
+
+def test_swarm_scene_2d_in_the_plane_with_the_links_within_r(tmp_path):
+    from itertools import combinations
+
+    from animat.viz.scenes import swarm
+
+    rng = np.random.default_rng(3)
+    pos = rng.uniform(0, 10, (6, 15, 2)).astype(np.float32)
+    runs.atomic_save_npz(tmp_path / "trajectory.npz", positions=pos, t=np.arange(6) * 0.5)
+    runs.atomic_write_json(tmp_path / "summary.json", {"params": {"r": 3.0, "d": 2.5}, "obstacles": {"spheres": [{"center": [5, 5], "radius": 1.0}]}})
+    assert swarm.recognises(tmp_path)
+    desc, bufs = swarm.build(tmp_path).to_json()
+    agents, links = desc["objects"][0], desc["objects"][1]
+    drawn = decode(agents["positions"], bufs)
+    assert np.array_equal(drawn[..., :2], pos) and not drawn[..., 2].any()  # 2D: the plane z = 0
+    pairs, offsets = decode(links["pairs"], bufs).astype(int), decode(links["offsets"], bufs).astype(int)
+    for f in range(len(pos)):
+        expected = {(i, j) for i, j in combinations(range(15), 2) if np.linalg.norm(pos[f, i] - pos[f, j]) < 3.0}
+        assert {tuple(sorted(p)) for p in pairs.reshape(-1, 2)[offsets[f]:offsets[f + 1]]} == expected
+    disc = next(o for o in desc["objects"] if o.get("name") == "obstacles")
+    assert disc["kinds"] == ["cylinder"] and np.allclose(decode(disc["pos"], bufs), [[5, 5, 0]])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import zipfile
 from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 
@@ -35,6 +36,22 @@ def read_json_or_none(path: Path):
         return runs.read_json(path) if Path(path).is_file() else None
     except (OSError, ValueError):
         return None
+
+
+def from_run_config(run_dir: Path, build: Callable[[dict], Any]) -> Any | None:
+    """``build(config)`` of this run's config.json (a training run) or else of the run its summary names as
+    ``source`` (a replay of it); None where neither holds a config that ``build`` accepts."""
+    from animat.errors import AnimatError
+
+    source = (read_json_or_none(Path(run_dir) / "summary.json") or {}).get("source")
+    for folder in (Path(run_dir), Path(source) if source else None):
+        stored = read_json_or_none(folder / "config.json") if folder is not None else None
+        if isinstance(stored, dict):
+            try:
+                return build(stored)
+            except (AnimatError, TypeError, ValueError):
+                pass
+    return None
 
 
 def box_triangles() -> np.ndarray:

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from animat.viz.scene import Scene, frame_indices
-from animat.viz.scenes import box_triangles, read_json_or_none, read_trajectory, trajectory_keys
+from animat.viz.scenes import box_triangles, from_run_config, read_trajectory, trajectory_keys
 
 UNIT = "u"  # the paper preset's simulation length unit
 
@@ -18,18 +18,12 @@ def recognises(run_dir: Path) -> bool:
 
 def _params(run_dir: Path, notes: list):
     """The fly's parameters: this run's config.json (training), its source run's (replay), else the preset."""
-    from animat.errors import AnimatError
     from animat.fly.model import FlyParams
     from animat.fly.train import TrainConfig
 
-    source = (read_json_or_none(run_dir / "summary.json") or {}).get("source")
-    for folder in (run_dir, Path(source) if source else None):
-        stored = read_json_or_none(folder / "config.json") if folder is not None else None
-        if isinstance(stored, dict):
-            try:
-                return TrainConfig.build(None, **stored).fly_params()
-            except (AnimatError, TypeError, ValueError):
-                pass
+    params = from_run_config(run_dir, lambda stored: TrainConfig.build(None, **stored).fly_params())
+    if params is not None:
+        return params
     notes.append("body drawn with the paper preset's geometry: the run directory does not say which fly flew")
     return FlyParams()
 

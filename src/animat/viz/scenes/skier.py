@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from animat.viz.scene import Scene, frame_indices
-from animat.viz.scenes import read_json_or_none, read_trajectory, trajectory_keys
+from animat.viz.scenes import from_run_config, read_trajectory, trajectory_keys
 
 TRACK_RGB = (0.35, 0.45, 0.6)
 TRACK_TAIL_S = 4.0  # seconds of ski track shown behind the skier
@@ -20,18 +20,12 @@ def recognises(run_dir: Path) -> bool:
 
 def _params(run_dir: Path, notes: list):
     """This run's config.json (training), its source run's (replay), else the default skier."""
-    from animat.errors import AnimatError
     from animat.skier.model import SkierParams
     from animat.skier.train import TrainConfig
 
-    source = (read_json_or_none(run_dir / "summary.json") or {}).get("source")
-    for folder in (run_dir, Path(source) if source else None):
-        stored = read_json_or_none(folder / "config.json") if folder is not None else None
-        if isinstance(stored, dict):
-            try:
-                return TrainConfig.build(None, **stored).skier_params()
-            except (AnimatError, TypeError, ValueError):
-                pass
+    params = from_run_config(run_dir, lambda stored: TrainConfig.build(None, **stored).skier_params())
+    if params is not None:
+        return params
     notes.append("bodies drawn with the default skier: the run directory does not say which skier skied")
     return SkierParams()
 
