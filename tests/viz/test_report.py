@@ -208,3 +208,13 @@ def test_swarm_scene_2d_in_the_plane_with_the_links_within_r(tmp_path):
         assert {tuple(sorted(p)) for p in pairs.reshape(-1, 2)[offsets[f]:offsets[f + 1]]} == expected
     disc = next(o for o in desc["objects"] if o.get("name") == "obstacles")
     assert disc["kinds"] == ["cylinder"] and np.allclose(decode(disc["pos"], bufs), [[5, 5, 0]])
+
+
+def test_a_replay_that_cannot_be_built_still_gives_the_page(tmp_path):
+    runs.atomic_save_npz(tmp_path / "trajectory.npz", t=np.arange(3.0), position=np.zeros((3, 3)), quaternion=np.zeros((3, 4)),
+                         wing_angles=np.zeros((2, 6)))  # two frames of wings for three of body: a torn file
+    runs.atomic_write_json(tmp_path / "summary.json", {"seconds": 3.0})
+    with pytest.warns(RuntimeWarning, match="no 3D replay"):
+        write_report(tmp_path)
+    text = (tmp_path / "report.html").read_text()
+    assert "could not be built" in text and "seconds" in text and "scene-json" not in text

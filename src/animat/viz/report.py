@@ -18,6 +18,7 @@ import html
 import importlib
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -84,15 +85,15 @@ def build_scene(run_dir: Path, **context: Any) -> tuple[Scene | None, str]:
     return None, ""
 
 
-def render_page(run_dir: Path, scene: Scene | None, system: str = "") -> str:
-    """The HTML of the report of ``run_dir`` with ``scene`` as its replay."""
+def render_page(run_dir: Path, scene: Scene | None, system: str = "", why_none: str = "this run directory holds nothing to replay") -> str:
+    """The HTML of the report of ``run_dir`` with ``scene`` as its replay (``why_none`` says why there is none)."""
     summary = _read_json(run_dir / "summary.json") or {}
     config = _read_json(run_dir / "config.json")
     plots = sorted(p.relative_to(run_dir).as_posix() for p in (run_dir / "plots").glob("*.png")) if (run_dir / "plots").is_dir() else []
     media = sorted(p.relative_to(run_dir).as_posix() for p in (run_dir / "media").glob("*")) if (run_dir / "media").is_dir() else []
     three = three_dir()
     template = (WEB / "page.html").read_text(encoding="utf-8")
-    replay, notes = "", ["no 3D replay: this run directory holds nothing to replay"]
+    replay, notes = "", [f"no 3D replay: {why_none}"]
     if scene is not None:
         desc, buffers = scene.to_json()
         replay = (f"<script type='application/json' id='scene-json'>{_script_json(_finite(desc))}</script>\n"
@@ -131,7 +132,11 @@ def write_report(run_dir: str | os.PathLike, scene: Scene | None = None, **conte
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise RunDirError(f"{str(run_dir)!r} is not a directory; give a run directory")
-    system = ""
+    system, why_none = "", "this run directory holds nothing to replay"
     if scene is None:
-        scene, system = build_scene(run_dir, **context)
-    return runs.atomic_write_text(run_dir / "report.html", render_page(run_dir, scene, system))
+        try:
+            scene, system = build_scene(run_dir, **context)
+        except Exception as exc:  # the run's numbers and plots matter more than its replay: the page is written all the same
+            why_none = f"it could not be built from this run's files ({type(exc).__name__}: {exc})"
+            warnings.warn(f"report.html of {run_dir} has no 3D replay: {why_none}", RuntimeWarning, stacklevel=2)
+    return runs.atomic_write_text(run_dir / "report.html", render_page(run_dir, scene, system, why_none))
