@@ -3,8 +3,10 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+WEB := src/animat/viz/web
+THREE := $(WEB)/node_modules/three/package.json
 
-.PHONY: setup run test test-all bench clean
+.PHONY: setup run test test-all bench clean browser
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -12,19 +14,35 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev,distributed,imitate,rl]'
 	@touch $(STAMP)
 
-setup: $(STAMP)
+# three.js for report.html's 3D replay, from the npm registry (pinned in $(WEB)/package.json); without npm
+# the reports are written without their replay.
+$(THREE): $(WEB)/package.json
+	@if command -v npm >/dev/null 2>&1; then \
+		(cd $(WEB) && npm install --no-audit --no-fund --no-package-lock --loglevel=error) && touch $(THREE) \
+		|| echo "npm install failed: report.html is written without its 3D replay"; \
+	else echo "npm not found: report.html is written without its 3D replay"; fi
+
+# Debian's Chromium for the browser tests: installed where we run as root, else those tests are skipped.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+			|| echo "could not install chromium: the browser tests will be skipped"; \
+		else echo "chromium not found (and not root to install it): the browser tests will be skipped"; fi; }
+
+setup: $(STAMP) $(THREE)
 
 run: $(STAMP)
 	$(VENV)/bin/animat fly train --config configs/fly_default.toml
 
-test: $(STAMP)
+test: $(STAMP) $(THREE) browser
 	$(PY) -m pytest -m "not slow" -q
 
-test-all: $(STAMP)
+test-all: $(STAMP) $(THREE) browser
 	$(PY) -m pytest -q
 
 bench: $(STAMP)
 	@for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache $(WEB)/node_modules

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from pathlib import Path
 
 import typer
 from rich.console import Console
@@ -35,6 +36,30 @@ def root(json_output: bool = typer.Option(False, "--json", help="Machine output:
     use_json(json_output)
 
 err = Console(stderr=True)
+
+
+@app.command("report")
+def report_cmd(run_dir: Path = typer.Argument(..., help="Run directory (any system's); runs made before reports existed too.")) -> None:
+    """Write report.html into a run directory: headline numbers, configuration, plots and a 3D replay."""
+    from animat.viz.report import write_report
+
+    Console().print(f"report: [bold]{escape(str(write_report(run_dir)))}[/]", soft_wrap=True)
+
+
+@app.command("view")
+def view_cmd(
+    run_dir: Path = typer.Argument(..., help="Run directory to serve (its report.html is written first if it has none)."),
+    port: int = typer.Option(8000, "--port", help="Port (0: any free one)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on; anything but this machine's own gets a warning."),
+    browser: bool = typer.Option(True, "--browser/--no-browser", help="Open a browser where there is a display."),
+) -> None:
+    """Serve a run directory on localhost and print its address; only files inside it are served."""
+    from animat.viz.report import write_report
+    from animat.viz.serve import serve
+
+    if run_dir.is_dir() and not (run_dir / "report.html").is_file():
+        write_report(run_dir)
+    serve(run_dir, host=host, port=port, open_browser=browser, say=lambda line: Console().print(escape(line), highlight=False, soft_wrap=True))
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:

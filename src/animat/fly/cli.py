@@ -98,6 +98,7 @@ def replay_cmd(
 ) -> None:
     """Re-simulate a saved genome for any duration: trajectory.npz, plots, animation, summary.json."""
     from animat.fly.replay import write_replay
+    from animat.viz.report import write_report
 
     opts = ReplayOptions.build(config, seconds=seconds, anim_seconds=anim_seconds)
     seconds, anim_seconds = float(opts.seconds), float(opts.anim_seconds)
@@ -106,4 +107,5 @@ def replay_cmd(
     summary = write_replay(params, genome, seconds, run_dir, anim_seconds=anim_seconds, title=f"replay of {source.name}")
     summary["source"] = str(source)
     runs.atomic_write_json(run_dir / "summary.json", summary)
+    write_report(run_dir, params=params)
     print_summary(summary, run_dir, FLIGHT_KEYS + [k for k in summary if k.startswith("check_")])

@@ -9,7 +9,8 @@ the clip's pose (a second copy of the character posed kinematically) in transluc
 (EGL or OSMesa, :mod:`animat.viz.mujoco_render` via :mod:`animat.imitate.render`); ``matplotlib`` draws a box around each geom
 (capsules as boxes along their axis, spheres as cubes); ``auto`` (default) takes MuJoCo where an
 offscreen GL context can be made, else matplotlib. Writes ``media/play.gif``, ``trajectory.npz``
-(per step: time, r_I, root position) and ``summary.json`` (``renderer`` says which drew it).
+(per step: time, r_I, root position; per drawn frame: qpos of the character and of the ghost),
+``summary.json`` (``renderer`` says which drew it) and ``report.html``.
 """
 
 from __future__ import annotations
@@ -111,7 +112,8 @@ def play(run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render:
             grab(env.t)
     out = Path(out)
     rewards_a = np.array(rewards)
-    runs.atomic_save_npz(out / "trajectory.npz", time=np.arange(1, step + 1) / 30.0, r_imitation=rewards_a, root_pos=np.array(roots))
+    poses = {"qpos_time": np.array(times), "qpos": np.array(sim_q), "ghost_qpos": np.array(ghost_q)} if render else {}  # the drawn frames
+    runs.atomic_save_npz(out / "trajectory.npz", time=np.arange(1, step + 1) / 30.0, r_imitation=rewards_a, root_pos=np.array(roots), **poses)
     summary = {
         "source": str(run_dir),
         "seconds_requested": float(seconds),
@@ -131,6 +133,9 @@ def play(run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render:
                                  fps=real_fps, renderer=renderer))
         summary["gif"] = str(Path(summary["gif"]).relative_to(out))
     runs.atomic_write_json(out / "summary.json", summary)
+    from animat.viz.report import write_report
+
+    write_report(out, model=env.model)
     return summary
 
 

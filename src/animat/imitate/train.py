@@ -326,6 +326,9 @@ def finish(session: Session) -> dict:
         "logs": "logs/progress.csv" + (" + TensorBoard events" if tensorboard_available() else " (tensorboard not installed: CSV only)"),
     }
     runs.atomic_write_json(out / "summary.json", summary)
+    from animat.viz.report import write_report
+
+    write_report(out)
     return summary
 
 

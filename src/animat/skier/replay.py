@@ -96,9 +96,9 @@ def write_replay(params: SkierParams, gene: np.ndarray, seconds: float, out: Pat
     ``plots/topview.png`` and ``media/skier.gif`` under ``out``; returns headline numbers."""
     out = Path(out)
     traj = trajectory(params, gene, seconds, frame_dt, tau)
-    # as the fly's: t (T,) s, root position (T, 3) m, root quaternion (T, 4) [w, x, y, z]
+    # as the fly's: t (T,) s, root position (T, 3) m, root quaternion (T, 4) [w, x, y, z], qpos (T, nq) for the report
     runs.atomic_save_npz(out / "trajectory.npz", t=traj["t"].astype(np.float32), position=traj["root_pos"].astype(np.float32),
-                         quaternion=traj["root_quat"].astype(np.float32))
+                         quaternion=traj["root_quat"].astype(np.float32), qpos=traj["qpos"].astype(np.float32))
     plots.topview_plot(traj["root_pos"][:, 0], traj["root_pos"][:, 1], out / "plots" / "topview.png", title=f"{title}: path from above")
     gif = out / "media" / "skier.gif"
     backend = mujoco_gif(params, traj, gif, anim_seconds=anim_seconds)

@@ -104,4 +104,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
         **{f"replay_{k}": v for k, v in flight.items()},
     }
     runs.atomic_write_json(out / "summary.json", summary)
+    from animat.viz.report import write_report
+
+    write_report(out, params=params)
     return summary

@@ -149,14 +149,14 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
     recorded_spf = dataset_stats(data)["reference_seconds_per_frame"]
     reference_spf = time_reference(sc, reference_frames) if reference_frames else recorded_spf
 
-    if video:  # the first held-out segment, side by side, with the error colour map
+    first = per_segment[0]  # the first held-out segment: the video and the report's replay show it
+    Xref = ds.X[first["episode"]][first["start"] : first["start"] + horizon]
+    shown = first.get("surrogate_projected", first["surrogate"])
+    Yseg = ds.Y[first["episode"]][first["start"] : first["start"] + horizon]
+    if video:  # side by side, with the error colour map
         from animat.viz.cloth import side_by_side_gif
 
-        first = per_segment[0]
-        Xref = ds.X[first["episode"]][first["start"] : first["start"] + horizon]
-        shown = first.get("surrogate_projected", first["surrogate"])
-        side_by_side_gif({"reference": Xref, "surrogate": shown}, ds.topology["triangles"],
-                         ds.Y[first["episode"]][first["start"] : first["start"] + horizon], run_dir / "media" / "rollout.gif",
+        side_by_side_gif({"reference": Xref, "surrogate": shown}, ds.topology["triangles"], Yseg, run_dir / "media" / "rollout.gif",
                          scene=sc, error=np.linalg.norm(shown - Xref, axis=-1))
 
     train_eps = [pca.encode(ds.X[i]) for i in train_cfg["train_episode_ids"] if i < len(ds.X)]
@@ -203,6 +203,10 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
                                                      "stability_frames": int(stability_frames), "settle_frames": int(settle_frames),
                                                      "rest_seconds": float(rest_seconds)})
     runs.atomic_write_json(run_dir / "summary.json", summary)
+    from animat.viz.report import write_report
+
+    runs.atomic_save_npz(run_dir / "trajectory.npz", reference=Xref.astype(np.float16), learned=shown.astype(np.float16), Y=Yseg, triangles=ds.topology["triangles"])
+    write_report(run_dir, cloth_scene=sc)
     return summary
 
 

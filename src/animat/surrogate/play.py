@@ -207,6 +207,9 @@ def play(model: Model, Y: np.ndarray, run_dir: str | os.PathLike, *, every: int 
         play_video(np.stack(shown["X"]), np.stack(shown["N"]), Y[shown["t"]], triangles, path, scene=scene, captions=captions, fps=video_fps, on_frame=on_draw)
         summary.update(video=str(path.relative_to(run_dir)), video_frames=len(shown["t"]), render_seconds=time.perf_counter() - start)
     runs.atomic_write_json(run_dir / "summary.json", summary)
+    from animat.viz.report import write_report
+
+    write_report(run_dir, normals=np.stack(shown["N"]) if video else None, cloth_scene=scene)
     return summary
 
 

@@ -1,0 +1,142 @@
+"""``report.html``: one page per run directory with its headline numbers, configuration, plots and a 3D replay.
+
+The page opens from disk with no network: the scene's arrays are inlined (float32, base64), and so
+is three.js, read from the npm package ``three`` that ``make setup`` installs into
+``animat/viz/web/node_modules`` (``ANIMAT_THREE_DIR`` may name another copy of that package). Without
+it the page is written all the same, saying how to get the replay. Plots are loaded from the run
+directory beside the page (``plots/*.png``).
+
+The replay comes from the run's own files (``trajectory.npz``, ``config.json``, ...) through one
+scene builder per system (:mod:`animat.viz.scenes`), or from a :class:`~animat.viz.scene.Scene` a
+verb hands over directly.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import importlib
+import json
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+from animat import runs
+from animat.errors import RunDirError
+from animat.viz.scene import Scene
+
+WEB = Path(__file__).with_name("web")
+SCENE_BUILDERS = ("fly", "skier", "swarm", "surrogate", "imitate")  # modules of animat.viz.scenes, tried in this order
+
+
+def three_dir() -> Path | None:
+    """The npm package ``three`` (its folder) or None where it is not installed."""
+    root = Path(os.environ.get("ANIMAT_THREE_DIR") or WEB / "node_modules" / "three")
+    return root if (root / "build" / "three.module.min.js").is_file() else None
+
+
+def _data_url(path: Path) -> str:
+    return "data:text/javascript;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def _script_json(obj: Any) -> str:
+    """JSON safe inside <script>: no '</' can close the element early."""
+    return json.dumps(obj, separators=(",", ":"), allow_nan=False, default=runs._jsonable).replace("</", "<\\/")
+
+
+def _finite(obj: Any) -> Any:
+    """NaN and infinities (JSON has none) as null."""
+    if isinstance(obj, float):
+        return obj if obj == obj and abs(obj) != float("inf") else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return runs.read_json(path) if path.is_file() else None
+    except (OSError, ValueError):
+        return None
+
+
+def _format(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+def _table(summary: dict) -> str:
+    rows = [f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(_format(v))}</td></tr>"
+            for k, v in summary.items() if isinstance(v, (int, float, str, bool)) or v is None]
+    return f"<table class='numbers'>{''.join(rows)}</table>" if rows else "<p>no summary.json</p>"
+
+
+def build_scene(run_dir: Path, **context: Any) -> tuple[Scene | None, str]:
+    """The replay of ``run_dir`` from the first scene builder that recognises it: ``(scene or None, system or "")``.
+    ``context`` passes what a verb has in memory (e.g. ``params``) to the builders."""
+    for name in SCENE_BUILDERS:
+        module = importlib.import_module(f"animat.viz.scenes.{name}")
+        if module.recognises(run_dir):
+            return module.build(run_dir, **context), name
+    return None, ""
+
+
+def render_page(run_dir: Path, scene: Scene | None, system: str = "", why_none: str = "this run directory holds nothing to replay") -> str:
+    """The HTML of the report of ``run_dir`` with ``scene`` as its replay (``why_none`` says why there is none)."""
+    summary = _read_json(run_dir / "summary.json") or {}
+    config = _read_json(run_dir / "config.json")
+    plots = sorted(p.relative_to(run_dir).as_posix() for p in (run_dir / "plots").glob("*.png")) if (run_dir / "plots").is_dir() else []
+    media = sorted(p.relative_to(run_dir).as_posix() for p in (run_dir / "media").glob("*")) if (run_dir / "media").is_dir() else []
+    three = three_dir()
+    template = (WEB / "page.html").read_text(encoding="utf-8")
+    replay, notes = "", [f"no 3D replay: {why_none}"]
+    if scene is not None:
+        desc, buffers = scene.to_json()
+        replay = (f"<script type='application/json' id='scene-json'>{_script_json(_finite(desc))}</script>\n"
+                  f"<script type='application/json' id='scene-buffers'>{_script_json(buffers)}</script>\n")
+        notes = desc["notes"]
+        if three is None:
+            notes = ["no 3D replay: three.js is not installed (run `make setup`, which runs `npm install` in src/animat/viz/web)"] + notes
+        else:
+            imports = {"imports": {"three": _data_url(three / "build" / "three.module.min.js"),
+                                   "three/addons/controls/OrbitControls.js": _data_url(three / "examples" / "jsm" / "controls" / "OrbitControls.js")}}
+            replay += (f"<script type='importmap'>{_script_json(imports)}</script>\n"
+                       f"<script type='module'>{(WEB / 'replay.js').read_text(encoding='utf-8')}</script>")
+    figures = "".join(f"<figure><img src='{html.escape(p)}' alt='{html.escape(p)}'><figcaption>{html.escape(p)}</figcaption></figure>" for p in plots)
+    links = " ".join(f"<a href='{html.escape(m)}'>{html.escape(m)}</a>" for m in media)
+    nested = {k: v for k, v in summary.items() if isinstance(v, (dict, list))}
+    fills = {
+        "TITLE": html.escape(run_dir.resolve().name),
+        "SYSTEM": html.escape(system or "run"),
+        "NUMBERS": _table(summary),
+        "NESTED": f"<pre>{html.escape(json.dumps(nested, indent=2, default=str))}</pre>" if nested else "",
+        "CONFIG": html.escape(json.dumps(config, indent=2, default=str)) if config is not None else "no config.json",
+        "PLOTS": figures or "<p>no plots</p>",
+        "MEDIA": links or "none",
+        "NOTES": "".join(f"<li>{html.escape(n)}</li>" for n in notes),
+        "VIEWER_CLASS": "" if scene is not None and three is not None else "hidden",
+        "REPLAY": replay,
+    }
+    for k, v in fills.items():
+        template = template.replace(f"@@{k}@@", v)
+    return template
+
+
+def write_report(run_dir: str | os.PathLike, scene: Scene | None = None, **context: Any) -> Path:
+    """Write ``run_dir/report.html`` (atomically) and return its path. Without ``scene`` the replay is built
+    from the run directory's files; ``context`` goes to the scene builders (see :func:`build_scene`)."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise RunDirError(f"{str(run_dir)!r} is not a directory; give a run directory")
+    system, why_none = "", "this run directory holds nothing to replay"
+    if scene is None:
+        try:
+            scene, system = build_scene(run_dir, **context)
+        except Exception as exc:  # the run's numbers and plots matter more than its replay: the page is written all the same
+            why_none = f"it could not be built from this run's files ({type(exc).__name__}: {exc})"
+            warnings.warn(f"report.html of {run_dir} has no 3D replay: {why_none}", RuntimeWarning, stacklevel=2)
+    return runs.atomic_write_text(run_dir / "report.html", render_page(run_dir, scene, system, why_none))

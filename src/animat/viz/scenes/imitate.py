@@ -1,0 +1,76 @@
+"""The imitation's replay: the simulated character and the reference clip's pose beside it (the ghost)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from animat.viz.scene import Scene
+from animat.viz.scenes import read_json_or_none, read_trajectory, trajectory_keys
+
+GHOST_RGB = (0.95, 0.55, 0.15)
+GHOST_OPACITY = 0.4
+CLIP_FPS = 30.0
+
+
+def recognises(run_dir: Path) -> bool:
+    run_dir = Path(run_dir)
+    return "r_imitation" in trajectory_keys(run_dir) or ((run_dir / "policy.json").is_file() and (run_dir / "config.json").is_file())
+
+
+def _env(training_run: Path):
+    from animat.imitate.play import load_run
+    from animat.imitate.train import make_env
+
+    cfg, _ = load_run(training_run)
+    return make_env(cfg, rsi=False)
+
+
+def clip_poses(env, cycles: float = 2.0) -> tuple[np.ndarray, np.ndarray]:
+    """Times ``(F,)`` s and qpos ``(F, nq)`` of the reference clip of ``env``, ``cycles`` times through, at 30 fps."""
+    import mujoco
+
+    from animat.imitate.character import set_pose
+
+    data = mujoco.MjData(env.model)
+    times = np.arange(0.0, cycles * env.clip.cycle_seconds + 1e-9, 1.0 / CLIP_FPS)
+    qpos = []
+    for t in times:
+        set_pose(env.model, data, env.clip.sample(t), env.layout)
+        qpos.append(data.qpos.copy())
+    return times, np.array(qpos)
+
+
+def build(run_dir: Path, model=None, **_) -> Scene:
+    """``play``: the character and the ghost from trajectory.npz (``model``: the MjModel, else rebuilt from the
+    training run its summary names). ``train``: the reference clip the policy learns."""
+    from animat.imitate.play import GHOST_OFFSET
+    from animat.viz.scenes.mujoco_bodies import add_model
+
+    run_dir = Path(run_dir)
+    if "r_imitation" not in trajectory_keys(run_dir):  # a training run: its clip
+        env = _env(run_dir)
+        times, qpos = clip_poses(env)
+        scene = Scene(times, follow=qpos[:, :3], focus=2.5, ground=0.0)
+        add_model(scene, "reference clip", env.model, qpos, tint=GHOST_RGB, opacity=0.8)
+        scene.notes.append("the reference clip this run learns to imitate (play the policy for the character)")
+        return scene
+    traj = read_trajectory(run_dir, keys=("time", "root_pos"))
+    if "qpos" not in traj:
+        scene = Scene(traj["time"], follow=traj["root_pos"], focus=2.5, ground=0.0)
+        scene.add_prims("root", ["sphere"], [[0.1, 0.1, 0.1]], traj["root_pos"][:, None], color=(0.2, 0.4, 0.8))
+        scene.add_path("root path", traj["root_pos"] * [1, 1, 0])
+        scene.notes.append("this run kept only the root's path (play the policy again for the whole character)")
+        return scene
+    if model is None:
+        source = (read_json_or_none(run_dir / "summary.json") or {}).get("source")
+        model = _env(Path(source)).model
+    root = traj["qpos"][:, :3]
+    scene = Scene(traj["qpos_time"], follow=root, focus=2.5, ground=0.0)
+    add_model(scene, "character", model, traj["qpos"].astype(float))
+    add_model(scene, "reference (ghost)", model, traj["ghost_qpos"].astype(float), offset=GHOST_OFFSET, tint=GHOST_RGB, opacity=GHOST_OPACITY)
+    scene.add_path("root path", root * [1, 1, 0])
+    scene.add_label("character", root[0] + [0, 0, 0.9])
+    scene.add_label("reference", root[0] + GHOST_OFFSET + [0, 0, 0.9])
+    return scene

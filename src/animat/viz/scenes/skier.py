@@ -1,0 +1,59 @@
+"""The skier's replay: every body of its MuJoCo model drawn from its geoms, the ski tracks on the snow."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from animat.viz.scene import Scene, frame_indices
+from animat.viz.scenes import from_run_config, read_trajectory, trajectory_keys
+
+TRACK_RGB = (0.35, 0.45, 0.6)
+TRACK_TAIL_S = 4.0  # seconds of ski track shown behind the skier
+
+
+def recognises(run_dir: Path) -> bool:
+    keys = trajectory_keys(run_dir)
+    return {"position", "quaternion"} <= keys and "wing_angles" not in keys
+
+
+def _params(run_dir: Path, notes: list):
+    """This run's config.json (training), its source run's (replay), else the default skier."""
+    from animat.skier.model import SkierParams
+    from animat.skier.train import TrainConfig
+
+    params = from_run_config(run_dir, lambda stored: TrainConfig.build(None, **stored).skier_params())
+    if params is not None:
+        return params
+    notes.append("bodies drawn with the default skier: the run directory does not say which skier skied")
+    return SkierParams()
+
+
+def build(run_dir: Path, params=None, **_) -> Scene:
+    """``params``: the SkierParams of the run (else read from it, see :func:`_params`). Runs that kept only the
+    root's pose (before reports) are drawn as a box on their path."""
+    traj = read_trajectory(run_dir, keys=("t", "position", "quaternion"))
+    idx = frame_indices(traj["t"])
+    root = traj["position"][idx]
+    scene = Scene(traj["t"][idx], follow=root, focus=2.5, ground=0.0)
+    if "qpos" not in traj:
+        scene.notes.append("this run kept only the pelvis pose: it is drawn as a box (replay the run for the whole skier)")
+        scene.add_prims("pelvis", ["box"], [[0.15, 0.1, 0.1]], root[:, None], traj["quaternion"][idx][:, None], color=(0.2, 0.4, 0.8))
+        scene.add_path("path", root * [1, 1, 0])
+        return scene
+    import mujoco
+
+    from animat.skier.model import build_model
+    from animat.viz.scenes.mujoco_bodies import add_model
+
+    model = build_model(params if params is not None else _params(Path(run_dir), scene.notes))
+    ids, centres = add_model(scene, "skier", model, traj["qpos"][idx].astype(float))
+    names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, int(g)) for g in ids]
+    dt = float(np.median(np.diff(scene.times))) if scene.frames > 1 else 1.0
+    for side in ("left", "right"):
+        if f"{side}_ski" in names:
+            track = centres[:, names.index(f"{side}_ski")] * [1, 1, 0] + [0, 0, 0.002]
+            scene.add_path(f"{side} ski track", track, color=TRACK_RGB, tail=max(2, int(TRACK_TAIL_S / dt)))
+    scene.add_path("pelvis path", root * [1, 1, 0] + [0, 0, 0.001], color=(0.84, 0.15, 0.16))
+    return scene

@@ -1,0 +1,115 @@
+"""The cloth's replay: shaded meshes (with the predicted normals where the run has them) and the proxies of
+the external object; ``evaluate``'s reference and learned cloth side by side."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from animat.viz.scene import Scene, quat_between_z
+from animat.viz.scenes import read_json_or_none, read_trajectory, trajectory_keys
+
+CLOTH_BYTES = 2_500_000  # stored bytes of cloth a replay keeps at most (frames are thinned to fit)
+REFERENCE_RGB = (0.85, 0.55, 0.25)
+LEARNED_RGB = (0.25, 0.55, 0.85)
+
+
+def recognises(run_dir: Path) -> bool:
+    keys = trajectory_keys(run_dir)
+    return "shown_vertices" in keys or {"reference", "learned"} <= keys
+
+
+def cloth_stride(frames: int, vertices: int, meshes: int) -> int:
+    """Every how many frames to keep so that ``meshes`` cloths of ``vertices`` fit in :data:`CLOTH_BYTES`
+    (float16 positions and 1-byte normals: 9 bytes a vertex a frame)."""
+    return max(1, -(-frames * vertices * meshes * 9 // CLOTH_BYTES))
+
+
+def add_proxies(scene: Scene, cloth_scene, Y: np.ndarray, offset=(0.0, 0.0, 0.0)) -> None:
+    """The external object's collision proxies at external states ``Y (F, y)``: spheres and capsules, moved by ``offset``."""
+    shapes = [cloth_scene.proxies(y) for y in Y]
+    spheres = np.stack([s for s, _ in shapes]).astype(float)  # (F, S, 4)
+    capsules = np.stack([c for _, c in shapes]).astype(float)  # (F, C, 7)
+    kinds, sizes, pos, quat = [], [], [], []
+    if spheres.shape[1]:
+        kinds += ["sphere"] * spheres.shape[1]
+        sizes += [[r, r, r] for r in spheres[0, :, 3]]
+        pos.append(spheres[..., :3])
+        quat.append(np.tile([1.0, 0, 0, 0], spheres.shape[:2] + (1,)))
+    if capsules.shape[1]:
+        centre, half, q = quat_between_z(capsules[..., :3], capsules[..., 3:6])
+        kinds += ["capsule"] * capsules.shape[1]
+        sizes += [[r, h, 0.0] for r, h in zip(capsules[0, :, 6], half[0])]
+        pos.append(centre)
+        quat.append(q)
+    if kinds:
+        scene.add_prims("proxies", kinds, sizes, np.concatenate(pos, axis=1) + offset, np.concatenate(quat, axis=1),
+                        color=(0.8, 0.25, 0.25), opacity=0.45)
+
+
+def _normals(X: np.ndarray, triangles: np.ndarray, given: np.ndarray | None) -> np.ndarray:
+    from animat.surrogate.normals import vertex_normals
+
+    return given if given is not None else vertex_normals(np.nan_to_num(X), triangles)
+
+
+def side_by_side(cloth_scene, reference: np.ndarray, learned: np.ndarray, Y: np.ndarray, triangles: np.ndarray, *,
+                 learned_normals: np.ndarray | None = None) -> Scene:
+    """Reference and learned cloth ``(T, V, 3)`` m at the scene's frame rate, driven by ``Y (T, y)``, the learned
+    one to the right (+x) of the reference, each with its proxies; ``learned_normals (T, V, 3)`` shade the learned
+    cloth where given (else both are shaded with the normals of their meshes)."""
+    T = min(len(reference), len(learned))
+    idx = np.arange(0, T, cloth_stride(T, reference.shape[1], 2))
+    ref, lrn = np.asarray(reference, float)[idx], np.asarray(learned, float)[idx]
+    width = float(np.ptp(ref[0][:, 0])) if np.isfinite(ref[0]).all() else 1.0
+    shift = np.array([1.6 * max(width, 0.2), 0.0, 0.0])
+    scene = Scene(idx / float(cloth_scene.fps), view=(0.0, -2.0, 0.6))
+    scene.add_mesh("reference", ref, triangles, normals=_normals(ref, triangles, None), color=REFERENCE_RGB, compact=True)
+    scene.add_mesh("learned", lrn + shift, triangles, normals=_normals(lrn, triangles, None if learned_normals is None else learned_normals[idx]),
+                   color=LEARNED_RGB, compact=True)
+    add_proxies(scene, cloth_scene, np.asarray(Y)[idx])
+    add_proxies(scene, cloth_scene, np.asarray(Y)[idx], offset=shift)
+    top = float(np.nanmax(ref[..., 2]))
+    scene.add_label("reference", [float(np.nanmean(ref[0][:, 0])), float(np.nanmean(ref[0][:, 1])), top])
+    scene.add_label("learned", [float(np.nanmean(ref[0][:, 0])) + shift[0], float(np.nanmean(ref[0][:, 1])), top])
+    scene.notes.append(f"frames 0-{T - 1} of the first held-out segment, every {idx[1] - idx[0] if len(idx) > 1 else 1}; "
+                       + ("the learned cloth shaded with its predicted normals" if learned_normals is not None else "shaded with the normals of each mesh"))
+    return scene
+
+
+def model_scene(run_dir: Path):
+    """The cloth scene of the model a play or evaluate run used (its config.json names the training run)."""
+    from animat.surrogate.scenes import scene_from_dict
+    from animat.surrogate.train_config import load_run_config
+
+    config = read_json_or_none(Path(run_dir) / "config.json") or {}
+    return scene_from_dict(load_run_config(config["model"])["scene"])
+
+
+def _play_scene(run_dir: Path, normals: np.ndarray | None, cloth_scene) -> Scene:
+    """``animat surrogate play``'s run: the learned cloth on the frames its video drew."""
+    from animat.surrogate.play import rest_frame
+
+    traj = read_trajectory(run_dir, keys=("Y", "shown_frames", "shown_vertices"))
+    cloth_scene = cloth_scene if cloth_scene is not None else model_scene(run_dir)
+    _, triangles = rest_frame(cloth_scene)
+    X, shown = traj["shown_vertices"], traj["shown_frames"]
+    keep = np.arange(0, len(shown), cloth_stride(len(shown), X.shape[1], 1))
+    scene = Scene(shown[keep] / float(cloth_scene.fps), view=(0.0, -2.0, 0.6))
+    predicted = normals is not None and len(normals) == len(shown)
+    scene.add_mesh("learned", X[keep], triangles, normals=_normals(X[keep], triangles, normals[keep] if predicted else None), color=LEARNED_RGB, compact=True)
+    add_proxies(scene, cloth_scene, traj["Y"][shown[keep]])
+    scene.notes.append("shaded with the surrogate's predicted normals" if predicted else "shaded with the normals of the mesh (the run kept no predicted normals)")
+    return scene
+
+
+def build(run_dir: Path, normals=None, cloth_scene=None, **_) -> Scene:
+    """From trajectory.npz: ``play``'s drawn frames (``normals``: their predicted normals), ``evaluate``'s first
+    held-out segment (``reference``, ``learned``, ``Y``, ``triangles``). ``cloth_scene``: the scene object
+    (else rebuilt from the model the run's config.json names)."""
+    if "shown_vertices" in trajectory_keys(run_dir):
+        return _play_scene(Path(run_dir), normals, cloth_scene)
+    traj = read_trajectory(run_dir, keys=("reference", "learned", "Y", "triangles"))
+    cloth_scene = cloth_scene if cloth_scene is not None else model_scene(run_dir)
+    return side_by_side(cloth_scene, traj["reference"], traj["learned"], traj["Y"], traj["triangles"])
