@@ -32,7 +32,7 @@ browser:
 
 setup: $(STAMP) $(THREE)
 
-run: $(STAMP)
+run: $(STAMP) $(THREE)
 	$(VENV)/bin/animat fly train --config configs/fly_default.toml
 
 test: $(STAMP) $(THREE) browser
