@@ -116,11 +116,11 @@ class TrainConfig:
             raise ConfigError(f"vec_env must be 'subproc' or 'dummy', got {self.vec_env!r}")
         if self.activation not in ("relu", "tanh"):
             raise ConfigError(f"activation must be 'relu' or 'tanh', got {self.activation!r}")
-        for name in ("max_seconds", "learning_rate", "gamma", "gae_lambda", "clip_range"):
+        for name in ("max_seconds", "learning_rate", "clip_range"):
             if not float(getattr(self, name)) > 0:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)!r}")
         for name in ("gamma", "gae_lambda"):  # a discount or a GAE weight above 1 lets returns grow without bound
-            if not float(getattr(self, name)) <= 1:
+            if not 0 < float(getattr(self, name)) <= 1:
                 raise ConfigError(f"{name} must be in (0, 1], got {getattr(self, name)!r}")
         for name in ("eval_episodes", "checkpoint_every", "torch_threads", "max_minutes"):
             if getattr(self, name) < 0:
