@@ -2,7 +2,7 @@
 
 Constants and their sources:
 - body mass 1.10 mg, wing length 2.41 mm, wing area 2.00 mm² (one wing): wild-type Canton S in
-  Barton, Ayer, Heymann, Maughan, Lehmann & Vigoreaux (2005, J. Exp. Biol. 208, 549–557), table 3
+  Barton, Ayer, Heymann, Maughan, Lehmann & Vigoreaux (2005, J. Exp. Biol. 208, 549–560), table 3
   (Lehmann's wild-type table; flybody's MuJoCo model has 0.985 mg). The same table gives 221 Hz and
   176° stroke amplitude at maximum force.
 - body length 2.5 mm, modelled as a prolate spheroid of diameter 0.9 mm (Drosophila melanogaster's
