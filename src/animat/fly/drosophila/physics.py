@@ -7,7 +7,7 @@ spheroid's projected areas across the body axes, ``v_i`` the body-frame velocity
 gravity, and integrates as the paper preset does: ``pos += v dt + a dt²/2`` (exact for free fall),
 ``v += a dt``, Euler's equations ``I ω̇ = τ − ω × I ω`` and the quaternion exponential map. The wings are
 massless (see :mod:`animat.fly.drosophila.model`). A fly whose state turns non-finite or whose speed
-passes the runaway limits is marked ``crashed`` and frozen from then on.
+passes the runaway limits is marked ``crashed`` and frozen from then on (the paper preset's check).
 
 The network's new pattern enters at tick boundaries through :func:`set_pattern`; the step itself takes
 no control, the pattern state carries it.
@@ -25,6 +25,7 @@ import numpy as np
 from animat.fly.drosophila import pattern
 from animat.fly.drosophila.aero import blade_forces, kinematics
 from animat.fly.drosophila.model import DrosophilaParams
+from animat.fly.physics import check_crash  # the paper preset's: duck-typed on max_speed, max_angular_speed and the state's fields
 from animat.rotations import dot3, integrate_quat, mat_t_vec, mat_vec, quat_mul, quat_to_mat
 
 
@@ -115,11 +116,3 @@ def set_pattern(params: DrosophilaParams, state: DrosophilaState, target) -> Dro
     """End the control tick and blend towards new pattern parameters ``target (11,)`` over the next one."""
     return state._replace(pattern=pattern.advance(state.pattern, params.control_dt, target))
 
-
-def check_crash(params: DrosophilaParams, old: DrosophilaState, new: DrosophilaState) -> DrosophilaState:
-    """Mark a fly crashed (and keep its last finite state) once it turns non-finite or runs away."""
-    finite = jnp.all(jnp.array([jnp.all(jnp.isfinite(x)) for x in (new.pos, new.vel, new.quat, new.omega)]))
-    sane = (jnp.linalg.norm(new.vel) < params.max_speed) & (jnp.linalg.norm(new.omega) < params.max_angular_speed)
-    crashed = old.crashed | ~(finite & sane)
-    kept = jax.tree_util.tree_map(lambda o, n: jnp.where(crashed, o, n), old, new)
-    return kept._replace(crashed=crashed)
