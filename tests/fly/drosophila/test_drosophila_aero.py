@@ -125,7 +125,7 @@ def test_each_force_term_switches_off_and_rotation_timing_matters():
     """Translational lift dominates; with symmetric rotation the rotational force averages out; advanced
     rotation adds lift through it and delayed rotation takes it away (Dickinson et al. 1999)."""
     up = stroke_plane_normal(P)
-    ts = one_period(218.0)
+    ts = one_period(218.0, 1000)
 
     def vertical(params, lead=0.0):
         forces, _ = tethered(params, pattern_angles(params, hover_pattern(lead=lead)), ts)
