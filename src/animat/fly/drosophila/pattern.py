@@ -1,0 +1,86 @@
+"""Wingbeat pattern generator: a few parameters per wing -> stroke, deviation and rotation angles.
+
+The parameter vector ``p (11,)`` is ``[f, Φ_R, φ0_R, θ_R, A_R, δ_R, Φ_L, φ0_L, θ_L, A_L, δ_L]``:
+wingbeat frequency f (Hz, one for both wings: the thorax drives them together), and per wing (right,
+left) the stroke amplitude Φ (peak to peak, rad), stroke offset φ0 (rad, + forward), deviation
+amplitude θ (rad), rotation amplitude A (rad; the mid-stroke angle of attack is π/2 − A) and rotation
+timing δ (rad of phase; > 0 rotates before stroke reversal, "advanced"). With phase ψ::
+
+    stroke     φ = φ0 − (Φ/2) cos ψ                        (ψ in (0, π): downstroke, wing moving forward)
+    deviation  θ = θ sin 2ψ                                 (a figure of eight)
+    rotation   η = π/2 − A tanh(C sin(ψ + δ)) / tanh(C)     (η: angle of the chord from the stroke plane)
+
+Continuity: the network sets a new target ``p_to`` every control tick (period T); over the tick the
+parameters move from ``p_from`` to ``p_to`` along the smoothstep ``s(τ) = 3τ² − 2τ³`` (τ = t/T), whose
+slope is zero at both ends, and the phase is the exact integral of the blended frequency,
+``ψ(τ) = ψ0 + 2π T (f_from τ + (f_to − f_from)(τ³ − τ⁴/2))``. At a tick boundary the new tick starts from
+the old one's end values with zero parameter rates, so the angles and their rates are continuous
+(their second derivatives jump with the parameters' curvature, which is bounded by 6 |Δp| / T²).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+F_MIN, F_MAX = 50.0, 400.0  # Hz: the frequency range the network can choose from
+#: output o in [−1, 1] -> parameter = centre + half_range · o
+CENTRE = (0.5 * (F_MIN + F_MAX),) + (math.pi / 2, 0.0, 0.0, math.pi / 4, 0.0) * 2
+HALF_RANGE = (0.5 * (F_MAX - F_MIN),) + (math.pi / 2, math.pi / 6, math.pi / 9, math.pi / 4, math.pi / 4) * 2
+
+
+class PatternState(NamedTuple):
+    """Generator state: phase at the tick's start ``psi0 ()`` rad (in [0, 2π)), parameters blended from
+    ``p_from (11,)`` to ``p_to (11,)``, and the step index ``k ()`` within the tick."""
+
+    psi0: jax.Array
+    p_from: jax.Array
+    p_to: jax.Array
+    k: jax.Array
+
+
+def from_outputs(out) -> jax.Array:
+    """Network outputs ``(..., 11)`` (clipped to [−1, 1]) -> pattern parameters ``(..., 11)`` (Hz, rad):
+    f in 50–400 Hz, Φ in 0–π, φ0 ±π/6, θ ±π/9, A in 0–π/2, δ ±π/4."""
+    return jnp.asarray(CENTRE, jnp.float32) + jnp.asarray(HALF_RANGE, jnp.float32) * jnp.clip(out, -1.0, 1.0)
+
+
+def start(p) -> PatternState:
+    """A generator beating steadily with parameters ``p (11,)`` from phase 0 (the start of a downstroke)."""
+    p = jnp.asarray(p, jnp.float32)
+    return PatternState(psi0=jnp.zeros((), jnp.float32), p_from=p, p_to=p, k=jnp.zeros((), jnp.int32))
+
+
+def smoothstep(tau):
+    return tau * tau * (3.0 - 2.0 * tau)
+
+
+def phase(state: PatternState, period: float, tau):
+    """Phase ψ (rad) at ``tau`` = t / period within the tick."""
+    f0, f1 = state.p_from[0], state.p_to[0]
+    tau2 = tau * tau
+    return state.psi0 + (2.0 * math.pi * period) * (f0 * tau + (f1 - f0) * (tau2 * tau - 0.5 * tau2 * tau2))
+
+
+def angles(state: PatternState, period: float, sharpness: float, t):
+    """Wing angles ``(2, 3)`` rad — (right, left) × (stroke φ, deviation θ, rotation η) — at time
+    ``t`` s into the tick."""
+    tau = t / period
+    p = state.p_from + (state.p_to - state.p_from) * smoothstep(tau)
+    psi = phase(state, period, tau)
+    w = p[1:].reshape(2, 5)
+    amp, offset, dev, rot, lead = w[:, 0], w[:, 1], w[:, 2], w[:, 3], w[:, 4]
+    stroke = offset - 0.5 * amp * jnp.cos(psi)
+    deviation = dev * jnp.sin(2.0 * psi)
+    rotation = 0.5 * math.pi - rot * jnp.tanh(sharpness * jnp.sin(psi + lead)) / math.tanh(sharpness)
+    return jnp.stack([stroke, deviation, rotation], axis=-1)
+
+
+def advance(state: PatternState, period: float, target) -> PatternState:
+    """End the tick (at τ = 1) and start the next one towards the new parameters ``target (11,)``."""
+    psi1 = jnp.mod(phase(state, period, 1.0), 2.0 * math.pi)
+    return PatternState(psi0=psi1, p_from=state.p_to, p_to=jnp.asarray(target, jnp.float32), k=jnp.zeros_like(state.k))
+

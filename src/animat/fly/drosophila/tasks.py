@@ -1,0 +1,70 @@
+"""Fitness of the fruit fly (maximised) and the batched fitness object the engine calls.
+
+A crashed fly (runaway or non-finite state, from any start) gets NaN, which the engine ranks worst.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from animat.errors import ConfigError
+from animat.fly.drosophila.model import DrosophilaParams
+from animat.fly.drosophila.rollout import N_INPUTS, Trajectory, n_ticks_for, simulate_population, start_states
+
+
+def stroke_plane_tilt_cos(params: DrosophilaParams, quat: np.ndarray) -> np.ndarray:
+    """Cosine of the stroke-plane normal's angle from vertical, ``quat (..., 4)`` -> ``(...)``: 1 in the
+    hover posture, −1 upside down."""
+    b = params.stroke_plane_angle
+    w, x, y, z = (quat[..., i] for i in range(4))
+    # body-frame stroke-plane normal (sin b, 0, cos b), its world z component: R[2, 0] sin b + R[2, 2] cos b
+    return 2.0 * (x * z - w * y) * np.sin(b) + (1.0 - 2.0 * (x * x + y * y)) * np.cos(b)
+
+
+def hover(params: DrosophilaParams, pos: np.ndarray, quat: np.ndarray) -> np.ndarray:
+    """Hold the starting height, over the start point, stroke plane level (start at the origin):
+    ``−(mean |Δz| + mean horizontal distance / 5) / body length − mean (1 − cos tilt)``.
+    ``pos (..., T, 3)`` m, ``quat (..., T, 4)`` -> ``(...)``."""
+    height = np.abs(pos[..., 2]).mean(axis=-1)
+    drift = np.hypot(pos[..., 0], pos[..., 1]).mean(axis=-1)
+    tilt = (1.0 - stroke_plane_tilt_cos(params, quat)).mean(axis=-1)
+    return -(height + drift / 5.0) / params.body_length - tilt
+
+
+def score(params: DrosophilaParams, traj: Trajectory) -> np.ndarray:
+    """Hover fitness per fly from arrays ``(P, [S,] T, ...)``: the mean over the ``S`` starts; NaN where
+    the fly crashed from any start."""
+    values = hover(params, traj.pos.astype(np.float64), traj.quat.astype(np.float64))
+    crashed = traj.crashed[..., -1]
+    if values.ndim == 2:
+        values, crashed = values.mean(axis=1), crashed.any(axis=1)
+    return np.where(crashed, np.nan, values)
+
+
+@dataclass(frozen=True)
+class HoverFitness:
+    """Batched hover fitness for the engine: stacked network tree -> ``(P,)``. Picklable (for Ray)."""
+
+    params: DrosophilaParams
+    seconds: float
+    activations: tuple[str, ...]
+    starts: int = 1  # start 0 at rest in the hover posture; the others perturbed (see start_states)
+    seed: int = 0  # seeds the perturbed starts and the sensor noise
+    noise: float = 0.0  # sensor-noise std (network-input units) on every start but the first
+
+    def __post_init__(self):
+        if not self.seconds > 0:
+            raise ConfigError(f"episode length must be > 0 s, got {self.seconds}")
+        if self.starts < 1:
+            raise ConfigError(f"starts must be >= 1, got {self.starts}")
+        if not self.noise >= 0:
+            raise ConfigError(f"noise must be >= 0, got {self.noise}")
+
+    def __call__(self, nets) -> np.ndarray:
+        starts = start_states(self.params, self.starts, self.seed)
+        n_ticks = n_ticks_for(self.params, self.seconds)
+        noise = np.random.default_rng(self.seed + 1).normal(0.0, self.noise, (self.starts, n_ticks, N_INPUTS)).astype(np.float32)
+        noise[0] = 0.0
+        return score(self.params, simulate_population(self.params, nets, self.activations, self.seconds, starts, noise))
