@@ -45,6 +45,7 @@ def train_cmd(
     control_ms: Optional[float] = typer.Option(None, "--control-ms", help="Control interval (ms) [10]."),
     asymmetric: Optional[bool] = typer.Option(None, "--asymmetric/--symmetric", help="Drive both wings (18 in, 6 out) \\[symmetric]."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Random seed [0]."),
+    strategy: Optional[str] = typer.Option(None, "--strategy", help="paper_ga (the paper's GA) | cma_es | snes | open_es (evosax evolution strategies) \\[paper_ga]."),
     backend: Optional[str] = typer.Option(None, "--backend", help="local | ray \\[local]."),
     address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address (with --backend ray)."),
     replay_seconds: Optional[float] = typer.Option(None, "--replay-seconds", help="Replay length of the best fly (s) [30]."),
@@ -55,7 +56,7 @@ def train_cmd(
     """Evolve flies; writes a run directory with metrics, plots, the best genome and its flight."""
     options = dict(
         generations=generations, population=population, seconds=seconds, fitness=fitness, layers=_layers(layers),
-        control_ms=control_ms, asymmetric=asymmetric, seed=seed, backend=backend, address=address, replay_seconds=replay_seconds,
+        control_ms=control_ms, asymmetric=asymmetric, seed=seed, strategy=strategy, backend=backend, address=address, replay_seconds=replay_seconds,
     )
     cfg, run_dir = runs.start_or_resume(
         "fly", TrainConfig, resume=resume, config=config, out=out, options=options,

@@ -29,6 +29,7 @@ def train_cmd(
     population: Optional[int] = typer.Option(None, "--population", "-p", help="Skiers per generation [50]."),
     seconds: Optional[float] = typer.Option(None, "--seconds", "-s", help="Seconds per evaluation [20]."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Random seed [0]."),
+    strategy: Optional[str] = typer.Option(None, "--strategy", help="keyframe_ga (the slides' GA) | cma_es | snes | open_es (evosax evolution strategies) \\[keyframe_ga]."),
     friction: Optional[str] = typer.Option(None, "--friction", help="anisotropic | isotropic (default: anisotropic)."),
     hip: Optional[str] = typer.Option(None, "--hip", help="one-axis | two-axis (two more gene columns; default: one-axis)."),
     backend: Optional[str] = typer.Option(None, "--backend", help="local | ray (default: local)."),
@@ -41,7 +42,7 @@ def train_cmd(
     """Evolve skiers; writes a run directory with metrics, plots, the best gene, its trajectory and a GIF."""
     from animat.skier.train import TrainConfig, train
 
-    options = dict(generations=generations, population=population, seconds=seconds, seed=seed, friction=friction, hip=hip,
+    options = dict(generations=generations, population=population, seconds=seconds, seed=seed, strategy=strategy, friction=friction, hip=hip,
                    backend=backend, ray_address=ray_address, nthread=threads)
     cfg, run_dir = runs.start_or_resume(
         "skier", TrainConfig, resume=resume, config=config, out=out, options=options,

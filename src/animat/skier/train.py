@@ -14,6 +14,7 @@ from animat import runs
 from animat.config import merge_options
 from animat.errors import CheckpointError, ConfigError
 from animat.evolve import loop
+from animat.evolve.strategies import EVOLUTION_STRATEGIES
 from animat.evolve.strategies.keyframe_ga import PARENT_PROBS, KeyframeGA, KeyframeParams
 from animat.skier import ga
 from animat.skier.gene import TAU, mirror, random_genes, save_gene_json, standing_genes, validate_gene
@@ -23,6 +24,7 @@ from animat.skier.rollout import Evaluator
 from animat.viz import plots
 
 BACKENDS = ("local", "ray")  # as animat.evolve.evaluate's (not imported here: it loads JAX)
+STRATEGIES = ("keyframe_ga", *EVOLUTION_STRATEGIES)  # --strategy: the slides' GA, or an evolution strategy (loads JAX)
 METRIC_FIELDS = ["generation", "best", "mean", "median", "fell", "best_net_forward_m", "best_ever", "seconds"]
 
 
@@ -37,6 +39,7 @@ class TrainConfig:
     population: int = 50
     seconds: float = 20.0  # per evaluation, s
     seed: int = 0
+    strategy: str = "keyframe_ga"  # or an evolution strategy (STRATEGIES): those ignore elites/parent_probs/mutation_rate/init_standing
     friction: str = "anisotropic"
     hip: str = "one-axis"  # or "two-axis": two more gene columns (animat.skier.model)
     backend: str = "local"  # "local": mujoco.rollout thread pool; "ray": Ray tasks (animat.skier.distributed)
@@ -55,7 +58,7 @@ class TrainConfig:
     # uniform random genes; random genes almost all fall within 2 s, so without standing seeds the GA starts from
     # nothing that skis (animat.skier.gene.standing_genes)
     init_standing: float = 0.5
-    init_sigma_deg: float = 20.0
+    init_sigma_deg: float = 20.0  # also an evolution strategy's starting spread around the standing pose
     anim_seconds: float = 10.0
     skier: dict = field(default_factory=dict)  # SkierParams overrides (friction coefficients, timestep, ...)
 
@@ -81,6 +84,10 @@ class TrainConfig:
         for name in ("seconds", "tau", "frame_dt", "anim_seconds", "chunk_seconds"):
             if not float(getattr(self, name)) > 0:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
+        if self.strategy not in STRATEGIES:
+            raise ConfigError(f"unknown strategy {self.strategy!r}; expected one of {list(STRATEGIES)}")
+        if self.strategy != "keyframe_ga" and not self.init_sigma_deg > 0:
+            raise ConfigError(f"init_sigma_deg is the evolution strategy's starting spread: it must be > 0, got {self.init_sigma_deg}")
         if self.backend not in BACKENDS:
             raise ConfigError(f"unknown backend {self.backend!r}; expected one of {list(BACKENDS)}")
         if self.nthread < 0:
@@ -127,9 +134,17 @@ def first_generation(rng: np.random.Generator, cfg: TrainConfig) -> np.ndarray:
                            random_genes(rng, cfg.population - k, cfg.n_states, cfg.n_joints)])
 
 
-def strategy(cfg: TrainConfig) -> KeyframeGA:
-    """The engine's keyframe GA over the skier's genes, generation 0 from :func:`first_generation`."""
-    return KeyframeGA(ga.layout(cfg.n_joints), lambda rng: first_generation(rng, cfg), cfg.ga_params())
+def strategy(cfg: TrainConfig):
+    """The engine's strategy ``cfg.strategy``: the keyframe GA over the skier's genes, generation 0 from
+    :func:`first_generation`; or an evolution strategy over the first half of the keyframes
+    (:func:`animat.skier.ga.decode`), from the standing pose with spread ``init_sigma_deg``."""
+    if cfg.strategy == "keyframe_ga":
+        return KeyframeGA(ga.layout(cfg.n_joints), lambda rng: first_generation(rng, cfg), cfg.ga_params())
+    from animat.evolve.strategies.evosax_es import EvosaxES
+
+    dims = cfg.n_states // 2 * cfg.n_joints
+    return EvosaxES(cfg.strategy, int(cfg.population), np.zeros(dims, dtype=np.float32), float(cfg.init_sigma_deg) / ga.ES_UNIT_DEG,
+                    lambda x: ga.decode(x, cfg.n_states, cfg.n_joints))
 
 
 def _row(gen: int, scores, fitness: np.ndarray, best_ever: float, seconds: float) -> dict:
@@ -153,7 +168,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
     ga_strategy = strategy(cfg)
     if resume:
         state, _ = loop.load(out, ga_strategy)
-        genes = state.strategy.genes
+        genes, _ = ga_strategy.ask(state.strategy)
         if genes.shape[1:] != (cfg.n_states, cfg.n_joints):
             raise CheckpointError(f"checkpoint in {str(out)!r} holds genes of shape {genes.shape}, config says {cfg.n_states} x {cfg.n_joints}")
         runs.refuse_finished(out, state.generation, cfg.generations, "generations", "--generations")
@@ -175,6 +190,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
     summary = {
         "generations": len(history),
         "population": cfg.population,
+        "strategy": cfg.strategy,
         "friction": cfg.friction,
         "hip": cfg.hip,
         "best_fitness": best_fit,
