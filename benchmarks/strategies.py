@@ -8,14 +8,14 @@ evaluations, and the same fitness (the training's own evaluator, ``animat fly tr
 ``animat skier train`` settings otherwise at their defaults). Sized to run in ~15 minutes on 2
 shared cores, smaller than the trainings' defaults:
 
-- fly: ``--fitness hover``, 3 s episodes, 40 flies x 60 generations (default 200 x 100);
-- skier: 20 s, 20 skiers x 40 generations (default 50 x 250).
+- fly: ``--fitness hover``, 3 s episodes, 40 flies x 40 generations (default 200 x 100);
+- skier: 20 s, 20 skiers x 30 generations (default 50 x 250).
 
 Per task, strategy and seed: the best fitness found (best-so-far after the last generation), and
 the mean wall time per generation (evaluation and breeding, shared machine); per task, for each
 strategy, the seeds on which it beats the GA's best at the same number of evaluations.
 
-    .venv/bin/python benchmarks/strategies.py [--out bench-out] [--seeds 0 1 2] [--fly-generations 60] ...
+    .venv/bin/python benchmarks/strategies.py [--out bench-out] [--seeds 0 1 2] [--fly-generations 40] ...
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import sys
 import time
 from operator import attrgetter
 from pathlib import Path
@@ -71,6 +72,7 @@ def run_one(strategy, evaluator, fitness_of, seed: int, generations: int) -> dic
     finally:
         ev.close()
     best = np.fmax.accumulate([r["best"] for r in state.history])
+    print(json.dumps({"strategy": strategy.name, "seed": seed, "best": float(best[-1])}), file=sys.stderr, flush=True)  # progress
     return {"curve": [float(b) for b in best], "seconds_per_generation": float(np.mean([r["seconds"] for r in state.history]))}
 
 
@@ -100,10 +102,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("bench-out"))
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--fly-population", type=int, default=40)
-    ap.add_argument("--fly-generations", type=int, default=60)
+    ap.add_argument("--fly-generations", type=int, default=40)
     ap.add_argument("--fly-seconds", type=float, default=3.0)
     ap.add_argument("--skier-population", type=int, default=20)
-    ap.add_argument("--skier-generations", type=int, default=40)
+    ap.add_argument("--skier-generations", type=int, default=30)
     ap.add_argument("--skier-seconds", type=float, default=20.0)
     args = ap.parse_args()
     tasks = {
