@@ -275,3 +275,20 @@ def test_replay_for_the_training_episode_reproduces_the_best_fitness(trained, tm
     with np.load(out / "trajectory.npz") as z:
         replayed = float(lateral(z["position"], z["quaternion"]))
     assert replayed == pytest.approx(json.loads((trained / "summary.json").read_text())["best_fitness"], rel=1e-6, abs=1e-9)
+
+
+def test_an_evolution_strategy_trains_and_resumes_exactly(tmp_path, animat_cli):
+    """``--strategy snes``: the paper GA's run directory, and an interrupted run resumed equals an uninterrupted one."""
+    full, part = tmp_path / "full", tmp_path / "part"
+    assert animat_cli("fly", "train", "--strategy", "snes", "--generations", "3", *TINY, "--out", str(full))[0] == 0
+    assert animat_cli("fly", "train", "--strategy", "snes", "--generations", "2", *TINY, "--out", str(part))[0] == 0
+    code, _, err = animat_cli("fly", "train", "--resume", str(part), "--generations", "3")
+    assert code == 0, err
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
+    assert len(metrics(full)) == 3 and strip(metrics(part)) == strip(metrics(full))
+    np.testing.assert_array_equal(np.load(full / "best_genome.npz")["genes"], np.load(part / "best_genome.npz")["genes"])
+    summary = json.loads((full / "summary.json").read_text())
+    assert summary["strategy"] == "snes" and summary["best_fitness"] == max(float(r["best"]) for r in metrics(full))
+    assert json.loads((full / "checkpoints" / "gen-000003.json").read_text())["meta"]["strategy"] == "snes"
+    code, _, err = animat_cli("fly", "train", "--strategy", "pso", "--generations", "1", *TINY, "--out", str(tmp_path / "bad"))
+    assert code == 2 and "unknown strategy 'pso'" in err

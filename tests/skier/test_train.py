@@ -172,3 +172,36 @@ def test_checkpoint_written_before_the_engine_loop_resumes(tmp_path):
     train(cfg, run, resume=True)
     assert [{k: v for k, v in r.items() if k != "seconds"} for r in _metrics(run)] == expected["metrics"]
     assert json.loads((run / "best_gene.json").read_text())["states"] == expected["best_gene"]
+
+
+def test_an_evolution_strategy_trains_and_resumes_exactly(tmp_path, animat_cli):
+    """``--strategy open_es``: the GA's run directory, genes within range and mirrored, exact resume."""
+    full, part = tmp_path / "full", tmp_path / "part"
+    tiny = ["--population", "8", "--seconds", "1", "--threads", "1", "--strategy", "open_es"]
+    assert animat_cli("skier", "train", "--generations", "3", *tiny, "--out", str(full))[0] == 0
+    assert animat_cli("skier", "train", "--generations", "2", *tiny, "--out", str(part))[0] == 0
+    code, _, err = animat_cli("skier", "train", "--resume", str(part), "--generations", "3")
+    assert code == 0, err
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
+    assert len(_metrics(full)) == 3 and strip(_metrics(full)) == strip(_metrics(part))
+    assert json.loads((part / "best_gene.json").read_text()) == json.loads((full / "best_gene.json").read_text())
+    assert json.loads((full / "summary.json").read_text())["strategy"] == "open_es"
+    genes = read_checkpoint(full, kind="population")[0]["last_genes"]
+    assert genes.shape == (8, 10, 12) and genes.dtype == np.int64
+    np.testing.assert_array_equal(genes[:, 5:], mirror_state(genes[:, :5]))
+
+
+def test_decoded_es_vectors_are_clipped_mirrored_genes():
+    from animat.skier import ga
+    from animat.skier.model import joint_ranges_deg
+
+    r = joint_ranges_deg(12)
+    x = np.zeros((3, 5 * 12))
+    x[1] = 1e3  # far outside every range: clipped to the upper bounds
+    x[2, 0] = 0.26  # 2.6 degrees: rounded to 3
+    genes = ga.decode(x, 10, 12)
+    assert genes.shape == (3, 10, 12)
+    assert not genes[0].any()  # x = 0: the standing pose
+    np.testing.assert_array_equal(genes[1, :5], np.broadcast_to(r[:, 1], (5, 12)))
+    assert genes[2, 0, 0] == 3 and (genes >= r[:, 0]).all() and (genes <= r[:, 1]).all()
+    np.testing.assert_array_equal(genes[:, 5:], mirror_state(genes[:, :5]))

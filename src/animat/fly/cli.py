@@ -30,6 +30,7 @@ def train_cmd(
     control_ms: Optional[float] = cli_option(TrainConfig, "control_ms", "--control-ms"),
     asymmetric: Optional[bool] = cli_option(TrainConfig, "asymmetric", "--asymmetric/--symmetric"),
     seed: Optional[int] = cli_option(TrainConfig, "seed", "--seed"),
+    strategy: Optional[str] = cli_option(TrainConfig, "strategy", "--strategy"),
     backend: Optional[str] = cli_option(TrainConfig, "backend", "--backend"),
     address: Optional[str] = cli_option(TrainConfig, "address", "--address"),
     replay_seconds: Optional[float] = cli_option(TrainConfig, "replay_seconds", "--replay-seconds"),
@@ -42,7 +43,7 @@ def train_cmd(
 
     options = dict(
         generations=generations, population=population, seconds=seconds, fitness=fitness, layers=parse_list(layers, "--layers", "15,20,20,3"),
-        control_ms=control_ms, asymmetric=asymmetric, seed=seed, backend=backend, address=address, replay_seconds=replay_seconds,
+        control_ms=control_ms, asymmetric=asymmetric, seed=seed, strategy=strategy, backend=backend, address=address, replay_seconds=replay_seconds,
     )
     cfg, run_dir = runs.start_or_resume(
         "fly", TrainConfig, resume=resume, config=config, out=out, options=options,

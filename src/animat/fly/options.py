@@ -12,9 +12,11 @@ from typing import Any
 from animat.config import check_instance, option, read_options, same_as
 from animat.errors import ConfigError
 from animat.evolve.options import GAOptions, PopulationOptions
+from animat.evolve.strategies import EVOLUTION_STRATEGIES
 from animat.fly.model import FlyParams
 
 HIDDEN = (20, 20)  # the default network's hidden layers
+STRATEGIES = ("paper_ga", *EVOLUTION_STRATEGIES)  # --strategy: the paper's GA, or an evolution strategy (animat.evolve.strategies)
 
 
 @dataclass
@@ -32,6 +34,7 @@ class TrainConfig:
     control_ms: float = option(10.0, "Control interval (ms)", gt=0)
     asymmetric: bool = option(False, "Drive both wings (18 in, 6 out)", shown="symmetric")
     seed: int = same_as(PopulationOptions, "seed")
+    strategy: str = option("paper_ga", "paper_ga (the paper's GA) | cma_es | snes | open_es (evosax evolution strategies; they ignore the GA's breeding settings)", choices=STRATEGIES)
     init_std: float = same_as(PopulationOptions, "init_std")
     crossover_prob: float = same_as(GAOptions, "crossover_prob")
     mutation_rate: float = same_as(GAOptions, "mutation_rate")

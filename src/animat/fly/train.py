@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -14,6 +14,10 @@ from animat import runs
 from animat.evolve.genome_file import export_pickle, save_genome
 from animat.evolve.evaluate import make_evaluator
 from animat.evolve.population import Population
+from animat.evolve import loop
+from animat.evolve.genome import Genome
+from animat.evolve.network import layer_activations, param_count
+from animat.evolve.strategies.evosax_es import EvosaxES
 from animat.fly.replay import check_genome, write_replay
 from animat.fly.options import TrainConfig
 from animat.fly.tasks import FlyFitness
@@ -25,6 +29,34 @@ def output_names(cfg: TrainConfig) -> list[str]:
     return [f"{side} {n}" for side in ("right", "left") for n in names] if cfg.asymmetric else names
 
 
+def evolution_strategy(cfg: TrainConfig) -> EvosaxES:
+    """``cfg.strategy`` (one of :data:`EVOLUTION_STRATEGIES`) over the network's weights, from mean 0 with spread ``init_std``."""
+    return EvosaxES(cfg.strategy, int(cfg.population), np.zeros(param_count(cfg.layers), dtype=np.float32), float(cfg.init_std))
+
+
+def run_strategy(cfg: TrainConfig, out: Path, resume: bool, evaluator, activations: list[str],
+                 on_generation: Callable[[dict], Any] | None) -> tuple[Genome, float, list[dict], int]:
+    """Evolve with the evolution strategy ``cfg.strategy`` on the engine's loop (the paper GA's run
+    directory: metrics.csv, checkpoints, threshold genomes); ``(best genome, its fitness, history, generations)``."""
+    strategy = evolution_strategy(cfg)
+    if resume:
+        state, _ = loop.load(out, strategy)
+        runs.refuse_finished(out, state.generation, cfg.generations, "generations", "--generations")
+    else:
+        state = loop.start(strategy, int(cfg.seed))
+        if cfg.fitness_threshold is not None:
+            state = replace(state, threshold=float(cfg.fitness_threshold))
+
+    def save_threshold(path: Path, genes: np.ndarray, fitness: float, info: dict) -> Path:
+        return save_genome(path, Genome(cfg.layers, genes, activations), fitness, extra={**info, "output_names": output_names(cfg)})
+
+    state, _ = loop.run(strategy, state, evaluator, int(cfg.generations), metric_fields=loop.METRIC_FIELDS, out_dir=out,
+                        save_every=cfg.save_every, delta_fitness=cfg.delta_fitness, save_genome=save_threshold,
+                        meta={"seed": cfg.seed, "layers": list(cfg.layers), "activations": list(activations)},
+                        on_generation=None if on_generation is None else lambda st: on_generation(dict(st.history[-1])))
+    return Genome(cfg.layers, state.best_genes, activations), state.best_fitness, list(state.history), state.generation
+
+
 def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: Callable[[dict], Any] | None = None) -> dict:
     """Evolve flies per ``cfg`` into run directory ``out`` (already created, or the one being resumed).
 
@@ -33,43 +65,51 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
     of the best fly (see :func:`animat.fly.replay.write_replay`); returns ``summary.json``'s content.
     """
     params = cfg.fly_params()
-    if resume:
+    ga = cfg.strategy == "paper_ga"
+    if not ga:
+        pop = None
+    elif resume:
         pop = Population.resume(out)
         runs.refuse_finished(out, pop.generation, cfg.generations, "generations", "--generations")
     else:
         pop = Population(cfg.population, cfg.layers, cfg.activations, cfg.init_std, cfg.seed)
     runs.atomic_write_json(out / "config.json", asdict(cfg))  # on --resume too: --generations etc. may have changed
-    fitness = FlyFitness(params, float(cfg.seconds), cfg.fitness, pop.activations, cfg.starts, cfg.seed, cfg.noise)
+    activations = layer_activations(cfg.layers, cfg.activations)
+    fitness = FlyFitness(params, float(cfg.seconds), cfg.fitness, activations, cfg.starts, cfg.seed, cfg.noise)
 
-    evaluator = make_evaluator(fitness, pop.layers, pop.activations, True, backend=cfg.backend, address=cfg.address)
+    evaluator = make_evaluator(fitness, cfg.layers, activations, True, backend=cfg.backend, address=cfg.address)
     t0 = time.perf_counter()
     try:
-        result = pop.run(
-            fitness, cfg.generations, batched=True, crossover_prob=cfg.crossover_prob, mutation_rate=cfg.mutation_rate,
-            mutation=cfg.mutation, mutation_std=cfg.mutation_std, pool_frac=cfg.pool_frac, elite_frac=cfg.elite_frac,
-            output_names=output_names(cfg), fitness_threshold=cfg.fitness_threshold, delta_fitness=cfg.delta_fitness,
-            save_every=cfg.save_every, out_dir=out, metrics_csv=True, evaluator=evaluator, on_generation=on_generation,
-        )
+        if ga:
+            result = pop.run(
+                fitness, cfg.generations, batched=True, crossover_prob=cfg.crossover_prob, mutation_rate=cfg.mutation_rate,
+                mutation=cfg.mutation, mutation_std=cfg.mutation_std, pool_frac=cfg.pool_frac, elite_frac=cfg.elite_frac,
+                output_names=output_names(cfg), fitness_threshold=cfg.fitness_threshold, delta_fitness=cfg.delta_fitness,
+                save_every=cfg.save_every, out_dir=out, metrics_csv=True, evaluator=evaluator, on_generation=on_generation,
+            )
+            best, best_fitness, history, generation = result.best_genome, result.best_fitness, result.history, result.generation
+        else:
+            best, best_fitness, history, generation = run_strategy(cfg, out, resume, evaluator, activations, on_generation)
     finally:
         evaluator.close()
     train_seconds = time.perf_counter() - t0
-    best = result.best_genome
     check_genome(params, best)
     extra = {"fly": params.to_dict(), "fitness": cfg.fitness, "seconds": cfg.seconds}
-    save_genome(out / "best_genome.npz", best, result.best_fitness, extra)
+    save_genome(out / "best_genome.npz", best, best_fitness, extra)
     export_pickle(best, out / "best_genome.pkl")
-    plots.fitness_plot(result.history, out / "plots" / "fitness.png", title=f"fly, {cfg.fitness} fitness")
+    plots.fitness_plot(history, out / "plots" / "fitness.png", title=f"fly, {cfg.fitness} fitness")
     flight = write_replay(params, best, cfg.replay_seconds, out, anim_seconds=cfg.anim_seconds, title=f"best fly ({cfg.fitness})")
-    last = result.history[-1]
+    last = history[-1]
     summary = {
-        "generations": int(result.generation),
+        "generations": int(generation),
         "population": cfg.population,
+        "strategy": cfg.strategy,
         "fitness": cfg.fitness,
-        "best_fitness": float(result.best_fitness),
+        "best_fitness": float(best_fitness),
         "last_generation_mean_fitness": float(last["mean"]) if last["mean"] is not None else math.nan,
-        "total_crashes": int(sum(int(r["crashes"]) for r in result.history)),
+        "total_crashes": int(sum(int(r["crashes"]) for r in history)),
         "train_seconds_this_session": round(train_seconds, 3),
-        "mean_seconds_per_generation": float(np.mean([float(r["seconds"]) for r in result.history])),
+        "mean_seconds_per_generation": float(np.mean([float(r["seconds"]) for r in history])),
         **{f"replay_{k}": v for k, v in flight.items()},
     }
     runs.atomic_write_json(out / "summary.json", summary)

@@ -29,6 +29,7 @@ def train_cmd(
     population: Optional[int] = cli_option(TrainConfig, "population", "--population", "-p"),
     seconds: Optional[float] = cli_option(TrainConfig, "seconds", "--seconds", "-s"),
     seed: Optional[int] = cli_option(TrainConfig, "seed", "--seed"),
+    strategy: Optional[str] = cli_option(TrainConfig, "strategy", "--strategy"),
     friction: Optional[str] = cli_option(TrainConfig, "friction", "--friction"),
     hip: Optional[str] = cli_option(TrainConfig, "hip", "--hip"),
     backend: Optional[str] = cli_option(TrainConfig, "backend", "--backend"),
@@ -41,7 +42,7 @@ def train_cmd(
     """Evolve skiers; writes a run directory with metrics, plots, the best gene, its trajectory and a GIF."""
     from animat.skier.train import train
 
-    options = dict(generations=generations, population=population, seconds=seconds, seed=seed, friction=friction, hip=hip,
+    options = dict(generations=generations, population=population, seconds=seconds, seed=seed, strategy=strategy, friction=friction, hip=hip,
                    backend=backend, ray_address=ray_address, nthread=threads)
     cfg, run_dir = runs.start_or_resume(
         "skier", TrainConfig, resume=resume, config=config, out=out, options=options,

@@ -24,6 +24,20 @@ def layout(n_joints: int = N_JOINTS) -> KeyframeLayout:
     return KeyframeLayout(joint_ranges_deg(n_joints), tuple(body_groups(n_joints).values()), swap, flip)
 
 
+ES_UNIT_DEG = 10.0  # an evolution strategy's vector x is in units of 10 degrees (animat.evolve.strategies.evosax_es)
+
+
+def decode(x: np.ndarray, n_states: int, n_joints: int = N_JOINTS) -> np.ndarray:
+    """Genes ``(P, n, m)`` int64 of an evolution strategy's vectors ``x (P, n/2 * m)`` (units of
+    :data:`ES_UNIT_DEG`): the first ``n/2`` states, rounded to whole degrees and clipped to each joint's
+    range, then mirrored. ``x = 0`` is the standing pose."""
+    lay = layout(n_joints)
+    half = np.rint(np.asarray(x, dtype=np.float64).reshape(len(x), n_states // 2, n_joints) * ES_UNIT_DEG)
+    half = np.clip(half, lay.ranges[:, 0], lay.ranges[:, 1]).astype(np.int64)
+    genes = np.concatenate([half, half], axis=1)
+    return keyframe_ga.mirror(genes, lay.swap, lay.flip)
+
+
 def crossover(rng: np.random.Generator, a: np.ndarray, b: np.ndarray, groups=None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`keyframe_ga.crossover` over the body groups (``groups``: name -> columns, default the skier's)."""
     return keyframe_ga.crossover(rng, a, b, tuple((groups or body_groups(a.shape[-1])).values()))

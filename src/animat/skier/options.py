@@ -11,12 +11,14 @@ from typing import Any
 
 from animat.config import check_instance, option, read_options
 from animat.errors import ConfigError
+from animat.evolve.strategies import EVOLUTION_STRATEGIES
 
 BACKENDS = ("local", "ray")  # as animat.evolve.evaluate's (not imported here: it loads JAX)
 FRICTION_MODES = ("anisotropic", "isotropic")  # of the skis on the plane (animat.skier.model)
 HIP_MODES = ("one-axis", "two-axis")  # one tilted hinge (the original) | vertical and forward hinges
 TAU = 0.5  # s per keyframe state of a gene (animat.skier.gene)
 REPLAY_SETTINGS = ("seconds", "frame_dt", "fall_deg", "bonus")  # what a gene file carries so that its replay scores as training did
+STRATEGIES = ("keyframe_ga", *EVOLUTION_STRATEGIES)  # --strategy: the slides' GA, or an evolution strategy (loads JAX)
 
 
 @dataclass
@@ -27,6 +29,7 @@ class TrainConfig:
     population: int = option(50, "Skiers per generation", ge=1)
     seconds: float = option(20.0, "Seconds per evaluation", gt=0)
     seed: int = option(0, "Random seed", ge=0)
+    strategy: str = option("keyframe_ga", "keyframe_ga (the slides' GA) | cma_es | snes | open_es (evosax evolution strategies; they ignore elites, parent_probs, mutation_rate, init_standing)", choices=STRATEGIES)
     friction: str = option("anisotropic", "anisotropic | isotropic", choices=FRICTION_MODES)
     hip: str = option("one-axis", "one-axis | two-axis (two more gene columns)", choices=HIP_MODES)
     backend: str = option("local", "local (a mujoco.rollout thread pool) | ray (Ray tasks)", choices=BACKENDS)

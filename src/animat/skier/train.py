@@ -44,9 +44,17 @@ def first_generation(rng: np.random.Generator, cfg: TrainConfig) -> np.ndarray:
                            random_genes(rng, cfg.population - k, cfg.n_states, cfg.n_joints)])
 
 
-def strategy(cfg: TrainConfig) -> KeyframeGA:
-    """The engine's keyframe GA over the skier's genes, generation 0 from :func:`first_generation`."""
-    return KeyframeGA(ga.layout(cfg.n_joints), lambda rng: first_generation(rng, cfg), cfg.ga_params())
+def strategy(cfg: TrainConfig):
+    """The engine's strategy ``cfg.strategy``: the keyframe GA over the skier's genes, generation 0 from
+    :func:`first_generation`; or an evolution strategy over the first half of the keyframes
+    (:func:`animat.skier.ga.decode`), from the standing pose with spread ``init_sigma_deg``."""
+    if cfg.strategy == "keyframe_ga":
+        return KeyframeGA(ga.layout(cfg.n_joints), lambda rng: first_generation(rng, cfg), cfg.ga_params())
+    from animat.evolve.strategies.evosax_es import EvosaxES
+
+    dims = cfg.n_states // 2 * cfg.n_joints
+    return EvosaxES(cfg.strategy, int(cfg.population), np.zeros(dims, dtype=np.float32), float(cfg.init_sigma_deg) / ga.ES_UNIT_DEG,
+                    lambda x: ga.decode(x, cfg.n_states, cfg.n_joints))
 
 
 def _row(gen: int, scores, fitness: np.ndarray, best_ever: float, seconds: float) -> dict:
@@ -70,7 +78,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
     ga_strategy = strategy(cfg)
     if resume:
         state, _ = loop.load(out, ga_strategy)
-        genes = state.strategy.genes
+        genes, _ = ga_strategy.ask(state.strategy)
         if genes.shape[1:] != (cfg.n_states, cfg.n_joints):
             raise CheckpointError(f"checkpoint in {str(out)!r} holds genes of shape {genes.shape}, config says {cfg.n_states} x {cfg.n_joints}")
         runs.refuse_finished(out, state.generation, cfg.generations, "generations", "--generations")
@@ -92,6 +100,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
     summary = {
         "generations": len(history),
         "population": cfg.population,
+        "strategy": cfg.strategy,
         "friction": cfg.friction,
         "hip": cfg.hip,
         "best_fitness": best_fit,
