@@ -3,7 +3,6 @@ crash handling, the control loop, observations, fitness functions and the batche
 
 from __future__ import annotations
 
-import functools
 import math
 import pickle
 

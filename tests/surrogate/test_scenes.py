@@ -143,7 +143,7 @@ def test_stopped_external_state_holds_the_sphere_and_torso_and_zeroes_the_wind()
 def _still_stretches(path: np.ndarray, frames: int) -> list[np.ndarray]:
     """Positions where ``path`` (T, 3) stands still for at least ``frames`` consecutive frames."""
     same = np.all(path[1:] == path[:-1], axis=1)
-    starts, run, out = 0, 0, []
+    run, out = 0, []
     for t, s in enumerate(same):
         run = run + 1 if s else 0
         if run == frames - 1:

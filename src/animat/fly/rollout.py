@@ -15,7 +15,7 @@ import numpy as np
 
 from animat.evolve.network import activate
 from animat.fly.model import FlyParams
-from animat.fly.physics import FlyState, initial_state, step
+from animat.fly.physics import FlyState, step
 from animat.rotations import euler_xyz
 
 VEL_SCALE = 10.0  # u/s and rad/s per unit of network input

@@ -40,7 +40,7 @@ def hover(pos: np.ndarray, quat: np.ndarray) -> np.ndarray:
     Not one of the paper's three; the default job uses it because a fly that keeps its height and
     attitude stays in the states it was trained on, so it keeps flying well past the training episode."""
     drift = np.abs(pos[..., :, 0]).mean(axis=-1) + np.abs(pos[..., :, 1]).mean(axis=-1)
-    w, x, y = quat[..., 0], quat[..., 1], quat[..., 2]
+    x, y = quat[..., 1], quat[..., 2]
     cos_tilt = 1.0 - 2.0 * (x * x + y * y)  # R[2, 2]
     return -(np.abs(pos[..., :, 2]).mean(axis=-1) + drift / 5.0 + 4.0 * (1.0 - cos_tilt).mean(axis=-1))
 

@@ -34,8 +34,7 @@ here or on Verlet lists built on a cell list (:mod:`animat.swarm.verlet`, :mod:`
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, fields, replace
-from functools import partial
+from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar, NamedTuple
 
 import jax

@@ -22,7 +22,7 @@ from animat.errors import ConfigError
 from animat.swarm import linear
 from animat.swarm.defaults import DEFAULTS
 from animat.swarm.flocking import FlockParams, Obstacles, check_start_outside
-from animat.swarm.metrics import METRIC_NAMES, metrics_series
+from animat.swarm.metrics import metrics_series
 from animat.swarm.options import SCHEMES, SwarmOptions
 
 # per-scheme defaults: agents, dt, steps

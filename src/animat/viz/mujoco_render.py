@@ -20,7 +20,6 @@ import contextlib
 import importlib
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
 import mujoco

@@ -25,7 +25,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from animat.errors import CheckpointError, ConfigError
-from animat.evolve.strategies import EVOLUTION_STRATEGIES
 
 #: ``--strategy`` name -> what it is
 ALGORITHMS = {
