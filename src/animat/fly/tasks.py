@@ -55,8 +55,13 @@ def fitness_function(name: str):
 def score(traj: Trajectory, name: str) -> np.ndarray:
     """Fitness per fly from a trajectory with arrays ``(P, [S,] T, ...)``: the mean over the ``S`` starts;
     NaN where the fly crashed (from any start)."""
-    values = fitness_function(name)(traj.pos, traj.quat).astype(np.float64)
-    crashed = traj.crashed[..., -1]
+    return over_starts(fitness_function(name)(traj.pos, traj.quat).astype(np.float64), traj.crashed)
+
+
+def over_starts(values: np.ndarray, crashed: np.ndarray) -> np.ndarray:
+    """Fitness ``(P,)`` from per-start ``values (P, [S])`` and crash flags ``(P, [S,] T)``: the mean over
+    the starts; NaN where the fly crashed from any start (a crash is never averaged away)."""
+    crashed = crashed[..., -1]
     if values.ndim == 2:
         values, crashed = values.mean(axis=1), crashed.any(axis=1)
     return np.where(crashed, np.nan, values)

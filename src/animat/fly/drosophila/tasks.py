@@ -12,6 +12,7 @@ import numpy as np
 from animat.errors import ConfigError
 from animat.fly.drosophila.model import DrosophilaParams
 from animat.fly.drosophila.rollout import N_INPUTS, Trajectory, n_ticks_for, simulate_population, start_states
+from animat.fly.tasks import over_starts
 
 
 def stroke_plane_tilt_cos(params: DrosophilaParams, quat: np.ndarray) -> np.ndarray:
@@ -36,11 +37,7 @@ def hover(params: DrosophilaParams, pos: np.ndarray, quat: np.ndarray) -> np.nda
 def score(params: DrosophilaParams, traj: Trajectory) -> np.ndarray:
     """Hover fitness per fly from arrays ``(P, [S,] T, ...)``: the mean over the ``S`` starts; NaN where
     the fly crashed from any start."""
-    values = hover(params, traj.pos.astype(np.float64), traj.quat.astype(np.float64))
-    crashed = traj.crashed[..., -1]
-    if values.ndim == 2:
-        values, crashed = values.mean(axis=1), crashed.any(axis=1)
-    return np.where(crashed, np.nan, values)
+    return over_starts(hover(params, traj.pos.astype(np.float64), traj.quat.astype(np.float64)), traj.crashed)
 
 
 @dataclass(frozen=True)
