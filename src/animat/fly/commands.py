@@ -1,0 +1,78 @@
+"""Flight commands: their names, world-frame directions and command scripts (``"up:1,forward:2"``).
+
+Shared by the steering tasks, ``animat fly steer``, the goal-conditioned network and the Gymnasium
+environments (:mod:`animat.fly.env`), so that all of them mean the same thing by a command.
+
+Directions are in the world frame relative to the fly's heading when the command starts: ``forward``
+is the body's long axis (+y in the body frame, :mod:`animat.fly.model`) projected on the ground,
+``left`` is 90° to its left (counter-clockwise seen from above), ``up`` is +z. ``hover`` has no
+direction (zeros): stay near the point where the command began.
+
+The goal network's command input is :func:`command_input`: the commanded velocity in the world frame
+divided by :data:`animat.fly.rollout.VEL_SCALE`'s 10 u/s, the same scale as its velocity input.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from animat.errors import ConfigError
+
+COMMANDS = ("hover", "forward", "back", "left", "right", "up", "down")
+COMMAND_SCALE = 10.0  # u/s per unit of command input (= animat.fly.rollout.VEL_SCALE; this module imports no JAX)
+
+
+def heading(quat) -> np.ndarray:
+    """Heading angle ``(...)`` rad of unit quaternions ``quat (..., 4)`` (w, x, y, z, body to world):
+    the angle of the body's +y axis projected on the ground, counter-clockwise from the world's +y.
+    A body standing on its nose has no heading; it is then taken from the body's −z axis."""
+    q = np.asarray(quat, np.float64)
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    fx, fy = 2 * (x * y - w * z), 1 - 2 * (x * x + z * z)  # R[:, 1] (body y in world), x and y parts
+    flat = np.hypot(fx, fy) < 1e-6
+    fx = np.where(flat, -2 * (x * z + w * y), fx)  # −R[:, 2]
+    fy = np.where(flat, -2 * (y * z - w * x), fy)
+    return np.arctan2(-fx, fy)
+
+
+def direction(name: str, yaw: float = 0.0) -> np.ndarray:
+    """World-frame unit vector ``(3,)`` of command ``name`` for a fly whose heading is ``yaw`` rad when
+    the command starts; zeros for ``hover``."""
+    check_command(name)
+    fwd = np.array([-math.sin(yaw), math.cos(yaw), 0.0])
+    left = np.array([-math.cos(yaw), -math.sin(yaw), 0.0])
+    up = np.array([0.0, 0.0, 1.0])
+    return {"hover": 0 * up, "forward": fwd, "back": -fwd, "left": left, "right": -left, "up": up, "down": -up}[name]
+
+
+def command_input(name: str, yaw: float, speed: float) -> np.ndarray:
+    """The goal network's command input ``(3,)``: commanded world-frame velocity (``speed`` u/s along
+    :func:`direction`) divided by :data:`COMMAND_SCALE`."""
+    return (direction(name, yaw) * speed / COMMAND_SCALE).astype(np.float32)
+
+
+def check_command(name: str) -> str:
+    if name not in COMMANDS:
+        raise ConfigError(f"unknown command {name!r}; choose from {', '.join(COMMANDS)}")
+    return name
+
+
+def parse_script(text: str) -> list[tuple[str, float]]:
+    """``"up:1,forward:2,hover:2"`` -> ``[("up", 1.0), ("forward", 2.0), ("hover", 2.0)]`` (seconds > 0).
+    Raises ConfigError with one line for an unknown name, a missing or non-positive duration or an
+    empty script."""
+    segments = []
+    for part in str(text).split(","):
+        name, sep, seconds = part.strip().partition(":")
+        if not sep or not name.strip():
+            raise ConfigError(f"malformed command {part.strip()!r} in {text!r}; write name:seconds, e.g. 'up:1,forward:2'")
+        try:
+            duration = float(seconds)
+        except ValueError:
+            raise ConfigError(f"command {part.strip()!r}: {seconds!r} is not a number of seconds") from None
+        if not (math.isfinite(duration) and duration > 0):
+            raise ConfigError(f"command {part.strip()!r}: the duration must be a finite number of seconds > 0")
+        segments.append((check_command(name.strip()), duration))
+    return segments
