@@ -73,3 +73,17 @@ def test_stability_verdict_is_its_three_conditions(evaluated):
     assert ev["stable"] is bool(expected)
     assert ev["speedup_vs_reference"] == pytest.approx(
         ev["reference_seconds_per_frame"] / min(ev[f"runtime_{b}_seconds_per_frame"] for b in ("numba", "numpy", "jax")))
+
+
+def test_the_report_rebuilt_later_from_the_evaluate_run_alone_has_its_replay(evaluated):
+    """``animat report EVAL_DIR`` has no scene object in memory: the cloth scene comes from the model that
+    the evaluate run's config.json names (once broken by a stale import, which the page only warned about)."""
+    import warnings
+
+    from animat.viz.report import build_scene
+
+    root, _ = evaluated
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scene, system = build_scene(root / "eval")
+    assert system == "surrogate" and scene is not None

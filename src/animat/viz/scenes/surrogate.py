@@ -81,7 +81,7 @@ def side_by_side(cloth_scene, reference: np.ndarray, learned: np.ndarray, Y: np.
 def model_scene(run_dir: Path):
     """The cloth scene of the model a play or evaluate run used (its config.json names the training run)."""
     from animat.surrogate.scenes import scene_from_dict
-    from animat.surrogate.train_config import load_run_config
+    from animat.surrogate.options import load_run_config
 
     config = read_json_or_none(Path(run_dir) / "config.json") or {}
     return scene_from_dict(load_run_config(config["model"])["scene"])
