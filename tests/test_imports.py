@@ -64,3 +64,29 @@ def test_light_modules_load_neither_jax_nor_torch_nor_ray(module):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stdout.strip() == "[]", f"importing {module} loads {res.stdout.strip()}"
+
+
+def test_every_import_of_an_animat_name_resolves():
+    """Every ``from animat... import name`` in the package, function-level ones too (a lazy import of a
+    removed module only fails when its branch runs), names a module or an attribute that exists."""
+    import importlib
+
+    missing = []
+    for path in sorted(ROOT.rglob("*.py")):
+        for line, name in _imported_modules(path):
+            if not name.startswith("animat."):
+                continue
+            module, _, attr = name.rpartition(".")
+            try:
+                importlib.import_module(name)
+                continue
+            except ModuleNotFoundError as exc:
+                if exc.name != name:  # the module exists but imports something that does not
+                    missing.append(f"{path.relative_to(ROOT)}:{line} {name} ({exc})")
+                    continue
+            try:
+                if not hasattr(importlib.import_module(module), attr):
+                    missing.append(f"{path.relative_to(ROOT)}:{line} {name}")
+            except ModuleNotFoundError as exc:
+                missing.append(f"{path.relative_to(ROOT)}:{line} {name} ({exc})")
+    assert not missing, "\n".join(missing)
