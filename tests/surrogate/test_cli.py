@@ -78,7 +78,7 @@ def test_cli_generate_train_resume_evaluate_cape(animat_cli, tmp_path):
     assert summary["rest_seconds"] == 2.0 and summary["rest_states"] == 1 and summary["rest_speed_max_mm_s"] >= 0
     code, _, err = animat_cli(*train, "--epochs", "1", "--split-seed", "3", "--out", str(tmp_path / "split"))
     assert code == 0, err
-    from animat.surrogate.train import split_episodes
+    from animat.surrogate.options import split_episodes
 
     shuffled = json.loads((tmp_path / "split" / "config.json").read_text())
     assert shuffled["split_seed"] == 3 and json.loads((model / "config.json").read_text())["split_seed"] == 0

@@ -250,7 +250,7 @@ def test_alpha_beta_on_still_frames_recovers_the_free_dynamics_under_forcing():
 
 
 def test_split_seed_shuffles_a_partition_and_zero_keeps_the_last_episodes_held_out():
-    from animat.surrogate.train import split_episodes
+    from animat.surrogate.options import split_episodes
 
     assert split_episodes(20, 2, 3) == (list(range(15)), [15, 16, 17], [18, 19])
     a = split_episodes(20, 2, 3, seed=1)

@@ -91,7 +91,7 @@ def reduced_rank_factors(R: np.ndarray, singular_values: np.ndarray, rank: int) 
     ``Z R_z`` has the right singular vectors of ``diag(s) R_z``: no data needed. ``A = R_z V_r``,
     ``B = [V_r^T; intercept]``; rank = k gives R back (to rounding). Keeping the intercept is
     optimal only because those coordinates have zero mean (``[Z, 1]`` has orthogonal blocks):
-    R must be fitted on the frames the PCA was fitted on, as :meth:`animat.surrogate.train.TrainingData.fit`
+    R must be fitted on the frames the PCA was fitted on, as :meth:`animat.surrogate.training_data.TrainingData.fit`
     does (the same sample of training frames)."""
     R = np.asarray(R, np.float64)
     s = np.asarray(singular_values, np.float64)

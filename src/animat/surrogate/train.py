@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -58,20 +58,18 @@ import numpy as np
 import optax
 
 from animat import runs
-from animat.errors import CheckpointError, ConfigError
-from animat.checkpoint import read_checkpoint, save_checkpoint
-from animat.surrogate.alpha_beta import fit_alpha_beta
+from animat.errors import CheckpointError
 from animat.surrogate.data import Dataset, load_dataset
-from animat.surrogate.frame import AzimuthFrame
-from animat.surrogate.inputs import network_input
-from animat.surrogate.model import Surrogate, alpha_beta_only, external_input, init_mlp, rollout
-from animat.surrogate.normals import angle_degrees, fit_normal_regression, load_regression, vertex_normals
+from animat.surrogate.model import Surrogate, alpha_beta_only, init_mlp, rollout
+from animat.surrogate.normals import angle_degrees, vertex_normals
 from animat.surrogate.rest import make_lead, rest_loss, start_states
 from animat.surrogate.scenes import scene_from_dict
 from animat.surrogate.settle import SETTLE_LIMIT, make_probe, probe_inputs
-from animat.surrogate.subspace import PCA, fit_pca, reconstruction_table
-from animat.surrogate.options import TrainConfig, split_episodes
-from animat.surrogate.windows import WindowSampler, all_windows, gather, spaced_windows, still_segments, window_motion
+from animat.surrogate.subspace import PCA, reconstruction_table
+from animat.surrogate.options import TrainConfig
+from animat.surrogate.train_state import Baselines, Best, Learner, TrainState, load_last, save_last
+from animat.surrogate.training_data import TrainingData, Windows
+from animat.surrogate.windows import gather
 
 LAST = "last"  # checkpoints/last/: the latest epoch plus optimiser state, one checkpoint, for --resume
 
@@ -110,105 +108,6 @@ def start_noise(key: jax.Array, std: float, batch: int, k: int, correlation: flo
     return std * jnp.stack([rho * xi[1] + np.sqrt(1.0 - rho * rho) * xi[0], xi[1]])
 
 
-def _encoded(pca: PCA, ds: Dataset) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Episodes encoded into the subspace (Z) and their external inputs (W)."""
-    return [pca.encode(x) for x in ds.X], [external_input(y, ds.meta["scene"]["name"]) for y in ds.Y]
-
-
-@dataclass
-class TrainingData:
-    """What training works on, fitted once per run and kept in its directory: the PCA basis, the
-    episodes encoded into it (``Z``, the states, and ``W``, the external inputs), the episode split, the
-    network's statistics (alpha/beta, input and output means and deviations), the starting-frame noise
-    level (``noise_std``, the subspace's units) and the normals regression (``normals``, (k + 1, 3V))."""
-
-    pca: PCA
-    Z: list[np.ndarray]
-    W: list[np.ndarray]
-    train_ids: list[int]
-    val_ids: list[int]
-    test_ids: list[int]
-    stats: dict
-    noise_std: float
-    normals: np.ndarray
-
-    @property
-    def w_dim(self) -> int:
-        """Size of the external input per frame."""
-        return int(self.W[0].shape[1])
-
-    @classmethod
-    def fit(cls, cfg: TrainConfig, ds: Dataset) -> "TrainingData":
-        """PCA, alpha/beta, statistics, normals regression and encoded episodes of dataset ``ds``."""
-        train_ids, val_ids, test_ids = split_episodes(len(ds.X), cfg.test_episodes, cfg.val_episodes, cfg.split_seed)
-        frames = np.concatenate([ds.X[i] for i in train_ids])
-        k_max = min(frames.shape[0], frames.shape[1] * 3)
-        if cfg.components > k_max:
-            raise ConfigError(f"components={cfg.components} exceeds what {frames.shape[0]} training frames of {frames.shape[1]} vertices allow ({k_max})")
-        sample = np.random.default_rng(cfg.seed).choice(len(frames), min(len(frames), cfg.pca_samples), replace=False)  # fit_pca's sample
-        frame = None
-        if cfg.cloth_frame == "azimuth":
-            if ds.meta["scene"]["name"] != "flag":
-                raise ConfigError(f"cloth_frame 'azimuth' is the flag's (a cloth on a vertical pole), not the {ds.meta['scene']['name']!r} scene's")
-            frame = AzimuthFrame.fit(frames[np.sort(sample)], ds.topology["pinned"])
-        pca = fit_pca(frames, cfg.components, max_samples=cfg.pca_samples, seed=cfg.seed, frame=frame)
-        Z, W = _encoded(pca, ds)
-        alpha, beta = fit_alpha_beta(_alpha_beta_pieces(cfg.alpha_beta_frames, [Z[i] for i in train_ids], [ds.Y[i] for i in train_ids]),
-                                     unit_alpha=[pca.n_components] if frame is not None else ())  # the azimuth: no preferred direction
-        stats = {"alpha": alpha, "beta": beta, **({"frame_scale": np.float32(frame.scale)} if frame is not None else {})}
-        # statistics of the network's input and output, from the teacher-forced training data
-        ins, outs = [], []
-        for i in train_ids:
-            z = Z[i]
-            if len(z) < 3:
-                continue
-            zbar, x = network_input(stats, z[:-2], z[1:-1], W[i][2:], xp=np)
-            ins.append(x)
-            outs.append(z[2:] - zbar)
-        ins, outs = np.concatenate(ins), np.concatenate(outs)
-        z_train = np.concatenate([Z[i] for i in train_ids])
-        stats.update({"in_mean": ins.mean(0), "in_std": ins.std(0) + 1e-6, "out_mean": outs.mean(0), "out_std": outs.std(0) + 1e-6})
-        noise_std = float(cfg.noise_frac * z_train[:, : min(3, z_train.shape[1])].std(0).mean())
-        triangles = ds.topology["triangles"]
-        shapes = frames[sample] if frame is None else frame.rotate(frames[sample], -frame.angles(frames[sample]))  # in the cloth's frame
-        normals = fit_normal_regression(z_train[sample][:, : pca.n_components], vertex_normals(shapes, triangles))
-        return cls(pca, Z, W, train_ids, val_ids, test_ids, stats, noise_std, normals)
-
-    def save(self, run_dir: Path, cfg: TrainConfig, ds: Dataset) -> None:
-        """``config.json`` (the options, the dataset's scene, the split and the noise level), ``pca.npz``, ``normals.npz``."""
-        runs.atomic_write_json(run_dir / "config.json", {**asdict(cfg), "data": str(Path(cfg.data).resolve()), "scene": ds.meta["scene"],
-                                                          "train_episode_ids": self.train_ids, "val_episode_ids": self.val_ids,
-                                                          "test_episode_ids": self.test_ids, "noise_std": self.noise_std})
-        self.pca.save(run_dir / "pca.npz")
-        runs.atomic_save_npz(run_dir / "normals.npz", R=self.normals)
-
-    @classmethod
-    def load(cls, cfg: TrainConfig, run_dir: Path, ds: Dataset, stats: dict) -> "TrainingData":
-        """What :meth:`save` kept of the run in ``run_dir`` (for ``--resume``): its PCA basis, normals
-        regression, episode split and noise level, with ``ds`` encoded again; ``stats`` from its checkpoint."""
-        saved = runs.read_json(run_dir / "config.json")
-        pca = PCA.load(run_dir / "pca.npz")
-        normals = load_regression(run_dir)
-        if pca.components.shape[1] != ds.X[0].shape[1] * 3 or max(saved["test_episode_ids"]) >= len(ds.X):
-            raise CheckpointError(f"dataset {str(cfg.data)!r} does not match the run in {str(run_dir)!r} (vertices or episodes differ)")
-        Z, W = _encoded(pca, ds)
-        return cls(pca, Z, W, saved["train_episode_ids"], saved["val_episode_ids"], saved["test_episode_ids"], stats,
-                   float(saved["noise_std"]), normals)
-
-
-def _alpha_beta_pieces(frames: str, Z: list[np.ndarray], Y: list[np.ndarray]) -> list[np.ndarray]:
-    """The trajectories alpha/beta are fitted on: whole episodes (``all``, the paper) or only the
-    pieces where the external state is unchanged (``still``: the cloth's free motion, which the
-    damped-velocity model describes; fitted on every frame, the sheet's first component got a
-    spectral radius of 1.0003, i.e. no damping, from the sphere's pushes)."""
-    if frames == "all":
-        return Z
-    pieces = still_segments(Z, Y)
-    if sum(max(0, len(p) - 2) for p in pieces) < 3:
-        raise ConfigError("alpha_beta_frames='still': the training episodes have no frames where the external state stays unchanged")
-    return pieces
-
-
 def normals_error_degrees(R: np.ndarray, pca: PCA, X: np.ndarray, triangles: np.ndarray) -> dict:
     """Angle between regressed normals (from the encoded frames) and exact normals of X (T, V, 3)."""
     angle = angle_degrees(pca.normals(R, pca.encode(X)), vertex_normals(X, triangles))
@@ -221,148 +120,6 @@ def model_megabytes(surrogate: Surrogate, pca: PCA, normals: np.ndarray) -> floa
     instead (:attr:`animat.surrogate.runtime.Runtime.megabytes`, reported by benchmarks/surrogate_speed.py)."""
     arrays = [*surrogate.params.values(), *surrogate.stats.values(), pca.components, pca.mean, normals]
     return float(sum(np.asarray(a).nbytes for a in arrays) / 1e6)
-
-
-def _fixed_windows(Z, W, ids: list[int], window: int, rng: np.random.Generator, count: int = 64):
-    """Up to ``count`` random full windows of episodes ``ids`` (for loss curves), or None."""
-    win = all_windows([len(Z[i]) for i in ids], window)
-    if len(win) == 0:
-        return None
-    return gather(Z, W, ids, win[rng.choice(len(win), min(len(win), count), replace=False)], window)
-
-
-def _sampler(cfg: TrainConfig, Z: list[np.ndarray], rows: np.ndarray, window: int) -> WindowSampler:
-    """Training draws over ``rows`` (windows of ``window`` frames of the episodes Z)."""
-    return WindowSampler(rows, window_motion(Z, rows, window) if cfg.motion_weighting else None, cfg.motion_weighting)
-
-
-def _selection_windows(cfg: TrainConfig, Z, W, ids: list[int]):
-    """Best-epoch selection windows: ``cfg.val_windows`` evenly spaced windows of ``cfg.val_window``
-    frames (at most the shortest episode of ``ids``, at least ``cfg.window``) -> (Zw, Ww, frames)."""
-    lengths = [len(Z[i]) for i in ids]
-    frames = max(cfg.window, min(cfg.val_window, min(lengths)))
-    rows = spaced_windows(lengths, frames, cfg.val_windows)
-    if len(rows) == 0:
-        raise ConfigError(f"the validation episodes are too short for windows of {cfg.window} frames; lower --window")
-    return (*gather(Z, W, ids, rows, frames), frames)
-
-
-@dataclass
-class Windows:
-    """The windows of a run: the training rows (``train``, windows of ``cfg.window`` frames) and their
-    samplers by window length, up to 64 fixed held-out and training windows for the loss curves
-    (``held``, ``fixed_train``: ``(Zw, Ww)``) and the best-epoch selection windows (``select``, of
-    ``select_frames`` frames)."""
-
-    train: np.ndarray
-    samplers: dict[int, WindowSampler]
-    held: tuple
-    fixed_train: Optional[tuple]
-    select: tuple
-    select_frames: int
-
-    @classmethod
-    def make(cls, cfg: TrainConfig, data: TrainingData, rng: np.random.Generator) -> "Windows":
-        """The windows of ``data``; the fixed ones drawn from ``rng`` (held-out first, then training)."""
-        Z, W, train_ids = data.Z, data.W, data.train_ids
-        train_win = all_windows([len(Z[i]) for i in train_ids], cfg.window)
-        held = _fixed_windows(Z, W, data.test_ids, cfg.window, rng)
-        if len(train_win) == 0 or held is None:
-            raise ConfigError(f"episodes are too short for windows of {cfg.window} frames; generate more frames or lower --window")
-        fixed_train = _fixed_windows(Z, W, train_ids, cfg.window, rng)  # no noise: the rollout loss on training data
-        *select, select_frames = _selection_windows(cfg, Z, W, data.val_ids or train_ids)
-        samplers = {cfg.window: _sampler(cfg, [Z[i] for i in train_ids], train_win, cfg.window)}
-        if cfg.long_window and cfg.long_epochs:
-            long_rows = all_windows([len(Z[i]) for i in train_ids], cfg.long_window)
-            if len(long_rows) == 0:
-                raise ConfigError(f"no training episode has long_window={cfg.long_window} frames")
-            samplers[cfg.long_window] = _sampler(cfg, [Z[i] for i in train_ids], long_rows, cfg.long_window)
-        return cls(train_win, samplers, held, fixed_train, tuple(select), select_frames)
-
-
-@dataclass
-class Learner:
-    """What every training step changes: the network's parameters, the optimiser's state, the PRNG key of
-    the starting-frame noise and the NumPy generator of the window draws."""
-
-    params: dict
-    opt_state: Any
-    noise_key: jax.Array
-    rng: np.random.Generator
-
-
-@dataclass
-class Baselines:
-    """Rollout losses (m) fixed for a run: the untrained network's on the held-out and training windows,
-    alpha/beta alone on the held-out and selection windows (None in checkpoints that predate it)."""
-
-    initial_test_loss_m: float
-    initial_train_rollout_loss_m: float
-    alpha_beta_test_loss_m: float
-    alpha_beta_select_loss_m: Optional[float] = None
-
-
-@dataclass
-class Best:
-    """The kept checkpoint (``checkpoints/``): its epoch (counted from 1; 0: none yet), selection loss (m)
-    and, with settle probes, its settle ratio (None without them)."""
-
-    epoch: int = 0
-    select_loss_m: float = float("inf")
-    settle_ratio: Optional[float] = None
-
-
-@dataclass
-class TrainState:
-    """Epochs done, training seconds, the metrics rows so far, the baselines and the best epoch; saved in
-    ``checkpoints/last/`` as the manifest's flat ``state`` table, in the keys earlier versions wrote."""
-
-    epoch: int
-    seconds: float
-    rows: list[dict]
-    baselines: Baselines
-    best: Best = field(default_factory=Best)
-
-    def to_meta(self) -> dict:
-        b = self.baselines
-        meta = {"epoch": self.epoch, "best_epoch": self.best.epoch, "best_select_loss_m": self.best.select_loss_m, "seconds": self.seconds,
-                "initial_test_loss_m": b.initial_test_loss_m, "initial_train_rollout_loss_m": b.initial_train_rollout_loss_m,
-                "alpha_beta_test_loss_m": b.alpha_beta_test_loss_m, "rows": self.rows, "alpha_beta_select_loss_m": b.alpha_beta_select_loss_m}
-        if self.best.settle_ratio is not None:
-            meta["best_settle_ratio"] = self.best.settle_ratio
-        return meta
-
-    @classmethod
-    def from_meta(cls, meta: dict) -> "TrainState":
-        baselines = Baselines(meta["initial_test_loss_m"], meta["initial_train_rollout_loss_m"], meta["alpha_beta_test_loss_m"],
-                              meta.get("alpha_beta_select_loss_m"))
-        best = Best(int(meta["best_epoch"]), meta["best_select_loss_m"], meta.get("best_settle_ratio"))
-        return cls(int(meta["epoch"]), meta["seconds"], list(meta["rows"]), baselines, best)
-
-
-def _save_last(folder: Path, model: Surrogate, learner: Learner, state: TrainState) -> None:
-    """The latest epoch, exactly resumable, as one checkpoint (a new name per epoch, then the
-    ``latest.json`` pointer): network, statistics, optimiser leaves, PRNG key, NumPy rng state and
-    ``state``. Only the latest is kept, so a damaged one is refused rather than replaced by an older epoch."""
-    arrays = {f"param/{k}": np.asarray(v) for k, v in model.params.items()}
-    arrays.update({f"stat/{k}": np.asarray(v) for k, v in model.stats.items()})
-    arrays.update({f"opt/{i:04d}": np.asarray(x) for i, x in enumerate(jax.tree_util.tree_leaves(learner.opt_state))})
-    meta = {"config": model.config, "state": {**state.to_meta(), "rng": learner.rng.bit_generator.state}}
-    save_checkpoint(folder, state.epoch, {**arrays, "noise_key": np.asarray(learner.noise_key)}, meta, keep=1)
-
-
-def _load_last(folder: Path) -> tuple[dict, dict]:
-    """``(arrays by group, meta)`` of the checkpoint written by :func:`_save_last`: groups ``param``,
-    ``stat``, ``opt`` (leaves in order) and ``noise_key``."""
-    arrays, meta = read_checkpoint(folder)
-    groups: dict[str, Any] = {"param": {}, "stat": {}, "opt": {}, "noise_key": arrays.pop("noise_key", None)}
-    for name, value in arrays.items():
-        group, _, key = name.partition("/")
-        groups.setdefault(group, {})[key] = value
-    if groups["noise_key"] is None or "state" not in meta:
-        raise CheckpointError(f"{str(folder)!r} is not a surrogate training checkpoint")
-    groups["opt"] = [groups["opt"][key] for key in sorted(groups["opt"])]
-    return groups, meta
 
 
 def _make_update(loss_fn: Callable, stats: dict, opt: optax.GradientTransformation, rest_weight: float) -> Callable:
@@ -422,7 +179,7 @@ def setup(cfg: TrainConfig, run_dir: Path, scene: Optional[str] = None, resume: 
     ``cfg.epochs`` already)."""
     ds = load_dataset(cfg.data, scene)
     if resume:
-        saved, saved_meta = _load_last(run_dir / "checkpoints" / LAST)
+        saved, saved_meta = load_last(run_dir / "checkpoints" / LAST)
         runs.refuse_finished(run_dir, int(saved_meta["state"]["epoch"]), cfg.epochs, "epochs", "--epochs")
         data = TrainingData.load(cfg, run_dir, ds, saved["stat"])
     else:
@@ -524,7 +281,7 @@ def train_epoch(trainer: Trainer, learner: Learner, state: TrainState, epoch: in
         state.best = Best(epoch + 1, select_loss, row["settle_probe_ratio"] if trainer.probe is not None else state.best.settle_ratio)
     state.epoch, state.seconds = epoch + 1, state.seconds + row["seconds"]
     if (epoch + 1) % cfg.checkpoint_every == 0 or epoch + 1 == cfg.epochs:
-        _save_last(trainer.ckpt_dir / LAST, model, learner, state)
+        save_last(trainer.ckpt_dir / LAST, model, learner, state)
     return row
 
 
