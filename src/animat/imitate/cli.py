@@ -113,6 +113,30 @@ def train_cmd(
                   where="plots/learning_curve.png, policy.npz/.json, metrics.csv")
 
 
+@app.command("evaluate")
+def evaluate_cmd(
+    run_dir: str = typer.Argument(..., help="Run directory written by `animat imitate train`, or pretrained:NAME for a policy shipped with animat."),
+    episodes: int = typer.Option(20, "--episodes", "-e", help="Episodes, each from the clip's state at a random phase."),
+    seconds: float = typer.Option(10.0, "--seconds", "-s", help="Episode length (s); an episode ends early on a fall (or the run's pose termination)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the start phases (episode i: seed + i)."),
+    clip: Optional[str] = typer.Option(None, "--clip", help="Clip to imitate instead of the run's (a file, or shared:NAME)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
+) -> None:
+    """Evaluate the deterministic policy from reference-state starts: one JSON line (mean_imitation_reward per step with the
+    paper's weights, full_episode_fraction, mean_episode_seconds, episodes); summary.json and episodes.csv in its run directory."""
+    import json
+
+    from animat import runs
+    from animat.imitate.evaluate import evaluate, load_policy_run
+
+    require("--episodes", episodes, ge=1)
+    require("--seconds", seconds, gt=0)
+    load_policy_run(run_dir, clip)[0].load_clip()  # a bad run or clip fails here, before the output directory exists
+    target = runs.new_run_dir("imitate", "evaluate", out)
+    summary = evaluate(run_dir, target, episodes=episodes, seconds=seconds, seed=seed, clip=clip)
+    print(json.dumps({**summary, "out": str(target)}))
+
+
 @app.command("play")
 def play_cmd(
     run_dir: Path = typer.Argument(..., help="Run directory written by `animat imitate train` (reads policy.npz/.json, no pickles)."),

@@ -352,8 +352,11 @@ def resolve_clip(text: str) -> Path:
     if str(text).startswith("shared:"):
         folder = find_shared_deepmimic()
         if folder is None:
-            raise ConfigError(f"clip {text!r}: no shared/data/deepmimic folder found (set ANIMAT_SHARED_DATA)")
+            raise ConfigError(f"clip {text!r}: no shared/data/deepmimic folder found (looked in $ANIMAT_SHARED_DATA, then beside "
+                              f"{str(Path.cwd())!r} and the animat package and their parents; set ANIMAT_SHARED_DATA or give a clip file)")
         path = folder / str(text)[len("shared:"):]
+        if not path.is_file():
+            raise ConfigError(f"clip file {str(text)!r} not found (looked for {str(path)!r})")
     else:
         path = Path(text)
     if not path.is_file():
