@@ -61,6 +61,8 @@ def train_cmd(
     timesteps: Optional[int] = cli_option(TrainConfig, "timesteps", "--timesteps", "-n"),
     envs: Optional[int] = cli_option(TrainConfig, "envs", "--envs", "-k"),
     vec_env: Optional[str] = cli_option(TrainConfig, "vec_env", "--vec-env"),
+    backend: Optional[str] = cli_option(TrainConfig, "backend", "--backend"),
+    address: Optional[str] = cli_option(TrainConfig, "address", "--address"),
     net_arch: Optional[str] = typer.Option(None, "--net-arch", help="Hidden layers of actor and critic, e.g. '1024,512'."),
     max_minutes: Optional[float] = cli_option(TrainConfig, "max_minutes", "--max-minutes"),
     goal: Optional[bool] = typer.Option(None, "--goal/--no-goal", help="Add the task goal r_G (target heading and speed; goal_* options)."),
@@ -76,19 +78,21 @@ def train_cmd(
     from animat.imitate.train import tensorboard_available, train
 
     options = dict(clip=clip, timesteps=timesteps, envs=envs, vec_env=vec_env, net_arch=parse_list(net_arch, "--net-arch", "1024,512"),
-                   max_minutes=max_minutes, seed=seed, goal=goal)
+                   max_minutes=max_minutes, seed=seed, goal=goal, backend=backend, address=address)
     if resume is None:  # a bad config or clip fails here, in one line, before the run directory exists
         TrainConfig.build(config, **options).load_clip()
     _need_rl()
     cfg, run_dir = runs.start_or_resume("imitate", TrainConfig, resume=resume, config=config, out=out, options=options,
-                                        may_change={"timesteps": "--timesteps", "max_minutes": "--max-minutes"})
+                                        may_change={"timesteps": "--timesteps", "max_minutes": "--max-minutes", "backend": "--backend",
+                                                    "address": "--address"})
     state = None
     if resume is not None:  # so does a run without a (valid) training state, or one at its --timesteps already
         from animat.imitate.resume import resumable_state
 
         state = resumable_state(run_dir, cfg.timesteps)
         cfg.load_clip()
-    console.print(f"imitate train: PPO, {cfg.timesteps} steps, {cfg.envs} envs ({cfg.vec_env}), net {cfg.net_arch}, "
+    where = f"ray at {cfg.address or 'a local instance'}" if cfg.backend == "ray" else cfg.vec_env
+    console.print(f"imitate train: PPO, {cfg.timesteps} steps, {cfg.envs} envs ({where}), net {cfg.net_arch}, "
                   f"clip {cfg.clip or 'demo'}, run dir {run_dir}")
     if not tensorboard_available():
         console.print("tensorboard not installed: SB3 logs go to logs/progress.csv only")

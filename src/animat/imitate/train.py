@@ -264,14 +264,25 @@ class Session:
         return row
 
     def checkpoint(self) -> bool:
-        """A policy checkpoint ``checkpoints/policy_<timesteps>`` when ``checkpoint_every`` steps have passed
-        since the last one; True when one was written."""
+        """A policy checkpoint ``checkpoints/policy_<timesteps>`` (and the imitation curve so far) when
+        ``checkpoint_every`` steps have passed since the last one; True when one was written."""
         n = self.model.num_timesteps
         if not (self.cfg.checkpoint_every and n - self.state.last_checkpoint >= self.cfg.checkpoint_every):
             return False
         self.save_policy(self.out / "checkpoints" / f"policy_{n}")
         self.state.last_checkpoint = n
+        self.plot_imitation()
         return True
+
+    def title(self) -> str:
+        cfg = self.cfg
+        return f"PPO on {Path(cfg.clip).name if cfg.clip else 'the demo clip'}, {cfg.envs} envs, net {cfg.net_arch}"
+
+    def plot_imitation(self) -> None:
+        """``plots/imitation_curve.png``: r_I per step and episode length against samples and wall time, from the metrics rows."""
+        from animat.viz.plots import imitation_curve_plot
+
+        imitation_curve_plot(self.history, self.out / "plots" / "imitation_curve.png", self.title())
 
     def finite(self) -> bool:
         """Whether every weight of the policy is finite."""
@@ -338,8 +349,8 @@ def finish(session: Session) -> dict:
     cfg, out, model, history = session.cfg, session.out, session.model, session.history
     initial = session.state.initial_eval
     final = evaluate(load_policy(out / "policy").act, cfg, cfg.eval_episodes, cfg.seed + 10_000, session.clip)
-    title = f"PPO on {Path(cfg.clip).name if cfg.clip else 'the demo clip'}, {cfg.envs} envs, net {cfg.net_arch}"
-    learning_curve_plot(history, out / "plots" / "learning_curve.png", title, [(0, initial), (int(model.num_timesteps), final)])
+    learning_curve_plot(history, out / "plots" / "learning_curve.png", session.title(), [(0, initial), (int(model.num_timesteps), final)])
+    session.plot_imitation()
     ended = [r for r in history if np.isfinite(r["ep_return_mean"])]  # iterations in which an episode ended
     first, last = (ended[0], ended[-1]) if ended else ({}, {})
 
