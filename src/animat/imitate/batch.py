@@ -122,7 +122,9 @@ class ImitateBatch:
         self.qpos, self.qvel = np.zeros((self.n, m.nq)), np.zeros((self.n, m.nv))
         self.xpos, self.ref_xpos = np.zeros((self.n, m.nbody, 3)), np.zeros((self.n, m.nbody, 3))  # m, world
         self.com, self.ref_com = np.zeros((self.n, 3)), np.zeros((self.n, 3))  # m, whole-body centre of mass
-        self.fallen = np.zeros(self.n, bool)
+        self.fallen = np.zeros(self.n, bool)  # a fall geom touches the floor
+        self._contacts: list[np.ndarray] = [np.zeros((0, 2), int)] * self.n  # (ncon, 2) geom pairs of each character
+        self._ctrl = np.zeros((self.n, m.nu))
         self.t, self.t0 = np.zeros(self.n), np.zeros(self.n)
         self._ref_qpos, self._start_qvel = np.zeros((self.n, m.nq)), np.zeros((self.n, m.nv))
         self.threads = min(int(threads), self.n)
@@ -151,7 +153,7 @@ class ImitateBatch:
             for i in idx:
                 fn(int(i))
             return
-        chunks = [c for c in np.array_split(idx, self.threads) if c.size]
+        chunks = [c for c in np.array_split(idx, 4 * self.threads) if c.size]  # several per thread: a thread held up elsewhere delays less
         for f in [self._pool.submit(lambda c=c: [fn(int(i)) for i in c]) for c in chunks]:
             f.result()
 
@@ -164,14 +166,11 @@ class ImitateBatch:
         root = self.layout.root_body
         self.qpos[i], self.qvel[i], self.xpos[i], self.com[i] = d.qpos, d.qvel, d.xpos, d.subtree_com[root]
         self.ref_xpos[i], self.ref_com[i] = r.xpos, r.subtree_com[root]
-        fallen = False
-        if d.ncon:  # the contacts of the last substep's start (ImitateEnv's)
-            g = d.contact.geom[: d.ncon]
-            fallen = bool(((g[:, 0] == self._floor) & self._falls[g[:, 1]] | (g[:, 1] == self._floor) & self._falls[g[:, 0]]).any())
-        self.fallen[i] = fallen
+        self._contacts[i] = d.contact.geom[: d.ncon].copy()  # the contacts of the last substep's start (ImitateEnv's)
 
     def _advance(self, i: int) -> None:
         m, d = self.model, self.datas[i]
+        d.ctrl[:] = self._ctrl[i]
         mujoco.mj_step(m, d, nstep=self.substeps)
         # positions and centre of mass of the state reached (mj_step leaves them from its last substep's start)
         mujoco.mj_kinematics(m, d)
@@ -201,10 +200,11 @@ class ImitateBatch:
             self._run(self._restart, idx)
         return self.observations()
 
-    def observations(self) -> np.ndarray:
-        """(N, D) float32: ImitateEnv's observation of each character's current state."""
+    def observations(self, rotations: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+        """(N, D) float32: ImitateEnv's observation of each character's current state (``rotations``: its
+        :func:`joint_rotations`, if already at hand)."""
         qpos, qvel, n = self.qpos, self.qvel, self.n
-        q, w = joint_rotations(qpos, qvel, self.layout)
+        q, w = rotations or joint_rotations(qpos, qvel, self.layout)
         inv_heading = quat.conj(quat.heading(q[:, 0]))
         h = self.layout.hinge
         joints, vels = np.empty((n, self._joint_obs_size)), np.empty((n, self._vel_obs_size))
@@ -218,14 +218,13 @@ class ImitateBatch:
                  joints, vels, ends, ((self.t % cycle) / cycle)[:, None]]
         return np.concatenate(parts, axis=1).astype(np.float32)
 
-    def controls(self, actions: np.ndarray) -> np.ndarray:
+    def controls(self, actions: np.ndarray, ref: MotionState) -> np.ndarray:
         """(N, nu) servo targets of actions (N, 28) rad (clipped to ±π; ``residual``: offsets from the
-        clip's pose at the end of this control step), as ``ImitateEnv`` sets them."""
+        clip's pose ``ref`` at the end of this control step), as ``ImitateEnv`` sets them."""
         a = np.clip(np.asarray(actions, dtype=np.float64), -np.pi, np.pi)
         hinge, ball = a[:, self._act_hinge_idx], a[:, self._act_ball_idx]
         if self.residual:
-            ref = self.clip.sample_batch(self.t + 1.0 / CONTROL_HZ).joint_quats
-            h = self.layout.hinge
+            ref, h = ref.joint_quats, self.layout.hinge
             hq = quat.about_axis(HINGE_AXIS, quat.angle_about(ref[:, h], HINGE_AXIS) + hinge)
             bq = quat.mul(ref[:, ~h], quat.exp(ball))
         else:
@@ -239,12 +238,12 @@ class ImitateBatch:
         """One control step of every character: ``(obs (N, D) float32, reward (N,), terminated (N,), truncated (N,),
         nonfinite (N,), r_I (N,))``; the reward is r_I except on a terminated step, which earns 0 (a fall, a
         pose error past ``pose_termination``, or a physics blow-up, whose observation and r_I are zeros)."""
-        ctrl = self.controls(actions)
-        for i, d in enumerate(self.datas):
-            d.ctrl[:] = ctrl[i]
-        self.t += 1.0 / CONTROL_HZ
-        self._ref_qpos[:], ref_qvel = pose_arrays(self.clip.sample_batch(self.t), self.layout, self.model.qpos0, self.model.nv)
+        self.t += 1.0 / CONTROL_HZ  # (ImitateEnv's residual targets are its clip at t + 1/30 before this: the same numbers)
+        ref = self.clip.sample_batch(self.t)
+        self._ctrl[:] = self.controls(actions, ref)
+        self._ref_qpos[:], ref_qvel = pose_arrays(ref, self.layout, self.model.qpos0, self.model.nv)
         self._run(self._advance, np.arange(self.n))
+        self._find_falls()
         nonfinite = ~(np.isfinite(self.qpos).all(axis=1) & np.isfinite(self.qvel).all(axis=1))
         with np.errstate(invalid="ignore", over="ignore"):
             q, w = joint_rotations(self.qpos, self.qvel, self.layout)
@@ -253,12 +252,19 @@ class ImitateBatch:
             terminated = self.early_termination & self.fallen
             if self.pose_termination > 0:
                 terminated |= self.key_error() > self.pose_termination
-            obs = self.observations()
+            obs = self.observations((q, w))
         terminated |= nonfinite
         obs[nonfinite] = 0.0
         r = np.where(nonfinite, 0.0, r)
         truncated = (self.t - self.t0 >= self.max_seconds - 1e-9) & ~nonfinite
         return obs, np.where(terminated, 0.0, r), terminated, truncated, nonfinite, r
+
+    def _find_falls(self) -> None:
+        """``fallen``: whether a fall geom (:data:`FALL_BODIES`) touches the floor, from every character's contacts."""
+        counts = [len(c) for c in self._contacts]
+        g = np.concatenate(self._contacts)
+        hit = (g[:, 0] == self._floor) & self._falls[g[:, 1]] | (g[:, 1] == self._floor) & self._falls[g[:, 0]]
+        self.fallen[:] = np.bincount(np.repeat(np.arange(self.n), counts), weights=hit, minlength=self.n) > 0
 
     def key_error(self) -> np.ndarray:
         """(N,) m: the largest distance of a key body (:data:`KEY_BODIES`) from its reference position."""

@@ -143,16 +143,18 @@ def evaluate_cmd(
 
 @app.command("play")
 def play_cmd(
-    run_dir: Path = typer.Argument(..., help="Run directory written by `animat imitate train` (reads policy.npz/.json, no pickles)."),
+    source: str = typer.Argument(..., metavar="RUN_DIR", help="Run directory written by `animat imitate train` (reads policy.npz/.json, no pickles), "
+                                 "or pretrained:NAME for a policy shipped with animat."),
     seconds: float = typer.Option(10.0, "--seconds", "-s", help="Episode length (s); it ends early if the character falls."),
     fps: float = typer.Option(15.0, "--fps", help="Frames per second of the GIF (at most 30)."),
     renderer: str = typer.Option("auto", "--renderer", help="auto (MuJoCo offscreen where OpenGL works, else matplotlib) | mujoco | matplotlib."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
 ) -> None:
     """Run a trained policy from time 0 of its clip: GIF beside the reference (ghost), summary.json."""
-    from animat import runs
+    from animat import pretrained, runs
     from animat.imitate.play import RENDERERS, load_run, play
 
+    run_dir = pretrained.resolve(source)
     require("--seconds", seconds, gt=0)
     require("--fps", fps, gt=0, le=30)
     require("--renderer", renderer, choices=RENDERERS)
