@@ -279,6 +279,7 @@ def imitation_curve_plot(rows: Sequence[Mapping[str, Any]], path: str | os.PathL
             if row == 1:
                 ax.set_xlabel(xlabel)
         axes[0, col].set_ylim(0.0, 1.0)
+    axes[1, 0].set_ylim(bottom=0.0)
     fig.suptitle(title, fontsize=10)
     return save_figure(fig, path)
 
