@@ -51,6 +51,8 @@ class TrainConfig:
     log_std_init: float = option(-1.0, "Initial log std (e^-1 ≈ 0.37 rad on every PD target)")
     action_std: float = option(0.0, "Fixed action noise σ, rad, not learned (MimicKit's DeepMimic: 0.05); 0: learned from log_std_init", ge=0)
     normalize_obs: bool = option(True, "Running observation normalisation")
+    normalize_reward: bool = option(False, "PPO sees rewards over the running std of the discounted return (SB3's VecNormalize "
+                                           "norm_reward); metrics.csv stays in r_I")
     # PPO (SB3 names)
     learning_rate: float = option(1e-4, "Adam learning rate", gt=0)
     n_steps: int = option(1024, "Steps per environment per iteration", ge=1)

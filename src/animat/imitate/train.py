@@ -4,7 +4,7 @@ Read top to bottom: :class:`TrainConfig` (defaults < ``--config`` TOML < command
 state of a run (:class:`TrainState`, :class:`RolloutEpisodes`, :class:`Session`), then
 :func:`setup`: make K environments (``SubprocVecEnv`` across processes, or ``DummyVecEnv`` in
 this one), wrap them in ``VecMonitor`` (episode returns and lengths) and ``VecNormalize``
-(running observation normalisation; rewards are r_I ∈ [0, 1] and stay as they are), build PPO with
+(running observation normalisation; rewards are r_I ∈ [0, 1] and stay as they are unless ``normalize_reward``), build PPO with
 a Gaussian MLP policy (``net_arch`` for both actor and critic, ReLU by default), evaluate the
 untrained policy; :func:`train`: learn (one metrics row per iteration from the callback
 :class:`~animat.imitate.recorder.Recorder`); :func:`finish`: evaluate again, and write the run directory:
@@ -308,8 +308,9 @@ def setup(cfg: TrainConfig, out: Path, state: tuple[dict, dict] | None = None) -
         torch.set_num_threads(cfg.torch_threads)
     clip = cfg.load_clip()
     venv = VecMonitor(make_vec_env(cfg, clip))
-    venv = VecNormalize(venv, norm_obs=cfg.normalize_obs, norm_reward=False, gamma=cfg.gamma) if cfg.normalize_obs else venv
-    vecnorm = venv if cfg.normalize_obs else None
+    normalise = cfg.normalize_obs or cfg.normalize_reward
+    venv = VecNormalize(venv, norm_obs=cfg.normalize_obs, norm_reward=cfg.normalize_reward, gamma=cfg.gamma) if normalise else venv
+    vecnorm = venv if normalise else None
 
     activation = torch.nn.ReLU if cfg.activation == "relu" else torch.nn.Tanh
     linear = cfg.schedule == "linear"  # SB3 calls a schedule with the progress remaining, 1 -> 0 over the run's timesteps
