@@ -1,12 +1,24 @@
-"""ImitateEnv throughput (30 Hz control steps per second) on this machine's cores. Prints one JSON line.
+"""Imitate environment throughput (30 Hz control steps per second) against the physics limit. Prints one JSON line.
 
-Single: one env in this process, the ball-joint servos in MuJoCo (the default) and, side by side, the
-Python quaternion PD (``mujoco_servos=False``, the original path), and the default servos with the
-task goal and the per-axis ball-joint limits switched on (``goal``, ``joint_limits``). Vectorised: ``SubprocVecEnv``
-with as many envs as cores (and ``DummyVecEnv`` with as many, in one process), stepped with random
-actions (Gaussian, std 0.37 rad around zero, like the untrained policy), auto-resetting; needs
-stable-baselines3 (the ``rl`` extra), else those keys are null. Random episodes are short (the
-character falls within ~1 s), so resets (~1 step's cost each) are included at the rate training sees.
+Usage: ``python benchmarks/imitate_env.py [--quick] [--ppo] [--envs N] [--substeps S] [--threads T]``
+
+- ``physics_limit_steps_per_s``: raw ``mj_step`` calls per second of the character (the walk clip's
+  humanoid, N characters from reference-state starts, one ``MjData`` each, stepped
+  ``mj_step(nstep=S)`` on T threads with nothing else: ``raw_mj_steps_per_s``), divided by the S
+  physics substeps per control step. Episodes of 1 s, restarted outside the timing.
+- ``steps_per_s_vectorised``: everything training needs per step, through the SB3 ``VecEnv`` PPO uses
+  (:class:`animat.imitate.vecenv.BatchVecEnv` over :class:`animat.imitate.batch.ImitateBatch`):
+  physics, reference poses, observations, rewards, terminations, auto-resets and infos, for N
+  characters on T threads, with the recipe's actions (the clip's pose plus N(0, 0.05) rad noise,
+  ``residual``) and its pose termination (1 m); ``fraction_of_physics_limit`` is their ratio. The two
+  are measured in alternating rounds (best of each kept) so that other load on the machine hits both.
+- Baselines: one ``ImitateEnv`` in this process (``steps_per_s_single``), ``SubprocVecEnv`` of T
+  ``ImitateEnv`` processes (``steps_per_s_subproc``), both at 20 substeps (the old path).
+- ``tracking``: open-loop clip tracking (residual, zero action) per substep count: mean r_I and mean
+  key-body error (m) over the first 0.5 s from 16 reference-state starts: what fewer substeps cost.
+- ``--ppo``: ``ppo_fps``: PPO's own samples per second (``fps`` of ``metrics.csv``, updates included)
+  over a short run of ``configs/imitate_walk_cpu.toml`` (its network, batch and epochs), and its
+  fraction of the physics limit.
 """
 
 from __future__ import annotations
@@ -15,23 +27,62 @@ import json
 import os
 import platform
 import sys
+import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import mujoco
 import numpy as np
 
+from animat.imitate.batch import ImitateBatch
+from animat.imitate.clip import load_clip, resolve_clip
 from animat.imitate.env import ImitateEnv
-from animat.imitate.goal import GoalConfig
-from animat.imitate.reward import preset
+from animat.imitate.vecenv import BatchVecEnv
 
-STD = 0.37
+RECIPE = Path(__file__).resolve().parents[1] / "configs" / "imitate_walk_cpu.toml"
+STD = 0.05
 
 
-def single_rate(steps: int, **env_options) -> float:
-    env = ImitateEnv(**env_options)
-    rng = np.random.default_rng(0)
+def arg(name: str, default: int) -> int:
+    return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
+
+
+def raw_rate(clip, n: int, substeps: int, threads: int, control_steps: int) -> float:
+    """mj_step calls per second: n characters, ``control_steps`` × ``substeps`` steps each, on ``threads`` threads."""
+    batch = ImitateBatch(clip, n, seed=1, substeps=substeps)
+    model, datas = batch.model, batch.datas
+    spans = [c for c in np.array_split(np.arange(n), threads) if c.size]
+    elapsed, done = 0.0, 0
+    with ThreadPoolExecutor(threads) as pool:
+        for start in range(0, control_steps, 30):  # 1 s episodes from fresh reference states
+            batch.reset()
+            k = min(30, control_steps - start)
+            t0 = time.perf_counter()
+            list(pool.map(lambda c: [mujoco.mj_step(model, datas[i], nstep=substeps * k) for i in c], spans))
+            elapsed += time.perf_counter() - t0
+            done += n * substeps * k
+    batch.close()
+    return done / elapsed
+
+
+def vectorised_rate(clip, n: int, substeps: int, threads: int, control_steps: int) -> float:
+    venv = BatchVecEnv(ImitateBatch(clip, n, threads=threads, substeps=substeps, residual=True, pose_termination=1.0))
+    venv.seed(0)
+    venv.reset()
+    acts = np.random.default_rng(0).normal(0.0, STD, (control_steps, n, 28)).astype(np.float32)
+    t0 = time.perf_counter()
+    for a in acts:
+        venv.step(a)
+    rate = control_steps * n / (time.perf_counter() - t0)
+    venv.close()
+    return rate
+
+
+def single_rate(clip, steps: int) -> float:
+    env = ImitateEnv(clip, residual=True)
     env.reset(seed=0)
-    acts = rng.normal(0.0, STD, (steps, 28)).astype(np.float32)
+    acts = np.random.default_rng(0).normal(0.0, STD, (steps, 28)).astype(np.float32)
     t0 = time.perf_counter()
     for a in acts:
         _, _, term, trunc, _ = env.step(a)
@@ -40,43 +91,74 @@ def single_rate(steps: int, **env_options) -> float:
     return steps / (time.perf_counter() - t0)
 
 
-def vec_rate(kind: str, n_envs: int, steps: int) -> float | None:
-    try:
-        from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
-    except ImportError:
-        return None
-    venv = (SubprocVecEnv if kind == "subproc" else DummyVecEnv)([ImitateEnv for _ in range(n_envs)])
+def subproc_rate(clip, n: int, steps: int) -> float | None:
+    from stable_baselines3.common.vec_env import SubprocVecEnv
+
+    venv = SubprocVecEnv([lambda: ImitateEnv(clip, residual=True) for _ in range(n)])
     try:
         venv.seed(0)
         venv.reset()
-        rng = np.random.default_rng(0)
-        acts = rng.normal(0.0, STD, (steps, n_envs, 28)).astype(np.float32)
+        acts = np.random.default_rng(0).normal(0.0, STD, (steps, n, 28)).astype(np.float32)
         for a in acts[:20]:  # warm up the workers
             venv.step(a)
         t0 = time.perf_counter()
         for a in acts:
             venv.step(a)
-        return steps * n_envs / (time.perf_counter() - t0)
+        return steps * n / (time.perf_counter() - t0)
     finally:
         venv.close()
 
 
+def tracking(clip, substeps: int) -> dict:
+    batch = ImitateBatch(clip, 16, seed=0, residual=True, substeps=substeps, early_termination=False, max_seconds=100.0)
+    r, err = [], []
+    for _ in range(15):
+        r.append(batch.step(np.zeros((16, 28)))[5])
+        err.append(batch.key_error())
+    batch.close()
+    return {"r_i_mean": round(float(np.mean(r)), 4), "key_error_m": round(float(np.mean(err)), 4)}
+
+
+def ppo_fps(minutes: float) -> dict:
+    from animat.imitate.options import TrainConfig
+    from animat.imitate.train import read_metrics, train
+
+    with tempfile.TemporaryDirectory(prefix="imitate-bench-") as tmp:
+        cfg = TrainConfig.build(RECIPE, max_minutes=minutes, eval_episodes=0, checkpoint_every=0)
+        train(cfg, Path(tmp))
+        rows = read_metrics(Path(tmp) / "metrics.csv")
+    steps, seconds = rows[-1]["timesteps"], rows[-1]["seconds"]
+    return {"ppo_fps": round(steps / seconds, 1), "ppo_iteration_fps": [r["fps"] for r in rows], "ppo_samples": steps,
+            "ppo_envs": cfg.envs, "ppo_substeps": cfg.substeps, "ppo_net_arch": cfg.net_arch}
+
+
 def main() -> None:
     quick = "--quick" in sys.argv
-    n = 300 if quick else 2000
-    cores = os.cpu_count() or 1
-    res = {"benchmark": "imitate_env", "cores": cores, "machine": platform.processor() or platform.machine(),
-           "mujoco": mujoco.__version__, "load_average_1min": round(os.getloadavg()[0], 2)}
-    res["steps_per_s_single"] = single_rate(n)
-    res["steps_per_s_single_python_pd"] = single_rate(max(n // 5, 100), mujoco_servos=False)
-    res["speedup_mujoco_servos"] = res["steps_per_s_single"] / res["steps_per_s_single_python_pd"]
-    res["steps_per_s_single_goal_limits"] = single_rate(n, goal=GoalConfig(change_seconds=(1.0, 3.0)), joint_limits=True,
-                                                       reward=preset("paper", w_imitation=0.7, w_goal=0.3))
-    res["vectorised_envs"] = cores
-    res["steps_per_s_vectorised"] = vec_rate("subproc", cores, n // cores)
-    res["steps_per_s_vectorised_dummy"] = vec_rate("dummy", cores, n // cores)
-    res["physics_steps_per_control_step"] = 20
-    print(json.dumps({k: (round(v, 2) if isinstance(v, float) else v) for k, v in res.items()}))
+    n, substeps, threads = arg("--envs", 32), arg("--substeps", 10), arg("--threads", 2)
+    clip = load_clip(resolve_clip("shared:humanoid3d_walk.txt"))
+    res = {"benchmark": "imitate_env", "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()), "cores": os.cpu_count(),
+           "machine": platform.processor() or platform.machine(), "mujoco": mujoco.__version__,
+           "load_average_1min_before": round(os.getloadavg()[0], 2), "envs": n, "threads": threads}
+    steps = 30 if quick else 90
+    for s in sorted({substeps, 20}):
+        raw, vec = [], []
+        for _ in range(2 if quick else 3):  # alternate, so that load elsewhere hits both
+            raw.append(raw_rate(clip, n, s, threads, steps))
+            vec.append(vectorised_rate(clip, n, s, threads, steps))
+        key = "" if s == substeps else f"_{s}_substeps"
+        res[f"substeps{key}"] = s
+        res[f"raw_mj_steps_per_s{key}"] = round(max(raw))
+        res[f"physics_limit_steps_per_s{key}"] = round(max(raw) / s, 1)
+        res[f"steps_per_s_vectorised{key}"] = round(max(vec), 1)
+        res[f"fraction_of_physics_limit{key}"] = round(max(vec) / (max(raw) / s), 3)
+    res["steps_per_s_single"] = round(single_rate(clip, 300 if quick else 1000), 1)
+    res["steps_per_s_subproc"] = round(subproc_rate(clip, threads, 100 if quick else 400), 1)
+    res["tracking_first_0.5s"] = {str(s): tracking(clip, s) for s in (5, 10, 20, 40)}
+    if "--ppo" in sys.argv:
+        res.update(ppo_fps(0.5 if quick else 2.0))
+        res["ppo_fraction_of_physics_limit"] = round(res["ppo_fps"] / res["physics_limit_steps_per_s"], 3)
+    res["load_average_1min_after"] = round(os.getloadavg()[0], 2)
+    print(json.dumps(res))
 
 
 if __name__ == "__main__":

@@ -288,6 +288,19 @@ class RayPool:
                 raise RuntimeError(f"Ray {what} failed after {self.max_retries} retries: {type(err).__name__}: {_first_line(err)}") from err
             yield i, value
 
+    def actor(self, cls: type, *args: Any):
+        """A Ray actor of class ``cls`` made with ``args`` (ObjectRefs arrive as their values); it is not
+        restarted when its process dies (its state would be lost), so calls to a lost actor raise."""
+        return self._ray.remote(max_restarts=0)(cls).remote(*args)
+
+    def get(self, refs: list) -> list:
+        """The values of ObjectRefs (e.g. of actor calls), in order."""
+        return self._ray.get(list(refs))
+
+    def kill(self, actor) -> None:
+        """End an actor made by :meth:`actor`."""
+        self._ray.kill(actor)
+
     def map_chunks(self, fn: Callable[..., Any], rows: Sequence, *shared: Any, what: str = "rows") -> list:
         """``[fn(rows[a:b], *shared) for (a, b) in chunk_spans(len(rows), self.chunks)]``, one task per
         chunk, in chunk order (never completion order), so the result does not depend on which worker

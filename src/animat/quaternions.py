@@ -93,9 +93,9 @@ def about_axis(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
 
 
 def heading(q: np.ndarray) -> np.ndarray:
-    """Yaw-only rotation (about +z) of the heading of ``q (4,)``: the direction its x axis points, flattened."""
+    """Yaw-only rotation (about +z) of the heading of ``q (..., 4)``: the direction its x axis points, flattened."""
     fwd = rotate(q, np.array([1.0, 0.0, 0.0]))
-    return about_axis(np.array([0.0, 0.0, 1.0]), np.arctan2(fwd[1], fwd[0]))
+    return about_axis(np.array([0.0, 0.0, 1.0]), np.arctan2(fwd[..., 1], fwd[..., 0]))
 
 
 def angle_about(q: np.ndarray, axis: np.ndarray) -> np.ndarray:

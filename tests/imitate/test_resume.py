@@ -197,3 +197,22 @@ def test_resume_without_state_is_refused(first_run, tmp_path, animat_cli):
     (run / POINTER).unlink()
     code, _, err = animat_cli("imitate", "train", "--resume", str(run), "--timesteps", "256")
     assert code == 2 and "no training state" in err
+
+
+def test_batched_run_resumes_with_its_return_normaliser_and_fixed_noise(tmp_path):
+    from animat.imitate.train import setup
+
+    options = {**SMALL, "vec_env": "batched", "threads": 2, "normalize_reward": True, "action_std": 0.05}
+    train(TrainConfig.build(None, timesteps=128, **options), tmp_path)
+    arrays, manifest = load_train_state(tmp_path)
+    assert arrays["ret_rms.var"].shape == (1,) and arrays["ret_rms.var"][0] > 0 and manifest["ret_rms_count"] > 1
+    cfg = TrainConfig.build(None, timesteps=256, **options)
+    session = setup(cfg, tmp_path, (arrays, manifest))
+    try:
+        assert session.vecnorm.ret_rms.var == arrays["ret_rms.var"][0] and session.vecnorm.ret_rms.count == manifest["ret_rms_count"]
+        assert not session.model.policy.log_std.requires_grad
+    finally:
+        session.venv.close()
+    train(cfg, tmp_path, resume=True)
+    np.testing.assert_array_equal(load_policy(tmp_path).arrays["log_std"], np.full(28, np.log(0.05), np.float32))
+    assert load_train_state(tmp_path)[1]["num_timesteps"] == 256

@@ -183,3 +183,23 @@ def test_same_seed_same_policy(tmp_path):
     sa, sb = train(cfg, a), train(cfg, b)
     assert (a / "policy.npz").read_bytes() == (b / "policy.npz").read_bytes()
     assert sa["last_iteration_ep_return_mean"] == sb["last_iteration_ep_return_mean"]
+
+
+def test_batched_run_holds_the_fixed_action_noise(tmp_path):
+    """vec_env = batched with action_std: σ is what the config says in every metrics row and in the saved
+    policy, while the rest of the policy learns; the imitation curve is drawn."""
+    pytest.importorskip("stable_baselines3")
+    from animat.imitate.options import TrainConfig
+    from animat.imitate.policy import load_policy
+    from animat.imitate.train import train
+
+    cfg = TrainConfig.build(None, vec_env="batched", envs=4, threads=2, action_std=0.05, net_arch=[16, 16], n_steps=32, batch_size=64,
+                            n_epochs=2, eval_episodes=1, max_seconds=1.0, timesteps=256, checkpoint_every=128, pose_termination=1.0)
+    train(cfg, tmp_path)
+    rows = list(csv.DictReader((tmp_path / "metrics.csv").open()))
+    assert len(rows) == 2 and all(float(r["std"]) == pytest.approx(0.05, rel=1e-6) for r in rows)
+    first, last = load_policy(tmp_path / "checkpoints" / "policy_0"), load_policy(tmp_path / "policy")
+    for pol in (first, last):
+        np.testing.assert_array_equal(pol.arrays["log_std"], np.full(28, np.log(0.05), np.float32))
+    assert not np.array_equal(first.arrays["action_net.weight"], last.arrays["action_net.weight"])
+    assert (tmp_path / "plots" / "imitation_curve.png").is_file()

@@ -61,6 +61,8 @@ def train_cmd(
     timesteps: Optional[int] = cli_option(TrainConfig, "timesteps", "--timesteps", "-n"),
     envs: Optional[int] = cli_option(TrainConfig, "envs", "--envs", "-k"),
     vec_env: Optional[str] = cli_option(TrainConfig, "vec_env", "--vec-env"),
+    backend: Optional[str] = cli_option(TrainConfig, "backend", "--backend"),
+    address: Optional[str] = cli_option(TrainConfig, "address", "--address"),
     net_arch: Optional[str] = typer.Option(None, "--net-arch", help="Hidden layers of actor and critic, e.g. '1024,512'."),
     max_minutes: Optional[float] = cli_option(TrainConfig, "max_minutes", "--max-minutes"),
     goal: Optional[bool] = typer.Option(None, "--goal/--no-goal", help="Add the task goal r_G (target heading and speed; goal_* options)."),
@@ -76,19 +78,21 @@ def train_cmd(
     from animat.imitate.train import tensorboard_available, train
 
     options = dict(clip=clip, timesteps=timesteps, envs=envs, vec_env=vec_env, net_arch=parse_list(net_arch, "--net-arch", "1024,512"),
-                   max_minutes=max_minutes, seed=seed, goal=goal)
+                   max_minutes=max_minutes, seed=seed, goal=goal, backend=backend, address=address)
     if resume is None:  # a bad config or clip fails here, in one line, before the run directory exists
         TrainConfig.build(config, **options).load_clip()
     _need_rl()
     cfg, run_dir = runs.start_or_resume("imitate", TrainConfig, resume=resume, config=config, out=out, options=options,
-                                        may_change={"timesteps": "--timesteps", "max_minutes": "--max-minutes"})
+                                        may_change={"timesteps": "--timesteps", "max_minutes": "--max-minutes", "backend": "--backend",
+                                                    "address": "--address"})
     state = None
     if resume is not None:  # so does a run without a (valid) training state, or one at its --timesteps already
         from animat.imitate.resume import resumable_state
 
         state = resumable_state(run_dir, cfg.timesteps)
         cfg.load_clip()
-    console.print(f"imitate train: PPO, {cfg.timesteps} steps, {cfg.envs} envs ({cfg.vec_env}), net {cfg.net_arch}, "
+    where = f"ray at {cfg.address or 'a local instance'}" if cfg.backend == "ray" else cfg.vec_env
+    console.print(f"imitate train: PPO, {cfg.timesteps} steps, {cfg.envs} envs ({where}), net {cfg.net_arch}, "
                   f"clip {cfg.clip or 'demo'}, run dir {run_dir}")
     if not tensorboard_available():
         console.print("tensorboard not installed: SB3 logs go to logs/progress.csv only")
@@ -113,18 +117,44 @@ def train_cmd(
                   where="plots/learning_curve.png, policy.npz/.json, metrics.csv")
 
 
+@app.command("evaluate")
+def evaluate_cmd(
+    run_dir: str = typer.Argument(..., help="Run directory written by `animat imitate train`, or pretrained:NAME for a policy shipped with animat."),
+    episodes: int = typer.Option(20, "--episodes", "-e", help="Episodes, each from the clip's state at a random phase."),
+    seconds: float = typer.Option(10.0, "--seconds", "-s", help="Episode length (s); an episode ends early on a fall (or the run's pose termination)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the start phases (episode i: seed + i)."),
+    clip: Optional[str] = typer.Option(None, "--clip", help="Clip to imitate instead of the run's (a file, or shared:NAME)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
+) -> None:
+    """Evaluate the deterministic policy from reference-state starts: one JSON line (mean_imitation_reward per step with the
+    paper's weights, full_episode_fraction, mean_episode_seconds, episodes); summary.json and episodes.csv in its run directory."""
+    import json
+
+    from animat import runs
+    from animat.imitate.evaluate import evaluate, load_policy_run
+
+    require("--episodes", episodes, ge=1)
+    require("--seconds", seconds, gt=0)
+    load_policy_run(run_dir, clip)[0].load_clip()  # a bad run or clip fails here, before the output directory exists
+    target = runs.new_run_dir("imitate", "evaluate", out)
+    summary = evaluate(run_dir, target, episodes=episodes, seconds=seconds, seed=seed, clip=clip)
+    print(json.dumps({**summary, "out": str(target)}))
+
+
 @app.command("play")
 def play_cmd(
-    run_dir: Path = typer.Argument(..., help="Run directory written by `animat imitate train` (reads policy.npz/.json, no pickles)."),
+    source: str = typer.Argument(..., metavar="RUN_DIR", help="Run directory written by `animat imitate train` (reads policy.npz/.json, no pickles), "
+                                 "or pretrained:NAME for a policy shipped with animat."),
     seconds: float = typer.Option(10.0, "--seconds", "-s", help="Episode length (s); it ends early if the character falls."),
     fps: float = typer.Option(15.0, "--fps", help="Frames per second of the GIF (at most 30)."),
     renderer: str = typer.Option("auto", "--renderer", help="auto (MuJoCo offscreen where OpenGL works, else matplotlib) | mujoco | matplotlib."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
 ) -> None:
     """Run a trained policy from time 0 of its clip: GIF beside the reference (ghost), summary.json."""
-    from animat import runs
+    from animat import pretrained, runs
     from animat.imitate.play import RENDERERS, load_run, play
 
+    run_dir = pretrained.resolve(source)
     require("--seconds", seconds, gt=0)
     require("--fps", fps, gt=0, le=30)
     require("--renderer", renderer, choices=RENDERERS)

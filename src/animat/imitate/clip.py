@@ -185,6 +185,35 @@ class Clip:
         )
 
 
+    def sample_batch(self, t: np.ndarray) -> MotionState:
+        """:meth:`sample` at each of the times ``t (N,)`` s at once: a MotionState whose arrays have a
+        leading axis N (root_pos (N, 3), joint_quats (N, 12, 4), ...), the same numbers as N calls."""
+        t = np.asarray(t, dtype=np.float64)
+        T = self.cycle_seconds
+        if self.loop == "wrap":
+            cycles = np.floor(t / T)
+            tau = t - cycles * T
+            edge = tau >= T  # rounding at the cycle boundary
+            cycles, tau = np.where(edge, cycles + 1, cycles), np.where(edge, 0.0, tau)
+            still = np.zeros(t.shape, bool)
+        else:
+            cycles, still, tau = np.zeros(t.shape), (t < 0.0) | (t > T), np.clip(t, 0.0, T)
+        k = np.clip(np.searchsorted(self.times, tau, side="right") - 1, 0, self.num_frames - 2)
+        dt = self.times[k + 1] - self.times[k]
+        u = np.clip((tau - self.times[k]) / dt, 0.0, 1.0)
+        p0, p1 = self.root_pos[k], self.root_pos[k + 1]
+        q0 = np.concatenate([self.root_quat[k][:, None], self.joint_quats[k]], axis=1)  # (N, 13, 4)
+        q1 = np.concatenate([self.root_quat[k + 1][:, None], self.joint_quats[k + 1]], axis=1)
+        rates = quat.log(quat.mul(quat.conj(q0), q1))  # (N, 13, 3) rad per segment, child frame
+        q = quat.normalize(quat.mul(q0, quat.exp(rates * u[:, None, None])))
+        vel = np.where(still[:, None], 0.0, (p1 - p0) / dt[:, None])
+        angvel = np.where(still[:, None, None], 0.0, rates / dt[:, None, None])
+        return MotionState(
+            root_pos=p0 + u[:, None] * (p1 - p0) + cycles[:, None] * self.root_advance,
+            root_quat=q[:, 0], joint_quats=q[:, 1:], root_vel=vel, root_angvel=angvel[:, 0], joint_angvel=angvel[:, 1:],
+        )
+
+
 # --------------------------------------------------------------------------------------------
 # reading and writing
 
@@ -323,8 +352,11 @@ def resolve_clip(text: str) -> Path:
     if str(text).startswith("shared:"):
         folder = find_shared_deepmimic()
         if folder is None:
-            raise ConfigError(f"clip {text!r}: no shared/data/deepmimic folder found (set ANIMAT_SHARED_DATA)")
+            raise ConfigError(f"clip {text!r}: no shared/data/deepmimic folder found (looked in $ANIMAT_SHARED_DATA, then beside "
+                              f"{str(Path.cwd())!r} and the animat package and their parents; set ANIMAT_SHARED_DATA or give a clip file)")
         path = folder / str(text)[len("shared:"):]
+        if not path.is_file():
+            raise ConfigError(f"clip file {str(text)!r} not found (looked for {str(path)!r})")
     else:
         path = Path(text)
     if not path.is_file():

@@ -20,7 +20,11 @@ MuJoCo (``mujoco_servos=True``, default; one ``mj_step`` call per control step) 
 quaternion PD of :func:`~animat.imitate.character.apply_ball_pd` each physics step (the reference,
 ~2× slower; ``benchmarks/imitate_env.py``); see :mod:`animat.imitate.character`. ``joint_limits``
 adds the per-axis ball-joint limits of DeepMimic's character file
-(:func:`~animat.imitate.character.add_ball_limits`; off by default).
+(:func:`~animat.imitate.character.add_ball_limits`; off by default). ``substeps``: physics steps per
+control step (default 20: 600 Hz). ``pose_termination`` (m; 0, the default: off): an episode also
+ends when a key body (:data:`~animat.imitate.batch.KEY_BODIES`: head, hands, feet) is farther than
+that from the reference's (MimicKit's ``pose_termination_dist``). :mod:`animat.imitate.batch` steps
+many of these at once.
 """
 
 from __future__ import annotations
@@ -31,13 +35,12 @@ import numpy as np
 
 from animat import quaternions as quat
 from animat.errors import ConfigError
+from animat.imitate.batch import FALL_BODIES, KEY_BODIES, physics_timestep
 from animat.imitate.character import CONTROL_HZ, SUBSTEPS, Layout, apply_ball_pd, build_model, kinematics, pose_kinematics, set_pd_targets, set_pose
 from animat.imitate.clip import HINGE_AXIS, Clip
 from animat.imitate.demo import demo_clip
 from animat.imitate.goal import GoalConfig, draw_goal, heading_reward
 from animat.imitate.reward import PRESETS, RewardConfig, imitation_reward, total_reward
-
-FALL_BODIES = ("root", "chest", "neck")
 
 
 class ImitateEnv(gym.Env):
@@ -45,21 +48,23 @@ class ImitateEnv(gym.Env):
 
     def __init__(self, clip: Clip | None = None, reward: RewardConfig = PRESETS["paper"], rsi: bool = True,
                  early_termination: bool = True, max_seconds: float = 10.0, mujoco_servos: bool = True,
-                 residual: bool = False, goal: GoalConfig | None = None, joint_limits: bool = False):
+                 residual: bool = False, goal: GoalConfig | None = None, joint_limits: bool = False, substeps: int = SUBSTEPS,
+                 pose_termination: float = 0.0):
         self.clip = clip or demo_clip()
         if goal is not None and not reward.w_goal > 0:
             raise ConfigError(f"a task goal needs a reward with w_goal > 0 (the paper: w_imitation 0.7, w_goal 0.3), got w_goal {reward.w_goal}")
         self.goal_cfg, self.goal = goal, None
         self._clip_speed = float(np.linalg.norm(self.clip.root_advance)) / self.clip.cycle_seconds
         self.cfg, self.rsi, self.early_termination, self.max_seconds = reward, rsi, early_termination, max_seconds
-        self.residual = residual
-        self.model = build_model(ball_actuators=mujoco_servos, joint_limits=joint_limits)
+        self.residual, self.substeps, self.pose_termination = residual, int(substeps), float(pose_termination)
+        self.model = build_model(timestep=physics_timestep(substeps), ball_actuators=mujoco_servos, joint_limits=joint_limits)
         self.data = mujoco.MjData(self.model)
         self.ref_data = mujoco.MjData(self.model)
         self.layout = Layout.of(self.model)
         self.fall_geoms = {mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_GEOM, n) for n in FALL_BODIES}
         self.floor = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_GEOM, "floor")
         self._fall_geom_ids = np.array(sorted(self.fall_geoms))
+        self._key_bodies = np.array([mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, n) for n in KEY_BODIES])
         self._index_obs()
         self.action_space = gym.spaces.Box(-np.pi, np.pi, shape=(int(8 * 3 + 4),), dtype=np.float32)
         self.t = self.t0 = 0.0
@@ -146,10 +151,10 @@ class ImitateEnv(gym.Env):
     def step(self, action):
         targets = self._targets(action)
         set_pd_targets(self.model, self.data, targets, self.layout)
-        if self.layout.ball_actuators.size:  # every servo is in MuJoCo: one call for the 20 substeps
-            mujoco.mj_step(self.model, self.data, nstep=SUBSTEPS)
+        if self.layout.ball_actuators.size:  # every servo is in MuJoCo: one call for the substeps
+            mujoco.mj_step(self.model, self.data, nstep=self.substeps)
         else:
-            for _ in range(SUBSTEPS):
+            for _ in range(self.substeps):
                 apply_ball_pd(self.model, self.data, targets, self.layout)
                 mujoco.mj_step(self.model, self.data)
         self.t += 1.0 / CONTROL_HZ
@@ -171,6 +176,9 @@ class ImitateEnv(gym.Env):
             if self.t >= self.goal.until:  # the next observation shows the new goal
                 self.goal = self._draw_goal()
         terminated = self.early_termination and self._fallen()
+        if self.pose_termination > 0:
+            keys = self._key_bodies
+            terminated = terminated or bool(np.linalg.norm(self.data.xpos[keys] - self.ref_data.xpos[keys], axis=1).max() > self.pose_termination)
         if terminated:  # fallen: no reward from this step on (DeepMimic's early termination)
             reward = 0.0
         truncated = self.t - self.t0 >= self.max_seconds - 1e-9

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from animat.config import check_instance, option, read_options
+from animat.parallel import BACKENDS
 from animat.errors import ConfigError
 
 
@@ -20,7 +21,12 @@ class TrainConfig:
     clip: str | None = option(None, "DeepMimic clip file, or shared:NAME (shared/data/deepmimic/NAME)", shown="the demo clip")
     timesteps: int = option(1_000_000, "Environment steps (30 Hz) to train for", ge=1, label="--timesteps")
     envs: int = option(2, "Parallel environments", ge=1)
-    vec_env: str = option("subproc", "subproc (processes) | dummy (one process)", choices=("subproc", "dummy"))
+    vec_env: str = option("subproc", "subproc (processes) | dummy (one process) | batched (all in this process, stepped together on threads: "
+                          "animat.imitate.batch; the paper's r_I, no goal)", choices=("subproc", "dummy", "batched"))
+    threads: int = option(2, "Threads stepping the physics of vec_env = batched", ge=1)
+    backend: str = option("local", "local | ray: the environments as Ray actors, batched pieces of them (animat.imitate.vecenv)", choices=BACKENDS)
+    address: str | None = option(None, "Ray cluster (host:port, auto, ray://host:10001) for backend ray", shown="a local Ray")
+    actors: int = option(0, "Ray actors holding the environments (backend ray); 0: one per CPU of the cluster", ge=0)
     seed: int = option(0, "Random seed")
     max_minutes: float = option(0.0, "Stop learning after this many minutes, after the iteration that crosses them (0: no cap)", ge=0)
     # environment
@@ -30,6 +36,9 @@ class TrainConfig:
     early_termination: bool = option(True, "End an episode when the character falls")
     residual: bool = option(False, "Actions are offsets from the clip's pose (see ImitateEnv); DeepMimic: absolute")
     joint_limits: bool = option(False, "Per-axis ball-joint limits of DeepMimic's character file (character.add_ball_limits)")
+    substeps: int = option(20, "Physics steps per 30 Hz control step (20: 600 Hz)", ge=1)
+    pose_termination: float = option(0.0, "End an episode when a key body (head, hands, feet) is farther than this from the reference, m "
+                                           "(MimicKit: 1.0); 0: off", ge=0)
     # optional task goal r_G (target heading and speed, animat.imitate.goal); reward w_I r_I + w_G r_G
     goal: bool = option(False, "Add the task goal r_G (target heading and speed)")
     goal_weights: list[float] = option(help="[w_I, w_G] when goal is on", factory=lambda: [0.7, 0.3])
@@ -40,7 +49,10 @@ class TrainConfig:
     net_arch: list[int] = option(help="Hidden layers of actor and critic", factory=lambda: [1024, 512], ge=1)
     activation: str = option("relu", "relu | tanh", choices=("relu", "tanh"))
     log_std_init: float = option(-1.0, "Initial log std (e^-1 ≈ 0.37 rad on every PD target)")
+    action_std: float = option(0.0, "Fixed action noise σ, rad, not learned (MimicKit's DeepMimic: 0.05); 0: learned from log_std_init", ge=0)
     normalize_obs: bool = option(True, "Running observation normalisation")
+    normalize_reward: bool = option(False, "PPO sees rewards over the running std of the discounted return (SB3's VecNormalize "
+                                           "norm_reward); metrics.csv stays in r_I")
     # PPO (SB3 names)
     learning_rate: float = option(1e-4, "Adam learning rate", gt=0)
     n_steps: int = option(1024, "Steps per environment per iteration", ge=1)
@@ -49,6 +61,7 @@ class TrainConfig:
     gamma: float = option(0.95, "Discount (DeepMimic's); above 1 returns grow without bound", gt=0, le=1)
     gae_lambda: float = option(0.95, "GAE lambda", gt=0, le=1)
     clip_range: float = option(0.2, "PPO clip range", gt=0)
+    schedule: str = option("constant", "constant | linear: learning rate and clip range fall linearly to 0 at timesteps", choices=("constant", "linear"))
     ent_coef: float = option(0.0, "Entropy coefficient")
     vf_coef: float = option(0.5, "Value-loss coefficient")
     max_grad_norm: float = option(0.5, "Gradient-norm clip")
@@ -72,6 +85,9 @@ class TrainConfig:
             from animat.imitate.clip import resolve_clip
 
             resolve_clip(self.clip)
+        if self.batched and (self.goal or preset(self.reward).variant != "paper"):
+            where = "backend = 'ray'" if self.backend == "ray" else "vec_env = 'batched'"
+            raise ConfigError(f"{where} computes the paper's r_I only: use reward = 'paper' and goal = false (got {self.reward!r}, goal {self.goal})")
         w = self.goal_weights
         if not (isinstance(w, list) and len(w) == 2 and all(isinstance(x, (int, float)) and x >= 0 for x in w) and sum(w) > 0):
             raise ConfigError(f"goal_weights must be [w_I, w_G] with both ≥ 0 and a positive sum, got {w!r}")
@@ -79,6 +95,11 @@ class TrainConfig:
             raise ConfigError(f"with goal = true, goal_weights needs w_G > 0 (else r_G is ignored), got {w!r}")
         self.goal_config()
         return self
+
+    @property
+    def batched(self) -> bool:
+        """Whether the environments are :mod:`animat.imitate.batch`'s (vec_env batched, or on Ray)."""
+        return self.vec_env == "batched" or self.backend == "ray"
 
     def goal_config(self):
         """The :class:`~animat.imitate.goal.GoalConfig` of the ``goal_*`` options, or None when ``goal`` is off."""

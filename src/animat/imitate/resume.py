@@ -7,7 +7,7 @@ pointer :func:`~animat.checkpoint.read_checkpoint` follows), then deletes all bu
 (no pickle): every tensor of the SB3 policy's ``state_dict`` (actor, critic, log std) as
 ``policy.<name>``, every tensor of the Adam optimiser's per-parameter state (``step``, ``exp_avg``,
 ``exp_avg_sq``) as ``optim.<index>.<key>``, and the observation normaliser's running mean and
-variance. The manifest's ``meta`` holds the rest: the optimiser's ``param_groups`` (learning rate,
+variance (and the return normaliser's, with ``normalize_reward``). The manifest's ``meta`` holds the rest: the optimiser's ``param_groups`` (learning rate,
 betas, …), the normaliser's sample count, the step counter ``num_timesteps``, the number of gradient
 updates, the run's earlier training seconds. The manifest's SHA-256 and array shapes and dtypes are
 checked on load. SB3's own ``model.save`` zip (pickles) is never written or read.
@@ -48,11 +48,16 @@ def save_train_state(run_dir: str | os.PathLike, model, vec_normalize=None, **co
     if norm:
         arrays["obs_rms.mean"] = np.asarray(vec_normalize.obs_rms.mean, dtype=np.float64).copy()
         arrays["obs_rms.var"] = np.asarray(vec_normalize.obs_rms.var, dtype=np.float64).copy()
+    scaled = vec_normalize is not None and vec_normalize.norm_reward
+    if scaled:
+        arrays["ret_rms.mean"] = np.asarray(vec_normalize.ret_rms.mean, dtype=np.float64).reshape(1).copy()
+        arrays["ret_rms.var"] = np.asarray(vec_normalize.ret_rms.var, dtype=np.float64).reshape(1).copy()
     meta = {
         "num_timesteps": int(model.num_timesteps),
         "n_updates": int(model._n_updates),
         "param_groups": [{k: list(v) if isinstance(v, tuple) else v for k, v in g.items()} for g in opt["param_groups"]],
         "obs_rms_count": float(vec_normalize.obs_rms.count) if norm else None,
+        **({"ret_rms_count": float(vec_normalize.ret_rms.count)} if scaled else {}),
         **counters,
     }
     ckpt_dir = Path(run_dir) / CHECKPOINT_DIR
@@ -103,5 +108,11 @@ def restore_train_state(model, vec_normalize, arrays: dict[str, np.ndarray], man
         vec_normalize.obs_rms.mean = arrays["obs_rms.mean"].copy()
         vec_normalize.obs_rms.var = arrays["obs_rms.var"].copy()
         vec_normalize.obs_rms.count = float(manifest["obs_rms_count"])
+    if vec_normalize is not None and vec_normalize.norm_reward:
+        if "ret_rms.mean" not in arrays:
+            raise CheckpointError("saved training state has no return normaliser, but the run normalises rewards")
+        vec_normalize.ret_rms.mean = arrays["ret_rms.mean"].reshape(()).copy()
+        vec_normalize.ret_rms.var = arrays["ret_rms.var"].reshape(()).copy()
+        vec_normalize.ret_rms.count = float(manifest["ret_rms_count"])
     model.num_timesteps = int(manifest["num_timesteps"])
     model._n_updates = int(manifest["n_updates"])

@@ -4,7 +4,7 @@ Read top to bottom: :class:`TrainConfig` (defaults < ``--config`` TOML < command
 state of a run (:class:`TrainState`, :class:`RolloutEpisodes`, :class:`Session`), then
 :func:`setup`: make K environments (``SubprocVecEnv`` across processes, or ``DummyVecEnv`` in
 this one), wrap them in ``VecMonitor`` (episode returns and lengths) and ``VecNormalize``
-(running observation normalisation; rewards are r_I ∈ [0, 1] and stay as they are), build PPO with
+(running observation normalisation; rewards are r_I ∈ [0, 1] and stay as they are unless ``normalize_reward``), build PPO with
 a Gaussian MLP policy (``net_arch`` for both actor and critic, ReLU by default), evaluate the
 untrained policy; :func:`train`: learn (one metrics row per iteration from the callback
 :class:`~animat.imitate.recorder.Recorder`); :func:`finish`: evaluate again, and write the run directory:
@@ -51,6 +51,7 @@ from animat import runs
 from animat.errors import CheckpointError
 from animat.imitate.options import TrainConfig
 
+CHARACTER = "humanoid3d"  # what a policy saved here drives (policy.json's "character")
 LOSS_FIELDS = ["approx_kl", "clip_fraction", "entropy_loss", "value_loss", "policy_gradient_loss", "explained_variance"]
 METRIC_FIELDS = [
     "iteration", "timesteps", "episodes", "ep_return_mean", "ep_len_mean", "r_i_per_step_mean", "ep_seconds_mean",
@@ -65,9 +66,47 @@ def make_env(cfg: TrainConfig, clip=None, **overrides):
 
     weights = dict(w_imitation=cfg.goal_weights[0], w_goal=cfg.goal_weights[1]) if cfg.goal else {}
     kw = dict(reward=preset(cfg.reward, **weights), rsi=cfg.rsi, early_termination=cfg.early_termination,
-              max_seconds=cfg.max_seconds, residual=cfg.residual, goal=cfg.goal_config(), joint_limits=cfg.joint_limits)
+              max_seconds=cfg.max_seconds, residual=cfg.residual, goal=cfg.goal_config(), joint_limits=cfg.joint_limits,
+              substeps=cfg.substeps, pose_termination=cfg.pose_termination)
     kw.update(overrides)
     return ImitateEnv(clip if clip is not None else cfg.load_clip(), **kw)
+
+
+def batch_options(cfg: TrainConfig) -> dict:
+    """:class:`~animat.imitate.batch.ImitateBatch`'s keyword arguments for ``cfg``'s environments (all but clip, n, seed, threads)."""
+    from animat.imitate.reward import preset
+
+    return dict(reward=preset(cfg.reward), rsi=cfg.rsi, early_termination=cfg.early_termination, max_seconds=cfg.max_seconds,
+                residual=cfg.residual, joint_limits=cfg.joint_limits, substeps=cfg.substeps, pose_termination=cfg.pose_termination)
+
+
+def make_vec_env(cfg: TrainConfig, clip):
+    """The ``cfg.envs`` training environments as an SB3 VecEnv: processes (``subproc``), this process one by one
+    (``dummy``), batched here on ``threads`` threads (``batched``) or batched pieces on Ray actors (``backend = "ray"``)."""
+    if not cfg.batched:
+        from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+        fns = [partial(make_env, cfg, clip) for _ in range(cfg.envs)]
+        return SubprocVecEnv(fns) if cfg.vec_env == "subproc" and cfg.envs > 1 else DummyVecEnv(fns)
+    from animat.imitate.batch import ImitateBatch
+    from animat.imitate.vecenv import BatchVecEnv, RayBatch
+
+    if cfg.backend == "ray":
+        from animat.parallel import RayPool
+
+        pool = RayPool(address=cfg.address)
+        return BatchVecEnv(RayBatch(clip, cfg.envs, pool, actors=cfg.actors or pool.chunks, **batch_options(cfg)))
+    return BatchVecEnv(ImitateBatch(clip, cfg.envs, threads=cfg.threads, **batch_options(cfg)))
+
+
+def fix_action_std(policy, std: float) -> None:
+    """Hold the Gaussian policy's σ at ``std`` rad on every action (MimicKit's fixed action noise): its log std
+    is set and taken out of learning (no gradient, so Adam leaves it as it is)."""
+    import torch
+
+    with torch.no_grad():
+        policy.log_std.fill_(math.log(std))
+    policy.log_std.requires_grad_(False)
 
 
 def tensorboard_available() -> bool:
@@ -199,7 +238,7 @@ class Session:
         from animat.imitate.policy import save_policy
 
         cfg = self.cfg
-        extra = {"vf_arch": list(cfg.net_arch), "clip": cfg.clip or "demo", "reward": cfg.reward, "max_seconds": cfg.max_seconds,
+        extra = {"character": CHARACTER, "vf_arch": list(cfg.net_arch), "clip": cfg.clip or "demo", "reward": cfg.reward, "max_seconds": cfg.max_seconds,
                  "early_termination": cfg.early_termination, "residual": cfg.residual, "goal": cfg.goal, "joint_limits": cfg.joint_limits}
         return save_policy(stem, self.model, self.vecnorm, net_arch=cfg.net_arch, activation=cfg.activation, extra=extra)
 
@@ -225,14 +264,25 @@ class Session:
         return row
 
     def checkpoint(self) -> bool:
-        """A policy checkpoint ``checkpoints/policy_<timesteps>`` when ``checkpoint_every`` steps have passed
-        since the last one; True when one was written."""
+        """A policy checkpoint ``checkpoints/policy_<timesteps>`` (and the imitation curve so far) when
+        ``checkpoint_every`` steps have passed since the last one; True when one was written."""
         n = self.model.num_timesteps
         if not (self.cfg.checkpoint_every and n - self.state.last_checkpoint >= self.cfg.checkpoint_every):
             return False
         self.save_policy(self.out / "checkpoints" / f"policy_{n}")
         self.state.last_checkpoint = n
+        self.plot_imitation()
         return True
+
+    def title(self) -> str:
+        cfg = self.cfg
+        return f"PPO on {Path(cfg.clip).name if cfg.clip else 'the demo clip'}, {cfg.envs} envs, net {cfg.net_arch}"
+
+    def plot_imitation(self) -> None:
+        """``plots/imitation_curve.png``: r_I per step and episode length against samples and wall time, from the metrics rows."""
+        from animat.viz.plots import imitation_curve_plot
+
+        imitation_curve_plot(self.history, self.out / "plots" / "imitation_curve.png", self.title())
 
     def finite(self) -> bool:
         """Whether every weight of the policy is finite."""
@@ -248,7 +298,7 @@ def setup(cfg: TrainConfig, out: Path, state: tuple[dict, dict] | None = None) -
     import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.logger import configure
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor, VecNormalize
+    from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
 
     from animat.imitate.policy import load_policy
 
@@ -257,21 +307,24 @@ def setup(cfg: TrainConfig, out: Path, state: tuple[dict, dict] | None = None) -
     if cfg.torch_threads:
         torch.set_num_threads(cfg.torch_threads)
     clip = cfg.load_clip()
-    fns = [partial(make_env, cfg, clip) for _ in range(cfg.envs)]
-    venv = SubprocVecEnv(fns) if cfg.vec_env == "subproc" and cfg.envs > 1 else DummyVecEnv(fns)
-    venv = VecMonitor(venv)
-    venv = VecNormalize(venv, norm_obs=cfg.normalize_obs, norm_reward=False, gamma=cfg.gamma) if cfg.normalize_obs else venv
-    vecnorm = venv if cfg.normalize_obs else None
+    venv = VecMonitor(make_vec_env(cfg, clip))
+    normalise = cfg.normalize_obs or cfg.normalize_reward
+    venv = VecNormalize(venv, norm_obs=cfg.normalize_obs, norm_reward=cfg.normalize_reward, gamma=cfg.gamma) if normalise else venv
+    vecnorm = venv if normalise else None
 
     activation = torch.nn.ReLU if cfg.activation == "relu" else torch.nn.Tanh
+    linear = cfg.schedule == "linear"  # SB3 calls a schedule with the progress remaining, 1 -> 0 over the run's timesteps
     model = PPO(
-        "MlpPolicy", venv, learning_rate=cfg.learning_rate, n_steps=cfg.n_steps, batch_size=cfg.batch_size,
-        n_epochs=cfg.n_epochs, gamma=cfg.gamma, gae_lambda=cfg.gae_lambda, clip_range=cfg.clip_range,
+        "MlpPolicy", venv, learning_rate=(lambda p: p * cfg.learning_rate) if linear else cfg.learning_rate, n_steps=cfg.n_steps,
+        batch_size=cfg.batch_size, n_epochs=cfg.n_epochs, gamma=cfg.gamma, gae_lambda=cfg.gae_lambda,
+        clip_range=(lambda p: p * cfg.clip_range) if linear else cfg.clip_range,
         ent_coef=cfg.ent_coef, vf_coef=cfg.vf_coef, max_grad_norm=cfg.max_grad_norm, target_kl=cfg.target_kl,
         policy_kwargs=dict(net_arch=dict(pi=list(cfg.net_arch), vf=list(cfg.net_arch)), activation_fn=activation,
-                           log_std_init=cfg.log_std_init),
+                           log_std_init=math.log(cfg.action_std) if cfg.action_std > 0 else cfg.log_std_init),
         seed=cfg.seed + done, device="cpu", verbose=0,
     )
+    if cfg.action_std > 0:
+        fix_action_std(model.policy, cfg.action_std)
     counters = TrainState.restore(model, vecnorm, *state) if state else None
     formats = ["csv"] + (["tensorboard"] if tensorboard_available() else [])
     model.set_logger(configure(str(out / "logs" / (f"resume_{done}" if done else "")), formats))
@@ -297,8 +350,8 @@ def finish(session: Session) -> dict:
     cfg, out, model, history = session.cfg, session.out, session.model, session.history
     initial = session.state.initial_eval
     final = evaluate(load_policy(out / "policy").act, cfg, cfg.eval_episodes, cfg.seed + 10_000, session.clip)
-    title = f"PPO on {Path(cfg.clip).name if cfg.clip else 'the demo clip'}, {cfg.envs} envs, net {cfg.net_arch}"
-    learning_curve_plot(history, out / "plots" / "learning_curve.png", title, [(0, initial), (int(model.num_timesteps), final)])
+    learning_curve_plot(history, out / "plots" / "learning_curve.png", session.title(), [(0, initial), (int(model.num_timesteps), final)])
+    session.plot_imitation()
     ended = [r for r in history if np.isfinite(r["ep_return_mean"])]  # iterations in which an episode ended
     first, last = (ended[0], ended[-1]) if ended else ({}, {})
 

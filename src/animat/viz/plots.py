@@ -25,7 +25,7 @@ from animat.runs import atomic_write_bytes  # noqa: E402
 class VizError(AnimatError, ValueError):
     """Bad input to a plot or animation (mismatched lengths, unknown file type, ...)."""
 
-__all__ = ["VizError", "fitness_plot", "height_plot", "topview_plot", "series_plot", "metrics_panel", "learning_curve_plot", "divergence_plot", "save_figure"]
+__all__ = ["VizError", "fitness_plot", "height_plot", "topview_plot", "series_plot", "metrics_panel", "learning_curve_plot", "imitation_curve_plot", "divergence_plot", "save_figure"]
 
 _FIGSIZE = (7.0, 4.2)
 _DPI = 100
@@ -258,6 +258,29 @@ def learning_curve_plot(
         ax3.set_ylim(0.0, 1.0)
     a2.set_xlabel("timesteps")
     a1.set_title(title)
+    return save_figure(fig, path)
+
+
+def imitation_curve_plot(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike, title: str) -> Path:
+    """Imitation against samples (left) and wall time (right): mean r_I per step (top, 0 to 1) and mean episode
+    length in s (bottom) of the training episodes. ``rows``: metrics rows with ``timesteps``, ``seconds``
+    (training wall time, s), ``r_i_per_step_mean`` and ``ep_seconds_mean`` (NaN or empty before an episode ends)."""
+    t, minutes = _col(rows, "timesteps"), _col(rows, "seconds") / 60.0
+    fig, axes = plt.subplots(2, 2, figsize=(9.0, 5.6), sharey="row")
+    for col, (x, xlabel) in enumerate(((t, "samples (30 Hz control steps)"), (minutes, "wall time (min)"))):
+        for row, (key, ylabel, colour) in enumerate((("r_i_per_step_mean", "mean r_I per step", "C2"),
+                                                     ("ep_seconds_mean", "mean episode length (s)", "C1"))):
+            y, ax = _col(rows, key), axes[row, col]
+            ok = np.isfinite(x) & np.isfinite(y)
+            ax.plot(x[ok], y[ok], color=colour, lw=1.5, marker="o" if ok.sum() == 1 else None)
+            ax.grid(alpha=0.3)
+            if col == 0:
+                ax.set_ylabel(ylabel, fontsize=9)
+            if row == 1:
+                ax.set_xlabel(xlabel)
+        axes[0, col].set_ylim(0.0, 1.0)
+    axes[1, 0].set_ylim(bottom=0.0)
+    fig.suptitle(title, fontsize=10)
     return save_figure(fig, path)
 
 

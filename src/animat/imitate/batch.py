@@ -1,0 +1,276 @@
+"""``ImitateBatch``: N humanoids tracking a clip, stepped together (the training path of :mod:`animat.imitate.vecenv`).
+
+The same environment as :class:`~animat.imitate.env.ImitateEnv` (observation, action, the paper's
+r_I, reference-state starts, falls, the episode cap; see its docstring), for N characters at once:
+each has its own ``MjData`` (so each keeps its own solver warm start and contacts, exactly as one
+``ImitateEnv`` does), and a step is ``mj_step(nstep=substeps)`` plus the kinematic stages the
+reward needs, run for a share of the characters on each of ``threads`` threads (MuJoCo's Python
+bindings release the GIL inside every ``mj_*`` call, so the threads run the physics in parallel);
+the reference poses (:meth:`~animat.imitate.clip.Clip.sample_batch`), actions, observations,
+rewards and terminations are NumPy over the N axis. Per character it yields the states one
+``ImitateEnv`` with the same seed and actions reaches, bit for bit, and the same observations and
+rewards to float rounding (``tests/imitate/test_batch.py``).
+
+Differences from ``ImitateEnv``: the reward is r_I only (``paper`` variant; no task goal), the
+servos are MuJoCo's (``mujoco_servos=True``), and it adds the pose termination ``pose_termination``
+(m; 0: off, as ``ImitateEnv``'s option of the same name): an episode also ends when a key body
+(:data:`KEY_BODIES`) is farther than that from the reference's, MimicKit's ``pose_termination_dist``.
+No auto-reset here: :meth:`ImitateBatch.step` reports ends, :meth:`ImitateBatch.reset` restarts
+the characters it is given.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import mujoco
+import numpy as np
+from gymnasium.utils import seeding
+
+from animat import quaternions as quat
+from animat.errors import ConfigError
+from animat.imitate.character import CONTROL_HZ, SUBSTEPS, Layout, build_model
+from animat.imitate.clip import HINGE_AXIS, Clip, MotionState
+from animat.imitate.reward import PRESETS, RewardConfig
+
+FALL_BODIES = ("root", "chest", "neck")  # geoms whose floor contact is a fall (ImitateEnv's)
+KEY_BODIES = ("neck", "right_ankle", "right_wrist", "left_ankle", "left_wrist")  # pose termination: head, feet, hands
+
+
+def physics_timestep(substeps: int) -> float:
+    """s: the MuJoCo timestep of ``substeps`` physics steps per 30 Hz control step."""
+    return 1.0 / (CONTROL_HZ * int(substeps))
+
+
+def pose_arrays(state: MotionState, layout: Layout, qpos0: np.ndarray, nv: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(qpos (N, nq), qvel (N, nv))`` of a batched clip state, as :func:`~animat.imitate.character.set_pose`
+    writes them (hinges: the angle about ``HINGE_AXIS``; quaternions normalised) over ``qpos0``."""
+    n = state.root_pos.shape[0]
+    qpos, qvel = np.tile(qpos0, (n, 1)), np.zeros((n, nv))
+    h, b = np.nonzero(layout.hinge)[0], layout.balls
+    jq, jw = state.joint_quats, state.joint_angvel
+    qpos[:, 0:3], qpos[:, 3:7] = state.root_pos, quat.normalize(state.root_quat)
+    qvel[:, 0:3], qvel[:, 3:6] = state.root_vel, state.root_angvel
+    qpos[:, layout.qpos[h]] = quat.angle_about(jq[:, h], HINGE_AXIS)
+    qvel[:, layout.dof[h]] = jw[:, h] @ HINGE_AXIS
+    qpos[:, layout.ball_qpos] = quat.normalize(jq[:, b])
+    qvel[:, layout.ball_dof] = jw[:, b]
+    return qpos, qvel
+
+
+def joint_rotations(qpos: np.ndarray, qvel: np.ndarray, layout: Layout) -> tuple[np.ndarray, np.ndarray]:
+    """``(quats (N, 13, 4), angvel (N, 13, 3))``: the root's world rotation and angular velocity (root
+    frame) then the 12 joints' (clip order; hinges as rotations about ``HINGE_AXIS``), read from
+    ``qpos``/``qvel`` as :func:`~animat.imitate.character.get_pose` reads them."""
+    n = qpos.shape[0]
+    jq, jw = np.empty((n, 12, 4)), np.empty((n, 12, 3))
+    h, b = np.nonzero(layout.hinge)[0], layout.balls
+    jq[:, h] = quat.about_axis(HINGE_AXIS, qpos[:, layout.qpos[h]])
+    jw[:, h] = qvel[:, layout.dof[h]][..., None] * HINGE_AXIS
+    jq[:, b] = qpos[:, layout.ball_qpos]
+    jw[:, b] = qvel[:, layout.ball_dof]
+    return np.concatenate([qpos[:, None, 3:7], jq], axis=1), np.concatenate([qvel[:, None, 3:6], jw], axis=1)
+
+
+def paper_reward(ref_q, ref_w, ref_ends, ref_com, q, w, ends, com, cfg: RewardConfig = PRESETS["paper"]) -> np.ndarray:
+    """(N,) r_I of the paper (:mod:`animat.imitate.reward`, ``variant == "paper"``) over a batch: rotations
+    ``(N, 13, 4)``, angular velocities ``(N, 13, 3)`` rad/s, end effectors ``(N, E, 3)`` m, centres of mass
+    ``(N, 3)`` m, reference first."""
+    terms = {
+        "pose": np.exp(-cfg.pose_scale * np.sum(quat.angle_between(ref_q, q) ** 2, axis=1)),
+        "vel": np.exp(-cfg.vel_scale * np.sum((ref_w - w) ** 2, axis=(1, 2))),
+        "end": np.exp(-cfg.end_scale * np.sum((ref_ends - ends) ** 2, axis=(1, 2))),
+        "com": np.exp(-cfg.com_scale * np.sum((ref_com - com) ** 2, axis=1)),
+        "root": 1.0,
+    }
+    weights = {"pose": cfg.pose_w, "vel": cfg.vel_w, "end": cfg.end_w, "com": cfg.com_w, "root": cfg.root_w}
+    total = sum(weights.values())
+    if total <= 0:
+        raise ConfigError("reward weights pose_w + vel_w + end_w + com_w + root_w must be > 0")
+    return sum(weights[k] * terms[k] for k in weights) / total
+
+
+class ImitateBatch:
+    """N characters on one clip; see the module docstring. ``seed``: character i's generator is seeded
+    with ``seed + i`` (Gymnasium's, as ``ImitateEnv.reset(seed=seed + i)``); None: unseeded."""
+
+    def __init__(self, clip: Clip, n: int, *, reward: RewardConfig = PRESETS["paper"], rsi: bool = True, early_termination: bool = True,
+                 max_seconds: float = 10.0, residual: bool = False, joint_limits: bool = False, substeps: int = SUBSTEPS,
+                 pose_termination: float = 0.0, threads: int = 1, seed: int | None = None):
+        if reward.variant != "paper" or reward.w_goal > 0:
+            raise ConfigError(f"the batched environments compute the paper's r_I only (reward preset 'paper', no goal); got variant {reward.variant!r}, w_goal {reward.w_goal}")
+        if int(n) < 1 or int(threads) < 1 or int(substeps) < 1:
+            raise ConfigError(f"ImitateBatch needs n, threads and substeps >= 1, got {n}, {threads}, {substeps}")
+        self.clip, self.n, self.cfg, self.substeps = clip, int(n), reward, int(substeps)
+        self.rsi, self.early_termination, self.max_seconds, self.residual = rsi, early_termination, float(max_seconds), residual
+        self.pose_termination = float(pose_termination)
+        self.model = build_model(timestep=physics_timestep(substeps), joint_limits=joint_limits)
+        m = self.model
+        self.layout = lay = Layout.of(m)
+        self.datas = [mujoco.MjData(m) for _ in range(self.n)]
+        self.refs = [mujoco.MjData(m) for _ in range(self.n)]
+        self.rngs = [seeding.np_random(None if seed is None else seed + i)[0] for i in range(self.n)]
+        body = lambda name: mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name)  # noqa: E731
+        geom = lambda name: mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, name)  # noqa: E731
+        self._floor = geom("floor")
+        self._falls = np.zeros(m.ngeom, bool)  # geoms whose floor contact is a fall
+        self._falls[[geom(g) for g in FALL_BODIES]] = True
+        self._ends, self._keys = lay.end_effector_bodies, np.array([body(b) for b in KEY_BODIES])
+        self._hinge_act, self._ball_act = lay.actuator[np.nonzero(lay.hinge)[0]], lay.ball_actuators.ravel()
+        self._index()
+        # per character, written by the threads: state, kinematics of the state and of its reference
+        self.qpos, self.qvel = np.zeros((self.n, m.nq)), np.zeros((self.n, m.nv))
+        self.xpos, self.ref_xpos = np.zeros((self.n, m.nbody, 3)), np.zeros((self.n, m.nbody, 3))  # m, world
+        self.com, self.ref_com = np.zeros((self.n, 3)), np.zeros((self.n, 3))  # m, whole-body centre of mass
+        self.fallen = np.zeros(self.n, bool)  # a fall geom touches the floor
+        self._contacts: list[np.ndarray] = [np.zeros((0, 2), int)] * self.n  # (ncon, 2) geom pairs of each character
+        self._ctrl = np.zeros((self.n, m.nu))
+        self.t, self.t0 = np.zeros(self.n), np.zeros(self.n)
+        self._ref_qpos, self._start_qvel = np.zeros((self.n, m.nq)), np.zeros((self.n, m.nv))
+        self.threads = min(int(threads), self.n)
+        self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="imitate-batch") if self.threads > 1 else None
+        self.action_size = 8 * 3 + 4
+        self.observation_size = int(self.reset().shape[1])
+
+    def _index(self) -> None:
+        """Where each joint's entries go in the observation and the action (ImitateEnv's layout)."""
+        qi, ai, vi, ri, bi, hi, a, v, i = [], [], [], [], [], [], 0, 0, 0
+        for hinge in self.layout.hinge:
+            if hinge:
+                ai.append(a), ri.append(v), hi.append(i)
+                a, v, i = a + 1, v + 1, i + 1
+            else:
+                qi.append(list(range(a, a + 4))), vi.append(list(range(v, v + 3))), bi.append(list(range(i, i + 3)))
+                a, v, i = a + 4, v + 3, i + 3
+        self._quat_idx, self._angle_idx, self._vec_idx, self._rate_idx = np.array(qi), np.array(ai), np.array(vi), np.array(ri)
+        self._act_ball_idx, self._act_hinge_idx = np.array(bi), np.array(hi)
+        self._joint_obs_size, self._vel_obs_size = a, v
+
+    # ---------------------------------------------------------------- threads
+    def _run(self, fn, idx: np.ndarray) -> None:
+        """``fn(i)`` for every character in ``idx``, split over the threads."""
+        if self._pool is None or idx.size < 2:
+            for i in idx:
+                fn(int(i))
+            return
+        chunks = [c for c in np.array_split(idx, 4 * self.threads) if c.size]  # several per thread: a thread held up elsewhere delays less
+        for f in [self._pool.submit(lambda c=c: [fn(int(i)) for i in c]) for c in chunks]:
+            f.result()
+
+    def _read(self, i: int) -> None:
+        """Copy character i's state and kinematics (and its reference's, posed from ``_ref_qpos[i]``) into the batch arrays."""
+        m, d, r = self.model, self.datas[i], self.refs[i]
+        r.qpos[:] = self._ref_qpos[i]
+        mujoco.mj_kinematics(m, r)
+        mujoco.mj_comPos(m, r)
+        root = self.layout.root_body
+        self.qpos[i], self.qvel[i], self.xpos[i], self.com[i] = d.qpos, d.qvel, d.xpos, d.subtree_com[root]
+        self.ref_xpos[i], self.ref_com[i] = r.xpos, r.subtree_com[root]
+        self._contacts[i] = d.contact.geom[: d.ncon].copy()  # the contacts of the last substep's start (ImitateEnv's)
+
+    def _advance(self, i: int) -> None:
+        m, d = self.model, self.datas[i]
+        d.ctrl[:] = self._ctrl[i]
+        mujoco.mj_step(m, d, nstep=self.substeps)
+        # positions and centre of mass of the state reached (mj_step leaves them from its last substep's start)
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        self._read(i)
+
+    def _restart(self, i: int) -> None:
+        """Character i at the reference state ``_ref_qpos[i]``, ``_start_qvel[i]``."""
+        m, d = self.model, self.datas[i]
+        mujoco.mj_resetData(m, d)
+        d.qpos[:], d.qvel[:] = self._ref_qpos[i], self._start_qvel[i]
+        mujoco.mj_forward(m, d)
+        self._read(i)
+
+    # ---------------------------------------------------------------- API
+    def reset(self, idx: np.ndarray | None = None, seeds: list[int | None] | None = None) -> np.ndarray:
+        """Restart characters ``idx`` (default all) at reference states (random clip times with ``rsi``),
+        reseeding character ``idx[k]`` with ``seeds[k]`` where given; returns every character's observation (N, D)."""
+        idx = np.arange(self.n) if idx is None else np.asarray(idx, dtype=int)
+        for k, i in enumerate(idx):
+            if seeds is not None and seeds[k] is not None:
+                self.rngs[i] = seeding.np_random(int(seeds[k]))[0]
+            self.t0[i] = float(self.rngs[i].uniform(0.0, self.clip.cycle_seconds)) if self.rsi else 0.0
+        self.t[idx] = self.t0[idx]
+        if idx.size:
+            self._ref_qpos[idx], self._start_qvel[idx] = pose_arrays(self.clip.sample_batch(self.t[idx]), self.layout, self.model.qpos0, self.model.nv)
+            self._run(self._restart, idx)
+        return self.observations()
+
+    def observations(self, rotations: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+        """(N, D) float32: ImitateEnv's observation of each character's current state (``rotations``: its
+        :func:`joint_rotations`, if already at hand)."""
+        qpos, qvel, n = self.qpos, self.qvel, self.n
+        q, w = rotations or joint_rotations(qpos, qvel, self.layout)
+        inv_heading = quat.conj(quat.heading(q[:, 0]))
+        h = self.layout.hinge
+        joints, vels = np.empty((n, self._joint_obs_size)), np.empty((n, self._vel_obs_size))
+        joints[:, self._quat_idx] = q[:, 1:][:, ~h]
+        joints[:, self._angle_idx] = quat.angle_about(q[:, 1:][:, h], HINGE_AXIS)
+        vels[:, self._vec_idx] = w[:, 1:][:, ~h]
+        vels[:, self._rate_idx] = w[:, 1:][:, h] @ HINGE_AXIS
+        cycle = self.clip.cycle_seconds
+        ends = quat.rotate(inv_heading[:, None], self.xpos[:, self._ends] - qpos[:, None, 0:3]).reshape(n, -1)
+        parts = [qpos[:, 2:3], quat.mul(inv_heading, q[:, 0]), quat.rotate(inv_heading, qvel[:, 0:3]), qvel[:, 3:6],
+                 joints, vels, ends, ((self.t % cycle) / cycle)[:, None]]
+        return np.concatenate(parts, axis=1).astype(np.float32)
+
+    def controls(self, actions: np.ndarray, ref: MotionState) -> np.ndarray:
+        """(N, nu) servo targets of actions (N, 28) rad (clipped to ±π; ``residual``: offsets from the
+        clip's pose ``ref`` at the end of this control step), as ``ImitateEnv`` sets them."""
+        a = np.clip(np.asarray(actions, dtype=np.float64), -np.pi, np.pi)
+        hinge, ball = a[:, self._act_hinge_idx], a[:, self._act_ball_idx]
+        if self.residual:
+            ref, h = ref.joint_quats, self.layout.hinge
+            hq = quat.about_axis(HINGE_AXIS, quat.angle_about(ref[:, h], HINGE_AXIS) + hinge)
+            bq = quat.mul(ref[:, ~h], quat.exp(ball))
+        else:
+            hq, bq = quat.about_axis(HINGE_AXIS, hinge), quat.exp(ball)
+        ctrl = np.zeros((self.n, self.model.nu))
+        ctrl[:, self._hinge_act] = quat.angle_about(hq, HINGE_AXIS)
+        ctrl[:, self._ball_act] = quat.log(bq).reshape(self.n, -1)
+        return ctrl
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, ...]:
+        """One control step of every character: ``(obs (N, D) float32, reward (N,), terminated (N,), truncated (N,),
+        nonfinite (N,), r_I (N,))``; the reward is r_I except on a terminated step, which earns 0 (a fall, a
+        pose error past ``pose_termination``, or a physics blow-up, whose observation and r_I are zeros)."""
+        self.t += 1.0 / CONTROL_HZ  # (ImitateEnv's residual targets are its clip at t + 1/30 before this: the same numbers)
+        ref = self.clip.sample_batch(self.t)
+        self._ctrl[:] = self.controls(actions, ref)
+        self._ref_qpos[:], ref_qvel = pose_arrays(ref, self.layout, self.model.qpos0, self.model.nv)
+        self._run(self._advance, np.arange(self.n))
+        self._find_falls()
+        nonfinite = ~(np.isfinite(self.qpos).all(axis=1) & np.isfinite(self.qvel).all(axis=1))
+        with np.errstate(invalid="ignore", over="ignore"):
+            q, w = joint_rotations(self.qpos, self.qvel, self.layout)
+            ref_q, ref_w = joint_rotations(self._ref_qpos, ref_qvel, self.layout)
+            r = paper_reward(ref_q, ref_w, self.ref_xpos[:, self._ends], self.ref_com, q, w, self.xpos[:, self._ends], self.com, self.cfg)
+            terminated = self.early_termination & self.fallen
+            if self.pose_termination > 0:
+                terminated |= self.key_error() > self.pose_termination
+            obs = self.observations((q, w))
+        terminated |= nonfinite
+        obs[nonfinite] = 0.0
+        r = np.where(nonfinite, 0.0, r)
+        truncated = (self.t - self.t0 >= self.max_seconds - 1e-9) & ~nonfinite
+        return obs, np.where(terminated, 0.0, r), terminated, truncated, nonfinite, r
+
+    def _find_falls(self) -> None:
+        """``fallen``: whether a fall geom (:data:`FALL_BODIES`) touches the floor, from every character's contacts."""
+        counts = [len(c) for c in self._contacts]
+        g = np.concatenate(self._contacts)
+        hit = (g[:, 0] == self._floor) & self._falls[g[:, 1]] | (g[:, 1] == self._floor) & self._falls[g[:, 0]]
+        self.fallen[:] = np.bincount(np.repeat(np.arange(self.n), counts), weights=hit, minlength=self.n) > 0
+
+    def key_error(self) -> np.ndarray:
+        """(N,) m: the largest distance of a key body (:data:`KEY_BODIES`) from its reference position."""
+        return np.linalg.norm(self.xpos[:, self._keys] - self.ref_xpos[:, self._keys], axis=2).max(axis=1)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None

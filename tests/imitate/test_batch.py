@@ -1,0 +1,101 @@
+"""The batched humanoids (:mod:`animat.imitate.batch`, :mod:`animat.imitate.vecenv`) against one ``ImitateEnv`` each."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("stable_baselines3")
+
+from stable_baselines3.common.vec_env import DummyVecEnv  # noqa: E402
+
+from animat.errors import ConfigError  # noqa: E402
+from animat.imitate.batch import ImitateBatch, pose_arrays  # noqa: E402
+from animat.imitate.demo import demo_clip  # noqa: E402
+from animat.imitate.env import ImitateEnv  # noqa: E402
+from animat.imitate.reward import preset  # noqa: E402
+from animat.imitate.vecenv import BatchVecEnv  # noqa: E402
+
+N, STEPS = 4, 75
+
+
+def _actions(seed: int = 0, std: float = 0.3) -> np.ndarray:
+    return np.random.default_rng(seed).normal(0.0, std, (STEPS, N, 28)).astype(np.float32)
+
+
+@pytest.mark.parametrize("options", [{}, {"residual": True, "pose_termination": 0.25, "substeps": 10, "max_seconds": 1.0}])
+def test_batched_steps_are_each_env_stepped_alone(options):
+    """Same seed and actions: the batch (2 threads) reaches bit for bit the MuJoCo states of N ImitateEnvs in
+    SB3's DummyVecEnv, episode ends included (falls, pose errors, the time cap, auto-resets), with the same
+    observations and rewards up to float rounding."""
+    clip = demo_clip()
+    single = DummyVecEnv([lambda: ImitateEnv(clip, **options) for _ in range(N)])
+    batched = BatchVecEnv(ImitateBatch(clip, N, threads=2, **options))
+    for venv in (single, batched):
+        venv.seed(7)
+    np.testing.assert_array_equal(single.reset(), batched.reset())
+    ends = 0
+    for a in _actions():
+        o1, r1, d1, i1 = single.step(a)
+        o2, r2, d2, i2 = batched.step(a)
+        for env, data in zip(single.envs, batched.batch.datas):
+            assert np.array_equal(env.data.qpos, data.qpos) and np.array_equal(env.data.qvel, data.qvel)
+        np.testing.assert_array_equal(d1, d2)
+        np.testing.assert_allclose(o2, o1, rtol=0, atol=1e-5)
+        np.testing.assert_allclose(r2, r1, rtol=0, atol=1e-9)
+        for a1, a2 in zip(i1, i2):
+            assert a1["TimeLimit.truncated"] == a2["TimeLimit.truncated"] and a2["r_imitation"] == pytest.approx(a1["r_imitation"], abs=1e-9)
+            assert ("terminal_observation" in a1) == ("terminal_observation" in a2)
+            if "terminal_observation" in a1:
+                np.testing.assert_allclose(a2["terminal_observation"], a1["terminal_observation"], atol=1e-5)
+        ends += int(d1.sum())
+    assert ends >= N  # the comparison went through episode ends and restarts
+    batched.close()
+
+
+def test_threads_change_nothing():
+    clip = demo_clip()
+    runs = []
+    for threads in (1, 2):
+        b = ImitateBatch(clip, N, threads=threads, seed=3)
+        out = [b.step(a) for a in _actions(1, 0.1)[:20]]
+        runs.append((out, b.qpos.copy()))
+        b.close()
+    (one, q1), (two, q2) = runs
+    assert np.array_equal(q1, q2)
+    for x, y in zip(one, two):
+        for u, v in zip(x, y):
+            assert np.array_equal(u, v)
+
+
+def test_reset_restarts_only_the_given_characters():
+    clip = demo_clip()
+    b = ImitateBatch(clip, 3, seed=0)
+    for a in _actions(2, 0.05)[:5, :3]:
+        b.step(a)
+    before = [d.qpos.copy() for d in b.datas]
+    t_before = b.t.copy()
+    b.reset(np.array([1]), seeds=[11])
+    assert np.array_equal(b.datas[0].qpos, before[0]) and np.array_equal(b.datas[2].qpos, before[2])
+    assert b.t[0] == t_before[0] and b.t[2] == t_before[2]
+    start = np.random.default_rng(11).uniform(0.0, clip.cycle_seconds)  # Gymnasium's seeding of seed 11
+    assert b.t[1] == b.t0[1] == pytest.approx(start, abs=0)
+    qpos, _ = pose_arrays(clip.sample_batch(np.array([start])), b.layout, b.model.qpos0, b.model.nv)
+    np.testing.assert_array_equal(b.datas[1].qpos, qpos[0])
+
+
+def test_pose_termination_and_time_cap_per_character():
+    clip = demo_clip()
+    b = ImitateBatch(clip, 2, seed=0, pose_termination=1e-6)  # any deviation ends the episode
+    _, r, terminated, _, _, r_i = b.step(np.zeros((2, 28)))
+    assert terminated.all() and (r == 0).all() and (r_i > 0).all()
+    b = ImitateBatch(clip, 2, seed=0, max_seconds=2 / 30, rsi=False)
+    actions = np.zeros((2, 28))  # absolute targets: zero rotation
+    for k, want in ((1, False), (2, True)):
+        _, _, terminated, truncated, _, _ = b.step(actions)
+        assert not terminated.any() and (truncated == want).all(), k
+
+
+def test_batch_refuses_what_it_does_not_compute():
+    with pytest.raises(ConfigError, match="paper"):
+        ImitateBatch(demo_clip(), 2, reward=preset("deepmimic-code"))
