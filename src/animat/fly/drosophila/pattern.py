@@ -27,9 +27,12 @@ import jax
 import jax.numpy as jnp
 
 F_MIN, F_MAX = 50.0, 400.0  # Hz: the frequency range the network can choose from
+#: the largest stroke amplitude (peak to peak, rad): 176° ± 7°, wild-type Drosophila at maximum flight force
+#: (Barton et al. 2005, J. Exp. Biol. 208, 549–560, table 3); the wing hinge allows no more
+STROKE_MAX = math.radians(176.0)
 #: output o in [−1, 1] -> parameter = centre + half_range · o
-CENTRE = (0.5 * (F_MIN + F_MAX),) + (math.pi / 2, 0.0, 0.0, math.pi / 4, 0.0) * 2
-HALF_RANGE = (0.5 * (F_MAX - F_MIN),) + (math.pi / 2, math.pi / 6, math.pi / 9, math.pi / 4, math.pi / 4) * 2
+CENTRE = (0.5 * (F_MIN + F_MAX),) + (STROKE_MAX / 2, 0.0, 0.0, math.pi / 4, 0.0) * 2
+HALF_RANGE = (0.5 * (F_MAX - F_MIN),) + (STROKE_MAX / 2, math.pi / 6, math.pi / 9, math.pi / 4, math.pi / 4) * 2
 
 
 class PatternState(NamedTuple):
@@ -44,7 +47,7 @@ class PatternState(NamedTuple):
 
 def from_outputs(out) -> jax.Array:
     """Network outputs ``(..., 11)`` (clipped to [−1, 1]) -> pattern parameters ``(..., 11)`` (Hz, rad):
-    f in 50–400 Hz, Φ in 0–π, φ0 ±π/6, θ ±π/9, A in 0–π/2, δ ±π/4."""
+    f in 50–400 Hz, Φ in 0–176° (:data:`STROKE_MAX`), φ0 ±π/6, θ ±π/9, A in 0–π/2, δ ±π/4."""
     return jnp.asarray(CENTRE, jnp.float32) + jnp.asarray(HALF_RANGE, jnp.float32) * jnp.clip(out, -1.0, 1.0)
 
 
