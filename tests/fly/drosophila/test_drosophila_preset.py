@@ -37,12 +37,22 @@ def test_params_round_trip_through_a_dict_and_refuse_unknown_or_mistyped_keys():
         DrosophilaParams.from_dict({"hinge": [0.0, 0.0]})
 
 
-def test_stroke_amplitude_is_capped_at_176_degrees():
-    top = np.asarray(pattern.from_outputs(jnp.ones(N_PATTERN)))
-    bottom = np.asarray(pattern.from_outputs(-jnp.ones(N_PATTERN)))
-    np.testing.assert_allclose(top[[1, 6]], math.radians(176.0), rtol=1e-6)
-    np.testing.assert_allclose(bottom[[1, 6]], 0.0, atol=1e-7)
-    np.testing.assert_allclose([bottom[0], top[0]], [pattern.F_MIN, pattern.F_MAX], rtol=1e-6)
+def test_outputs_set_the_wings_mean_and_a_bounded_difference_with_the_stroke_capped_at_176_degrees():
+    out = np.random.default_rng(0).uniform(-3, 3, (500, N_PATTERN)).astype(np.float32)
+    p = np.asarray(pattern.from_outputs(jnp.asarray(out)))
+    amps = p[:, [1, 6]]
+    assert amps.min() >= 0.0 and amps.max() <= math.radians(176.0) + 1e-6
+    assert np.all((p[:, 0] >= pattern.F_MIN) & (p[:, 0] <= pattern.F_MAX))
+    half = np.asarray(pattern.WING_HALF, np.float32)
+    assert np.all(np.abs(p[:, 1:6] - p[:, 6:11]) <= 2 * pattern.SIDE_FRACTION * half + 1e-6)
+    symmetric = out.copy()
+    symmetric[:, 6:] = 0.0
+    q = np.asarray(pattern.from_outputs(jnp.asarray(symmetric)))
+    np.testing.assert_array_equal(q[:, 1:6], q[:, 6:11])  # no difference: the wings beat alike
+    full = np.zeros(N_PATTERN, np.float32)
+    full[1] = 1.0
+    np.testing.assert_allclose(np.asarray(pattern.from_outputs(jnp.asarray(full)))[[1, 6]], math.radians(176.0), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(pattern.from_outputs(-jnp.ones(N_PATTERN)))[0], pattern.F_MIN, rtol=1e-6)
 
 
 def test_inertial_power_is_the_positive_work_of_the_sinusoidal_stroke():

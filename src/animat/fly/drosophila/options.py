@@ -11,6 +11,7 @@ from typing import Any
 from animat.config import check_instance, load_toml, option, read_options, same_as
 from animat.errors import ConfigError
 from animat.evolve.options import GAOptions, PopulationOptions
+from animat.fly.options import TrainConfig
 
 PRESET = "drosophila"
 HIDDEN = (20, 20)  # the default network's hidden layers
@@ -39,12 +40,12 @@ class DrosophilaTrainConfig:
     mutation_std: float | None = option(0.1, "Std of a mutation (None: the initial std, init_std)", ge=0)
     pool_frac: float = option(0.2, "Fraction of the population in the mating pool (at least 2)", gt=0, le=1)
     elite_frac: float = option(0.1, "Fraction copied unchanged into the next generation (at least 1 when > 0)", ge=0, lt=1)
-    fitness_threshold: float | None = same_as(GAOptions, "fitness_threshold")
-    delta_fitness: float | None = same_as(GAOptions, "delta_fitness")
-    save_every: int = same_as(GAOptions, "save_every")
-    backend: str = option("local", "local | ray", choices=("local", "ray"))
-    address: str | None = option(None, "Ray cluster address (with --backend ray)")
-    replay_seconds: float = option(30.0, "Replay length of the best fly (s)", gt=0)
+    fitness_threshold: float | None = same_as(TrainConfig, "fitness_threshold")
+    delta_fitness: float | None = same_as(TrainConfig, "delta_fitness")
+    save_every: int = same_as(TrainConfig, "save_every")
+    backend: str = same_as(TrainConfig, "backend")
+    address: str | None = same_as(TrainConfig, "address")
+    replay_seconds: float = same_as(TrainConfig, "replay_seconds")
     drosophila: dict = option(help="DrosophilaParams overrides, e.g. {n_stations = 8}", factory=dict)
 
     def fly_params(self):

@@ -3,15 +3,13 @@ the same as the paper preset's (:mod:`animat.fly.train`) through the engine's Po
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
-
 from animat import runs
+from animat.evolve import loop
 from animat.evolve.evaluate import make_evaluator
 from animat.evolve.genome_file import save_genome
 from animat.evolve.network import layer_activations
@@ -66,17 +64,12 @@ def train(cfg: DrosophilaTrainConfig, out: Path, *, resume: bool = False, on_gen
     save_genome(out / "best_genome.npz", best, result.best_fitness, {"preset": "drosophila", "drosophila": params.to_dict(), "seconds": cfg.seconds})
     plots.fitness_plot(history, out / "plots" / "fitness.png", title="drosophila, hover fitness")
     flight = write_replay(params, best, cfg.replay_seconds, out, title="best fruit fly (hover)")
-    last = history[-1]
     summary = {
         "preset": "drosophila",
         "generations": int(result.generation),
         "population": cfg.population,
         "fitness": cfg.fitness,
-        "best_fitness": float(result.best_fitness),
-        "last_generation_mean_fitness": float(last["mean"]) if last["mean"] is not None else math.nan,
-        "total_crashes": int(sum(int(r["crashes"]) for r in history)),
-        "train_seconds_this_session": round(train_seconds, 3),
-        "mean_seconds_per_generation": float(np.mean([float(r["seconds"]) for r in history])),
+        **loop.history_summary(history, result.best_fitness, train_seconds),
         **{f"replay_{k}": v for k, v in flight.items() if k != "preset"},
     }
     runs.atomic_write_json(out / "summary.json", summary)
