@@ -86,6 +86,20 @@ def generation_metrics(generation: int, evaluation: Any, fitness: np.ndarray, be
     }
 
 
+def history_summary(history: list[dict], best_fitness: float, train_seconds: float) -> dict:
+    """A run's headline numbers from its default metrics rows (:func:`generation_metrics`): the best fitness,
+    the last generation's mean, the crashes over all generations, this session's training time and the mean
+    seconds per generation."""
+    last = history[-1]
+    return {
+        "best_fitness": float(best_fitness),
+        "last_generation_mean_fitness": float(last["mean"]) if last["mean"] is not None else math.nan,
+        "total_crashes": int(sum(int(r["crashes"]) for r in history)),
+        "train_seconds_this_session": round(train_seconds, 3),
+        "mean_seconds_per_generation": float(np.mean([float(r["seconds"]) for r in history])),
+    }
+
+
 def _best(fitness: np.ndarray) -> int | None:
     """Index of the best finite fitness (first of ties), None when every one crashed."""
     finite = np.where(np.isfinite(fitness), fitness, -np.inf)

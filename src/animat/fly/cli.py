@@ -37,9 +37,16 @@ def train_cmd(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of training options."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the interrupted run in this directory."),
+    preset: Optional[str] = typer.Option(None, "--preset", help="paper (the paper's fly, the default) | drosophila (the real-scale fruit fly; also set by the config file's preset key)"),
 ) -> None:
     """Evolve flies; writes a run directory with metrics, plots, the best genome and its flight."""
+    from animat.fly.drosophila.options import selected
     from animat.fly.train import TrainConfig, train
+
+    keys = ["best_fitness", "generations", "total_crashes", "mean_seconds_per_generation"] + [f"replay_{k}" for k in FLIGHT_KEYS]
+    if selected(preset, config, resume):
+        from animat.fly.drosophila.options import DrosophilaTrainConfig as TrainConfig
+        from animat.fly.drosophila.train import SUMMARY_KEYS as keys, train
 
     options = dict(
         generations=generations, population=population, seconds=seconds, fitness=fitness, layers=parse_list(layers, "--layers", "15,20,20,3"),
@@ -64,7 +71,7 @@ def train_cmd(
             console.print(f"interrupted; continue with: animat fly train --resume {run_dir}")
             raise
     console.print(f"trained in {time.perf_counter() - start:.1f} s")
-    print_summary(summary, run_dir, ["best_fitness", "generations", "total_crashes", "mean_seconds_per_generation"] + [f"replay_{k}" for k in FLIGHT_KEYS] + [k for k in summary if k.startswith("replay_check_")])
+    print_summary(summary, run_dir, keys + [k for k in summary if k.startswith("replay_check_")])
 
 
 def _load_for_replay(source: Path):
@@ -91,7 +98,7 @@ def _load_for_replay(source: Path):
 
 @app.command("replay")
 def replay_cmd(
-    source: Path = typer.Argument(..., help="Run directory or genome file (.npz)."),
+    source: Path = typer.Argument(..., help="Run directory, genome file (.npz) or a shipped pretrained:NAME (pretrained:drosophila-hover)."),
     seconds: Optional[float] = cli_option(ReplayOptions, "seconds", "--seconds", "-s"),
     anim_seconds: Optional[float] = cli_option(ReplayOptions, "anim_seconds", "--anim-seconds"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
@@ -101,12 +108,20 @@ def replay_cmd(
     from animat.fly.replay import write_replay
     from animat.viz.report import write_report
 
+    from animat.fly.drosophila import replay as drosophila_replay
+    from animat.pretrained import resolve
+
     opts = ReplayOptions.build(config, seconds=seconds, anim_seconds=anim_seconds)
     seconds, anim_seconds = float(opts.seconds), float(opts.anim_seconds)
-    params, genome = _load_for_replay(source)
+    source = resolve(source)
+    drosophila = drosophila_replay.load_for_replay(source)
+    params, genome = drosophila or _load_for_replay(source)
+    if drosophila:
+        write_replay = drosophila_replay.write_replay
     run_dir = runs.new_run_dir("fly", "replay", out)
     summary = write_replay(params, genome, seconds, run_dir, anim_seconds=anim_seconds, title=f"replay of {source.name}")
     summary["source"] = str(source)
     runs.atomic_write_json(run_dir / "summary.json", summary)
     write_report(run_dir, params=params)
-    print_summary(summary, run_dir, FLIGHT_KEYS + [k for k in summary if k.startswith("check_")])
+    keys = drosophila_replay.SUMMARY_KEYS if drosophila else FLIGHT_KEYS
+    print_summary(summary, run_dir, keys + [k for k in summary if k.startswith("check_")])

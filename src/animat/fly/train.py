@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -99,17 +98,12 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
     export_pickle(best, out / "best_genome.pkl")
     plots.fitness_plot(history, out / "plots" / "fitness.png", title=f"fly, {cfg.fitness} fitness")
     flight = write_replay(params, best, cfg.replay_seconds, out, anim_seconds=cfg.anim_seconds, title=f"best fly ({cfg.fitness})")
-    last = history[-1]
     summary = {
         "generations": int(generation),
         "population": cfg.population,
         "strategy": cfg.strategy,
         "fitness": cfg.fitness,
-        "best_fitness": float(best_fitness),
-        "last_generation_mean_fitness": float(last["mean"]) if last["mean"] is not None else math.nan,
-        "total_crashes": int(sum(int(r["crashes"]) for r in history)),
-        "train_seconds_this_session": round(train_seconds, 3),
-        "mean_seconds_per_generation": float(np.mean([float(r["seconds"]) for r in history])),
+        **loop.history_summary(history, best_fitness, train_seconds),
         **{f"replay_{k}": v for k, v in flight.items()},
     }
     runs.atomic_write_json(out / "summary.json", summary)

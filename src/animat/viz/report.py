@@ -27,7 +27,7 @@ from animat.errors import RunDirError
 from animat.viz.scene import Scene
 
 WEB = Path(__file__).with_name("web")
-SCENE_BUILDERS = ("fly", "skier", "swarm", "surrogate", "imitate")  # modules of animat.viz.scenes, tried in this order
+SCENE_BUILDERS = ("drosophila", "fly", "skier", "swarm", "surrogate", "imitate")  # modules of animat.viz.scenes, tried in this order
 
 
 def three_dir() -> Path | None:

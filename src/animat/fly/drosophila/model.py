@@ -20,18 +20,26 @@ Constants and their sources:
   theoretical rotational coefficient ``π (3/4 − x̂0)`` is 1.57, beside their measured 1.55.
 - ρ = 1.2 kg/m³, g = 9.81 m/s².
 
-The wings are massless: their inertia acts on neither the body nor the power (the power reported is
-aerodynamic). Body frame: x forward (head), y left, z dorsal; the right wing's hinge is at −y.
+- wing moment of inertia about the hinge ``wing_inertia`` = m_w (r̂2 R)² ≈ 4.2 × 10⁻¹⁵ kg m² per wing: a
+  wing mass m_w ≈ 2.4 µg (≈ 0.2 % of the body mass, the order of the Drosophila wing masses behind
+  Lehmann & Dickinson's 1997 inertial-power estimates, J. Exp. Biol. 200, 1133–1143) spread like the
+  planform's area (radius of gyration r̂2 R). An estimate, not a measured value: it enters only the
+  inertial power (:mod:`animat.fly.drosophila.power`).
+
+The wings are massless in the dynamics: their inertia acts on neither the body's motion nor the
+aerodynamic power; the inertial power of accelerating them is computed beside it, from the pattern
+(:mod:`animat.fly.drosophila.power`). Body frame: x forward (head), y left, z dorsal; the right wing's hinge is at −y.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 from scipy.special import roots_jacobi
 
+from animat.config import check_known, is_finite_number, is_int
 from animat.errors import ConfigError
 
 #: the pattern generator's parameters, in this order (see :mod:`animat.fly.drosophila.pattern`)
@@ -51,6 +59,7 @@ class DrosophilaParams:
     wing_length: float = 2.41e-3  # m
     wing_area: float = 2.00e-6  # m², one wing
     r2_hat: float = 0.55  # radius of the second moment of area / wing length
+    wing_inertia: float = 4.2e-15  # kg m², one wing about the hinge (inertial power only)
     pitch_axis: float = 0.25  # span axis behind the leading edge, chords
     n_stations: int = 8  # blade elements per wing (Gauss–Jacobi nodes of the planform)
     rho: float = 1.2  # kg/m³
@@ -75,8 +84,8 @@ class DrosophilaParams:
             raise ConfigError(f"dt must be <= 1e-4 s (>= 40 steps per wingbeat at 250 Hz), got {self.dt}")
         if min(self.mass, self.body_length, self.body_diameter, self.wing_length, self.wing_area) <= 0:
             raise ConfigError("mass, body_length, body_diameter, wing_length and wing_area must be > 0")
-        if self.rho < 0 or self.cd_body < 0 or self.gravity < 0:
-            raise ConfigError("rho, cd_body and gravity must be >= 0")
+        if self.rho < 0 or self.cd_body < 0 or self.gravity < 0 or self.wing_inertia < 0:
+            raise ConfigError("rho, cd_body, gravity and wing_inertia must be >= 0")
         if not 0.2 < self.r2_hat < 0.7:
             raise ConfigError(f"r2_hat must be within (0.2, 0.7) for a beta planform, got {self.r2_hat}")
         if not 0.0 <= self.pitch_axis <= 1.0:
@@ -106,6 +115,30 @@ class DrosophilaParams:
 
     def with_(self, **changes) -> "DrosophilaParams":
         return replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        """The parameters as JSON-ready values (a run's ``config.json`` and genome files hold them)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "DrosophilaParams":
+        """Parameters from :meth:`to_dict`'s form (or a config's overrides); unknown keys are a ConfigError."""
+        check_known((f.name for f in fields(cls)), values, "drosophila parameter")
+        for f in fields(cls):
+            if f.name in values and not _fits(values[f.name], f.default):
+                raise ConfigError(f"drosophila parameter {f.name} must be like {f.default!r}, got {values[f.name]!r}")
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+
+
+def _fits(value, default) -> bool:
+    """Whether ``value`` (from TOML or JSON) has the type of the parameter's ``default``."""
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, int):
+        return is_int(value)
+    if isinstance(default, tuple):
+        return isinstance(value, (list, tuple)) and len(value) == len(default) and all(is_finite_number(v) for v in value)
+    return is_finite_number(value)
 
 
 def beta_shape(r2_hat: float) -> tuple[float, float, float]:

@@ -27,9 +27,17 @@ import jax
 import jax.numpy as jnp
 
 F_MIN, F_MAX = 50.0, 400.0  # Hz: the frequency range the network can choose from
-#: output o in [−1, 1] -> parameter = centre + half_range · o
-CENTRE = (0.5 * (F_MIN + F_MAX),) + (math.pi / 2, 0.0, 0.0, math.pi / 4, 0.0) * 2
-HALF_RANGE = (0.5 * (F_MAX - F_MIN),) + (math.pi / 2, math.pi / 6, math.pi / 9, math.pi / 4, math.pi / 4) * 2
+#: the largest stroke amplitude (peak to peak, rad): 176° ± 7°, wild-type Drosophila at maximum flight force
+#: (Barton et al. 2005, J. Exp. Biol. 208, 549–560, table 3); the wing hinge allows no more
+STROKE_MAX = math.radians(176.0)
+#: per-wing parameters (Φ, φ0, θ, A, δ): the centre and half range of each (Φ in 0–176°, φ0 ±30°, θ ±20°,
+#: A in 0–90°, δ ±45°)
+WING_CENTRE = (STROKE_MAX / 2, 0.0, 0.0, math.pi / 4, 0.0)
+WING_HALF = (STROKE_MAX / 2, math.pi / 6, math.pi / 9, math.pi / 4, math.pi / 4)
+#: the network sets the two wings' mean and the right wing's difference from it (the left's is the
+#: opposite), the difference within this fraction of the half range (±22° of stroke amplitude): the
+#: wings beat alike unless the network steers, as a fly's do
+SIDE_FRACTION = 0.25
 
 
 class PatternState(NamedTuple):
@@ -43,9 +51,18 @@ class PatternState(NamedTuple):
 
 
 def from_outputs(out) -> jax.Array:
-    """Network outputs ``(..., 11)`` (clipped to [−1, 1]) -> pattern parameters ``(..., 11)`` (Hz, rad):
-    f in 50–400 Hz, Φ in 0–π, φ0 ±π/6, θ ±π/9, A in 0–π/2, δ ±π/4."""
-    return jnp.asarray(CENTRE, jnp.float32) + jnp.asarray(HALF_RANGE, jnp.float32) * jnp.clip(out, -1.0, 1.0)
+    """Network outputs ``(..., 11)`` (clipped to [−1, 1]) -> pattern parameters ``(..., 11)`` (Hz, rad).
+
+    Outputs ``[f, m (5,), d (5,)]``: the frequency (50–400 Hz), the wings' mean parameters ``m`` over their
+    ranges (:data:`WING_CENTRE` ± :data:`WING_HALF`) and the right wing's difference from the mean ``d``
+    (± :data:`SIDE_FRACTION` of the half range); right = mean + difference, left = mean − difference,
+    each clipped to its range (so Φ stays within 0–176°)."""
+    o = jnp.clip(out, -1.0, 1.0)
+    centre, half = jnp.asarray(WING_CENTRE, jnp.float32), jnp.asarray(WING_HALF, jnp.float32)
+    f = 0.5 * (F_MIN + F_MAX) + 0.5 * (F_MAX - F_MIN) * o[..., :1]
+    mean, diff = centre + half * o[..., 1:6], SIDE_FRACTION * half * o[..., 6:11]
+    side = lambda p: jnp.clip(p, centre - half, centre + half)
+    return jnp.concatenate([f, side(mean + diff), side(mean - diff)], axis=-1)
 
 
 def start(p) -> PatternState:

@@ -30,8 +30,9 @@ OMEGA_SCALE = 10.0  # rad/s per unit of network input
 class Trajectory(NamedTuple):
     """Recorded after every control tick: pos (T, 3) m, quat (T, 4), crashed (T,), the wings' mean
     aerodynamic power over the tick power (T,) W, the pattern parameters the network set pattern
-    (T, 11) (Hz, rad), and the wing angles wing (T, M, 2, 3) rad every ``wing_every`` steps (M = 0 when
-    not recorded)."""
+    (T, 11) (Hz, rad), and the wing angles wing (T, M, 2, 3) rad, body positions fine_pos (T, M, 3) m and
+    orientations fine_quat (T, M, 4) every ``wing_every`` steps, at the start of each (M = 0 when not
+    recorded)."""
 
     pos: jax.Array
     quat: jax.Array
@@ -39,6 +40,8 @@ class Trajectory(NamedTuple):
     power: jax.Array
     pattern: jax.Array
     wing: jax.Array
+    fine_pos: jax.Array
+    fine_quat: jax.Array
 
 
 def observe(params: DrosophilaParams, state: DrosophilaState, start, vel, omega) -> jax.Array:
@@ -68,15 +71,16 @@ def rollout(params: DrosophilaParams, net, activations: Sequence[str], n_ticks: 
     def physics_step(carry, _):
         state, vel, omega, power = carry
         new, p = step_with_power(params, state)
-        return (new, vel + new.vel, omega + new.omega, power + p), wing_angles(params, state)
+        return (new, vel + new.vel, omega + new.omega, power + p), (wing_angles(params, state), state.pos, state.quat)
 
     def tick(carry, obs_noise):
         state, vel, omega = carry
         state = set_pattern(params, state, policy(state, vel, omega, obs_noise))
         zero = jnp.zeros(3, jnp.float32)
-        (state, vel, omega, power), wings = jax.lax.scan(physics_step, (state, zero, zero, jnp.float32(0.0)), None, length=n_steps)
-        wings = wings[::wing_every] if wing_every else wings[:0]
-        record = Trajectory(state.pos, state.quat, state.crashed, power / n_steps, state.pattern.p_to, wings)
+        (state, vel, omega, power), (wings, fine_pos, fine_quat) = jax.lax.scan(physics_step, (state, zero, zero, jnp.float32(0.0)), None, length=n_steps)
+        keep = slice(None, None, wing_every) if wing_every else slice(0, 0)
+        record = Trajectory(state.pos, state.quat, state.crashed, power / n_steps, state.pattern.p_to, wings[keep], fine_pos[keep],
+                            fine_quat[keep])
         return (state, vel / n_steps, omega / n_steps), record
 
     first = policy(state0, state0.vel, state0.omega, noise[0])

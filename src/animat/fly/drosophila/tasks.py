@@ -11,6 +11,7 @@ import numpy as np
 
 from animat.errors import ConfigError
 from animat.fly.drosophila.model import DrosophilaParams
+from animat.fly.drosophila.power import mechanical_power_per_kg
 from animat.fly.drosophila.rollout import N_INPUTS, Trajectory, n_ticks_for, simulate_population, start_states
 from animat.fly.tasks import over_starts
 
@@ -34,10 +35,15 @@ def hover(params: DrosophilaParams, pos: np.ndarray, quat: np.ndarray) -> np.nda
     return -(height + drift / 5.0) / params.body_length - tilt
 
 
-def score(params: DrosophilaParams, traj: Trajectory) -> np.ndarray:
-    """Hover fitness per fly from arrays ``(P, [S,] T, ...)``: the mean over the ``S`` starts; NaN where
-    the fly crashed from any start."""
-    return over_starts(hover(params, traj.pos.astype(np.float64), traj.quat.astype(np.float64)), traj.crashed)
+def score(params: DrosophilaParams, traj: Trajectory, power_weight: float = 0.0) -> np.ndarray:
+    """Hover fitness per fly from arrays ``(P, [S,] T, ...)``, less ``power_weight`` × the mean mechanical
+    power (W/kg, aerodynamic + inertial: :mod:`animat.fly.drosophila.power`): the mean over the ``S``
+    starts; NaN where the fly crashed from any start."""
+    value = hover(params, traj.pos.astype(np.float64), traj.quat.astype(np.float64))
+    if power_weight:
+        power = mechanical_power_per_kg(params, traj.power.astype(np.float64), traj.pattern.astype(np.float64))
+        value = value - power_weight * power.mean(axis=-1)
+    return over_starts(value, traj.crashed)
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,7 @@ class HoverFitness:
     starts: int = 1  # start 0 at rest in the hover posture; the others perturbed (see start_states)
     seed: int = 0  # seeds the perturbed starts and the sensor noise
     noise: float = 0.0  # sensor-noise std (network-input units) on every start but the first
+    power_weight: float = 0.0  # fitness per W/kg of mechanical power (aerodynamic + inertial)
 
     def __post_init__(self):
         if not self.seconds > 0:
@@ -58,10 +65,13 @@ class HoverFitness:
             raise ConfigError(f"starts must be >= 1, got {self.starts}")
         if not self.noise >= 0:
             raise ConfigError(f"noise must be >= 0, got {self.noise}")
+        if not self.power_weight >= 0:
+            raise ConfigError(f"power_weight must be >= 0, got {self.power_weight}")
 
     def __call__(self, nets) -> np.ndarray:
         starts = start_states(self.params, self.starts, self.seed)
         n_ticks = n_ticks_for(self.params, self.seconds)
         noise = np.random.default_rng(self.seed + 1).normal(0.0, self.noise, (self.starts, n_ticks, N_INPUTS)).astype(np.float32)
         noise[0] = 0.0
-        return score(self.params, simulate_population(self.params, nets, self.activations, self.seconds, starts, noise))
+        traj = simulate_population(self.params, nets, self.activations, self.seconds, starts, noise)
+        return score(self.params, traj, self.power_weight)

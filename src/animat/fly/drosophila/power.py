@@ -1,0 +1,35 @@
+"""Mechanical power of the fruit fly's wingbeat, per kg of body (W/kg).
+
+- aerodynamic: the work the wings do on the air per second, from the blade forces
+  (:func:`animat.fly.drosophila.aero.blade_forces`), averaged over each control tick by the rollout;
+- inertial: accelerating the wings' own mass with no elastic storage (every stroke reversal's kinetic
+  energy lost, Lehmann & Dickinson 1997's 0 %-storage case). For the sinusoidal stroke
+  ``φ = φ0 − (Φ/2) cos 2πft`` of a wing of moment of inertia ``I`` the kinetic energy ``½ I φ̇²`` peaks at
+  ``½ I (π f Φ)²`` twice a beat, so the positive work per second is ``I π² f³ Φ²`` per wing (the
+  deviation's and rotation's inertia are left out).
+
+At a fixed lift (∝ f² Φ²) the aerodynamic power (∝ f³ Φ³) is the same for any split of f and Φ, while the
+inertial power grows with f: with the stroke amplitude capped (:data:`animat.fly.drosophila.pattern.STROKE_MAX`)
+the cheapest hover beats at the lowest frequency that still lifts the weight.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from animat.fly.drosophila.model import DrosophilaParams
+
+
+def inertial_power(params: DrosophilaParams, p: np.ndarray) -> np.ndarray:
+    """Inertial power of both wings (no elastic storage), W, from pattern parameters ``p (..., 11)``
+    (Hz, rad; see :mod:`animat.fly.drosophila.pattern`) -> ``(...)``."""
+    f, amps = p[..., 0], p[..., [1, 6]]
+    return params.wing_inertia * math.pi**2 * f**3 * (amps**2).sum(axis=-1)
+
+
+def mechanical_power_per_kg(params: DrosophilaParams, aero_power: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Aerodynamic plus inertial power per kg of body, W/kg: ``aero_power (...)`` W (per tick) and the
+    ticks' pattern parameters ``p (..., 11)`` -> ``(...)``."""
+    return (aero_power + inertial_power(params, p)) / params.mass

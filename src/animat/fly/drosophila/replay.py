@@ -1,0 +1,186 @@
+"""Re-simulate one fruit-fly genome and write its trajectory, plots, slowed-down animation and summary.
+
+The replay records the body and the wings every :data:`SAMPLE_EVERY` physics steps (5 kHz at the
+0.1 ms step), so the wingbeat (≈ 200 Hz) is resolved: ``trajectory.npz`` holds ``t (N,)`` s,
+``position (N, 3)`` m, ``quaternion (N, 4)``, ``wing_angles (N, 6)`` rad ((right, left) × (stroke,
+deviation, rotation)) and ``crashed (N,)``.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from animat import runs
+from animat.config import require
+from animat.errors import ConfigError
+from animat.evolve.genome import Genome
+from animat.fly.drosophila.geometry import fly_world, spheroid_mesh
+from animat.fly.drosophila.model import DrosophilaParams
+from animat.fly.drosophila.power import inertial_power
+from animat.fly.drosophila.rollout import N_INPUTS, N_OUTPUTS, Trajectory, simulate_population
+from animat.viz import plots
+from animat.viz.animate import animate_body
+
+SAMPLE_EVERY = 2  # physics steps per recorded sample (5 kHz at dt = 0.1 ms)
+SLOW_DOWN = 200  # the animation plays this many times slower than the flight
+ANIM_FPS = 25.0
+ANIM_BEATS = 4  # wingbeats animated
+PLOT_BEATS = 5  # wingbeats in the wing-angle plot
+SUN_TANG_2002_W_PER_KG = 28.7  # body-mass-specific power of hovering D. virilis (Sun & Tang 2002, J. Exp. Biol. 205, 2413)
+HEIGHT_LIMIT, DRIFT_LIMIT = 1.0, 5.0  # body lengths: issue 22's hover checks
+WINGBEAT_RANGE = (180.0, 250.0)  # Hz
+#: what ``animat fly replay`` prints for a drosophila genome (then its checks)
+SUMMARY_KEYS = ["seconds", "body_length", "wingbeat_hz", "mean_stroke_amplitude_deg", "mechanical_power_w_per_kg",
+                "inertial_power_w_per_kg", "sun_tang_2002_power_w_per_kg", "max_height_change_body_lengths",
+                "max_horizontal_drift_body_lengths", "crashed"]
+
+
+class Flight(NamedTuple):
+    """One replayed flight: samples every :data:`SAMPLE_EVERY` steps — ``t (N,)`` s, ``pos (N, 3)`` m,
+    ``quat (N, 4)``, ``wing (N, 2, 3)`` rad, ``crashed (N,)`` — and the per-tick Trajectory ``ticks``."""
+
+    t: np.ndarray
+    pos: np.ndarray
+    quat: np.ndarray
+    wing: np.ndarray
+    crashed: np.ndarray
+    ticks: Trajectory
+
+
+def check_genome(genome: Genome) -> None:
+    """The network must read the fruit fly's observation and drive its pattern generator."""
+    if genome.layers[0] != N_INPUTS or genome.layers[-1] != N_OUTPUTS:
+        raise ConfigError(f"network layers {list(genome.layers)} do not fit the drosophila preset: it needs "
+                          f"{N_INPUTS} inputs and {N_OUTPUTS} outputs")
+
+
+def fly_genome(params: DrosophilaParams, genome: Genome, seconds: float) -> Flight:
+    """Fly one genome for ``seconds`` from rest in the hover posture."""
+    require("--seconds", seconds, gt=0)
+    check_genome(genome)
+    if params.steps_per_control % SAMPLE_EVERY:
+        raise ConfigError(f"control_dt / dt ({params.steps_per_control}) must be a multiple of {SAMPLE_EVERY} to replay")
+    nets = {k: v[None] for k, v in genome.params.items()}
+    ticks = Trajectory(*(x[0] for x in simulate_population(params, nets, genome.activations, seconds, wing_every=SAMPLE_EVERY)))
+    n_ticks, per_tick = ticks.wing.shape[:2]
+    t = (np.arange(n_ticks * per_tick) * SAMPLE_EVERY * params.dt).astype(np.float32)
+    flat = lambda a: a.reshape((n_ticks * per_tick,) + a.shape[2:])
+    return Flight(t, flat(ticks.fine_pos), flat(ticks.fine_quat), flat(ticks.wing), np.repeat(ticks.crashed, per_tick), ticks)
+
+
+def wingbeat_hz(stroke: np.ndarray, sample_dt: float) -> float:
+    """Frequency (Hz) of the largest peak of the FFT of the stroke angle ``stroke (N,)`` rad sampled every
+    ``sample_dt`` s (its mean removed), refined by a parabola through the peak and its neighbours."""
+    x = np.asarray(stroke, np.float64) - np.mean(stroke)
+    spectrum = np.abs(np.fft.rfft(x * np.hanning(len(x))))
+    k = int(np.argmax(spectrum[1:])) + 1
+    shift = 0.0
+    if 1 <= k < len(spectrum) - 1:
+        a, b, c = np.log(spectrum[k - 1:k + 2] + 1e-300)
+        shift = 0.5 * (a - c) / (a - 2 * b + c) if (a - 2 * b + c) != 0 else 0.0
+    return float((k + shift) / (len(x) * sample_dt))
+
+
+def flight_summary(params: DrosophilaParams, flight: Flight) -> dict:
+    """Headline numbers of one flight (lengths relative to the start, in body lengths; powers per kg of body)."""
+    L = params.body_length
+    dz = flight.pos[:, 2] - flight.pos[0, 2]
+    horiz = np.hypot(flight.pos[:, 0] - flight.pos[0, 0], flight.pos[:, 1] - flight.pos[0, 1])
+    ticks = flight.ticks
+    amplitude = ticks.pattern[:, [1, 6]].astype(np.float64)
+    return {
+        "preset": "drosophila",
+        "seconds": float(len(flight.t) * SAMPLE_EVERY * params.dt),
+        "sample_hz": 1.0 / (SAMPLE_EVERY * params.dt),
+        "body_length": L,
+        "wingbeat_hz": wingbeat_hz(flight.wing[:, 0, 0], SAMPLE_EVERY * params.dt),
+        "mean_set_frequency_hz": float(ticks.pattern[:, 0].mean()),
+        "mean_stroke_amplitude_deg": float(np.degrees(amplitude.mean())),
+        "mechanical_power_w_per_kg": float(ticks.power.astype(np.float64).mean() / params.mass),
+        "inertial_power_w_per_kg": float(inertial_power(params, ticks.pattern.astype(np.float64)).mean() / params.mass),
+        "sun_tang_2002_power_w_per_kg": SUN_TANG_2002_W_PER_KG,
+        "max_height_change_body_lengths": float(np.abs(dz).max() / L),
+        "final_height_change_body_lengths": float(dz[-1] / L),
+        "max_horizontal_drift_body_lengths": float(horiz.max() / L),
+        "final_horizontal_drift_body_lengths": float(horiz[-1] / L),
+        "crashed": bool(flight.crashed.any()),
+    }
+
+
+def acceptance(summary: dict) -> dict[str, bool]:
+    """Issue 22's hover checks: height within 1 body length and drift within 5 body lengths of the start
+    throughout, not crashed, wingbeat (FFT) within 180–250 Hz."""
+    lo, hi = WINGBEAT_RANGE
+    return {
+        "height_change_below_1_body_length": summary["max_height_change_body_lengths"] < HEIGHT_LIMIT,
+        "drift_below_5_body_lengths": summary["max_horizontal_drift_body_lengths"] < DRIFT_LIMIT,
+        "not_crashed": not summary["crashed"],
+        "wingbeat_180_250_hz": lo <= summary["wingbeat_hz"] <= hi,
+    }
+
+
+def animation_frames(params: DrosophilaParams, flight: Flight, n: int) -> list[list[dict]]:
+    """Polygons (mm) of the first ``n`` samples: the body's spheroid triangles and the two wing outlines."""
+    body, wings = fly_world(params, flight.pos[:n], flight.quat[:n], flight.wing[:n])
+    tris = spheroid_mesh(params)[1]
+    frames = []
+    for b, w in zip(body * 1e3, wings * 1e3):
+        polys = [{"vertices": b[tri], "color": "tab:brown", "alpha": 0.9} for tri in tris]
+        polys += [{"vertices": outline, "color": "tab:cyan", "alpha": 0.6} for outline in w]
+        frames.append(polys)
+    return frames
+
+
+def write_replay(params: DrosophilaParams, genome: Genome, seconds: float, out: Path, *, anim_seconds: float = 6.0,
+                 title: str = "drosophila") -> dict:
+    """Fly ``genome`` for ``seconds`` and write into ``out``: ``trajectory.npz``, ``plots/height.png``,
+    ``plots/topview.png``, ``plots/wings.png`` (the first wingbeats), ``media/wingbeat.gif`` (the first
+    :data:`ANIM_BEATS` wingbeats or ``anim_seconds`` of flight, whichever is shorter, slowed down
+    :data:`SLOW_DOWN` ×). Returns the flight summary with its checks."""
+    out = Path(out)
+    flight = fly_genome(params, genome, seconds)
+    runs.atomic_save_npz(out / "trajectory.npz", t=flight.t, position=flight.pos, quaternion=flight.quat,
+                         wing_angles=flight.wing.reshape(len(flight.t), -1), crashed=flight.crashed)
+    summary = flight_summary(params, flight)
+    summary.update({f"check_{k}": v for k, v in acceptance(summary).items()})
+    L, t = params.body_length, flight.t
+    plots.height_plot(t, flight.pos[:, 2] * 1e3, out / "plots" / "height.png", start=0.0, floor=-HEIGHT_LIMIT * L * 1e3,
+                      body_length=L * 1e3, title=f"{title}: height", unit="mm")
+    plots.topview_plot(flight.pos[:, 0], flight.pos[:, 1], out / "plots" / "topview.png", body_length=L, title=f"{title}: top view")
+    beat = 1.0 / max(summary["wingbeat_hz"], 1.0)
+    n = min(len(t), int(math.ceil(PLOT_BEATS * beat / (SAMPLE_EVERY * params.dt))) + 1)
+    names = ("stroke", "deviation", "rotation")
+    series = {f"{side} {a}": np.degrees(flight.wing[:n, s, i]) for s, side in enumerate(("right", "left")) for i, a in enumerate(names)}
+    plots.series_plot(t[:n], series, out / "plots" / "wings.png", ylabel="angle (deg)", title=f"{title}: wing angles, {PLOT_BEATS} wingbeats")
+    step = 1.0 / (ANIM_FPS * SLOW_DOWN * SAMPLE_EVERY * params.dt)  # samples per frame at the slow-down
+    n_frames = max(1, min(len(t), int(min(ANIM_BEATS * beat, anim_seconds) / (SAMPLE_EVERY * params.dt))))
+    idx = np.arange(0, n_frames, max(1, int(round(step))))
+    frames = animation_frames(params, Flight(*(a[idx] for a in flight[:5]), flight.ticks), len(idx))
+    animate_body(frames, out / "media" / "wingbeat.gif", fps=ANIM_FPS, trail=flight.pos[idx] * 1e3,
+                 title=f"{title}: {len(idx) * SAMPLE_EVERY * params.dt * 1e3:.0f} ms, slowed down {SLOW_DOWN}×", unit="mm")
+    return summary
+
+
+def load_for_replay(source: Path) -> tuple[DrosophilaParams, Genome] | None:
+    """``(params, genome)`` of a drosophila run directory (its ``config.json`` says ``preset = "drosophila"``)
+    or genome file (its manifest's extra says so); None for anything else (the paper preset's loader takes it)."""
+    from animat.evolve.genome_file import load_genome
+    from animat.fly.drosophila.options import PRESET, DrosophilaTrainConfig
+
+    source = Path(source)
+    if source.is_dir() and (source / "config.json").is_file():
+        stored = runs.read_run_config(source, "a fly training run directory")
+        if stored.get("preset") != PRESET:
+            return None
+        params = DrosophilaTrainConfig.build(None, **stored).fly_params()
+        return params, load_genome(source / "best_genome.npz").genome
+    if source.is_file() and source.suffix in (".npz", ".json"):
+        saved = load_genome(source)
+        if saved.extra.get("preset") != PRESET:
+            return None
+        return DrosophilaParams.from_dict(saved.extra.get("drosophila", {})), saved.genome
+    return None

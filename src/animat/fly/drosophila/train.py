@@ -1,0 +1,79 @@
+"""Glue between the fruit fly (preset ``drosophila``) and the engine: the training run and its run directory,
+the same as the paper preset's (:mod:`animat.fly.train`) through the engine's Population and loop."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Callable
+
+from animat import runs
+from animat.evolve import loop
+from animat.evolve.evaluate import make_evaluator
+from animat.evolve.genome_file import save_genome
+from animat.evolve.network import layer_activations
+from animat.evolve.population import Population
+from animat.fly.drosophila.options import DrosophilaTrainConfig
+from animat.fly.drosophila.replay import check_genome, write_replay
+from animat.fly.drosophila.tasks import HoverFitness
+from animat.viz import plots
+
+#: what ``animat fly train --preset drosophila`` prints at the end
+SUMMARY_KEYS = ["best_fitness", "generations", "total_crashes", "mean_seconds_per_generation", "replay_wingbeat_hz",
+                "replay_mechanical_power_w_per_kg", "replay_max_height_change_body_lengths",
+                "replay_max_horizontal_drift_body_lengths", "replay_crashed"]
+OUTPUT_NAMES = ["frequency"] + [f"{side} {n}" for side in ("right", "left")
+                                for n in ("stroke amplitude", "stroke offset", "deviation", "rotation amplitude", "rotation timing")]
+
+
+def fitness_of(cfg: DrosophilaTrainConfig) -> HoverFitness:
+    """The run's batched fitness (deterministic: its perturbed starts and noise come from the run's seed)."""
+    activations = layer_activations(cfg.layers, cfg.activations)
+    return HoverFitness(cfg.fly_params(), float(cfg.seconds), activations, cfg.starts, cfg.seed, cfg.noise, cfg.power_weight)
+
+
+def train(cfg: DrosophilaTrainConfig, out: Path, *, resume: bool = False, on_generation: Callable[[dict], Any] | None = None) -> dict:
+    """Evolve fruit flies per ``cfg`` into run directory ``out`` (already created, or the one being resumed).
+
+    Writes ``config.json``, ``metrics.csv``, ``checkpoints/`` (resumable), ``best_genome.npz/.json``,
+    ``plots/fitness.png``, the best fly's replay (:func:`animat.fly.drosophila.replay.write_replay`) and
+    ``report.html``; returns ``summary.json``'s content."""
+    params = cfg.fly_params()
+    if resume:
+        pop = Population.resume(out)
+        runs.refuse_finished(out, pop.generation, cfg.generations, "generations", "--generations")
+    else:
+        pop = Population(cfg.population, cfg.layers, cfg.activations, cfg.init_std, cfg.seed)
+    runs.atomic_write_json(out / "config.json", asdict(cfg))
+    fitness = fitness_of(cfg)
+    evaluator = make_evaluator(fitness, cfg.layers, fitness.activations, True, backend=cfg.backend, address=cfg.address)
+    t0 = time.perf_counter()
+    try:
+        result = pop.run(
+            fitness, cfg.generations, batched=True, crossover_prob=cfg.crossover_prob, mutation_rate=cfg.mutation_rate,
+            mutation=cfg.mutation, mutation_std=cfg.mutation_std, pool_frac=cfg.pool_frac, elite_frac=cfg.elite_frac,
+            output_names=OUTPUT_NAMES, fitness_threshold=cfg.fitness_threshold, delta_fitness=cfg.delta_fitness,
+            save_every=cfg.save_every, out_dir=out, metrics_csv=True, evaluator=evaluator, on_generation=on_generation,
+        )
+    finally:
+        evaluator.close()
+    train_seconds = time.perf_counter() - t0
+    best, history = result.best_genome, result.history
+    check_genome(best)
+    save_genome(out / "best_genome.npz", best, result.best_fitness, {"preset": "drosophila", "drosophila": params.to_dict(), "seconds": cfg.seconds})
+    plots.fitness_plot(history, out / "plots" / "fitness.png", title="drosophila, hover fitness")
+    flight = write_replay(params, best, cfg.replay_seconds, out, title="best fruit fly (hover)")
+    summary = {
+        "preset": "drosophila",
+        "generations": int(result.generation),
+        "population": cfg.population,
+        "fitness": cfg.fitness,
+        **loop.history_summary(history, result.best_fitness, train_seconds),
+        **{f"replay_{k}": v for k, v in flight.items() if k != "preset"},
+    }
+    runs.atomic_write_json(out / "summary.json", summary)
+    from animat.viz.report import write_report
+
+    write_report(out, params=params)
+    return summary

@@ -1,0 +1,59 @@
+"""The fruit fly's replay (preset ``drosophila``): its spheroid body and wing outlines at mm scale over the
+first wingbeats, slowed down so each beat can be followed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from animat.viz.scene import Scene
+from animat.viz.scenes import from_run_config, read_json_or_none, read_trajectory, trajectory_keys
+
+BEATS = 10  # wingbeats shown (about 50 ms of flight)
+FRAMES = 300  # at most
+
+
+def recognises(run_dir: Path) -> bool:
+    summary = read_json_or_none(Path(run_dir) / "summary.json") or {}
+    return "wing_angles" in trajectory_keys(run_dir) and summary.get("preset") == "drosophila"
+
+
+def _wing_triangles(n: int) -> np.ndarray:
+    """Triangles of a wing outline of ``2 n`` points (leading edge root to tip, then trailing edge tip to root)."""
+    lead, trail = np.arange(n), 2 * n - 1 - np.arange(n)
+    quads = [(lead[j], lead[j + 1], trail[j + 1], trail[j]) for j in range(n - 1)]
+    return np.array([t for a, b, c, d in quads for t in ((a, b, c), (a, c, d))], np.uint32)
+
+
+def build(run_dir: Path, params=None, **_) -> Scene:
+    """``params``: the DrosophilaParams that flew (else read from the run, else the preset's defaults)."""
+    from animat.fly.drosophila.geometry import N_OUTLINE, fly_world, spheroid_mesh
+    from animat.fly.drosophila.model import DrosophilaParams
+    from animat.fly.drosophila.options import DrosophilaTrainConfig
+    from animat.fly.drosophila.replay import SLOW_DOWN
+
+    run_dir = Path(run_dir)
+    notes: list = []
+    if params is None:
+        params = from_run_config(run_dir, lambda stored: DrosophilaTrainConfig.build(None, **stored).fly_params())
+    if params is None:
+        params = DrosophilaParams()
+        notes.append("drawn with the preset's default body: the run directory does not say which fly flew")
+    traj = read_trajectory(run_dir, keys=("t", "position", "quaternion", "wing_angles"))
+    summary = read_json_or_none(run_dir / "summary.json") or {}
+    beat = 1.0 / max(float(summary.get("wingbeat_hz") or summary.get("replay_wingbeat_hz") or 200.0), 1.0)
+    t = traj["t"]
+    n = int(np.searchsorted(t, t[0] + BEATS * beat)) + 1
+    idx = np.arange(0, min(n, len(t)), max(1, -(-n // FRAMES)))
+    body, wings = fly_world(params, traj["position"][idx], traj["quaternion"][idx], traj["wing_angles"][idx].reshape(len(idx), 2, 3))
+    body, wings = body * 1e3, wings * 1e3  # mm
+    scene = Scene((t[idx] - t[0]) * SLOW_DOWN, units="mm", follow=traj["position"][idx] * 1e3, focus=3 * params.body_length * 1e3, notes=notes)
+    scene.add_mesh("body", body, spheroid_mesh(params)[1], color=(0.55, 0.35, 0.2))
+    tris = _wing_triangles(N_OUTLINE)
+    scene.add_mesh("wings", wings.reshape(len(idx), -1, 3), np.concatenate([tris, tris + 2 * N_OUTLINE]), color=(0.1, 0.7, 0.85),
+                   opacity=0.6, flat=True)
+    scene.add_path("path", traj["position"][idx] * 1e3)
+    scene.notes.append(f"the first {BEATS} wingbeats ({(t[idx[-1]] - t[0]) * 1e3:.0f} ms of flight) slowed down {SLOW_DOWN}×: "
+                       f"the replay's clock shows slowed time; lengths in mm")
+    return scene

@@ -1,0 +1,137 @@
+"""The drosophila preset's pieces around the physics: parameters to and from dicts, the stroke cap, the
+inertial power against a numerical derivative, the power cost in the fitness, the FFT wingbeat, the
+preset's selection on the command line and a train / resume / replay run through the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from animat import runs
+from animat.errors import ConfigError
+from animat.fly.drosophila import pattern
+from animat.fly.drosophila.model import N_PATTERN, DrosophilaParams
+from animat.fly.drosophila.options import selected
+from animat.fly.drosophila.physics import pitch_quat
+from animat.fly.drosophila.power import inertial_power, mechanical_power_per_kg
+from animat.fly.drosophila.replay import wingbeat_hz
+from animat.fly.drosophila.rollout import Trajectory
+from animat.fly.drosophila.tasks import score
+
+P = DrosophilaParams()
+
+
+def test_params_round_trip_through_a_dict_and_refuse_unknown_or_mistyped_keys():
+    changed = P.with_(mass=1.0e-6, n_stations=6, added_mass=False, hinge=(0.2e-3, -0.4e-3, 0.2e-3))
+    back = DrosophilaParams.from_dict(json.loads(json.dumps(changed.to_dict())))
+    assert back == changed and hash(back) == hash(changed)
+    with pytest.raises(ConfigError, match="unknown drosophila parameter"):
+        DrosophilaParams.from_dict({"wingspan": 1.0})
+    with pytest.raises(ConfigError, match="n_stations"):
+        DrosophilaParams.from_dict({"n_stations": 2.5})
+    with pytest.raises(ConfigError, match="hinge"):
+        DrosophilaParams.from_dict({"hinge": [0.0, 0.0]})
+
+
+def test_outputs_set_the_wings_mean_and_a_bounded_difference_with_the_stroke_capped_at_176_degrees():
+    out = np.random.default_rng(0).uniform(-3, 3, (500, N_PATTERN)).astype(np.float32)
+    p = np.asarray(pattern.from_outputs(jnp.asarray(out)))
+    amps = p[:, [1, 6]]
+    assert amps.min() >= 0.0 and amps.max() <= math.radians(176.0) + 1e-6
+    assert np.all((p[:, 0] >= pattern.F_MIN) & (p[:, 0] <= pattern.F_MAX))
+    half = np.asarray(pattern.WING_HALF, np.float32)
+    assert np.all(np.abs(p[:, 1:6] - p[:, 6:11]) <= 2 * pattern.SIDE_FRACTION * half + 1e-6)
+    symmetric = out.copy()
+    symmetric[:, 6:] = 0.0
+    q = np.asarray(pattern.from_outputs(jnp.asarray(symmetric)))
+    np.testing.assert_array_equal(q[:, 1:6], q[:, 6:11])  # no difference: the wings beat alike
+    full = np.zeros(N_PATTERN, np.float32)
+    full[1] = 1.0
+    np.testing.assert_allclose(np.asarray(pattern.from_outputs(jnp.asarray(full)))[[1, 6]], math.radians(176.0), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(pattern.from_outputs(-jnp.ones(N_PATTERN)))[0], pattern.F_MIN, rtol=1e-6)
+
+
+def test_inertial_power_is_the_positive_work_of_the_sinusoidal_stroke():
+    """I π² f³ Φ² per wing against the mean positive rate of change of ½ I φ̇², φ̇ by finite differences."""
+    f, amp_r, amp_l = 210.0, math.radians(160.0), math.radians(120.0)
+    p = np.zeros(N_PATTERN)
+    p[0], p[1], p[6] = f, amp_r, amp_l
+    t = np.linspace(0.0, 10.0 / f, 200001)
+    rate = lambda amp: 0.5 * amp * 2 * math.pi * f * np.sin(2 * math.pi * f * t)  # φ̇ of φ0 − (Φ/2) cos 2πft
+    numeric = 0.0
+    for amp in (amp_r, amp_l):
+        energy = 0.5 * P.wing_inertia * rate(amp) ** 2
+        numeric += np.clip(np.diff(energy), 0.0, None).sum() / (t[-1] - t[0])
+    np.testing.assert_allclose(inertial_power(P, p), numeric, rtol=1e-4)
+    np.testing.assert_allclose(mechanical_power_per_kg(P, 1e-6, p), (1e-6 + numeric) / P.mass, rtol=1e-4)
+    # the same lift (f Φ fixed) at half the frequency costs half the inertial power
+    slow = p.copy()
+    slow[0], slow[[1, 6]] = f / 2, 2 * p[[1, 6]]
+    np.testing.assert_allclose(inertial_power(P, slow), inertial_power(P, p) / 2, rtol=1e-12)
+
+
+def test_power_cost_lowers_the_hover_fitness_by_weight_times_mean_power():
+    T = 6
+    quat = np.broadcast_to(pitch_quat(P.stroke_plane_angle), (2, T, 4)).astype(np.float64)
+    pat = np.zeros((2, T, N_PATTERN))
+    pat[..., 0], pat[..., 1], pat[..., 6] = 200.0, 2.5, 2.5
+    power = np.array([np.full(T, 3e-5), np.linspace(0.0, 6e-5, T)])
+    traj = Trajectory(np.zeros((2, T, 3)), quat, np.zeros((2, T), bool), power, pat, np.zeros((2, T, 0, 2, 3)),
+                      np.zeros((2, T, 0, 3)), np.zeros((2, T, 0, 4)))
+    base = score(P, traj)
+    expected = (power.mean(axis=1) + inertial_power(P, pat[:, 0])) / P.mass
+    np.testing.assert_allclose(base - score(P, traj, 0.01), 0.01 * expected, rtol=1e-9)
+    assert np.all(np.abs(base) < 1e-6)
+
+
+def test_fft_wingbeat_of_a_sampled_sinusoid():
+    dt = 2e-4
+    t = np.arange(5000) * dt
+    for f in (187.3, 221.0):
+        stroke = 0.2 - 1.3 * np.cos(2 * math.pi * f * t) + 0.1 * np.sin(2 * math.pi * 2 * f * t)
+        assert abs(wingbeat_hz(stroke, dt) - f) < 0.1
+
+
+def test_preset_is_chosen_by_flag_config_file_or_the_resumed_run(tmp_path):
+    toml = tmp_path / "d.toml"
+    toml.write_text('preset = "drosophila"\n')
+    paper = tmp_path / "p.toml"
+    paper.write_text("generations = 3\n")
+    assert selected("drosophila", None, None) and not selected("paper", toml, None)
+    assert selected(None, toml, None) and not selected(None, paper, None) and not selected(None, None, None)
+    run = tmp_path / "run"
+    run.mkdir()
+    runs.atomic_write_json(run / "config.json", {"preset": "drosophila"})
+    assert selected(None, None, run)
+    with pytest.raises(ConfigError, match="--preset must be paper or drosophila"):
+        selected("bee", None, None)
+
+
+def test_train_resume_and_replay_through_the_cli(tmp_path, animat_cli):
+    """Two generations in one go equal one plus a resumed one (bit for bit); the run and its replay hold
+    the preset's outputs."""
+    common = ["--preset", "drosophila", "--population", "4", "--seconds", "0.01", "--replay-seconds", "0.01", "--seed", "5"]
+    code, out, err = animat_cli("fly", "train", *common, "--generations", "2", "--out", str(tmp_path / "whole"))
+    assert code == 0, err
+    code, _, err = animat_cli("fly", "train", *common, "--generations", "1", "--out", str(tmp_path / "part"))
+    assert code == 0, err
+    code, _, err = animat_cli("fly", "train", "--resume", str(tmp_path / "part"), "--generations", "2")
+    assert code == 0, err
+    rows = lambda run: [line.split(",")[:5] for line in (run / "metrics.csv").read_text().splitlines()]  # all but the wall time
+    assert rows(tmp_path / "whole") == rows(tmp_path / "part") and len(rows(tmp_path / "whole")) == 3
+    config = json.loads((tmp_path / "whole" / "config.json").read_text())
+    assert config["preset"] == "drosophila" and config["drosophila"] == {}
+    for name in ("best_genome.npz", "plots/fitness.png", "plots/wings.png", "media/wingbeat.gif", "report.html", "trajectory.npz"):
+        assert (tmp_path / "whole" / name).is_file(), name
+    code, _, err = animat_cli("fly", "replay", str(tmp_path / "whole"), "--seconds", "0.02", "--out", str(tmp_path / "replay"))
+    assert code == 0, err
+    traj = runs.read_npz(tmp_path / "replay" / "trajectory.npz")
+    assert traj["position"].shape == (100, 3) and traj["wing_angles"].shape == (100, 6)
+    np.testing.assert_allclose(np.diff(traj["t"]), 2e-4, rtol=1e-3)  # 5 kHz
+    summary = json.loads((tmp_path / "replay" / "summary.json").read_text())
+    assert summary["preset"] == "drosophila" and summary["body_length"] == 2.5e-3
+    assert "slowed down 200" in (tmp_path / "replay" / "report.html").read_text()  # the drosophila scene
