@@ -88,6 +88,7 @@ class FlyEnv(gym.Env):
     the episode's ticks) and may extend the observation."""
 
     metadata = {"render_modes": []}
+    extra_inputs = 0  # observation entries after the network's inputs
 
     def __init__(self, params: FlyParams | None = None, seconds: float = 3.0, asymmetric: bool | None = None,
                  start_scale: float = 1.0, noise: float = 0.0):
@@ -105,8 +106,6 @@ class FlyEnv(gym.Env):
         self.action_space = gym.spaces.Box(-1.0, 1.0, shape=(self.params.n_outputs,), dtype=np.float32)
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(self.params.n_inputs + self.extra_inputs,), dtype=np.float32)
         self.state = self.anchor = None
-
-    extra_inputs = 0  # observation entries after the network's inputs
 
     def start(self, scale: float) -> FlyState:
         """One start state (arrays without a leading axis): at rest for ``scale = 0``, else the perturbed
