@@ -1,0 +1,191 @@
+"""The Gymnasium environments: the contract, the same physics as the GA's rollouts, the rewards."""
+
+import gymnasium as gym
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import animat.fly.env as fly_env
+from animat.errors import ConfigError
+from animat.evolve.genome import Genome
+from animat.evolve.network import activate
+from animat.fly.commands import command_input, direction
+from animat.fly.env import FlyHoverEnv, FlySteerEnv
+from animat.fly.model import FlyParams
+from animat.fly.physics import FlyState
+from animat.fly.rollout import simulate_population, start_states
+from animat.fly.tasks import hover
+
+
+def fly_network(env, seed=3):
+    """A fixed random network for the env's fly and its jitted policy obs -> action."""
+    p = env.unwrapped.params
+    genome = Genome.random(jax.random.PRNGKey(seed), [p.n_inputs, 20, 20, p.n_outputs], 0.5)
+    net = {k: jnp.asarray(v) for k, v in genome.params.items()}
+    policy = jax.jit(lambda o: activate(net, o[: p.n_inputs, None], genome.activations)[:, 0])
+    return genome, lambda obs: np.asarray(policy(jnp.asarray(obs)))
+
+
+def fly(env, policy, obs, ticks=None):
+    """Step ``policy`` until the episode ends (or ``ticks``); positions, quaternions, rewards, last info."""
+    pos, quat, rewards, info = [], [], [], {}
+    while ticks is None or len(pos) < ticks:
+        obs, r, term, trunc, info = env.step(policy(obs))
+        pos.append(env.unwrapped.state.pos)
+        quat.append(env.unwrapped.state.quat)
+        rewards.append(r)
+        if term or trunc:
+            break
+    return np.array(pos), np.array(quat), np.array(rewards), info
+
+
+@pytest.mark.parametrize("cls,kwargs", [(FlyHoverEnv, {"seconds": 0.3}), (FlySteerEnv, {"seconds": 0.5, "change_seconds": (0.1, 0.2)}),
+                                        (FlyHoverEnv, {"seconds": 0.3, "asymmetric": True, "noise": 0.05})])
+def test_passes_gymnasiums_checker(cls, kwargs):
+    env = cls(**kwargs)
+    check_env(env, skip_render_check=True)
+    p = env.params
+    assert env.action_space.shape == (p.n_outputs,) and env.action_space.low.min() == -1 and env.action_space.high.max() == 1
+    assert env.observation_space.shape == (p.n_inputs + (3 if cls is FlySteerEnv else 0),)
+
+
+def test_registered_ids_make_the_environments():
+    for env_id, cls, asym in (("animat/FlyHover-v0", FlyHoverEnv, False), ("animat/FlySteer-v0", FlySteerEnv, True)):
+        env = gym.make(env_id, seconds=0.2)
+        assert isinstance(env.unwrapped, cls) and env.unwrapped.params.asymmetric is asym
+        obs, _ = env.reset(seed=0)
+        assert env.observation_space.contains(obs)
+    fly_env.register()  # again: no duplicate registration
+    assert "animat/FlyHover-v0" in gym.registry
+
+
+def test_a_tick_is_the_rollouts_tick_bit_for_bit_from_rest():
+    """From rest (how replays fly a genome): the env stepped by a fixed network is simulate_population's flight."""
+    env = FlyHoverEnv(seconds=3.0)
+    genome, policy = fly_network(env)
+    obs, _ = env.reset(seed=0, options={"start_scale": 0})
+    pos, quat, rewards, info = fly(env, policy, obs)
+    traj = simulate_population(env.params, {k: v[None] for k, v in genome.params.items()}, genome.activations, 3.0)
+    assert len(pos) == 300 and not info["crashed"]
+    np.testing.assert_array_equal(pos, traj.pos[0])
+    np.testing.assert_array_equal(quat, traj.quat[0])
+    # the summed reward is the GA's hover fitness of the same flight (float32 terms, summed in float64)
+    assert rewards.sum() == pytest.approx(float(hover(traj.pos[0], traj.quat[0])), rel=1e-5)
+
+
+def test_perturbed_starts_match_the_population_rollout_to_rounding():
+    """From the perturbed starts of start_states, flown in one batch by simulate_population: XLA rounds a
+    batch of four starts differently (last bits), so agreement is to 1e-5 u over 0.5 s (a wrong tick,
+    e.g. one physics step more, moves the fly by ~1e-2 u in that time)."""
+    env = FlyHoverEnv(seconds=0.5)
+    genome, policy = fly_network(env)
+    starts = start_states(env.params, 4, seed=7)
+    traj = simulate_population(env.params, {k: v[None] for k, v in genome.params.items()}, genome.activations, 0.5, starts)
+    for k in range(4):
+        env.reset(seed=0)
+        env.state = FlyState(*(np.asarray(x[k]) for x in starts))
+        env.anchor = env.state.pos
+        pos, _, _, _ = fly(env, policy, np.asarray(fly_env.observe(env.params, env.state, env.anchor)))
+        np.testing.assert_allclose(pos, traj.pos[0, k], rtol=0, atol=1e-5)
+
+
+def test_reset_is_deterministic_per_seed_and_starts_vary():
+    env = FlyHoverEnv(seconds=0.2)
+    _, policy = fly_network(env)
+    runs = []
+    for seed in (4, 4, 5):
+        obs, _ = env.reset(seed=seed)
+        runs.append((obs, *fly(env, policy, obs)[:3]))
+    for a, b in zip(runs[0], runs[1]):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(runs[0][0], runs[2][0])  # another seed, another start
+    # a drawn start is one of start_states' perturbed starts; scale 0 is start 0 (at rest)
+    env.reset(seed=4, options={"start_scale": 0})
+    assert not env.state.vel.any() and env.state.quat[0] == 1
+    env.reset(seed=4)
+    assert env.state.vel[0] == 0 and abs(env.state.vel[1:]).max() <= 0.5 and env.state.vel[1:].any()
+
+
+def test_a_crash_terminates_counts_and_costs_the_rest_of_the_episode():
+    env = FlyHoverEnv(FlyParams(max_speed=1e-3), seconds=0.1, start_scale=0)  # the first tick of free fall is a runaway
+    env.reset(seed=0)
+    obs, r, term, trunc, info = env.step(np.zeros(3, np.float32))
+    assert term and not trunc and info["crashed"] and info["crashes"] == 1
+    frozen = env.state  # a crashed fly keeps its last sane state: the start
+    assert not frozen.pos.any()
+    assert r == pytest.approx(-env.cost() / env.n_ticks * env.n_ticks)
+    env.reset(seed=1)
+    assert env.step(np.zeros(3, np.float32))[4]["crashes"] == 2
+
+
+def test_steer_switches_commands_on_schedule_with_their_inputs():
+    env = FlySteerEnv(seconds=0.5, script="up:0.2,left:0.1,hover:0.2", speed=2.0, start_scale=0)
+    obs, info = env.reset(seed=0)
+    np.testing.assert_allclose(obs[-3:], command_input("up", 0.0, 2.0))
+    assert info["command"] == "up"
+    names = []
+    for _ in range(50):
+        obs, _, term, trunc, info = env.step(np.zeros(6, np.float32))
+        names.append(info["command"])
+        if info["command"] == "left" and names.count("left") == 1:
+            assert not obs[:3].any()  # the new command's anchor is the state just reached
+            np.testing.assert_allclose(obs[-3:], command_input("left", 0.0, 2.0), atol=1e-6)  # heading still 0: wings alike, no yaw
+    assert names[:19] == ["up"] * 19 and names[19:29] == ["left"] * 10 and names[29:49] == ["hover"] * 20
+    assert trunc and not term
+    # drawn scripts: deterministic per seed and covering the episode
+    env = FlySteerEnv(seconds=6.0, change_seconds=(1.0, 2.0))
+    env.reset(seed=3)
+    first = list(env.schedule)
+    env.reset(seed=3)
+    assert env.schedule == first and first[0][0] == 0 and len(first) >= 3
+    assert all(100 <= b[0] - a[0] <= 200 for a, b in zip(first, first[1:]))
+
+
+def test_steer_cost_is_zero_on_the_commanded_velocity_and_counts_cross_motion():
+    env = FlySteerEnv(seconds=1.0, script="forward:1", speed=2.0, cross_weight=0.5, start_scale=0)
+    env.reset(seed=0)
+    d = direction("forward", 0.0)
+    env.state = env.state._replace(vel=(2.0 * d).astype(np.float32))
+    assert env.cost() == pytest.approx(0.0, abs=1e-7)
+    env.state = env.state._replace(vel=np.array([1.0, 3.0, 0.0], np.float32))  # 1 u/s too fast, 1 u/s across
+    assert env.cost() == pytest.approx((1.0 + 0.5 * 1.0) / 2.0)
+    env.reset(seed=0, options={"script": "hover:1"})
+    env.state = env.state._replace(pos=np.array([0.0, 0.0, 4.0], np.float32), vel=np.array([0.0, 0.0, 1.0], np.float32))
+    assert env.cost() == pytest.approx(1.0 / 2.0 + 4.0 / 8.0)
+
+
+def test_bad_options_are_one_line_errors():
+    for kwargs in ({"seconds": 0}, {"start_scale": -1}, {"params": "paper"}):
+        with pytest.raises(ConfigError):
+            FlyHoverEnv(**kwargs)
+    for kwargs in ({"speed": 0}, {"change_seconds": (2.0, 1.0)}, {"commands": ("sideways",)}, {"script": "up:0"}):
+        with pytest.raises(ConfigError):
+            FlySteerEnv(**kwargs)
+    with pytest.raises(ConfigError, match="unknown reset option"):
+        FlyHoverEnv().reset(options={"speed": 1})
+
+
+def test_ppo_learns_through_the_interface():
+    """Stable-Baselines3 PPO trains on FlyHover for a few thousand ticks; the policy's return is finite."""
+    pytest.importorskip("stable_baselines3")
+    import torch
+    from stable_baselines3 import PPO
+
+    torch.set_num_threads(1)
+    env = gym.make("animat/FlyHover-v0", seconds=1.0)
+    model = PPO("MlpPolicy", env, n_steps=512, batch_size=128, n_epochs=2, seed=0, device="cpu",
+                policy_kwargs={"net_arch": [32, 32]})
+    model.learn(total_timesteps=2048)
+    assert model.num_timesteps >= 2048
+    losses = {k: v for k, v in model.logger.name_to_value.items() if "loss" in k}
+    assert losses and all(np.isfinite(v) for v in losses.values())
+    obs, _ = env.reset(seed=1)
+    total, done, ticks = 0.0, False, 0
+    while not done:
+        action, _ = model.predict(obs, deterministic=True)
+        assert env.action_space.contains(action.astype(np.float32))
+        obs, r, term, trunc, _ = env.step(action)
+        total, done, ticks = total + r, term or trunc, ticks + 1
+    assert np.isfinite(total) and total < 0 and ticks == 100
