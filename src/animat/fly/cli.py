@@ -10,7 +10,7 @@ import typer
 
 from animat import runs
 from animat.console import console, print_summary, progress
-from animat.errors import CheckpointError
+from animat.errors import CheckpointError, ConfigError
 from animat.config import cli_option, parse_list
 from animat.fly.options import ReplayOptions, TrainConfig
 
@@ -38,25 +38,39 @@ def train_cmd(
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of training options."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the interrupted run in this directory."),
     preset: Optional[str] = typer.Option(None, "--preset", help="paper (the paper's fly, the default) | drosophila (the real-scale fruit fly; also set by the config file's preset key)"),
+    task: Optional[str] = cli_option(TrainConfig, "task", "--task"),
+    speed: Optional[float] = cli_option(TrainConfig, "speed", "--speed"),
+    from_run: Optional[Path] = typer.Option(None, "--from", help="Start from this run's final population (its last checkpoint), "
+                                            "with any new task, fitness and GA settings; the same network."),
 ) -> None:
     """Evolve flies; writes a run directory with metrics, plots, the best genome and its flight."""
     from animat.fly.drosophila.options import selected
     from animat.fly.train import TrainConfig, train
 
+    if from_run is not None and resume is not None:
+        raise ConfigError("--from starts a new run and --resume continues one; give one of them")
     keys = ["best_fitness", "generations", "total_crashes", "mean_seconds_per_generation"] + [f"replay_{k}" for k in FLIGHT_KEYS]
-    if selected(preset, config, resume):
+    drosophila = selected(preset, config, resume)
+    if drosophila:
+        if task is not None or speed is not None or from_run is not None:
+            raise ConfigError("--task, --speed and --from are the paper preset's (steering); the drosophila preset trains its hover")
         from animat.fly.drosophila.options import DrosophilaTrainConfig as TrainConfig
         from animat.fly.drosophila.train import SUMMARY_KEYS as keys, train
 
     options = dict(
         generations=generations, population=population, seconds=seconds, fitness=fitness, layers=parse_list(layers, "--layers", "15,20,20,3"),
         control_ms=control_ms, asymmetric=asymmetric, seed=seed, strategy=strategy, backend=backend, address=address, replay_seconds=replay_seconds,
+        **({} if drosophila else {"task": task, "speed": speed}),
     )
+    if from_run is not None:
+        from animat.fly.train import source_population
+
+        source_population(TrainConfig.build(config, **options), from_run)  # refused before a run directory is made
     cfg, run_dir = runs.start_or_resume(
         "fly", TrainConfig, resume=resume, config=config, out=out, options=options,
         may_change={"generations": "--generations", "backend": "--backend", "address": "--address"},
     )
-    console.print(f"fly train: {cfg.population} flies × {cfg.generations} generations × {cfg.seconds:g} s, fitness {cfg.fitness}, run dir {run_dir}")
+    console.print(f"fly train: {cfg.population} flies × {cfg.generations} generations × {cfg.seconds:g} s, {getattr(cfg, 'label', 'fitness ' + str(cfg.fitness))}, run dir {run_dir}")
     start = time.perf_counter()
     with progress("gen", "best {task.fields[best]}  mean {task.fields[mean]}  crashes {task.fields[crashes]}") as bar:
         task = bar.add_task("train", total=cfg.generations, best="-", mean="-", crashes="-")
@@ -66,7 +80,7 @@ def train_cmd(
             bar.update(task, completed=int(row["generation"]) + 1, best=fmt(row["best"]), mean=fmt(row["mean"]), crashes=row["crashes"])
 
         try:
-            summary = train(cfg, run_dir, resume=resume is not None, on_generation=on_generation)
+            summary = train(cfg, run_dir, resume=resume is not None, on_generation=on_generation, **({} if drosophila else {"from_run": from_run}))
         except KeyboardInterrupt:
             console.print(f"interrupted; continue with: animat fly train --resume {run_dir}")
             raise
@@ -125,3 +139,19 @@ def replay_cmd(
     write_report(run_dir, params=params)
     keys = drosophila_replay.SUMMARY_KEYS if drosophila else FLIGHT_KEYS
     print_summary(summary, run_dir, keys + [k for k in summary if k.startswith("check_")])
+
+
+@app.command("train-steering")
+def train_steering_cmd(
+    out: Path = typer.Option(..., "--out", "-o", help="Steering directory: steering.json and one run directory per network (an interrupted set continues)."),
+    config: Path = typer.Option(..., "--config", "-c", help="TOML of the set (e.g. configs/fly_steer.toml): preset, speed, \\[train] and \\[networks.NAME]."),
+    networks: Optional[str] = typer.Option(None, "--networks", help="Train only these networks, e.g. 'goal' (two processes can share a set)."),
+) -> None:
+    """Train a steering set (hover, directions, goal network) into one directory, resumably."""
+    from animat.fly.steering import train_steering
+
+    only = None if networks is None else [n.strip() for n in networks.split(",") if n.strip()]
+    done = train_steering(config, out, only, on_network=lambda name, what: console.print(f"train-steering: {name} {what}"))
+    summary = {f"{name}_best_fitness": float(d["summary"]["best_fitness"]) for name, d in done.items()}
+    summary.update({f"{name}_seconds": round(d["seconds"], 1) for name, d in done.items()})
+    print_summary(summary, out, list(summary))
