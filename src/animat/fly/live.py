@@ -77,21 +77,28 @@ class TerminalKeys:
     whatever ends the block. ConfigError (one line) when ``fd`` is not a terminal."""
 
     def __init__(self, fd: int | None = None):
-        import sys
-
-        self.fd = sys.stdin.fileno() if fd is None else fd
+        self.fd = fd
         self._saved = None
 
     @staticmethod
-    def check(fd: int) -> None:
-        if not os.isatty(fd):
+    def check(fd: int | None = None) -> int:
+        """``fd`` (default stdin's) if it is a terminal, else ConfigError (one line)."""
+        import sys
+
+        try:
+            fd = sys.stdin.fileno() if fd is None else fd
+            ok = os.isatty(fd)
+        except (AttributeError, OSError, ValueError):  # no stdin, or one without a file descriptor
+            ok = False
+        if not ok:
             raise ConfigError("--interactive reads keys from a terminal, but stdin is not one; run it in a terminal or give --commands")
+        return fd
 
     def __enter__(self) -> "TerminalKeys":
         import termios
         import tty
 
-        self.check(self.fd)
+        self.fd = self.check(self.fd)
         self._saved = termios.tcgetattr(self.fd)
         tty.setcbreak(self.fd, termios.TCSANOW)
         return self

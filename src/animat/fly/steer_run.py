@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from animat import runs
+from animat.errors import ConfigError
 from animat.fly.model import FlyParams
 from animat.fly.steer_score import steer_score
 from animat.viz import plots
@@ -24,6 +25,31 @@ def stack_ticks(records: list[dict]) -> dict[str, np.ndarray]:
     flight["command"] = flight["command"].astype(str)
     flight["crashed"] = flight["crashed"].astype(bool)
     return flight
+
+
+def fly_request(source: str, opts, *, interactive: bool = False) -> tuple[dict[str, np.ndarray], FlyParams, float]:
+    """Fly what ``animat fly steer`` asks: ``opts`` (:class:`~animat.fly.options.SteerOptions`) with its command
+    script, or the keyboard (``interactive``), over the steering set ``source``. Every input is checked
+    (one-line errors) before the flight. Returns ``(flight, the fly's parameters, target speed u/s)``."""
+    from animat.fly.commands import parse_script
+    from animat.fly.live import TerminalKeys, fly_interactive
+    from animat.fly.steering import Pilot, fly_script, load_steering
+
+    if interactive == (opts.commands is not None):
+        raise ConfigError("give either --commands 'name:seconds,...' or --interactive")
+    script = None if interactive else parse_script(opts.commands)
+    if interactive:
+        TerminalKeys.check()
+    steering = load_steering(source)
+    pilot = Pilot(steering, controller=opts.controller, speed=opts.speed, seed=opts.seed)
+    if interactive:
+        records = fly_interactive(pilot)
+        if not records:
+            raise ConfigError("the flight ended before its first control tick; nothing to write")
+        flight = stack_ticks(records)
+    else:
+        flight = fly_script(steering, script, controller=opts.controller, speed=opts.speed, seed=opts.seed)
+    return flight, pilot.params, pilot.speed
 
 
 def write_steer_run(run_dir: Path, flight: dict[str, np.ndarray], *, params: FlyParams, speed: float, config: dict,
