@@ -132,12 +132,12 @@ def steer_cmd(
     opts = SteerOptions.build(config, commands=commands, controller=controller, speed=speed, seed=seed, anim_seconds=anim_seconds)
     if out is not None:
         runs.check_out(out)
-    flight, params, target_speed = fly_request(source, opts, interactive=interactive)
+    flight, params, target_speed, start = fly_request(source, opts, interactive=interactive)
     run_dir = runs.new_run_dir("fly", "steer", out)
     record = {"steering": source, "commands": opts.commands if not interactive else "interactive", "controller": opts.controller,
               "speed": target_speed, "seed": opts.seed}
     summary = write_steer_run(run_dir, flight, params=params, speed=target_speed, config=record, anim_seconds=opts.anim_seconds,
-                              title=f"{opts.controller} controller")
+                              start=start, title=f"{opts.controller} controller")
     write_report(run_dir, params=params)
     print_summary(summary, run_dir, ["controller", "commands", "speed", "seconds", "all_ok", "segments_ok", "segments_scored",
                                      "min_direction_ok_fraction", "max_hover_distance_body_lengths", "crashed", "fell"],
