@@ -229,6 +229,16 @@ class Population:
     def _check_threshold(self, g: int, genes: np.ndarray, fit: np.ndarray, delta: float | None, out_dir) -> None:
         self.state = loop.check_threshold(self.state, g, genes, fit, delta, out_dir, self._save_genome)
 
+    def seeded(self, genes: np.ndarray) -> "Population":
+        """This population (generation 0) with ``genes (size, num_genes)`` as the generation to evaluate
+        first, e.g. another run's final population (``animat fly train --from``); breeding keys stay this
+        population's (from its seed)."""
+        genes = np.asarray(genes, dtype=np.float32)
+        if genes.shape != (self.size, self.num_genes) or self.generation:
+            raise ConfigError(f"a population of {self.size} × {self.num_genes} genes at generation 0 cannot start from genes {genes.shape}")
+        self.state = replace(self.state, strategy=replace(self.state.strategy, genes=genes.copy()))
+        return self
+
     # ------------------------------------------------------------------ checkpoints
     def _state_meta(self) -> dict[str, Any]:
         return {

@@ -10,7 +10,7 @@ import typer
 
 from animat import runs
 from animat.console import console, print_summary, progress
-from animat.errors import CheckpointError
+from animat.errors import CheckpointError, ConfigError
 from animat.config import cli_option, parse_list
 from animat.fly.options import ReplayOptions, SteerOptions, TrainConfig
 
@@ -37,19 +37,30 @@ def train_cmd(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of training options."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the interrupted run in this directory."),
+    task: Optional[str] = cli_option(TrainConfig, "task", "--task"),
+    speed: Optional[float] = cli_option(TrainConfig, "speed", "--speed"),
+    from_run: Optional[Path] = typer.Option(None, "--from", help="Start from this run's final population (its last checkpoint), "
+                                            "with any new task, fitness and GA settings; the same network."),
 ) -> None:
     """Evolve flies; writes a run directory with metrics, plots, the best genome and its flight."""
     from animat.fly.train import TrainConfig, train
 
+    if from_run is not None and resume is not None:
+        raise ConfigError("--from starts a new run and --resume continues one; give one of them")
     options = dict(
         generations=generations, population=population, seconds=seconds, fitness=fitness, layers=parse_list(layers, "--layers", "15,20,20,3"),
         control_ms=control_ms, asymmetric=asymmetric, seed=seed, strategy=strategy, backend=backend, address=address, replay_seconds=replay_seconds,
+        task=task, speed=speed,
     )
+    if from_run is not None:
+        from animat.fly.train import source_population
+
+        source_population(TrainConfig.build(config, **options), from_run)  # refused before a run directory is made
     cfg, run_dir = runs.start_or_resume(
         "fly", TrainConfig, resume=resume, config=config, out=out, options=options,
         may_change={"generations": "--generations", "backend": "--backend", "address": "--address"},
     )
-    console.print(f"fly train: {cfg.population} flies × {cfg.generations} generations × {cfg.seconds:g} s, fitness {cfg.fitness}, run dir {run_dir}")
+    console.print(f"fly train: {cfg.population} flies × {cfg.generations} generations × {cfg.seconds:g} s, {cfg.label}, run dir {run_dir}")
     start = time.perf_counter()
     with progress("gen", "best {task.fields[best]}  mean {task.fields[mean]}  crashes {task.fields[crashes]}") as bar:
         task = bar.add_task("train", total=cfg.generations, best="-", mean="-", crashes="-")
@@ -59,7 +70,7 @@ def train_cmd(
             bar.update(task, completed=int(row["generation"]) + 1, best=fmt(row["best"]), mean=fmt(row["mean"]), crashes=row["crashes"])
 
         try:
-            summary = train(cfg, run_dir, resume=resume is not None, on_generation=on_generation)
+            summary = train(cfg, run_dir, resume=resume is not None, from_run=from_run, on_generation=on_generation)
         except KeyboardInterrupt:
             console.print(f"interrupted; continue with: animat fly train --resume {run_dir}")
             raise
@@ -142,3 +153,19 @@ def steer_cmd(
     print_summary(summary, run_dir, ["controller", "commands", "speed", "seconds", "all_ok", "segments_ok", "segments_scored",
                                      "min_direction_ok_fraction", "max_hover_distance_body_lengths", "crashed", "fell"],
                   where="summary.json holds the score of each command")
+
+
+@app.command("train-steering")
+def train_steering_cmd(
+    out: Path = typer.Option(..., "--out", "-o", help="Steering directory: steering.json and one run directory per network (an interrupted set continues)."),
+    config: Path = typer.Option(..., "--config", "-c", help="TOML of the set (e.g. configs/fly_steer.toml): preset, speed, \\[train] and \\[networks.NAME]."),
+    networks: Optional[str] = typer.Option(None, "--networks", help="Train only these networks, e.g. 'goal' (two processes can share a set)."),
+) -> None:
+    """Train a steering set (hover, directions, goal network) into one directory, resumably."""
+    from animat.fly.steering import train_steering
+
+    only = None if networks is None else [n.strip() for n in networks.split(",") if n.strip()]
+    done = train_steering(config, out, only, on_network=lambda name, what: console.print(f"train-steering: {name} {what}"))
+    summary = {f"{name}_best_fitness": float(d["summary"]["best_fitness"]) for name, d in done.items()}
+    summary.update({f"{name}_seconds": round(d["seconds"], 1) for name, d in done.items()})
+    print_summary(summary, out, list(summary))

@@ -24,17 +24,18 @@ COMMANDS = ("hover", "forward", "back", "left", "right", "up", "down")
 COMMAND_SCALE = 10.0  # u/s per unit of command input (= animat.fly.rollout.VEL_SCALE; this module imports no JAX)
 
 
-def heading(quat) -> np.ndarray:
+def heading(quat, xp=np) -> np.ndarray:
     """Heading angle ``(...)`` rad of unit quaternions ``quat (..., 4)`` (w, x, y, z, body to world):
     the angle of the body's +y axis projected on the ground, counter-clockwise from the world's +y.
-    A body standing on its nose has no heading; it is then taken from the body's −z axis."""
-    q = np.asarray(quat, np.float64)
+    A body standing on its nose has no heading; it is then taken from the body's −z axis.
+    ``xp``: the array module (NumPy, in float64; ``jax.numpy`` inside jitted flight, in the quaternion's dtype)."""
+    q = np.asarray(quat, np.float64) if xp is np else quat
     w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     fx, fy = 2 * (x * y - w * z), 1 - 2 * (x * x + z * z)  # R[:, 1] (body y in world), x and y parts
-    flat = np.hypot(fx, fy) < 1e-6
-    fx = np.where(flat, -2 * (x * z + w * y), fx)  # −R[:, 2]
-    fy = np.where(flat, -2 * (y * z - w * x), fy)
-    return np.arctan2(-fx, fy)
+    flat = xp.hypot(fx, fy) < 1e-6
+    fx = xp.where(flat, -2 * (x * z + w * y), fx)  # −R[:, 2]
+    fy = xp.where(flat, -2 * (y * z - w * x), fy)
+    return xp.arctan2(-fx, fy)
 
 
 def direction(name: str, yaw: float = 0.0) -> np.ndarray:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from animat.config import check_instance, option, read_options, same_as
 from animat.errors import ConfigError
@@ -16,6 +16,7 @@ from animat.evolve.strategies import EVOLUTION_STRATEGIES
 from animat.fly.model import FlyParams
 
 HIDDEN = (20, 20)  # the default network's hidden layers
+STEERING_TASKS = ("hover", "forward", "back", "left", "right", "up", "down", "goal")  # = animat.fly.tasks.TASKS (no JAX here)
 STRATEGIES = ("paper_ga", *EVOLUTION_STRATEGIES)  # --strategy: the paper's GA, or an evolution strategy (animat.evolve.strategies)
 
 
@@ -50,10 +51,29 @@ class TrainConfig:
     replay_seconds: float = option(30.0, "Replay length of the best fly (s)", gt=0)
     anim_seconds: float = option(6.0, "Seconds of flight in the animation", gt=0)
     fly: dict = option(help="FlyParams overrides, e.g. {speed_limits = [30, 20, 10]}", factory=dict)
+    task: str | None = option(None, "Steering task instead of --fitness: hover | forward | back | left | right | up | down | goal (animat.fly.tracking)",
+                              choices=STEERING_TASKS)
+    speed: float = option(2.0, "Target speed of the direction tasks and the goal network's commands (u/s)", gt=0)
+    start_speed: float = option(0.5, "Steering tasks' perturbed starts: each velocity component uniform within ± this (u/s)", ge=0)
+    start_angle: float = option(0.2, "... roll and pitch uniform within ± this (rad; any heading)", ge=0)
+    start_spin: float = option(0.5, "... each angular-velocity component uniform within ± this (rad/s)", ge=0)
+    segment: list[float] = option(help="--task goal: each random command lasts between these seconds", factory=lambda: [1.0, 3.0], gt=0, shown="1,3")
+    # what a run's config.json records besides these options: "from" = {"path", "generation"} of a --from run
+    RUN_RECORD: ClassVar[tuple[str, ...]] = ("from",)
 
     def fly_params(self) -> FlyParams:
         base = FlyParams.from_dict(self.fly)
         return base.with_(control_dt=self.control_ms / 1000.0, asymmetric=self.asymmetric)
+
+    @property
+    def n_inputs(self) -> int:
+        """The network's inputs: the fly's observation, plus the command (3) for the goal network."""
+        return self.fly_params().n_inputs + (3 if self.task == "goal" else 0)
+
+    @property
+    def label(self) -> str:
+        """What the run is trained for: the task, or else the fitness."""
+        return f"task {self.task}" if self.task else f"{self.fitness} fitness"
 
     def validate(self) -> "TrainConfig":
         """Checks every option by its declaration, the fitness name and the network against the fly; fills in
@@ -65,19 +85,23 @@ class TrainConfig:
         fitness_function(self.fitness)
         params = self.fly_params()
         if self.layers is None:
-            self.layers = [params.n_inputs, *HIDDEN, params.n_outputs]
+            self.layers = [self.n_inputs, *HIDDEN, params.n_outputs]
         self.layers = [int(n) for n in self.layers]
         layer_activations(check_architecture(self.layers), self.activations)
-        if self.layers[0] != params.n_inputs or self.layers[-1] != params.n_outputs:
+        if self.layers[0] != self.n_inputs or self.layers[-1] != params.n_outputs:
             raise ConfigError(
-                f"network layers {self.layers} do not fit the fly: first layer must be {params.n_inputs} "
-                f"(observation size) and last {params.n_outputs} (wing angles){' with --asymmetric' if self.asymmetric else ''}"
+                f"network layers {self.layers} do not fit the fly: first layer must be {self.n_inputs} "
+                f"(observation size{' + command' if self.task == 'goal' else ''}) and last {params.n_outputs} (wing angles)"
+                f"{' with --asymmetric' if self.asymmetric else ''}"
             )
+        if len(self.segment) != 2 or self.segment[0] > self.segment[1]:
+            raise ConfigError(f"segment must be [shortest, longest] seconds, got {self.segment}")
         return self
 
     @classmethod
     def build(cls, file: str | Path | None = None, **overrides: Any) -> "TrainConfig":
-        return cls(**read_options(cls, file, overrides)).validate()
+        """Defaults < ``file`` < ``overrides`` (a run's config.json may also hold :attr:`RUN_RECORD`, not options)."""
+        return cls(**read_options(cls, file, {k: v for k, v in overrides.items() if k not in cls.RUN_RECORD})).validate()
 
 
 @dataclass

@@ -56,14 +56,20 @@ def wing_targets(params: FlyParams, out) -> jax.Array:
     return t if params.asymmetric else jnp.concatenate([t, t], axis=0)
 
 
+def control_tick(params: FlyParams, net, activations: Sequence[str], state: FlyState, obs) -> FlyState:
+    """One control tick: the network reads ``obs (n_in,)``, sets wing targets, and the physics steps
+    ``params.steps_per_control`` times towards them."""
+    target = wing_targets(params, activate(net, obs[:, None], activations)[:, 0])
+    state, _ = jax.lax.scan(lambda s, _: (step(params, s, target), None), state, None, length=params.steps_per_control)
+    return state
+
+
 def rollout(params: FlyParams, net, activations: Sequence[str], n_ticks: int, state0: FlyState, noise=None):
     """Fly one network for ``n_ticks`` control ticks from ``state0``; returns (final state, Trajectory).
     ``noise (n_ticks, n_inputs)``, if given, is added to the observation at each tick (sensor noise)."""
 
     def tick(state, obs_noise):
-        obs = observe(params, state, state0.pos) + obs_noise
-        target = wing_targets(params, activate(net, obs[:, None], activations)[:, 0])
-        state, _ = jax.lax.scan(lambda s, _: (step(params, s, target), None), state, None, length=params.steps_per_control)
+        state = control_tick(params, net, activations, state, observe(params, state, state0.pos) + obs_noise)
         return state, Trajectory(state.pos, state.quat, state.wing, state.crashed)
 
     if noise is None:

@@ -15,6 +15,8 @@ from animat.config import require
 from animat.fly.model import FlyParams
 from animat.fly.rollout import Trajectory, n_ticks_for, sensor_noise, simulate_population, start_states
 
+TASKS = ("hover", "forward", "back", "left", "right", "up", "down", "goal")  # --task: the steering networks' (see tracking)
+
 
 def mean_height(pos: np.ndarray, quat: np.ndarray | None = None) -> np.ndarray:
     """Mean height over the episode. ``pos (..., T, 3)`` -> ``(...)``."""
@@ -43,6 +45,24 @@ def hover(pos: np.ndarray, quat: np.ndarray) -> np.ndarray:
     x, y = quat[..., 1], quat[..., 2]
     cos_tilt = 1.0 - 2.0 * (x * x + y * y)  # R[2, 2]
     return -(np.abs(pos[..., :, 2]).mean(axis=-1) + drift / 5.0 + 4.0 * (1.0 - cos_tilt).mean(axis=-1))
+
+
+def tracking(error: np.ndarray, cmd_vel: np.ndarray, quat: np.ndarray, body_length: float, across: float = 2.0, tilt: float = 4.0) -> np.ndarray:
+    """Keep on the command's moving reference point (:mod:`animat.fly.tracking`), upright:
+    −mean over ticks of ``(|e·d| + across · |e − (e·d) d|) / body_length + tilt · (1 − cos tilt angle)``,
+    with ``e (..., T, 3)`` u the position minus the reference point and ``d`` the unit direction of the
+    command velocity ``cmd_vel (..., T, 3)`` u/s (zero for hover: the whole error costs ``across``).
+
+    So a fly moving exactly at the commanded velocity from where the command began scores 0, the best; one
+    that moves across the direction at ``u`` u/s loses ``across · u · mean(t) / body_length``, one that
+    lags or leads along it ``u · mean(t) / body_length``. ``quat (..., T, 4)`` as in the other fitnesses."""
+    speed = np.linalg.norm(cmd_vel, axis=-1, keepdims=True)
+    d = np.where(speed > 0, cmd_vel / np.where(speed > 0, speed, 1.0), 0.0)
+    along = (error * d).sum(axis=-1)
+    off = np.linalg.norm(error - along[..., None] * d, axis=-1)
+    x, y = quat[..., 1], quat[..., 2]
+    cos_tilt = 1.0 - 2.0 * (x * x + y * y)
+    return -((np.abs(along) + across * off) / body_length + tilt * (1.0 - cos_tilt)).mean(axis=-1)
 
 
 FITNESS = {"mean-height": mean_height, "final-height": final_height, "lateral": lateral, "hover": hover}
@@ -91,3 +111,50 @@ class FlyFitness:
         starts = start_states(self.params, self.starts, self.seed)
         noise = sensor_noise(self.params, self.starts, n_ticks_for(self.params, self.seconds), self.noise, self.seed)
         return score(simulate_population(self.params, nets, self.activations, self.seconds, starts, noise), self.name)
+
+
+@dataclass(frozen=True)
+class TrackFitness:
+    """Batched fitness of a steering task (``task`` in :data:`TASKS`, :func:`tracking`): every network flies
+    from ``starts`` start states (:func:`animat.fly.tracking.varied_starts` with ``start_speed`` u/s,
+    ``start_angle`` rad, ``start_spin`` rad/s) through the task's commands at ``speed`` u/s
+    (:func:`animat.fly.tracking.command_schedule`; ``goal``: random commands lasting ``segment`` s each);
+    the mean over the starts, NaN where the fly crashed. Picklable, deterministic for a run."""
+
+    params: FlyParams
+    seconds: float
+    task: str
+    activations: tuple[str, ...]
+    starts: int = 1
+    seed: int = 0
+    speed: float = 2.0
+    start_speed: float = 0.0
+    start_angle: float = 0.0
+    start_spin: float = 0.0
+    segment: tuple[float, float] = (1.0, 3.0)
+
+    def __post_init__(self):
+        require("task", self.task, choices=TASKS)
+        require("episode length (s)", self.seconds, gt=0)
+        require("starts", self.starts, ge=1)
+
+    def schedule(self):
+        """``(starts, switch, cmd_vel, names)`` the networks fly (see :mod:`animat.fly.tracking`)."""
+        from animat.fly.tracking import command_schedule, varied_starts
+
+        s0 = varied_starts(self.params, self.starts, self.seed, self.start_speed, self.start_angle, self.start_spin)
+        switch, cmd_vel, names = command_schedule(self.task, self.starts, n_ticks_for(self.params, self.seconds), self.params.control_dt,
+                                                  self.speed, self.seed, tuple(self.segment))
+        return s0, switch, cmd_vel, names
+
+    def __call__(self, nets) -> np.ndarray:
+        import jax
+        import jax.numpy as jnp
+
+        from animat.fly.tracking import population_commands
+
+        s0, switch, cmd_vel, _ = self.schedule()
+        fn = population_commands(self.params, tuple(self.activations), self.task == "goal")
+        track = fn(jax.tree_util.tree_map(jnp.asarray, nets), jax.tree_util.tree_map(jnp.asarray, s0), jnp.asarray(switch), jnp.asarray(cmd_vel))
+        values = tracking(np.asarray(track.error, np.float64), cmd_vel[None], np.asarray(track.quat, np.float64), self.params.body_length)
+        return over_starts(values, np.asarray(track.crashed))

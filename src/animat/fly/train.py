@@ -11,6 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from animat import runs
+from animat.errors import ConfigError
 from animat.evolve.genome_file import export_pickle, save_genome
 from animat.evolve.evaluate import make_evaluator
 from animat.evolve.population import Population
@@ -20,7 +21,7 @@ from animat.evolve.network import layer_activations, param_count
 from animat.evolve.strategies.evosax_es import EvosaxES
 from animat.fly.replay import check_genome, write_replay
 from animat.fly.options import TrainConfig
-from animat.fly.tasks import FlyFitness
+from animat.fly.tasks import FlyFitness, TrackFitness
 from animat.viz import plots
 
 
@@ -57,25 +58,64 @@ def run_strategy(cfg: TrainConfig, out: Path, resume: bool, evaluator, activatio
     return Genome(cfg.layers, state.best_genes, activations), state.best_fitness, list(state.history), state.generation
 
 
-def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: Callable[[dict], Any] | None = None) -> dict:
+def source_population(cfg: TrainConfig, source: Path) -> tuple[Population, dict]:
+    """The final population of run ``source`` (its last checkpoint) to start ``cfg``'s run from, and the
+    ``from`` record ``{path, generation}``. ConfigError (one line) unless its network is ``cfg``'s
+    (layers, activations, wings) and its size ``cfg.population``."""
+    if cfg.strategy != "paper_ga":
+        raise ConfigError(f"--from starts a paper_ga population from another run's; --strategy {cfg.strategy} has none")
+    stored = runs.read_run_config(source, "a fly training run directory (--from)")
+    src = Population.resume(source)
+    mine = (list(cfg.layers), list(layer_activations(cfg.layers, cfg.activations)), bool(cfg.asymmetric))
+    theirs = (list(src.layers), list(src.activations), bool(stored.get("asymmetric", False)))
+    if mine != theirs:
+        describe = lambda a: f"layers {a[0]}, activations {sorted(set(a[1]))}, {'asymmetric' if a[2] else 'symmetric'} wings"
+        raise ConfigError(f"--from {str(source)!r}: its network ({describe(theirs)}) is not this run's ({describe(mine)})")
+    if src.size != cfg.population:
+        raise ConfigError(f"--from {str(source)!r}: its population has {src.size} flies, this run {cfg.population}; give --population {src.size}")
+    return src, {"path": str(source), "generation": int(src.generation)}
+
+
+def fitness_of(cfg: TrainConfig, params, activations: list[str]) -> FlyFitness | TrackFitness:
+    """The batched fitness of ``cfg``: its steering task (:class:`TrackFitness`) or its ``fitness``."""
+    if cfg.task is None:
+        return FlyFitness(params, float(cfg.seconds), cfg.fitness, activations, cfg.starts, cfg.seed, cfg.noise)
+    return TrackFitness(params, float(cfg.seconds), cfg.task, tuple(activations), cfg.starts, cfg.seed, float(cfg.speed),
+                        float(cfg.start_speed), float(cfg.start_angle), float(cfg.start_spin), tuple(float(s) for s in cfg.segment))
+
+
+def train(cfg: TrainConfig, out: Path, *, resume: bool = False, from_run: Path | None = None,
+          on_generation: Callable[[dict], Any] | None = None) -> dict:
     """Evolve flies per ``cfg`` into run directory ``out`` (already created, or the one being resumed).
+    ``from_run``: a run directory whose final population (its last checkpoint) is the first generation
+    here (any new task, fitness or GA settings; the same network); config.json records it as ``from``.
 
     Writes ``config.json``, ``metrics.csv`` (per generation), ``checkpoints/`` (resumable),
-    ``best_genome.npz/.json`` (+ ``best_genome.pkl`` export), ``plots/fitness.png``, and a replay
-    of the best fly (see :func:`animat.fly.replay.write_replay`); returns ``summary.json``'s content.
+    ``best_genome.npz/.json`` (+ ``best_genome.pkl`` export), ``plots/fitness.png``, and (without a
+    steering task) a replay of the best fly (see :func:`animat.fly.replay.write_replay`); returns
+    ``summary.json``'s content.
     """
     params = cfg.fly_params()
     ga = cfg.strategy == "paper_ga"
+    record = None
+    if resume:
+        record = runs.read_run_config(out).get("from")
     if not ga:
+        if from_run is not None:
+            source_population(cfg, from_run)  # the one-line refusal
         pop = None
     elif resume:
         pop = Population.resume(out)
         runs.refuse_finished(out, pop.generation, cfg.generations, "generations", "--generations")
+    elif from_run is not None:
+        src, record = source_population(cfg, Path(from_run))
+        pop = Population(cfg.population, cfg.layers, cfg.activations, cfg.init_std, cfg.seed).seeded(src.genes)
     else:
         pop = Population(cfg.population, cfg.layers, cfg.activations, cfg.init_std, cfg.seed)
-    runs.atomic_write_json(out / "config.json", asdict(cfg))  # on --resume too: --generations etc. may have changed
+    # on --resume too: --generations etc. may have changed
+    runs.atomic_write_json(out / "config.json", {**asdict(cfg), **({"from": record} if record else {})})
     activations = layer_activations(cfg.layers, cfg.activations)
-    fitness = FlyFitness(params, float(cfg.seconds), cfg.fitness, activations, cfg.starts, cfg.seed, cfg.noise)
+    fitness = fitness_of(cfg, params, activations)
 
     evaluator = make_evaluator(fitness, cfg.layers, activations, True, backend=cfg.backend, address=cfg.address)
     t0 = time.perf_counter()
@@ -93,18 +133,20 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
     finally:
         evaluator.close()
     train_seconds = time.perf_counter() - t0
-    check_genome(params, best)
-    extra = {"fly": params.to_dict(), "fitness": cfg.fitness, "seconds": cfg.seconds}
+    if cfg.task is None:
+        check_genome(params, best)
+    extra = {"fly": params.to_dict(), "fitness": cfg.fitness, "seconds": cfg.seconds, **({"task": cfg.task} if cfg.task else {})}
     save_genome(out / "best_genome.npz", best, best_fitness, extra)
     export_pickle(best, out / "best_genome.pkl")
-    plots.fitness_plot(history, out / "plots" / "fitness.png", title=f"fly, {cfg.fitness} fitness")
-    flight = write_replay(params, best, cfg.replay_seconds, out, anim_seconds=cfg.anim_seconds, title=f"best fly ({cfg.fitness})")
+    plots.fitness_plot(history, out / "plots" / "fitness.png", title=f"fly, {cfg.label}")
+    flight = {} if cfg.task else write_replay(params, best, cfg.replay_seconds, out, anim_seconds=cfg.anim_seconds, title=f"best fly ({cfg.fitness})")
     last = history[-1]
     summary = {
         "generations": int(generation),
         "population": cfg.population,
         "strategy": cfg.strategy,
         "fitness": cfg.fitness,
+        **({"task": cfg.task} if cfg.task else {}),
         "best_fitness": float(best_fitness),
         "last_generation_mean_fitness": float(last["mean"]) if last["mean"] is not None else math.nan,
         "total_crashes": int(sum(int(r["crashes"]) for r in history)),
@@ -113,7 +155,8 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
         **{f"replay_{k}": v for k, v in flight.items()},
     }
     runs.atomic_write_json(out / "summary.json", summary)
-    from animat.viz.report import write_report
+    if cfg.task is None:
+        from animat.viz.report import write_report
 
-    write_report(out, params=params)
+        write_report(out, params=params)
     return summary

@@ -1,0 +1,280 @@
+"""Steering the fly by command: the steering directory, its training, and the :class:`Pilot`.
+
+A steering directory ``DIR`` holds ``steering.json``::
+
+    {"preset": "paper", "speed": 2.0,                  # the target speed, u/s
+     "switch": {"hover": "hover", "forward": "forward", ...},   # command -> network sub-folder
+     "goal": "goal"}                                   # the goal-conditioned network's sub-folder
+
+and one ordinary fly run directory per network (``config.json`` + ``best_genome.npz``/``.json``),
+trained with ``--task`` (:mod:`animat.fly.tracking`). Two controllers fly it: ``switch`` (the command
+picks its network) and ``goal`` (one network that reads the command). Both observe the fly in the frame
+of the active command and track its reference point, so a hand-over between networks is only a change
+of network and reference (:func:`animat.fly.tracking.command_tick`, the training rollouts' own tick).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from animat import runs
+from animat.config import check_known, load_toml
+from animat.errors import CheckpointError, ConfigError
+from animat.fly.commands import COMMANDS, check_command, direction
+from animat.fly.options import CONTROLLERS, TrainConfig
+
+STEERING_FILE = "steering.json"
+
+
+@dataclass(frozen=True)
+class Network:
+    """One trained network of a steering set: its folder's ``name``, fly ``params``, ``genome`` and whether
+    it reads the command (``goal``)."""
+
+    name: str
+    params: Any
+    genome: Any
+    goal: bool
+
+
+@dataclass(frozen=True)
+class Steering:
+    """A loaded steering directory: ``folder``, ``preset``, target ``speed`` u/s, ``switch`` (command ->
+    :class:`Network`, the commands it has) and ``goal`` (a :class:`Network` or None)."""
+
+    folder: Path
+    preset: str
+    speed: float
+    switch: dict
+    goal: Network | None
+
+    @property
+    def params(self):
+        return next(iter(self.switch.values()), self.goal).params
+
+
+def load_network(folder: Path, name: str, goal: bool) -> Network:
+    """The network in sub-folder ``name`` of steering directory ``folder``; CheckpointError/ConfigError (one
+    line) when it is missing or does not fit its fly (with the command inputs for a goal network)."""
+    from animat.evolve.genome_file import load_genome
+
+    where = folder / str(name)
+    if not (where / "best_genome.npz").is_file():
+        raise CheckpointError(f"steering directory {str(folder)!r} lists network {name!r}, but {str(where)!r} holds no best_genome.npz")
+    cfg = TrainConfig.build(None, **runs.read_run_config(where, "a fly training run directory"))
+    genome = load_genome(where / "best_genome.npz").genome
+    params = cfg.fly_params()
+    inputs = params.n_inputs + (3 if goal else 0)
+    if genome.layers[0] != inputs or genome.layers[-1] != params.n_outputs:
+        raise ConfigError(f"network {str(where)!r} (layers {list(genome.layers)}) does not fit its fly as a "
+                          f"{'goal' if goal else 'switch'} network: it needs {inputs} inputs and {params.n_outputs} outputs")
+    return Network(str(name), params, genome, goal)
+
+
+def load_steering(path: str | Path) -> Steering:
+    """A steering directory, or ``pretrained:NAME`` (:func:`animat.pretrained.resolve`). One-line
+    CheckpointError/ConfigError for a missing or malformed ``steering.json``, a listed network that is
+    missing, a network that does not fit, or networks of different flies."""
+    from animat.pretrained import resolve
+
+    folder = resolve(path)
+    file = folder / STEERING_FILE
+    if not file.is_file():
+        raise CheckpointError(f"{str(path)!r} holds no {STEERING_FILE}; is it a steering directory (animat fly train-steering)?")
+    try:
+        spec = runs.read_json(file)
+        check_known(("preset", "speed", "switch", "goal"), spec, "steering key", file)
+        switch = {check_command(cmd): load_network(folder, sub, False) for cmd, sub in dict(spec.get("switch", {})).items()}
+        goal = None if spec.get("goal") is None else load_network(folder, spec["goal"], True)
+        speed = float(spec["speed"])
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise ConfigError(f"{str(file)!r} is malformed ({exc})") from None
+    if not switch and goal is None:
+        raise ConfigError(f"{str(file)!r} lists no network")
+    flies = {n.params for n in [*switch.values(), *([goal] if goal else [])]}
+    if len(flies) > 1:
+        raise ConfigError(f"the networks of {str(file)!r} fly different flies (their fly parameters differ)")
+    return Steering(folder, str(spec.get("preset", "")), speed, switch, goal)
+
+
+# ---------------------------------------------------------------------------------------- flying
+@functools.lru_cache(maxsize=16)
+def _ticker(params, activations: tuple[str, ...], goal: bool) -> tuple[Callable, Callable]:
+    """Jitted ``(nets (2, ...), state (1, ...), frame (1, ...), cmd_vel (1, 3)) -> (state, frame)`` (each
+    net from each state: the same batch shape as :func:`animat.fly.replay.fly_genome`'s, so that one
+    network flies bit for bit as it does there) and ``state (1, ...) -> frame (1, ...)`` (a new command)."""
+    import jax
+
+    from animat.fly.tracking import command_tick, new_frame
+
+    def tick(nets, state, frame, cmd_vel):
+        per_net = lambda net: jax.vmap(lambda s, f, v: command_tick(params, net, activations, s, f, v, goal))(state, frame, cmd_vel)
+        return jax.vmap(per_net)(nets)
+
+    return jax.jit(tick), jax.jit(jax.vmap(new_frame))
+
+
+class Pilot:
+    """Flies a steering set live, one control tick per :meth:`tick`; :meth:`command` switches the command.
+
+    ``controller``: ``switch`` (the active command's network) or ``goal`` (the goal network); ``speed``
+    u/s: the target speed (default: the set's). ``seed`` 0: the fly starts at rest, level, at the origin;
+    another seed: from that seed's perturbed start (:func:`animat.fly.tracking.varied_starts` with the
+    ranges of the network that flies first). The first command is ``hover``. Attributes: ``dt`` s (the
+    control tick), ``body_length`` u, ``params``, ``speed``, ``t`` s, ``state`` (the fly's, world frame).
+    """
+
+    def __init__(self, steering, controller: str = "switch", speed: float | None = None, seed: int = 0):
+        import jax.numpy as jnp
+
+        from animat.fly.tracking import varied_starts
+
+        if controller not in CONTROLLERS:
+            raise ConfigError(f"unknown controller {controller!r}; choose from {', '.join(CONTROLLERS)}")
+        self.steering = steering if isinstance(steering, Steering) else load_steering(steering)
+        if controller == "goal" and self.steering.goal is None:
+            raise ConfigError(f"steering directory {str(self.steering.folder)!r} has no goal network (--controller goal)")
+        if controller == "switch" and not self.steering.switch:
+            raise ConfigError(f"steering directory {str(self.steering.folder)!r} has no switch networks (--controller switch)")
+        self.controller = controller
+        self.speed = float(self.steering.speed if speed is None else speed)
+        if not (np.isfinite(self.speed) and self.speed >= 0):
+            raise ConfigError(f"--speed must be a finite number of u/s >= 0, got {speed}")
+        self.params = self.steering.params
+        self.dt = float(self.params.control_dt)
+        self.body_length = float(self.params.body_length)
+        self.ticks = 0
+        first = self._network("hover")
+        cfg = TrainConfig.build(None, **runs.read_run_config(self.steering.folder / first.name))
+        starts = varied_starts(self.params, 2, int(seed), cfg.start_speed, cfg.start_angle, cfg.start_spin)
+        self.state = type(starts)(*(jnp.asarray(x[1:2] if seed else x[:1]) for x in starts))
+        self.command("hover")
+
+    @property
+    def t(self) -> float:
+        return self.ticks * self.dt
+
+    def _network(self, name: str) -> Network:
+        if self.controller == "goal":
+            return self.steering.goal
+        if name not in self.steering.switch:
+            raise ConfigError(f"steering directory {str(self.steering.folder)!r} has no network for command {name!r} "
+                              f"(it has {', '.join(self.steering.switch)})")
+        return self.steering.switch[name]
+
+    def command(self, name: str) -> None:
+        """Switch to command ``name`` now: its network, and a new command frame at the fly's position and heading."""
+        import jax.numpy as jnp
+
+        from animat.fly.tracking import command_velocity
+
+        net = self._network(check_command(name))
+        self.name, self.net = name, net
+        self._tick, new_frame = _ticker(self.params, tuple(net.genome.activations), net.goal)
+        self._nets = {k: jnp.asarray(np.stack([v, v])) for k, v in net.genome.params.items()}
+        self.frame = new_frame(self.state)
+        self.direction = direction(name, float(self.frame.yaw[0]))
+        self._cmd = jnp.asarray(command_velocity(name, self.speed)[None])
+
+    def tick(self) -> dict:
+        """One control tick: ``{"t": s, "position": (3,), "velocity": (3,), "quat": (4,), "wing": (2, 3),
+        "command": name, "command_direction": (3,) world unit vector (zeros for hover), "crashed": bool}``."""
+        import jax
+
+        state, frame = self._tick(self._nets, self.state, self.frame, self._cmd)
+        self.state = jax.tree_util.tree_map(lambda x: x[0], state)
+        self.frame = jax.tree_util.tree_map(lambda x: x[0], frame)
+        self.ticks += 1
+        s = jax.device_get(self.state)
+        return {"t": self.t, "position": s.pos[0], "velocity": s.vel[0], "quat": s.quat[0], "wing": s.wing[0],
+                "command": self.name, "command_direction": self.direction.copy(), "crashed": bool(s.crashed[0])}
+
+
+def fly_script(steering, script: list[tuple[str, float]], controller: str = "switch", speed: float | None = None, seed: int = 0) -> dict[str, np.ndarray]:
+    """Fly ``script`` (``[(command, seconds), ...]``, e.g. :func:`animat.fly.commands.parse_script`'s) with a
+    :class:`Pilot`; the stacked tick dicts: ``t (T,)``, ``position (T, 3)``, ``velocity (T, 3)``, ``quat (T, 4)``,
+    ``wing (T, 2, 3)``, ``command (T,)`` str, ``command_direction (T, 3)``, ``crashed (T,)``."""
+    pilot = Pilot(steering, controller, speed, seed)
+    for name, seconds in script:
+        check_command(name)
+        if not (np.isfinite(seconds) and seconds > 0):
+            raise ConfigError(f"command {name!r}: the duration must be a finite number of seconds > 0, got {seconds}")
+    ticks = []
+    for name, seconds in script:
+        pilot.command(name)
+        ticks += [pilot.tick() for _ in range(max(1, int(round(seconds / pilot.dt))))]
+    return {k: np.array([tk[k] for tk in ticks]) for k in ticks[0]}
+
+
+# ---------------------------------------------------------------------------------------- training
+def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
+    """A steering set's TOML: ``preset``, ``speed`` (u/s), ``[train]`` (options of every network) and
+    ``[networks.NAME]`` (each network's own options, ``task`` among them, and ``from = "OTHER"``: start
+    from that network's final population). Returns ``(steering.json's content, {name: options})``, each
+    network's options checked (:class:`TrainConfig`)."""
+    spec = load_toml(path)
+    check_known(("preset", "speed", "train", "networks"), spec, "steering-set key", path)
+    speed = spec.get("speed", TrainConfig.speed)
+    networks: dict[str, dict] = {}
+    for name, own in dict(spec.get("networks", {})).items():
+        options = {**dict(spec.get("train", {})), **dict(own), "speed": speed}
+        source = options.pop("from", None)
+        cfg = TrainConfig.build(None, **options)
+        if cfg.task is None:
+            raise ConfigError(f"{str(path)!r}: network {name!r} has no task")
+        if source is not None and source not in networks:
+            raise ConfigError(f"{str(path)!r}: network {name!r} starts from {source!r}, which is not a network listed before it")
+        networks[name] = {"options": options, "from": source, "task": cfg.task}
+    switch = {v["task"]: name for name, v in networks.items() if v["task"] in COMMANDS}
+    goals = [name for name, v in networks.items() if v["task"] == "goal"]
+    if not networks:
+        raise ConfigError(f"{str(path)!r} lists no [networks.NAME]")
+    record = {"preset": str(spec.get("preset", "paper")), "speed": float(speed), "switch": switch, "goal": goals[0] if goals else None}
+    return record, networks
+
+
+def train_steering(config: str | Path, out: str | Path, only: list[str] | None = None,
+                   on_network: Callable[[str, str], Any] | None = None) -> dict[str, dict]:
+    """Train the steering set of TOML ``config`` (:func:`read_steering_config`) into directory ``out``:
+    ``steering.json`` and one run directory per network. Resumable: a finished network (its
+    ``summary.json``) is kept, an interrupted one resumed from its checkpoint, a new one started (from its
+    ``from`` network's final population where it names one). ``only``: these networks only (e.g. to
+    train two parts of a set in two processes). ``on_network(name, what)`` is told each step. Returns
+    ``{name: {"state": "kept"|"resumed"|"trained", "seconds": wall s, "summary": ...}}``."""
+    from animat.fly.train import train
+
+    record, networks = read_steering_config(config)
+    unknown = sorted(set(only or ()) - set(networks))
+    if unknown:
+        raise ConfigError(f"unknown network(s) {unknown}; {str(config)!r} has {', '.join(networks)}")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    runs.atomic_write_json(out / STEERING_FILE, record)
+    done: dict[str, dict] = {}
+    for name, net in networks.items():
+        if only and name not in only:
+            continue
+        where = out / name
+        cfg = TrainConfig.build(None, **net["options"])
+        if (where / "summary.json").is_file():
+            done[name] = {"state": "kept", "seconds": 0.0, "summary": runs.read_json(where / "summary.json")}
+            continue
+        resume = (where / "checkpoints").is_dir()
+        source = None if resume or net["from"] is None else out / net["from"]
+        if source is not None and not (source / "summary.json").is_file():
+            raise CheckpointError(f"network {name!r} starts from {net['from']!r}, which is not trained yet in {str(out)!r}")
+        if on_network is not None:
+            on_network(name, "resumed" if resume else "started")
+        where.mkdir(exist_ok=True)
+        t0 = time.perf_counter()
+        summary = train(cfg, where, resume=resume, from_run=source)
+        done[name] = {"state": "resumed" if resume else "trained", "seconds": time.perf_counter() - t0, "summary": summary}
+        if on_network is not None:
+            on_network(name, "finished")
+    return done
