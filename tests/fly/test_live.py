@@ -33,6 +33,8 @@ def test_status_line_names_time_position_speed_and_command():
     line = status_line({"t": 1.5, "position": [1.0, -2.0, 0.5], "velocity": [3.0, 4.0, 0.0], "command": "left", "crashed": False})
     assert "1.50 s" in line and "+1.00" in line and "-2.00" in line and "5.00 u/s" in line and line.endswith("left")
     assert "\n" not in line and "\n" not in HELP
+    assert status_line({"t": 0.0, "position": [0, 0, 0], "velocity": [0, 0, 0], "command": "hover", "crashed": True}, "no network for up").endswith(
+        "hover   CRASHED   (no network for up)")
 
 
 @pytest.fixture

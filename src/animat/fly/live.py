@@ -9,7 +9,6 @@ to a pilot (``command(name)``, ``tick() -> record``) by :func:`fly_live`, one co
 
 from __future__ import annotations
 
-import math
 import os
 import select
 import time
@@ -113,22 +112,25 @@ class TerminalKeys:
         return os.read(self.fd, 1024) if ready else b""
 
 
-def status_line(record: dict) -> str:
-    """One line of a pilot's ``tick()`` record: time, position, speed and the active command."""
+def status_line(record: dict, note: str = "") -> str:
+    """One line of a pilot's ``tick()`` record: time, position, speed, the active command, and ``note``."""
     x, y, z = (float(v) for v in record["position"])
     speed = float(np.linalg.norm(record["velocity"]))
     line = f"t {float(record['t']):7.2f} s   position ({x:+7.2f}, {y:+7.2f}, {z:+7.2f}) u   speed {speed:5.2f} u/s   {record['command']}"
-    return line + ("   CRASHED" if record["crashed"] else "")
+    return line + ("   CRASHED" if record["crashed"] else "") + (f"   ({note})" if note else "")
 
 
-def fly_live(pilot, keys: KeySource, *, status: Callable[[dict], None] | None = None, realtime: bool = True,
+def fly_live(pilot, keys: KeySource, *, status: Callable[[dict, str], None] | None = None, realtime: bool = True,
              status_every: float = 0.1, clock: Callable[[], float] = time.monotonic) -> list[dict]:
     """Fly ``pilot`` (``command(name)``, ``tick() -> record``, ``dt`` s) under the keys of ``keys`` until
     q, Ctrl-C or a crash; returns the records of its ticks. With ``realtime`` each tick waits for its
-    moment on ``clock`` (reading keys meanwhile), else ticks follow each other at once (one read each);
-    ``status(record)`` at most every ``status_every`` s of flight and at the end."""
+    moment on ``clock`` (reading keys meanwhile), else ticks follow each other at once (one read each).
+    A command the pilot refuses (a ConfigError: no network for it) is skipped and noted.
+    ``status(record, note)`` every ``status_every`` s of flight (whole ticks) from the first tick, and at the end; ``note`` names
+    the last command refused since the last one taken ("" if none)."""
     records: list[dict] = []
-    pending, shown, start = b"", -math.inf, clock()
+    pending, start, note = b"", clock(), ""
+    every = max(1, int(round(status_every / pilot.dt)))  # ticks between status lines
     try:
         while True:
             wait = start + len(records) * pilot.dt - clock() if realtime else 0.0
@@ -136,22 +138,24 @@ def fly_live(pilot, keys: KeySource, *, status: Callable[[dict], None] | None = 
             actions, pending = decode_keys(pending + data)
             if not data:
                 pending = b""  # a lone ESC nothing followed: drop it
-            if QUIT in actions:
-                for name in actions[: actions.index(QUIT)]:
+            quit = QUIT in actions
+            for name in actions[: actions.index(QUIT)] if quit else actions:
+                try:
                     pilot.command(name)
+                    note = ""
+                except ConfigError:
+                    note = f"no network for {name}"
+            if quit:
                 break
-            for name in actions:
-                pilot.command(name)
             records.append(pilot.tick())
-            if status is not None and float(records[-1]["t"]) - shown >= status_every:
-                shown = float(records[-1]["t"])
-                status(records[-1])
+            if status is not None and (len(records) - 1) % every == 0:
+                status(records[-1], note)
             if records[-1]["crashed"]:
                 break
     except KeyboardInterrupt:
         pass
     if status is not None and records:
-        status(records[-1])
+        status(records[-1], note)
     return records
 
 
@@ -163,8 +167,8 @@ def fly_interactive(pilot, *, fd: int | None = None, out=None) -> list[dict]:
 
     out = console.file if out is None else out
 
-    def show(record: dict) -> None:
-        out.write("\r" + status_line(record) + "\x1b[K")
+    def show(record: dict, note: str) -> None:
+        out.write("\r" + status_line(record, note) + "\x1b[K")
         out.flush()
 
     with TerminalKeys(fd) as keys:
