@@ -162,6 +162,17 @@ def utc_stamp() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
 
+def check_out(out: str | os.PathLike) -> Path:
+    """``out`` as a Path if :func:`new_run_dir` may make it the run directory (absent, or an empty folder),
+    else RunDirError (one line); creates nothing, so a verb can check it before long work."""
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise RunDirError(f"output directory {str(path)!r} is an existing file; choose another --out")
+    if path.exists() and any(path.iterdir()):
+        raise RunDirError(f"output directory {str(path)!r} already exists and is not empty; choose another --out")
+    return path
+
+
 def new_run_dir(system: str, verb: str, out: str | os.PathLike | None = None, root: str | os.PathLike = "runs") -> Path:
     """Create a fresh run directory; never reuse one that already holds files.
 
@@ -169,11 +180,7 @@ def new_run_dir(system: str, verb: str, out: str | os.PathLike | None = None, ro
     ``<root>/<system>-<verb>-<UTC timestamp>`` (with a numeric suffix if that exists already).
     """
     if out is not None:
-        path = Path(out)
-        if path.exists() and not path.is_dir():
-            raise RunDirError(f"output directory {str(path)!r} is an existing file; choose another --out")
-        if path.exists() and any(path.iterdir()):
-            raise RunDirError(f"output directory {str(path)!r} already exists and is not empty; choose another --out")
+        path = check_out(out)
         path.mkdir(parents=True, exist_ok=True)
         return path
     base = Path(root) / f"{system}-{verb}-{utc_stamp()}"

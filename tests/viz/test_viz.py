@@ -13,8 +13,10 @@ from animat.viz import (
     VizError,
     animate_body,
     box_faces,
+    commanded_velocity_plot,
     fitness_plot,
     height_plot,
+    path_views_plot,
     series_plot,
     topview_plot,
 )
@@ -79,6 +81,18 @@ def test_height_topview_series_plots(tmp_path):
         height_plot(t, z[:-1], tmp_path / "bad.png")
 
 
+def test_command_plots_colour_each_command(tmp_path):
+    t = np.arange(1, 301) * 0.01
+    labels = np.array(["up"] * 100 + ["forward"] * 100 + ["up"] * 100)
+    commanded = np.where((labels == "up")[:, None], [0.0, 0.0, 2.0], [0.0, 2.0, 0.0])
+    velocity = commanded + 0.1 * np.sin(t)[:, None]
+    _png_ok(commanded_velocity_plot(t, velocity, commanded, labels, tmp_path / "v.png", unit="u"))
+    _png_ok(path_views_plot(np.cumsum(velocity * 0.01, axis=0), labels, tmp_path / "p.png", body_length=4.0))
+    with pytest.raises(VizError, match="same length"):
+        path_views_plot(np.zeros((5, 3)), labels, tmp_path / "bad.png")
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
 def test_box_faces_cover_the_cuboid():
     faces = box_faces(CORNERS)
     assert len(faces) == 6
@@ -110,6 +124,16 @@ def test_animate_body_gif_frames(tmp_path):
     with Image.open(out) as im:
         assert im.info.get("loop") == 0
     assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_animate_body_captions_each_frame(tmp_path):
+    frames, trail = _body_frames(3, move=False)
+    gif = lambda name, captions: _gif_frames(animate_body(frames, tmp_path / name, dpi=40, view_size=2.0, times=np.arange(3) / 10, captions=captions))
+    a, b, plain = gif("a.gif", ["up", "up", "left"]), gif("b.gif", ["up"] * 3), gif("c.gif", None)
+    assert np.array_equal(a[0], b[0]) and not np.array_equal(a[2], b[2])  # the frame whose caption differs, and it alone
+    assert not np.array_equal(a[0], plain[0])
+    with pytest.raises(VizError, match="captions"):
+        animate_body(frames, tmp_path / "b.gif", captions=["up"])
 
 
 def test_animate_body_without_trail_or_times(tmp_path):

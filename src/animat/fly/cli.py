@@ -12,7 +12,7 @@ from animat import runs
 from animat.console import console, print_summary, progress
 from animat.errors import CheckpointError, ConfigError
 from animat.config import cli_option, parse_list
-from animat.fly.options import ReplayOptions, TrainConfig
+from animat.fly.options import ReplayOptions, SteerOptions, TrainConfig
 
 app = typer.Typer(help="A flapping fly whose wings a neural network drives, evolved to fly.", no_args_is_help=True)
 
@@ -139,6 +139,38 @@ def replay_cmd(
     write_report(run_dir, params=params)
     keys = drosophila_replay.SUMMARY_KEYS if drosophila else FLIGHT_KEYS
     print_summary(summary, run_dir, keys + [k for k in summary if k.startswith("check_")])
+
+
+@app.command("steer")
+def steer_cmd(
+    source: str = typer.Argument(..., help="Steering directory (animat fly train-steering) or pretrained:NAME, e.g. pretrained:paper."),
+    commands: Optional[str] = cli_option(SteerOptions, "commands", "--commands"),
+    interactive: bool = typer.Option(False, "--interactive", help="Steer live from the keyboard instead: arrows, page up/down, space = hover, q = quit."),
+    controller: Optional[str] = cli_option(SteerOptions, "controller", "--controller"),
+    speed: Optional[float] = cli_option(SteerOptions, "speed", "--speed"),
+    seed: Optional[int] = cli_option(SteerOptions, "seed", "--seed"),
+    anim_seconds: Optional[float] = cli_option(SteerOptions, "anim_seconds", "--anim-seconds"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of steer options."),
+) -> None:
+    """Fly by command: a command script (or the keyboard) steers the fly; writes its trajectory, the
+    steering score per command (summary.json), plots, an animation and report.html."""
+    from animat.fly.steer_run import fly_request, write_steer_run
+    from animat.viz.report import write_report
+
+    opts = SteerOptions.build(config, commands=commands, controller=controller, speed=speed, seed=seed, anim_seconds=anim_seconds)
+    if out is not None:
+        runs.check_out(out)
+    flight, params, target_speed, start = fly_request(source, opts, interactive=interactive)
+    run_dir = runs.new_run_dir("fly", "steer", out)
+    record = {"steering": source, "commands": opts.commands if not interactive else "interactive", "controller": opts.controller,
+              "speed": target_speed, "seed": opts.seed}
+    summary = write_steer_run(run_dir, flight, params=params, speed=target_speed, config=record, anim_seconds=opts.anim_seconds,
+                              start=start, title=f"{opts.controller} controller")
+    write_report(run_dir, params=params)
+    print_summary(summary, run_dir, ["controller", "commands", "speed", "seconds", "all_ok", "segments_ok", "segments_scored",
+                                     "min_direction_ok_fraction", "max_hover_distance_body_lengths", "crashed", "fell"],
+                  where="summary.json holds the score of each command")
 
 
 @app.command("train-steering")

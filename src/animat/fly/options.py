@@ -118,3 +118,28 @@ class ReplayOptions:
             raise ConfigError(f"--seconds and --anim-seconds must be finite and > 0, got {opts.seconds} and {opts.anim_seconds}")
         return opts
 
+
+
+CONTROLLERS = ("switch", "goal")  # animat fly steer --controller: one network per command, or one taking the command as input
+
+
+@dataclass
+class SteerOptions:
+    """``animat fly steer``: which controller flies the commands, how fast, how much of it to animate."""
+
+    OPTION_NAME = "{flag}"
+
+    commands: str | None = option(None, "Command script name:seconds,..., e.g. 'up:1,forward:2,left:2,hover:2' (commands: hover, forward, back, left, right, up, down)")
+    controller: str = option("switch", "switch (one network per command, switched) | goal (one network taking the command as input)", choices=CONTROLLERS)
+    speed: float | None = option(None, "Target speed of the direction commands (u/s)", gt=0, shown="the steering set's")
+    seed: int = option(0, "Seed of the start state")
+    anim_seconds: float = option(20.0, "Seconds of flight in the animation", gt=0)
+
+    @classmethod
+    def build(cls, file: str | Path | None = None, **overrides: Any) -> "SteerOptions":
+        from animat.fly.commands import parse_script
+
+        opts = cls(**read_options(cls, file, overrides, what="steer option"))
+        if opts.commands is not None:
+            parse_script(opts.commands)
+        return opts

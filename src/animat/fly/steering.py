@@ -27,9 +27,8 @@ from animat import runs
 from animat.config import check_known, load_toml
 from animat.errors import CheckpointError, ConfigError
 from animat.fly.commands import COMMANDS, check_command, direction
-from animat.fly.options import TrainConfig
+from animat.fly.options import CONTROLLERS, TrainConfig
 
-CONTROLLERS = ("switch", "goal")
 STEERING_FILE = "steering.json"
 
 

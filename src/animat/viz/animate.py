@@ -71,6 +71,7 @@ def animate_body(
     fps: float = 30,
     trail: np.ndarray | None = None,
     times: Sequence[float] | np.ndarray | None = None,
+    captions: Sequence[str] | None = None,
     title: str | None = None,
     elev: float = 20,
     azim: float = -60,
@@ -87,6 +88,7 @@ def animate_body(
     trail: (T, 3) m centre positions; drawn as a line up to the current frame, plus its
         projection on the floor of the view (or on ``ground`` when that height is in view).
     times: (T,) s; each frame is titled "t = 1.23 s" (else "frame i / T").
+    captions: (T,) strings shown after that title (e.g. the active command).
     view_size: half-width (m) of the cubic view box, which follows the body (centred on
         ``trail[i]``, else on the mean vertex of frame i). Default: twice the body's largest
         bounding radius about that centre over all frames, so the view is 2x the body wide.
@@ -114,6 +116,8 @@ def animate_body(
         times = np.asarray(times, dtype=float).ravel()
         if times.shape != (n,):
             raise VizError(f"times must have shape ({n},) to match the frames, got {times.shape}")
+    if captions is not None and len(captions) != n:
+        raise VizError(f"captions must have one entry per frame ({n}), got {len(captions)}")
 
     if trail is not None:
         centres = trail
@@ -132,7 +136,7 @@ def animate_body(
     if not np.isfinite(half) or half <= 0:
         raise VizError(f"view_size must be a positive number of metres, got {view_size}")
 
-    images = _render(verts, frames, centres, trail, times, title, elev, azim, half, dpi, ground, unit)
+    images = _render(verts, frames, centres, trail, times, captions, title, elev, azim, half, dpi, ground, unit)
     return write_images(images, path, fps=fps)
 
 
@@ -155,7 +159,7 @@ def _shade(v: np.ndarray, color: str, alpha: float) -> tuple[float, float, float
     return (r * k, g * k, b * k, float(alpha))
 
 
-def _render(verts, frames, centres, trail, times, title, elev, azim, half, dpi, ground, unit):
+def _render(verts, frames, centres, trail, times, captions, title, elev, azim, half, dpi, ground, unit):
     """Draw every frame on one reused figure; returns a list of (H, W, 3) uint8 images."""
     w_px, h_px = (int(16 * round(s * dpi / 80 / 16)) or 16 for s in _FIG_PX)
     fig = plt.figure(figsize=(w_px / dpi, h_px / dpi), dpi=dpi)
@@ -203,7 +207,8 @@ def _render(verts, frames, centres, trail, times, title, elev, azim, half, dpi, 
                 seg = trail[: i + 1]
                 trail_line.set_data_3d(seg[:, 0], seg[:, 1], seg[:, 2])
                 ground_line.set_data_3d(seg[:, 0], seg[:, 1], np.full(len(seg), floor))
-            label.set_text(f"t = {times[i]:.2f} s" if times is not None else f"frame {i + 1} / {len(frames)}")
+            label.set_text((f"t = {times[i]:.2f} s" if times is not None else f"frame {i + 1} / {len(frames)}")
+                           + (f"   {captions[i]}" if captions is not None else ""))
 
             fig.canvas.draw()
             images.append(np.asarray(fig.canvas.buffer_rgba())[..., :3].copy())

@@ -25,7 +25,8 @@ from animat.runs import atomic_write_bytes  # noqa: E402
 class VizError(AnimatError, ValueError):
     """Bad input to a plot or animation (mismatched lengths, unknown file type, ...)."""
 
-__all__ = ["VizError", "fitness_plot", "height_plot", "topview_plot", "series_plot", "metrics_panel", "learning_curve_plot", "imitation_curve_plot", "divergence_plot", "save_figure"]
+__all__ = ["VizError", "fitness_plot", "height_plot", "topview_plot", "series_plot", "metrics_panel", "learning_curve_plot", "imitation_curve_plot",
+           "divergence_plot", "commanded_velocity_plot", "path_views_plot", "save_figure"]
 
 _FIGSIZE = (7.0, 4.2)
 _DPI = 100
@@ -313,6 +314,91 @@ def divergence_plot(gaps: np.ndarray, mean: np.ndarray, summary: Mapping[str, An
     ax.set_title(f"{summary['scene']}: " + "; ".join(parts))
     ax.grid(alpha=0.3, which="both")
     ax.legend(loc="best", frameon=False)
+    return save_figure(fig, path)
+
+
+def _label_runs(labels: np.ndarray) -> tuple[list[tuple[str, int, int]], dict[str, str]]:
+    """Maximal runs ``(label, first, end)`` of equal entries of ``labels (T,)`` and a colour per label
+    (matplotlib's cycle, in order of first appearance)."""
+    labels = np.asarray(labels).astype(str)
+    edges = [0, *(np.flatnonzero(labels[1:] != labels[:-1]) + 1).tolist(), len(labels)]
+    runs = [(str(labels[a]), a, b) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+    colours: dict[str, str] = {}
+    for name, _, _ in runs:
+        colours.setdefault(name, f"C{len(colours) % 10}")
+    return runs, colours
+
+
+def _legend_outside(source, target) -> None:
+    """The legend of ``source``'s artists, each name once, to the right of axes ``target``."""
+    handles, names = source.get_legend_handles_labels()
+    seen = dict(zip(names, handles))
+    target.legend(seen.values(), seen.keys(), loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
+
+
+def commanded_velocity_plot(
+    t: np.ndarray,
+    velocity: np.ndarray,
+    commanded: np.ndarray,
+    labels: np.ndarray,
+    path: str | os.PathLike,
+    *,
+    title: str = "Commanded and actual velocity",
+    unit: str = "m",
+) -> Path:
+    """Velocity ``(T, 3)`` (solid) and the commanded velocity ``(T, 3)`` (dashed) against ``t (T,)`` s, one
+    panel per component (x, y, z, ``unit``/s), the time of each command (``labels (T,)``, its name)
+    shaded in its colour."""
+    t, velocity, commanded = np.asarray(t, float), np.asarray(velocity, float), np.asarray(commanded, float)
+    for arr, name in ((velocity, "velocity"), (commanded, "commanded"), (np.asarray(labels), "labels")):
+        _check_same_len(t, arr, "t", name)
+    runs, colours = _label_runs(labels)
+    fig, axes = plt.subplots(3, 1, figsize=(7.0, 6.0), sharex=True)
+    dt = float(t[1] - t[0]) if len(t) > 1 else 0.0
+    for k, ax in enumerate(axes):
+        for name, a, b in runs:
+            ax.axvspan(t[a] - dt, t[b - 1], color=colours[name], alpha=0.12, lw=0, label=name if k == 0 else None)
+        ax.plot(t, velocity[:, k], color="k", lw=1.0, label="actual" if k == 0 else None)
+        ax.plot(t, commanded[:, k], color="C3", lw=1.6, ls="--", label="commanded" if k == 0 else None)
+        ax.set_ylabel(f"v{'xyz'[k]} ({unit}/s)")
+        ax.grid(alpha=0.3)
+    _legend_outside(axes[0], axes[0])
+    axes[-1].set_xlabel("time (s)")
+    axes[0].set_title(title)
+    return save_figure(fig, path)
+
+
+def path_views_plot(
+    position: np.ndarray,
+    labels: np.ndarray,
+    path: str | os.PathLike,
+    *,
+    body_length: float | None = None,
+    title: str = "Path",
+    unit: str = "m",
+) -> Path:
+    """The path ``position (T, 3)`` seen from above (x, y) and from the side (height against whichever
+    of x and y spans more), each stretch coloured by its ``labels (T,)`` entry (e.g. the command),
+    start and end marked. With ``body_length`` the axes are in body lengths."""
+    p = np.asarray(position, float)
+    _check_same_len(p, np.asarray(labels), "position", "labels")
+    if body_length is not None and body_length > 0:
+        p, unit = p / body_length, "body lengths"
+    runs, colours = _label_runs(labels)
+    side = 0 if np.ptp(p[:, 0]) >= np.ptp(p[:, 1]) else 1
+    fig, (top, ax_side) = plt.subplots(1, 2, figsize=(10.0, 4.8))
+    for ax, (i, j), name in ((top, (0, 1), "top view"), (ax_side, (side, 2), "side view")):
+        for label, a, b in runs:
+            seg = p[max(a - 1, 0):b]  # joined to the stretch before
+            ax.plot(seg[:, i], seg[:, j], color=colours[label], lw=1.8, label=label)
+        ax.plot(p[0, i], p[0, j], "o", color="k", ms=6, label="start")
+        ax.plot(p[-1, i], p[-1, j], "s", color="k", ms=6, label="end")
+        ax.set_aspect("equal", adjustable="datalim")
+        ax.set_xlabel(f"{'xyz'[i]} ({unit})")
+        ax.set_ylabel(f"{'xyz'[j]} ({unit})")
+        ax.set_title(f"{title}: {name}")
+        ax.grid(alpha=0.3)
+    _legend_outside(top, ax_side)
     return save_figure(fig, path)
 
 

@@ -42,6 +42,8 @@ def build(run_dir: Path, params=None, **_) -> Scene:
     scene.add_mesh("body", body, box_triangles(), color=(0.55, 0.35, 0.2), flat=True)
     scene.add_mesh("wings", wings.reshape(len(idx), 6, 3), np.array([[0, 1, 2], [3, 4, 5]]), color=(0.1, 0.7, 0.85), opacity=0.7, flat=True)
     scene.add_path("path", pos)
+    if "command" in traj:  # a steered flight (animat fly steer): the active command under the clock
+        scene.captions = [f"command: {c}" for c in traj["command"][idx].astype(str)]
     crashed = traj.get("crashed")
     if crashed is not None and np.asarray(crashed).any():
         scene.notes.append(f"crashed at t = {float(traj['t'][int(np.argmax(crashed))]):.2f} s")

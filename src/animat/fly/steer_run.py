@@ -1,0 +1,86 @@
+"""The run directory of ``animat fly steer``: a steered flight's trajectory, its steering score, plots,
+animation and configuration (``report.html`` is the CLI's, through :mod:`animat.viz.report`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from animat import runs
+from animat.errors import ConfigError
+from animat.fly.model import FlyParams
+from animat.fly.steer_score import steer_score
+from animat.viz import plots
+from animat.viz.animate import animate_body
+
+UNIT = "u"  # the paper preset's simulation length unit
+TICK_KEYS = ("t", "position", "velocity", "quat", "wing", "command", "command_direction", "crashed")
+
+
+def stack_ticks(records: list[dict]) -> dict[str, np.ndarray]:
+    """A pilot's ``tick()`` records stacked into a flight: ``t (T,)``, ``position (T, 3)``, ...,
+    ``command (T,)`` fixed-width unicode, ``crashed (T,)`` (the keys of :data:`TICK_KEYS`)."""
+    return {k: np.array([r[k] for r in records]) for k in TICK_KEYS}
+
+
+def fly_request(source: str, opts, *, interactive: bool = False) -> tuple[dict[str, np.ndarray], FlyParams, float, np.ndarray]:
+    """Fly what ``animat fly steer`` asks: ``opts`` (:class:`~animat.fly.options.SteerOptions`) with its command
+    script, or the keyboard (``interactive``), over the steering set ``source`` (a directory or
+    ``pretrained:NAME``). Every input is checked (one-line errors) before the flight. Returns the
+    stacked ticks (:data:`TICK_KEYS`), the fly's parameters, the target speed u/s and the start
+    position ``(3,)`` u."""
+    from animat.fly.commands import parse_script
+    from animat.fly.live import TerminalKeys, fly_interactive
+    from animat.fly.steering import Pilot, fly_script, load_steering
+
+    if interactive == (opts.commands is not None):
+        raise ConfigError("give either --commands 'name:seconds,...' or --interactive")
+    script = None if interactive else parse_script(opts.commands)
+    if interactive:
+        TerminalKeys.check()
+    steering = load_steering(source)
+    pilot = Pilot(steering, controller=opts.controller, speed=opts.speed, seed=opts.seed)
+    start = np.asarray(pilot.state.pos[0], float)
+    if interactive:
+        records = fly_interactive(pilot)
+        if not records:
+            raise ConfigError("the flight ended before its first control tick; nothing to write")
+        flight = stack_ticks(records)
+    else:
+        flight = fly_script(steering, script, controller=opts.controller, speed=opts.speed, seed=opts.seed)
+    return flight, pilot.params, pilot.speed, start
+
+
+def write_steer_run(run_dir: Path, flight: dict[str, np.ndarray], *, params: FlyParams, speed: float, config: dict,
+                    anim_seconds: float, start=None, title: str = "fly steer") -> dict:
+    """Write a steered ``flight`` (the arrays of :data:`TICK_KEYS`, as ``fly_script`` returns them) into
+    ``run_dir``: ``config.json`` (``config``), ``trajectory.npz`` (``t``, ``position``, ``velocity``,
+    ``command_direction``, ``command``, ``quaternion``, ``wing_angles (T, 6)``, ``crashed``),
+    ``summary.json`` (:func:`~animat.fly.steer_score.steer_score` at target ``speed`` u/s, and
+    ``config``; ``start (3,)`` u: the position before the first sample, default the origin), ``plots/velocity.png``, ``plots/path.png`` and ``media/flight.gif`` (the first
+    ``anim_seconds`` s, captioned with the active command). Returns the summary."""
+    from animat.fly.replay import animation_frames
+    from animat.fly.rollout import Trajectory
+
+    run_dir = Path(run_dir)
+    t = np.asarray(flight["t"], np.float32)
+    command = np.asarray(flight["command"]).astype(str)
+    direction = np.asarray(flight["command_direction"], np.float32)
+    pos, vel = np.asarray(flight["position"], np.float32), np.asarray(flight["velocity"], np.float32)
+    quat, wing = np.asarray(flight["quat"], np.float32), np.asarray(flight["wing"], np.float32).reshape(len(t), 2, 3)
+    crashed = np.asarray(flight["crashed"], bool)
+    runs.atomic_write_json(run_dir / "config.json", config)
+    runs.atomic_save_npz(run_dir / "trajectory.npz", t=t, position=pos, velocity=vel, command_direction=direction, command=command,
+                         quaternion=quat, wing_angles=wing.reshape(len(t), 6), crashed=crashed)
+    summary = {**config, "seconds": float(t[-1]),
+               **steer_score(t, pos, vel, command, direction, crashed, speed=speed, body_length=params.body_length,
+                                 start=np.zeros(3) if start is None else start)}
+    runs.atomic_write_json(run_dir / "summary.json", summary)
+    plots.commanded_velocity_plot(t, vel, direction * speed, command, run_dir / "plots" / "velocity.png",
+                                  title=f"{title}: commanded (dashed) and actual velocity", unit=UNIT)
+    plots.path_views_plot(pos, command, run_dir / "plots" / "path.png", body_length=params.body_length, title=title)
+    frames, idx, fps = animation_frames(params, Trajectory(pos, quat, wing, crashed), t, min(anim_seconds, float(t[-1])))
+    animate_body(frames, run_dir / "media" / "flight.gif", fps=fps, trail=pos[idx], times=t[idx],
+                 captions=[f"command: {c}" for c in command[idx]], title=title, unit=UNIT)
+    return summary

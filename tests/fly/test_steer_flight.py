@@ -1,0 +1,247 @@
+"""``animat fly steer`` flying real networks: the run directory, the command trace, the live loop, and
+issue 21's acceptance on random command scripts against ``pretrained:paper``."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import sys
+import termios
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from animat import pretrained, runs
+from animat.fly.commands import COMMANDS, direction, heading, parse_script
+from animat.fly.live import fly_live
+from animat.fly.steer_score import steer_score
+
+PAPER = "pretrained:paper"
+HAS_PAPER = "paper" in pretrained.available()
+needs_paper = pytest.mark.skipif(not HAS_PAPER, reason="pretrained:paper is not shipped on this branch yet (the steer branch trains it)")
+
+
+def random_script(rng: np.random.Generator, total: float = 20.0, shortest: float = 2.0, longest: float = 4.0) -> str:
+    """Every command once, in a random order, each ``shortest``-``longest`` s (whole 0.1 s), ``total`` s in all."""
+    tenths, n = int(round(total * 10)), len(COMMANDS)
+    lo, hi = int(shortest * 10), int(longest * 10)
+    while True:
+        extra = rng.multinomial(tenths - n * lo, np.ones(n) / n)
+        if (extra <= hi - lo).all():
+            break
+    order = rng.permutation(COMMANDS)
+    return ",".join(f"{name}:{(lo + e) / 10:g}" for name, e in zip(order, extra))
+
+
+def test_random_scripts_hold_every_command_for_2_to_4_s_and_20_s_in_all():
+    for seed in range(20):
+        script = parse_script(random_script(np.random.default_rng(seed)))
+        assert sorted(n for n, _ in script) == sorted(COMMANDS)
+        assert all(2.0 <= s <= 4.0 for _, s in script) and sum(s for _, s in script) == pytest.approx(20.0)
+
+
+def synthetic_flight(script: str, speed: float = 2.0, dt: float = 0.01) -> dict[str, np.ndarray]:
+    """A flight that does exactly what ``script`` commands at ``speed``, heading 0, wings still."""
+    names = [n for n, s in parse_script(script) for _ in range(int(round(s / dt)))]
+    d = np.array([direction(n, 0.0) for n in names])
+    vel = speed * d
+    T = len(names)
+    return {"t": dt * np.arange(1, T + 1), "position": np.cumsum(vel * dt, axis=0), "velocity": vel, "quat": np.tile([1.0, 0, 0, 0], (T, 1)),
+            "wing": np.zeros((T, 2, 3)), "command": np.array(names), "command_direction": d, "crashed": np.zeros(T, bool)}
+
+
+def test_steer_run_directory_of_a_flight(tmp_path):
+    from animat.fly.model import FlyParams
+    from animat.fly.steer_run import write_steer_run
+    from animat.viz.report import write_report
+
+    flight = synthetic_flight("up:1,left:1.5,hover:1")
+    params = FlyParams()
+    summary = write_steer_run(tmp_path, flight, params=params, speed=2.0, config={"controller": "switch", "commands": "up:1,left:1.5,hover:1"},
+                              anim_seconds=0.3)
+    write_report(tmp_path, params=params)
+    for name in ("config.json", "trajectory.npz", "summary.json", "plots/velocity.png", "plots/path.png", "media/flight.gif", "report.html"):
+        assert (tmp_path / name).is_file(), name
+    traj = runs.read_npz(tmp_path / "trajectory.npz", keys=("t", "position", "velocity", "command_direction", "command", "quaternion", "wing_angles"))
+    assert traj["command"].dtype.kind == "U" and list(traj["command"][[0, 100, 250]]) == ["up", "left", "hover"]
+    assert traj["t"].shape == (350,) and traj["command_direction"].shape == (350, 3) and traj["wing_angles"].shape == (350, 6)
+    stored = json.loads((tmp_path / "summary.json").read_text())
+    assert stored == json.loads(json.dumps(summary)) and stored["all_ok"] and stored["controller"] == "switch"
+    assert [s["command"] for s in stored["segments"]] == ["up", "left", "hover"]
+    up, left, hover = stored["segments"]
+    assert up["direction_ok_fraction"] == 1.0 and left["mean_speed_along"] == pytest.approx(2.0, rel=1e-5)
+    assert hover["max_hover_distance_body_lengths"] == pytest.approx(0.0, abs=1e-6)
+    assert "command: left" in (tmp_path / "report.html").read_text()  # the replay's captions
+
+
+TINY_SET = """
+preset = "paper"
+speed = 2.0
+[train]
+asymmetric = true
+population = 4
+generations = 1
+seconds = 0.2
+replay_seconds = 0.2
+anim_seconds = 0.1
+[networks.hover]
+task = "hover"
+[networks.up]
+task = "up"
+[networks.forward]
+task = "forward"
+from = "hover"
+[networks.goal]
+task = "goal"
+"""
+
+
+@pytest.fixture(scope="module")
+def tiny_set(tmp_path_factory):
+    """A steering set trained for one generation of 4 flies (hover, up, forward and the goal network): it flies
+    badly, but through every part of the real code."""
+    from animat.fly.steering import train_steering
+
+    folder = tmp_path_factory.mktemp("steering")
+    (folder / "tiny.toml").write_text(TINY_SET)
+    train_steering(folder / "tiny.toml", folder / "set")
+    return folder / "set"
+
+
+def check_follows(traj: dict, script: str) -> None:
+    """``command`` and ``command_direction`` of a flight follow ``script``: each command for its duration,
+    its direction from the fly's heading at the sample before it began (the start: heading 0)."""
+    names = [n for n, s in parse_script(script) for _ in range(int(round(s / 0.01)))]
+    assert list(traj["command"]) == names
+    first = 0
+    for name, seconds in parse_script(script):
+        yaw = heading(traj["quaternion"][first - 1]) if first else 0.0
+        n = int(round(seconds / 0.01))
+        np.testing.assert_allclose(traj["command_direction"][first:first + n], np.tile(direction(name, float(yaw)), (n, 1)), atol=1e-5)
+        first += n
+
+
+@pytest.mark.parametrize("controller", ["switch", "goal"])
+def test_steer_flies_the_script_and_writes_the_run_directory(controller, tiny_set, tmp_path, animat_cli):
+    script, out = "up:0.6,forward:0.7,hover:0.5", tmp_path / "steer"
+    code, stdout, err = animat_cli("fly", "steer", str(tiny_set), "--commands", script, "--controller", controller, "--anim-seconds", "0.2",
+                                   "--out", str(out))
+    assert code == 0, err
+    for name in ("config.json", "trajectory.npz", "summary.json", "plots/velocity.png", "plots/path.png", "media/flight.gif", "report.html"):
+        assert (out / name).is_file(), name
+    traj = runs.read_npz(out / "trajectory.npz", keys=("t", "position", "velocity", "command_direction", "command", "quaternion", "wing_angles"))
+    np.testing.assert_allclose(traj["t"], 0.01 * np.arange(1, 181), rtol=1e-6)
+    check_follows(traj, script)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["controller"] == controller and summary["speed"] == 2.0 and summary["commands"] == script
+    assert [s["command"] for s in summary["segments"]] == ["up", "forward", "hover"]
+    # the scores are those of the trajectory written
+    again = steer_score(traj["t"], traj["position"], traj["velocity"], traj["command"], traj["command_direction"], speed=2.0, body_length=4.0,
+                        start=np.zeros(3))
+    assert [s["direction_ok_fraction"] for s in summary["segments"]] == [s["direction_ok_fraction"] for s in again["segments"]]
+    assert summary["segments"][2]["max_hover_distance_body_lengths"] == pytest.approx(again["segments"][2]["max_hover_distance_body_lengths"])
+    assert "all_ok" in stdout
+
+
+def test_a_script_command_the_switch_set_has_no_network_for_is_a_one_line_error(tiny_set, tmp_path, animat_cli):
+    code, _, err = animat_cli("fly", "steer", str(tiny_set), "--commands", "up:1,left:1", "--out", str(tmp_path / "out"))
+    assert code == 2 and "'left'" in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "out").exists()
+
+
+class ScriptedKeys:
+    """Keys typed at given reads: ``{read index: bytes, or an exception to raise}``."""
+
+    def __init__(self, at: dict):
+        self.at, self.reads = at, 0
+
+    def read(self, timeout: float) -> bytes:
+        typed = self.at.get(self.reads, b"")
+        self.reads += 1
+        if isinstance(typed, BaseException):
+            raise typed
+        return typed
+
+
+def test_live_loop_switches_commands_at_the_keys(tiny_set):
+    from animat.fly.steering import Pilot
+
+    keys = ScriptedKeys({0: b"\x1b[5~", 30: b"\x1b[A", 45: b"\x1b", 46: b"[A", 60: b" \x1b[", 61: b"6~", 62: b"\x1b[5~", 80: b"q"})
+    shown = []
+    records = fly_live(Pilot(tiny_set), keys, realtime=False, status=lambda record, note: shown.append((record, note)))
+    assert len(records) == 80 and keys.reads == 81
+    # a cut sequence completes at the next read; "down" (page down) has no network in this set: skipped, noted
+    assert [r["command"] for r in records] == ["up"] * 30 + ["forward"] * 30 + ["hover"] * 2 + ["up"] * 18
+    assert [s[0]["t"] for s in shown] == pytest.approx([0.01, 0.11, 0.21, 0.31, 0.41, 0.51, 0.61, 0.71, 0.80])  # every 0.1 s, and the end
+    assert [note for _, note in shown] == [""] * 9  # refused at read 61, taken over at 62
+    shown.clear()
+    fly_live(Pilot(tiny_set), ScriptedKeys({0: b"\x1b[6~", 5: b"q"}), realtime=False, status=lambda record, note: shown.append(note))
+    assert shown == ["no network for down"] * 2
+
+
+def test_live_loop_ends_on_ctrl_c(tiny_set):
+    from animat.fly.steering import Pilot
+
+    records = fly_live(Pilot(tiny_set), ScriptedKeys({0: b"\x1b[5~", 12: KeyboardInterrupt()}), realtime=False)
+    assert len(records) == 12 and {r["command"] for r in records} == {"up"}
+
+
+def test_interactive_steer_in_a_terminal(tiny_set, tmp_path, monkeypatch):
+    """``animat fly steer --interactive`` with stdin and stdout on a pseudo-terminal, typed at in real time: page up
+    once the terminal is in cbreak mode, q once the status line shows the fly going up."""
+    from animat import cli
+    from animat.console import console
+
+    master, slave = pty.openpty()
+    before = termios.tcgetattr(slave)
+    screen = bytearray()
+    done = threading.Event()
+
+    def typist():
+        deadline = time.monotonic() + 120
+        while termios.tcgetattr(slave)[3] & termios.ICANON and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.write(master, b"\x1b[5~")
+        quit_sent = False
+        while not done.is_set():
+            if select.select([master], [], [], 0.05)[0]:
+                screen.extend(os.read(master, 4096))
+            if not quit_sent and (b"u/s   up" in screen or time.monotonic() > deadline):
+                os.write(master, b"q")
+                quit_sent = True
+
+    stdin = open(slave, "rb", buffering=0, closefd=False)
+    stdout = open(slave, "w", closefd=False)
+    monkeypatch.setattr(sys, "stdin", stdin)
+    monkeypatch.setattr(sys, "stdout", stdout)
+    monkeypatch.setattr(console, "file", stdout)
+    monkeypatch.setattr(sys, "argv", ["animat", "fly", "steer", str(tiny_set), "--interactive", "--anim-seconds", "0.2", "--out", str(tmp_path / "live")])
+    thread = threading.Thread(target=typist, daemon=True)
+    thread.start()
+    code = 0
+    try:
+        cli.main()
+    except SystemExit as exc:
+        code = exc.code
+    finally:
+        stdout.flush()
+        time.sleep(0.2)
+        done.set()
+        thread.join(5)
+        monkeypatch.undo()
+        restored = termios.tcgetattr(slave)
+        os.close(master)
+        os.close(slave)
+    assert code in (0, None), screen.decode(errors="replace")
+    assert b"u/s   up" in screen and b"page up/down" in screen
+    assert restored == before  # the terminal is as it was
+    traj = runs.read_npz(tmp_path / "live" / "trajectory.npz")
+    commands = list(traj["command"])
+    assert commands[-1] == "up" and set(commands) <= {"hover", "up"}
+    assert commands == sorted(commands)  # hover (the first command) until the key, then up
+    summary = json.loads((tmp_path / "live" / "summary.json").read_text())
+    assert summary["commands"] == "interactive" and summary["segments"][-1]["command"] == "up"
