@@ -85,7 +85,7 @@ def pushoffs(t: np.ndarray, force: np.ndarray, yaw: np.ndarray, xy: np.ndarray, 
              load_frac: float = LOAD_FRAC, push_frac: float = PUSH_FRAC, min_seconds: float = MIN_SECONDS,
              gap_seconds: float = GAP_SECONDS) -> list[dict]:
     """The push-offs of a run sampled at times ``t (T,)`` s (evenly, ``t[1] - t[0]`` apart), in order of their
-    start: each ``{"leg", "start_s", "end_s", "yaw_deg"}`` with ``yaw_deg`` the pushing ski's mean outward
+    start: each ``{"leg", "start_s", "end_s", "yaw_deg"}`` (times of its first and last frame, rounded to 1 µs) with ``yaw_deg`` the pushing ski's mean outward
     yaw against the direction of travel over its frames (degrees). ``force (T, 2, 3)`` N, ``yaw (T, 2)`` rad,
     ``xy (T, 2)`` m, ``weight`` N, ``window_seconds``: see :func:`travel_heading`."""
     t = np.asarray(t, dtype=np.float64)
@@ -96,7 +96,7 @@ def pushoffs(t: np.ndarray, force: np.ndarray, yaw: np.ndarray, xy: np.ndarray, 
     found = []
     for s, leg in enumerate(LEGS):
         for a, b in segments(push[:, s], max(1, int(round(min_seconds / dt))), int(round(gap_seconds / dt))):
-            found.append({"leg": leg, "start_s": float(t[a]), "end_s": float(t[b - 1]), "yaw_deg": float(out_yaw[a:b, s].mean())})
+            found.append({"leg": leg, "start_s": round(float(t[a]), 6), "end_s": round(float(t[b - 1]), 6), "yaw_deg": float(out_yaw[a:b, s].mean())})
     return sorted(found, key=lambda p: (p["start_s"], p["leg"]))
 
 
