@@ -199,7 +199,9 @@ def start_or_resume(system: str, config_cls, *, resume: Path | None, config: Pat
     """``(config, run_dir)`` for ``animat SYSTEM train``: a new run directory for ``config`` + ``options``;
     or, with ``resume``, that run's own ``config.json`` where only the options named in ``may_change``
     (option key -> flag shown to the user) may be given. ``config_cls.build(file, **options)`` resolves;
-    ``config_cls.RUN_RECORD`` (if any) names the keys a run's config.json holds besides the config's fields."""
+    ``config_cls.RUN_RECORD`` (if any) names the keys a run's config.json holds besides the config's fields;
+    ``config_cls.OLD_DEFAULTS`` (if any) gives the values of options whose default changed, for a run whose
+    config.json predates them (it ran with that value)."""
     if resume is None:
         return config_cls.build(config, **options), new_run_dir(system, "train", out)
     resume = Path(resume)
@@ -210,7 +212,7 @@ def start_or_resume(system: str, config_cls, *, resume: Path | None, config: Pat
     if unknown:
         raise CheckpointError(f"--resume {str(resume)!r}: its config.json is not a {system} training config (it sets "
                               f"{', '.join(unknown[:4])}{', ...' if len(unknown) > 4 else ''}); is it another system's run?")
-    return config_cls.build(None, **{**stored, **{k: v for k, v in options.items() if v is not None}}), resume
+    return config_cls.build(None, **{**getattr(config_cls, "OLD_DEFAULTS", {}), **stored, **{k: v for k, v in options.items() if v is not None}}), resume
 
 
 def refuse_finished(run_dir: str | os.PathLike, done: int, total: int, unit: str, option: str) -> None:

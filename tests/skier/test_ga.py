@@ -68,3 +68,23 @@ def test_next_generation_deterministic():
     a = ga.next_generation(np.random.default_rng(9), genes, fit)
     b = ga.next_generation(np.random.default_rng(9), genes, fit)
     assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("n_joints", [12, 14])
+def test_symmetric_breeding_gives_children_that_are_their_own_mirror_image(n_joints):
+    """``symmetric``: every child's every state equals its mirror image (right limbs = mirrored left, hips
+    negated); the elites pass unchanged (asymmetric ones too); and the same random draws as without it, so the
+    left side and the unpaired columns (head, torso) are exactly the slides' GA's children."""
+    from animat.evolve.strategies.keyframe_ga import KeyframeParams
+    from animat.skier.gene import mirror_state
+
+    genes = random_genes(np.random.default_rng(5), 30, n_joints=n_joints)
+    fit = np.arange(30.0)
+    sym = ga.next_generation(np.random.default_rng(2), genes, fit, KeyframeParams(symmetric=True))
+    free = ga.next_generation(np.random.default_rng(2), genes, fit, KeyframeParams())
+    assert np.array_equal(sym[:5], free[:5]) and not np.array_equal(mirror_state(sym[:5]), sym[:5])
+    assert np.array_equal(mirror_state(sym[5:]), sym[5:])
+    assert np.array_equal(mirror(sym), sym)
+    left = [0, 1, 2, 3, 4, 5, 6] + ([12] if n_joints == 14 else [])
+    assert np.array_equal(sym[5:, :5][..., left], free[5:, :5][..., left])
+    assert not np.array_equal(sym[5:], free[5:])

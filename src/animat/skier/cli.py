@@ -20,7 +20,8 @@ app = typer.Typer(help="A humanoid on skis with poles, keyframed joint angles ev
 
 
 KEYS = ["best_fitness", "best_net_forward_m", "best_fell", "first_generation_mean_fitness", "last_generation_mean_fitness",
-        "mean_fitness_ratio_last_first", "seconds_per_generation", "replay_renderer"]
+        "mean_fitness_ratio_last_first", "seconds_per_generation", "replay_renderer",
+        "replay_pushoff_legs_alternate", "replay_mean_pushoff_yaw_deg"]
 
 
 @app.command("train")
@@ -107,4 +108,5 @@ def replay_cmd(
     summary.update(source=str(source), friction=cfg.friction)
     runs.atomic_write_json(run_dir / "summary.json", summary)
     write_report(run_dir, params=cfg.skier_params())
-    print_summary(summary, run_dir, ["seconds", "fitness", "net_forward_m", "fell", "max_tilt_deg", "renderer"])
+    print_summary(summary, run_dir, ["seconds", "fitness", "net_forward_m", "fell", "max_tilt_deg", "renderer",
+                                        "pushoff_legs_alternate", "mean_pushoff_yaw_deg"])

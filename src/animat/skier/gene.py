@@ -96,10 +96,7 @@ def random_genes(rng: np.random.Generator, population: int, n_states: int = N_ST
 def symmetric(states: np.ndarray) -> np.ndarray:
     """(..., m) -> a copy whose right limbs are the mirror image of the left: a pose equal to its own mirror image."""
     states = np.asarray(states)
-    right = [i for i, j in enumerate(joint_names(states.shape[-1])) if j.startswith("right_")]
-    out = states.copy()
-    out[..., right] = mirror_state(states)[..., right]
-    return out
+    return keyframe_ga.symmetrise(states, *mirror_map(states.shape[-1]))
 
 
 def standing_genes(rng: np.random.Generator, population: int, sigma_deg: float, n_states: int = N_STATES, n_joints: int = N_JOINTS) -> np.ndarray:

@@ -12,8 +12,9 @@ import numpy as np
 
 from animat import runs
 from animat.skier.gene import TAU
-from animat.skier.model import SkierParams, build_spec
-from animat.skier.rollout import score, tilt_deg, trajectory
+from animat.skier import pushoff
+from animat.skier.model import G, TOTAL_MASS, SkierParams, build_spec
+from animat.skier.rollout import fallen_frames, score, tilt_deg, trajectory
 from animat.viz import animate, plots
 from animat.viz.animate import frame_stride
 from animat.viz.mujoco_render import View, add_sphere, render_frames, write_gif
@@ -93,12 +94,15 @@ def _frames(t: np.ndarray, fps: float, anim_seconds: float) -> tuple[list[int], 
 def write_replay(params: SkierParams, gene: np.ndarray, seconds: float, out: Path, *, anim_seconds: float = 10.0,
                  frame_dt: float = 0.02, title: str = "skier", fall_deg: float = 80.0, bonus: float = 5.0, tau: float = TAU) -> dict:
     """Simulate ``gene`` (keyframe period ``tau`` s) for ``seconds`` and write ``trajectory.npz``,
-    ``plots/topview.png`` and ``media/skier.gif`` under ``out``; returns headline numbers."""
+    ``plots/topview.png`` and ``media/skier.gif`` under ``out``; returns headline numbers, with the push-offs
+    before any fall (:func:`pushoff_report`)."""
     out = Path(out)
     traj = trajectory(params, gene, seconds, frame_dt, tau)
+    yaw = ski_yaw(traj)
     # as the fly's: t (T,) s, root position (T, 3) m, root quaternion (T, 4) [w, x, y, z], qpos (T, nq) for the report
     runs.atomic_save_npz(out / "trajectory.npz", t=traj["t"].astype(np.float32), position=traj["root_pos"].astype(np.float32),
-                         quaternion=traj["root_quat"].astype(np.float32), qpos=traj["qpos"].astype(np.float32))
+                         quaternion=traj["root_quat"].astype(np.float32), qpos=traj["qpos"].astype(np.float32),
+                         ski_force=traj["ski_forces"].astype(np.float32), ski_yaw=yaw.astype(np.float32))
     plots.topview_plot(traj["root_pos"][:, 0], traj["root_pos"][:, 1], out / "plots" / "topview.png", title=f"{title}: path from above")
     gif = out / "media" / "skier.gif"
     backend = mujoco_gif(params, traj, gif, anim_seconds=anim_seconds)
@@ -114,4 +118,22 @@ def write_replay(params: SkierParams, gene: np.ndarray, seconds: float, out: Pat
         "max_tilt_deg": float(tilt_deg(traj["root_quat"]).max()),
         "final_lateral_m": float(traj["root_pos"][-1, 1] - traj["root_pos"][0, 1]),
         "renderer": renderer,
+        **pushoff_report(traj, yaw, len(gene) * tau, fall_deg),
     }
+
+
+def ski_yaw(traj: dict) -> np.ndarray:
+    """(T, 2) rad: the heading of the left and right ski (back to front) in a :func:`animat.skier.rollout.trajectory`."""
+    tips = traj["pole_tips"]
+    return pushoff.ski_yaw(tips[:, [3, 7]], tips[:, [2, 6]])
+
+
+def pushoff_report(traj: dict, yaw: np.ndarray, cycle_seconds: float, fall_deg: float = 80.0) -> dict:
+    """:func:`animat.skier.pushoff.summary` of the push-offs in ``traj`` before its first fallen frame, the direction
+    of travel taken over one keyframe cycle of ``cycle_seconds`` s, the weight the skier's (:data:`TOTAL_MASS` kg)."""
+    fallen = fallen_frames(traj["root_pos"][None, :, 0], traj["root_quat"][None], traj["frame_dt"], fall_deg, traj["t"][None])[0][0]
+    T = int(fallen.argmax()) if fallen.any() else len(fallen)
+    if T < 2:
+        return pushoff.summary([])
+    found = pushoff.pushoffs(traj["t"][:T], traj["ski_forces"][:T], yaw[:T], traj["root_pos"][:T, :2], TOTAL_MASS * G, cycle_seconds)
+    return pushoff.summary(found)

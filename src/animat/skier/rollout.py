@@ -200,7 +200,9 @@ def step_loop_states(model: mujoco.MjModel, genes: np.ndarray, nstep: int, tau: 
 def trajectory(params: SkierParams, gene: np.ndarray, seconds: float, frame_dt: float = 0.02, tau: float = G.TAU) -> dict:
     """One skier's motion (Python step loop, same physics as the rollout) sampled every ``frame_dt`` s
     (rounded to whole physics steps: returned as ``frame_dt``): t (T,) s, root_pos (T, 3) m, root_quat (T, 4), qpos (T, nq), xpos (T, nbody, 3) m body origins,
-    pole_tips (T, 8, 3) m (ends of left pole, left ski, right pole, right ski), body_names."""
+    pole_tips (T, 8, 3) m (ends of left pole, left ski, right pole, right ski; a pole's tip then its
+    hand end, a ski's front then its back),
+    ski_forces (T, 2, 3) N (the ground's force on the left and right ski, world frame), body_names."""
     model = build_model(params)
     d = mujoco.MjData(model)
     mujoco.mj_forward(model, d)
@@ -209,7 +211,8 @@ def trajectory(params: SkierParams, gene: np.ndarray, seconds: float, frame_dt: 
     stride = max(1, int(round(frame_dt / dt)))
     act = actuator_order(model)
     ctrl = G.controls(np.asarray(gene)[None], nstep, dt, tau)[0]
-    ts, qpos, xpos, poles = [d.time], [d.qpos.copy()], [d.xpos.copy()], [_pole_tips(model, d)]
+    skis = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, f"{side}_ski") for side in ("left", "right")]
+    ts, qpos, xpos, poles, forces = [d.time], [d.qpos.copy()], [d.xpos.copy()], [_pole_tips(model, d)], [ski_forces(model, d, skis)]
     for k in range(nstep):
         d.ctrl[act] = ctrl[k]
         mujoco.mj_step(model, d)
@@ -218,14 +221,31 @@ def trajectory(params: SkierParams, gene: np.ndarray, seconds: float, frame_dt: 
             qpos.append(d.qpos.copy())
             xpos.append(d.xpos.copy())
             poles.append(_pole_tips(model, d))
+            forces.append(ski_forces(model, d, skis))
     names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, i) for i in range(model.nbody)]
     qpos = np.array(qpos)
     return {"t": np.array(ts), "frame_dt": stride * dt, "root_pos": qpos[:, :3], "root_quat": qpos[:, 3:7], "qpos": qpos,
-            "xpos": np.array(xpos), "pole_tips": np.array(poles), "body_names": names}
+            "xpos": np.array(xpos), "pole_tips": np.array(poles), "ski_forces": np.array(forces), "body_names": names}
+
+
+def ski_forces(model: mujoco.MjModel, d: mujoco.MjData, skis: list[int]) -> np.ndarray:
+    """(len(skis), 3) N: the total contact force of the world on each of the geoms ``skis``, world frame
+    (a contact's frame has its normal, pointing from geom1 to geom2, as its first row)."""
+    out = np.zeros((len(skis), 3))
+    f = np.zeros(6)
+    for i in range(d.ncon):
+        c = d.contact[i]
+        for k, g in enumerate(skis):
+            if g in (c.geom1, c.geom2):
+                mujoco.mj_contactForce(model, d, i, f)
+                world = c.frame.reshape(3, 3).T @ f[:3]  # on geom2
+                out[k] += world if c.geom2 == g else -world
+    return out
 
 
 def _pole_tips(model: mujoco.MjModel, d: mujoco.MjData) -> np.ndarray:
-    """(8, 3) m: the two ends of the left pole, left ski, right pole, right ski."""
+    """(8, 3) m: the two ends of the left pole, left ski, right pole, right ski (a pole's tip then its hand end,
+    a ski's front then its back: the capsule's axis points from its ``fromto``'s second point to its first)."""
     out = []
     for side in ("left", "right"):
         for g in (f"{side}_pole", f"{side}_ski"):

@@ -15,6 +15,9 @@ best 5 with probabilities 40/30/15/10/5 %, its second one of the remaining four 
 probabilities renormalised; crossover takes each group of columns whole from a random one of the two
 parents; mutation replaces each value by a uniform random integer in its range with probability
 2 %. Only the first half of a gene is bred; the second half is its mirror image.
+
+``symmetric`` (not the slides'): each bred state is then made its own mirror image (:func:`symmetrise`:
+the columns of one side are the mirror image of the other's), so children move both sides alike.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ class KeyframeParams:
     elites: int = 5
     parent_probs: tuple[float, ...] = PARENT_PROBS
     mutation_rate: float = 0.02
+    symmetric: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,6 +66,16 @@ def mirror(genes: np.ndarray, swap: np.ndarray, flip: np.ndarray) -> np.ndarray:
     n = genes.shape[-2]
     genes[..., n // 2 :, :] = mirror_states(genes[..., : n // 2, :], swap, flip)
     return genes
+
+
+def symmetrise(states: np.ndarray, swap: np.ndarray, flip: np.ndarray) -> np.ndarray:
+    """(..., m) -> a copy equal to its own mirror image: each column ``i`` with ``swap[i] < i`` (the second of a
+    swapped pair, e.g. a right limb) replaced by the mirror image of its partner ``swap[i]``; other columns kept."""
+    states = np.asarray(states)
+    dependent = np.flatnonzero(np.asarray(swap) < np.arange(len(swap)))
+    out = states.copy()
+    out[..., dependent] = mirror_states(states, swap, flip)[..., dependent]
+    return out
 
 
 def choose_parents(rng: np.random.Generator, k: int, probs=PARENT_PROBS) -> np.ndarray:
@@ -104,7 +118,8 @@ def mutate(rng: np.random.Generator, genes: np.ndarray, rate: float, ranges: np.
 
 def next_generation(rng: np.random.Generator, genes: np.ndarray, fitness: np.ndarray, params: KeyframeParams, layout: KeyframeLayout) -> np.ndarray:
     """The next population (P, n, m) from ``genes`` (P, n, m) and their ``fitness`` (P,): rows
-    ``0..elites-1`` are the best genes unchanged (best first, :func:`animat.evolve.ranking.ranking`), the rest children."""
+    ``0..elites-1`` are the best genes unchanged (best first, :func:`animat.evolve.ranking.ranking`), the rest children
+    (made symmetric, :func:`symmetrise`, with ``params.symmetric``)."""
     genes = np.asarray(genes)
     P, n, _ = genes.shape
     e = int(params.elites)
@@ -118,7 +133,7 @@ def next_generation(rng: np.random.Generator, genes: np.ndarray, fitness: np.nda
         parents = choose_parents(rng, k, params.parent_probs)
         children, _ = crossover(rng, best[parents[:, 0]], best[parents[:, 1]], layout.groups)
         half, _ = mutate(rng, children[:, : n // 2, :], params.mutation_rate, layout.ranges)
-        children[:, : n // 2, :] = half
+        children[:, : n // 2, :] = symmetrise(half, layout.swap, layout.flip) if params.symmetric else half
         out[e:] = mirror(children, layout.swap, layout.flip)
     return out
 
