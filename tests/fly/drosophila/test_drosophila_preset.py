@@ -111,6 +111,7 @@ def test_preset_is_chosen_by_flag_config_file_or_the_resumed_run(tmp_path):
         selected("bee", None, None)
 
 
+@pytest.mark.slow  # three short trainings and a replay: several minutes of compiling on a loaded 2-core machine
 def test_train_resume_and_replay_through_the_cli(tmp_path, animat_cli):
     """Two generations in one go equal one plus a resumed one (bit for bit); the run and its replay hold
     the preset's outputs."""
