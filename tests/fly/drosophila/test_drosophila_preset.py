@@ -111,6 +111,7 @@ def test_preset_is_chosen_by_flag_config_file_or_the_resumed_run(tmp_path):
         selected("bee", None, None)
 
 
+@pytest.mark.slow  # three short trainings and a replay: several minutes of compiling on a loaded 2-core machine
 def test_train_resume_and_replay_through_the_cli(tmp_path, animat_cli):
     """Two generations in one go equal one plus a resumed one (bit for bit); the run and its replay hold
     the preset's outputs."""
@@ -135,3 +136,9 @@ def test_train_resume_and_replay_through_the_cli(tmp_path, animat_cli):
     summary = json.loads((tmp_path / "replay" / "summary.json").read_text())
     assert summary["preset"] == "drosophila" and summary["body_length"] == 2.5e-3
     assert "slowed down 200" in (tmp_path / "replay" / "report.html").read_text()  # the drosophila scene
+
+
+def test_replay_reads_pretrained_names_and_refuses_an_unknown_one_in_one_line(tmp_path, animat_cli):
+    code, _, err = animat_cli("fly", "replay", "pretrained:no-such-genome", "--seconds", "1", "--out", str(tmp_path / "r"))
+    assert code == 2 and "no pretrained artefact 'pretrained:no-such-genome'" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "r").exists()
