@@ -38,6 +38,10 @@ def test_shipped_config_is_accepted_by_its_command(path, tmp_path, animat_cli):
         code, _, err = animat_cli("fly", "replay", str(tmp_path / "no-run"), "--config", str(path), "--out", str(busy))
         assert code == 2 and "does not exist" in err, err
         assert load_toml(path) == {"seconds": 30.0, "anim_seconds": 6.0}
+    elif path.name.startswith("fly_steer"):  # a steering set's TOML: checked whole before any network is picked
+        code, _, err = animat_cli("fly", "train-steering", "--config", str(path), "--out", str(busy), "--networks", "no-such-network")
+        assert code == 2 and "unknown network" in err, err
+        assert not (busy / "steering.json").exists()
     elif system in ("fly", "skier", "imitate"):
         code, _, err = animat_cli(system, "train", "--config", str(path), "--out", str(busy))
         assert code == 2 and (BUSY in err or (system == "imitate" and "install the rl extra" in err)), err  # imitate checks torch next

@@ -106,18 +106,14 @@ def load_steering(path: str | Path) -> Steering:
 # ---------------------------------------------------------------------------------------- flying
 @functools.lru_cache(maxsize=16)
 def _ticker(params, activations: tuple[str, ...], goal: bool) -> tuple[Callable, Callable]:
-    """Jitted ``(nets (2, ...), state (1, ...), frame (1, ...), cmd_vel (1, 3)) -> (state, frame)`` (each
-    net from each state: the same batch shape as :func:`animat.fly.replay.fly_genome`'s, so that one
-    network flies bit for bit as it does there) and ``state (1, ...) -> frame (1, ...)`` (a new command)."""
+    """Jitted ``(net, state, frame, cmd_vel (3,)) -> (state, frame)`` (one tick of
+    :func:`animat.fly.tracking.command_tick`, compiled once per network shape) and ``state -> frame``
+    (a new command)."""
     import jax
 
     from animat.fly.tracking import command_tick, new_frame
 
-    def tick(nets, state, frame, cmd_vel):
-        per_net = lambda net: jax.vmap(lambda s, f, v: command_tick(params, net, activations, s, f, v, goal))(state, frame, cmd_vel)
-        return jax.vmap(per_net)(nets)
-
-    return jax.jit(tick), jax.jit(jax.vmap(new_frame))
+    return jax.jit(lambda net, state, frame, cmd_vel: command_tick(params, net, activations, state, frame, cmd_vel, goal)), jax.jit(new_frame)
 
 
 class Pilot:
@@ -128,6 +124,11 @@ class Pilot:
     another seed: from that seed's perturbed start (:func:`animat.fly.tracking.varied_starts` with the
     ranges of the network that flies first). The first command is ``hover``. Attributes: ``dt`` s (the
     control tick), ``body_length`` u, ``params``, ``speed``, ``t`` s, ``state`` (the fly's, world frame).
+
+    The physics is the training rollouts' (:func:`animat.fly.tracking.command_tick`), one jitted tick per
+    call; compiled on its own rather than inside a scan over ticks, it rounds differently in the last
+    bit of float32 (measured: positions within 2e-7 u of :func:`animat.fly.replay.fly_genome`'s after
+    0.5 s of hover from rest; flight being chaotic, the two drift apart over many seconds).
     """
 
     def __init__(self, steering, controller: str = "switch", speed: float | None = None, seed: int = 0):
@@ -153,7 +154,7 @@ class Pilot:
         first = self._network("hover")
         cfg = TrainConfig.build(None, **runs.read_run_config(self.steering.folder / first.name))
         starts = varied_starts(self.params, 2, int(seed), cfg.start_speed, cfg.start_angle, cfg.start_spin)
-        self.state = type(starts)(*(jnp.asarray(x[1:2] if seed else x[:1]) for x in starts))
+        self.state = type(starts)(*(jnp.asarray(x[1] if seed else x[0]) for x in starts))
         self.command("hover")
 
     @property
@@ -177,23 +178,21 @@ class Pilot:
         net = self._network(check_command(name))
         self.name, self.net = name, net
         self._tick, new_frame = _ticker(self.params, tuple(net.genome.activations), net.goal)
-        self._nets = {k: jnp.asarray(np.stack([v, v])) for k, v in net.genome.params.items()}
+        self._net = {k: jnp.asarray(v) for k, v in net.genome.params.items()}
         self.frame = new_frame(self.state)
-        self.direction = direction(name, float(self.frame.yaw[0]))
-        self._cmd = jnp.asarray(command_velocity(name, self.speed)[None])
+        self.direction = direction(name, float(self.frame.yaw))
+        self._cmd = jnp.asarray(command_velocity(name, self.speed))
 
     def tick(self) -> dict:
         """One control tick: ``{"t": s, "position": (3,), "velocity": (3,), "quat": (4,), "wing": (2, 3),
         "command": name, "command_direction": (3,) world unit vector (zeros for hover), "crashed": bool}``."""
         import jax
 
-        state, frame = self._tick(self._nets, self.state, self.frame, self._cmd)
-        self.state = jax.tree_util.tree_map(lambda x: x[0], state)
-        self.frame = jax.tree_util.tree_map(lambda x: x[0], frame)
+        self.state, self.frame = self._tick(self._net, self.state, self.frame, self._cmd)
         self.ticks += 1
         s = jax.device_get(self.state)
-        return {"t": self.t, "position": s.pos[0], "velocity": s.vel[0], "quat": s.quat[0], "wing": s.wing[0],
-                "command": self.name, "command_direction": self.direction.copy(), "crashed": bool(s.crashed[0])}
+        return {"t": self.t, "position": s.pos, "velocity": s.vel, "quat": s.quat, "wing": s.wing,
+                "command": self.name, "command_direction": self.direction.copy(), "crashed": bool(s.crashed)}
 
 
 def fly_script(steering, script: list[tuple[str, float]], controller: str = "switch", speed: float | None = None, seed: int = 0) -> dict[str, np.ndarray]:
@@ -216,8 +215,10 @@ def fly_script(steering, script: list[tuple[str, float]], controller: str = "swi
 def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
     """A steering set's TOML: ``preset``, ``speed`` (u/s), ``[train]`` (options of every network) and
     ``[networks.NAME]`` (each network's own options, ``task`` among them, and ``from = "OTHER"``: start
-    from that network's final population). Returns ``(steering.json's content, {name: options})``, each
-    network's options checked (:class:`TrainConfig`)."""
+    from that network's final population; a network may be a stage that a later one continues). The
+    set's network for a command is the last one listed with that task (the goal network: the last with
+    ``task = "goal"``). Returns ``(steering.json's content, {name: options})``, each network's options
+    checked (:class:`TrainConfig`)."""
     spec = load_toml(path)
     check_known(("preset", "speed", "train", "networks"), spec, "steering-set key", path)
     speed = spec.get("speed", TrainConfig.speed)
@@ -235,7 +236,7 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
     goals = [name for name, v in networks.items() if v["task"] == "goal"]
     if not networks:
         raise ConfigError(f"{str(path)!r} lists no [networks.NAME]")
-    record = {"preset": str(spec.get("preset", "paper")), "speed": float(speed), "switch": switch, "goal": goals[0] if goals else None}
+    record = {"preset": str(spec.get("preset", "paper")), "speed": float(speed), "switch": switch, "goal": goals[-1] if goals else None}
     return record, networks
 
 

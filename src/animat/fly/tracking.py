@@ -15,8 +15,8 @@ The network observes what :func:`animat.fly.rollout.observe` gives a hovering fl
 frame: position relative to the reference point (body lengths), orientation (ZYX Euler angles of the
 attitude turned by −yaw), velocity (turned) and body angular velocity per 10 u/s, wing angles; the goal
 network also gets the command, :func:`command_input`'s velocity per 10 u/s (3 more inputs). For a fly
-at rest at the origin with heading 0 and the hover command this is exactly ``observe``'s input: the
-hover network flies bit for bit as :func:`animat.fly.replay.fly_genome` flies it.
+at rest at the origin with heading 0 and the hover command this is exactly ``observe``'s input: from
+rest, :func:`command_rollout` flies a hover network bit for bit as :func:`animat.fly.replay.fly_genome` does.
 """
 
 from __future__ import annotations

@@ -1,0 +1,285 @@
+"""Steering: the tracking fitness in closed form, the command frame, --from, the steering directory, the Pilot."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+
+import numpy as np
+import pytest
+
+from animat.errors import CheckpointError, ConfigError
+from animat.fly.commands import direction, heading
+from animat.fly.model import FlyParams
+from animat.fly.tasks import tracking
+
+L = 4.0  # the paper fly's body length, u
+
+
+def _ticks(n=100, dt=0.01):
+    return dt * np.arange(1, n + 1)
+
+
+# ------------------------------------------------------------------------------ the fitness
+def test_tracking_the_reference_exactly_scores_best():
+    t = _ticks()
+    cmd = np.tile([0.0, 2.0, 0.0], (len(t), 1))
+    upright = np.tile([1.0, 0, 0, 0], (len(t), 1))
+    assert tracking(np.zeros((len(t), 3)), cmd, upright, L) == 0.0  # moving exactly at the target velocity: no error
+    worse = [np.array([0.1, 0, 0]), np.array([0, 0.1, 0]), np.array([0, 0, -0.1])]
+    assert all(tracking(np.tile(e, (len(t), 1)), cmd, upright, L) < 0 for e in worse)
+
+
+@pytest.mark.parametrize("across", [1.0, 2.0, 5.0])
+def test_motion_across_and_along_cost_as_stated(across):
+    t = _ticks()
+    cmd = np.tile([0.0, 2.0, 0.0], (len(t), 1))  # forward at 2 u/s
+    upright = np.tile([1.0, 0, 0, 0], (len(t), 1))
+    u = 0.3  # u/s
+    sideways = np.stack([u * t, 0 * t, 0 * t], 1)  # on the point, plus drifting across at u
+    assert tracking(sideways, cmd, upright, L, across=across) == pytest.approx(-across * u * t.mean() / L)
+    lagging = np.stack([0 * t, -u * t, 0 * t], 1)  # on the line, but u slower than the target
+    assert tracking(lagging, cmd, upright, L, across=across) == pytest.approx(-u * t.mean() / L)
+    hover = np.zeros_like(cmd)  # hover: every direction is across
+    assert tracking(lagging, hover, upright, L, across=across) == pytest.approx(-across * u * t.mean() / L)
+
+
+def test_tilt_costs_one_minus_cosine():
+    t = _ticks()
+    a = 0.4
+    tilted = np.tile([math.cos(a / 2), math.sin(a / 2), 0, 0], (len(t), 1))  # pitched by a
+    assert tracking(np.zeros((len(t), 3)), np.zeros((len(t), 3)), tilted, L, tilt=4.0) == pytest.approx(-4.0 * (1 - math.cos(a)))
+
+
+# ------------------------------------------------------------------------------ the command frame
+def test_the_command_rollout_flies_hover_from_rest_bit_for_bit_as_replay(steering_dir):
+    import jax
+    import jax.numpy as jnp
+
+    from animat.evolve.genome_file import load_genome
+    from animat.fly.replay import fly_genome
+    from animat.fly.tracking import command_schedule, population_commands, varied_starts
+
+    params = FlyParams(asymmetric=True)
+    genome = load_genome(steering_dir / "hover" / "best_genome.npz").genome
+    t, traj = fly_genome(params, genome, 0.3)
+    switch, cmd_vel, _ = command_schedule("hover", 1, len(t), params.control_dt, 2.0, 0)
+    nets = {k: jnp.asarray(np.stack([v, v])) for k, v in genome.params.items()}
+    start = jax.tree_util.tree_map(jnp.asarray, varied_starts(params, 1, 0, 1.0, 1.0, 1.0))
+    track = population_commands(params, tuple(genome.activations), False)(nets, start, jnp.asarray(switch), jnp.asarray(cmd_vel))
+    np.testing.assert_array_equal(np.asarray(track.error)[0, 0], traj.pos)  # from the origin, hover: the error is the position
+    np.testing.assert_array_equal(np.asarray(track.quat)[0, 0], traj.quat)
+
+
+def test_the_command_frame_sees_a_turned_fly_as_the_unturned_one():
+    import jax.numpy as jnp
+
+    from animat.fly.physics import FlyState
+    from animat.fly.tracking import command_observation, new_frame
+
+    params = FlyParams(asymmetric=True)
+    rng = np.random.default_rng(0)
+    pos, vel, omega = (rng.normal(size=3).astype(np.float32) for _ in range(3))
+    pitch = 0.3
+    q0 = np.array([math.cos(pitch / 2), math.sin(pitch / 2), 0, 0], np.float32)
+    wing = rng.uniform(-0.2, 0.2, (2, 3)).astype(np.float32)
+    state = FlyState(jnp.asarray(pos), jnp.asarray(vel), jnp.asarray(q0), jnp.asarray(omega), jnp.asarray(wing), jnp.array(False))
+    frame = new_frame(state)
+    later = state._replace(pos=state.pos + jnp.asarray([0.5, 1.0, -0.2]))
+    cmd = jnp.asarray([0.0, 2.0, 0.0])
+    obs = command_observation(params, later, frame._replace(ticks=jnp.int32(30)), cmd, False)
+    yaw = 1.1  # the same flight turned by yaw about +z, from another point
+    c, s = math.cos(yaw), math.sin(yaw)
+    rot = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]], np.float32)
+    qz = np.array([math.cos(yaw / 2), 0, 0, math.sin(yaw / 2)])
+    w1, x1, y1, z1 = qz
+    w2, x2, y2, z2 = q0
+    q = np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                  w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2], np.float32)
+    shift = np.array([3.0, -2.0, 1.0], np.float32)
+    turned = FlyState(jnp.asarray(rot @ pos + shift), jnp.asarray(rot @ vel), jnp.asarray(q), jnp.asarray(omega), jnp.asarray(wing), jnp.array(False))
+    frame2 = new_frame(turned)
+    assert float(frame2.yaw) == pytest.approx(heading(q0) + yaw, abs=1e-5)
+    later2 = turned._replace(pos=turned.pos + jnp.asarray(rot @ np.array([0.5, 1.0, -0.2], np.float32)))
+    obs2 = command_observation(params, later2, frame2._replace(ticks=jnp.int32(30)), cmd, False)
+    np.testing.assert_allclose(np.asarray(obs2), np.asarray(obs), atol=2e-5)
+    # the reference point after 30 ticks at 2 u/s forward: 0.6 u ahead, so the position input is (0.5, 1 - 0.6, -0.2) / L
+    np.testing.assert_allclose(np.asarray(obs[:3]), np.array([0.5, 0.4, -0.2]) / L, atol=1e-6)
+
+
+def test_varied_starts_keep_their_ranges_and_start_zero_at_rest():
+    from animat.fly.tracking import varied_starts
+
+    params = FlyParams(asymmetric=True)
+    s = varied_starts(params, 200, 3, speed=2.0, angle=0.3, spin=1.0)
+    assert not s.vel[0].any() and not s.omega[0].any() and not s.wing[0].any() and s.quat[0].tolist() == [1, 0, 0, 0]
+    assert np.abs(s.vel).max() <= 2.0 and np.abs(s.omega).max() <= 1.0 and np.abs(s.vel[1:]).max() > 1.8
+    np.testing.assert_allclose(np.linalg.norm(s.quat, axis=1), 1, atol=1e-6)
+    cos_tilt = 1 - 2 * (s.quat[:, 1] ** 2 + s.quat[:, 2] ** 2)
+    assert cos_tilt.min() >= math.cos(0.3 * math.sqrt(2)) - 1e-6  # roll and pitch each within ±0.3 rad
+    assert np.abs(s.wing / np.asarray(params.angle_limits)).max() <= 0.5
+    assert np.ptp(heading(s.quat)) > 5.0  # any heading
+
+
+def test_goal_schedule_switches_at_random_and_holds_commands():
+    from animat.fly.tracking import command_schedule
+
+    switch, vel, names = command_schedule("goal", 3, 600, 0.01, 2.0, seed=0, segment=(1.0, 3.0))
+    assert switch[:, 0].all() and names[0, 0] == "hover"
+    for s in range(3):
+        starts = np.flatnonzero(switch[s])
+        gaps = np.diff(np.append(starts, 600))
+        assert (gaps[:-1] >= 100).all() and (gaps <= 300).all()
+        for k in range(600):
+            np.testing.assert_allclose(vel[s, k], direction(names[s, k], 0.0) * 2.0, atol=1e-6)
+    assert len(set(names.ravel())) > 3
+    switch, vel, names = command_schedule("left", 2, 50, 0.01, 2.0, seed=0)
+    assert switch[:, 0].all() and not switch[:, 1:].any() and (names == "left").all()
+    np.testing.assert_allclose(vel[0, 0], [-2.0, 0, 0], atol=1e-6)
+
+
+# ------------------------------------------------------------------------------ --from (acceptance 4)
+def _tree_digest(folder):
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_from_continues_the_last_population_with_a_new_fitness(tmp_path, animat_cli):
+    from animat.evolve import loop
+    from animat.evolve.population import Population
+    from animat.evolve.strategies.paper_ga import PaperGA
+
+    tiny = ["--population", "8", "--seconds", "0.2", "--replay-seconds", "0.3"]
+    old, new = tmp_path / "old", tmp_path / "new"
+    code, _, err = animat_cli("fly", "train", "--generations", "3", "--fitness", "mean-height", *tiny, "--out", str(old))
+    assert code == 0, err
+    before = _tree_digest(old)
+    last = Population.resume(old)
+    code, _, err = animat_cli("fly", "train", "--generations", "3", "--fitness", "lateral", "--seed", "5", *tiny, "--from", str(old), "--out", str(new))
+    assert code == 0, err
+    assert _tree_digest(old) == before  # the source run is untouched, byte for byte
+    first, _ = loop.load(new / "checkpoints" / "gen-000001.json", PaperGA)
+    np.testing.assert_array_equal(first.last_genes, last.genes)  # generation 0 here = the old run's final population
+    config = json.loads((new / "config.json").read_text())
+    assert config["from"] == {"path": str(old), "generation": 3} and config["fitness"] == "lateral"
+    assert [r["generation"] for r in Population.resume(new).history] == [0, 1, 2]
+    code, _, err = animat_cli("fly", "replay", str(new), "--seconds", "0.2", "--out", str(tmp_path / "replay"))
+    assert code == 0, err  # a --from run's config.json reads back
+
+
+def test_from_refuses_another_architecture(tmp_path, animat_cli):
+    old = tmp_path / "old"
+    tiny = ["--population", "8", "--seconds", "0.2", "--replay-seconds", "0.3", "--generations", "1"]
+    assert animat_cli("fly", "train", *tiny, "--out", str(old))[0] == 0
+    for extra in (["--layers", "15,10,3"], ["--asymmetric"], ["--population", "10"]):
+        out = tmp_path / f"new{len(extra[0])}{extra[-1]}"
+        code, _, err = animat_cli("fly", "train", *tiny, *extra, "--from", str(old), "--out", str(out))
+        assert code == 2 and "--from" in err and len(err.strip().splitlines()) == 1, err
+        assert not out.exists()
+    code, _, err = animat_cli("fly", "train", *tiny, "--from", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x"))
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+
+
+# ------------------------------------------------------------------------------ steering directory, Pilot
+SMALL = """
+preset = "paper"
+speed = 2.0
+[train]
+asymmetric = true
+population = 8
+starts = 2
+seconds = 0.3
+[networks.hover]
+task = "hover"
+generations = 2
+[networks.left]
+task = "left"
+from = "hover"
+generations = 2
+[networks.goal]
+task = "goal"
+generations = 1
+seconds = 0.4
+"""
+
+
+@pytest.fixture(scope="module")
+def steering_dir(tmp_path_factory):
+    from animat.fly.steering import train_steering
+
+    root = tmp_path_factory.mktemp("steer")
+    (root / "set.toml").write_text(SMALL)
+    train_steering(root / "set.toml", root / "set")
+    return root / "set"
+
+
+def test_train_steering_writes_the_set_and_resumes(steering_dir):
+    from animat.fly.steering import train_steering
+
+    spec = json.loads((steering_dir / "steering.json").read_text())
+    assert spec == {"preset": "paper", "speed": 2.0, "switch": {"hover": "hover", "left": "left"}, "goal": "goal"}
+    left = json.loads((steering_dir / "left" / "config.json").read_text())
+    assert left["task"] == "left" and left["from"]["path"] == str(steering_dir / "hover") and left["asymmetric"]
+    before = _tree_digest(steering_dir)
+    done = train_steering(steering_dir.parent / "set.toml", steering_dir)
+    assert {k: v["state"] for k, v in done.items()} == {"hover": "kept", "left": "kept", "goal": "kept"}
+    assert _tree_digest(steering_dir) == before
+
+
+def test_pilot_hover_flies_as_replay_does(steering_dir):
+    from animat.evolve.genome_file import load_genome
+    from animat.fly.replay import fly_genome
+    from animat.fly.steering import Pilot, load_steering
+
+    steering = load_steering(steering_dir)
+    genome = load_genome(steering_dir / "hover" / "best_genome.npz").genome
+    t, traj = fly_genome(steering.params, genome, 0.5)
+    pilot = Pilot(steering)
+    ticks = [pilot.tick() for _ in range(len(t))]
+    np.testing.assert_array_equal(np.array([k["t"] for k in ticks]), t)
+    # the same physics; a tick compiled on its own rounds differently from the scanned rollout's (Pilot docstring)
+    np.testing.assert_allclose(np.array([k["position"] for k in ticks]), traj.pos, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(np.array([k["quat"] for k in ticks]), traj.quat, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(np.array([k["wing"] for k in ticks]), traj.wing, rtol=0, atol=1e-5)
+    assert np.abs(traj.pos[-1]).max() > 1e-3  # it moved: the comparison is not of two resting flies
+    assert all(k["command"] == "hover" and not k["command_direction"].any() for k in ticks)
+
+
+def test_switching_commands_turns_the_direction_with_the_heading(steering_dir):
+    from animat.fly.steering import fly_script
+
+    for controller in ("switch", "goal"):
+        flight = fly_script(steering_dir, [("hover", 0.3), ("left", 0.2), ("hover", 0.1), ("left", 0.2)], controller=controller, seed=4)
+        assert flight["position"].shape == (80, 3) and flight["wing"].shape == (80, 2, 3) and flight["command"].shape == (80,)
+        assert list(flight["command"][[0, 30, 50, 60]]) == ["hover", "left", "hover", "left"]
+        for k in (30, 60):  # each switch takes the heading of the tick before it
+            np.testing.assert_allclose(flight["command_direction"][k], direction("left", float(heading(flight["quat"][k - 1]))), atol=1e-5)
+            assert (flight["command_direction"][k:k + 20] == flight["command_direction"][k]).all()  # held while the command lasts
+        assert not flight["command_direction"][:30].any()
+
+
+def test_load_steering_refuses_broken_sets(steering_dir, tmp_path):
+    import shutil
+
+    from animat.fly.steering import Pilot, load_steering
+
+    with pytest.raises(CheckpointError, match="steering.json"):
+        load_steering(tmp_path)
+    broken = tmp_path / "broken"
+    shutil.copytree(steering_dir, broken)
+    shutil.rmtree(broken / "left")
+    with pytest.raises(CheckpointError, match="left"):
+        load_steering(broken)
+    shutil.rmtree(broken)
+    shutil.copytree(steering_dir, broken)
+    spec = json.loads((broken / "steering.json").read_text())
+    (broken / "steering.json").write_text(json.dumps({**spec, "goal": "hover"}))  # an 18-input network as the goal network
+    with pytest.raises(ConfigError, match="does not fit"):
+        load_steering(broken)
+    (broken / "steering.json").write_text(json.dumps({**spec, "switch": {"sideways": "left"}}))
+    with pytest.raises(ConfigError, match="unknown command"):
+        load_steering(broken)
+    with pytest.raises(ConfigError, match="no network for command 'up'"):
+        Pilot(steering_dir).command("up")
+    with pytest.raises(CheckpointError, match="pretrained"):
+        load_steering("pretrained:nothing-here")
