@@ -267,7 +267,7 @@ def test_pretrained_paper_steers_by_every_command(controller, script):
     flight = fly_script(steering, parse_script(script), controller=controller)
     pilot = Pilot(steering, controller=controller)
     score = steer_score(flight["t"], flight["position"], flight["velocity"], flight["command"], flight["command_direction"], flight["crashed"],
-                        speed=pilot.speed, body_length=pilot.body_length, start=np.asarray(pilot.state.pos[0]))
+                        speed=pilot.speed, body_length=pilot.body_length, start=np.asarray(pilot.state.pos, float).reshape(3))
     failed = [{k: s[k] for k in ("command", "start_s", "direction_ok_fraction", "mean_speed_along", "max_hover_distance_body_lengths", "crashed")}
               for s in score["segments"] if s["ok"] is False]
     assert score["all_ok"] and not failed, f"{controller} on {script!r}: {failed}"
