@@ -245,3 +245,29 @@ def test_interactive_steer_in_a_terminal(tiny_set, tmp_path, monkeypatch):
     assert commands == sorted(commands)  # hover (the first command) until the key, then up
     summary = json.loads((tmp_path / "live" / "summary.json").read_text())
     assert summary["commands"] == "interactive" and summary["segments"][-1]["command"] == "up"
+
+
+SCRIPTS = (  # three scripts of our choice for issue 21's acceptance 1, then three the tests draw at random
+    "up:1,forward:2,left:2,hover:2",
+    "forward:3,right:3,back:3,hover:3",
+    "up:2,left:2,down:2,right:2,hover:3",
+    *(random_script(np.random.default_rng(seed)) for seed in (0, 1, 2)),
+)
+
+
+@needs_paper
+@pytest.mark.parametrize("controller", ["switch", "goal"])
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_pretrained_paper_steers_by_every_command(controller, script):
+    """Issue 21, acceptance 1: per command, after a 0.5 s hand-over, ≥ 80 % of the 0.5 s windows within 30° of the
+    commanded direction at ≥ half the target speed, hovers within 2 body lengths, no crash."""
+    from animat.fly.steering import Pilot, fly_script, load_steering
+
+    steering = load_steering(PAPER)
+    flight = fly_script(steering, parse_script(script), controller=controller)
+    pilot = Pilot(steering, controller=controller)
+    score = steer_score(flight["t"], flight["position"], flight["velocity"], flight["command"], flight["command_direction"], flight["crashed"],
+                        speed=pilot.speed, body_length=pilot.body_length, start=np.asarray(pilot.state.pos, float).reshape(3))
+    failed = [{k: s[k] for k in ("command", "start_s", "direction_ok_fraction", "mean_speed_along", "max_hover_distance_body_lengths", "crashed")}
+              for s in score["segments"] if s["ok"] is False]
+    assert score["all_ok"] and not failed, f"{controller} on {script!r}: {failed}"

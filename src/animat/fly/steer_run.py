@@ -41,7 +41,7 @@ def fly_request(source: str, opts, *, interactive: bool = False) -> tuple[dict[s
         TerminalKeys.check()
     steering = load_steering(source)
     pilot = Pilot(steering, controller=opts.controller, speed=opts.speed, seed=opts.seed)
-    start = np.asarray(pilot.state.pos[0], float)
+    start = np.asarray(pilot.state.pos, float).reshape(3)
     if interactive:
         records = fly_interactive(pilot)
         if not records:

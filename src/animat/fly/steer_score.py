@@ -121,7 +121,7 @@ def steer_score(t, position, velocity, command, command_direction, crashed=None,
     names = np.asarray(command).astype(str)
     segments = []
     for a, b in segment_bounds(names, command_direction):
-        anchor = position[a - 1] if a > 0 else (position[0] if start is None else np.asarray(start, float))
+        anchor = position[a - 1] if a > 0 else (position[0] if start is None else np.asarray(start, float).reshape(3))
         seg = score_segment(t[a:b], position[a:b], velocity[a:b], str(names[a]), command_direction[a], crashed[a:b], anchor,
                             speed=speed, body_length=body_length, dt=dt)
         segments.append({"index": len(segments), **seg})
