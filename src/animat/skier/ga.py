@@ -3,7 +3,8 @@ layout (joint ranges, the 6 body groups, the left/right mirror) and the GA's ope
 
 Defaults: the slides' GA (the best 5 pass unchanged; parents from the best 5 with probabilities
 40/30/15/10/5 %; crossover takes each of the 6 body groups whole from one parent; mutation replaces
-each joint value by a uniform random value in its range with probability 2 %).
+each joint value by a uniform random value in its range with probability 2 %). ``skier train`` adds
+``symmetric`` breeding by default (:class:`animat.skier.options.TrainConfig`; ``GAParams(symmetric=True)``).
 """
 
 from __future__ import annotations
