@@ -32,7 +32,7 @@ from animat.fly.commands import COMMAND_SCALE, COMMANDS, direction, heading
 from animat.fly.model import FlyParams
 from animat.fly.physics import FlyState
 from animat.fly.rollout import control_tick, observe
-from animat.rotations import euler_xyz, quat_mul
+from animat.rotations import quat_mul
 
 
 class Frame(NamedTuple):
