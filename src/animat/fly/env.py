@@ -54,8 +54,8 @@ from animat.config import require
 from animat.errors import ConfigError
 from animat.fly.commands import COMMANDS, check_command, command_input, direction, heading, parse_script
 from animat.fly.model import FlyParams
-from animat.fly.physics import FlyState, step
-from animat.fly.rollout import n_ticks_for, observe, start_states, wing_targets
+from animat.fly.physics import FlyState
+from animat.fly.rollout import n_ticks_for, observe, physics_tick, start_states, wing_targets
 from animat.fly.tasks import hover
 
 HOVER_ID = "animat/FlyHover-v0"
@@ -75,8 +75,7 @@ def control_tick(params: FlyParams):
     def tick(state, action, anchor):
         target = wing_targets(params, action)
         pair = jax.tree_util.tree_map(lambda x: jnp.stack([x, x]), state)
-        run = lambda s: jax.lax.scan(lambda s, _: (step(params, s, target), None), s, None, length=params.steps_per_control)[0]
-        new = jax.tree_util.tree_map(lambda x: x[0], jax.vmap(run)(pair))
+        new = jax.tree_util.tree_map(lambda x: x[0], jax.vmap(lambda s: physics_tick(params, s, target))(pair))
         return new, observe(params, new, anchor)
 
     return jax.jit(tick)

@@ -59,9 +59,12 @@ def wing_targets(params: FlyParams, out) -> jax.Array:
 def control_tick(params: FlyParams, net, activations: Sequence[str], state: FlyState, obs) -> FlyState:
     """One control tick: the network reads ``obs (n_in,)``, sets wing targets, and the physics steps
     ``params.steps_per_control`` times towards them."""
-    target = wing_targets(params, activate(net, obs[:, None], activations)[:, 0])
-    state, _ = jax.lax.scan(lambda s, _: (step(params, s, target), None), state, None, length=params.steps_per_control)
-    return state
+    return physics_tick(params, state, wing_targets(params, activate(net, obs[:, None], activations)[:, 0]))
+
+
+def physics_tick(params: FlyParams, state: FlyState, target) -> FlyState:
+    """``params.steps_per_control`` physics steps towards wing targets ``target (2, 3)`` rad."""
+    return jax.lax.scan(lambda s, _: (step(params, s, target), None), state, None, length=params.steps_per_control)[0]
 
 
 def rollout(params: FlyParams, net, activations: Sequence[str], n_ticks: int, state0: FlyState, noise=None):
