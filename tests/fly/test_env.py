@@ -11,12 +11,13 @@ import animat.fly.env as fly_env
 from animat.errors import ConfigError
 from animat.evolve.genome import Genome
 from animat.evolve.network import activate
-from animat.fly.commands import command_input, direction
+from animat.fly.commands import direction
 from animat.fly.env import FlyHoverEnv, FlySteerEnv
 from animat.fly.model import FlyParams
 from animat.fly.physics import FlyState
 from animat.fly.rollout import simulate_population, start_states
-from animat.fly.tasks import hover
+from animat.fly.tasks import hover, tracking
+from animat.fly.tracking import command_rollout, command_velocity
 
 
 def fly_network(env, seed=3):
@@ -123,15 +124,16 @@ def test_a_crash_terminates_counts_and_costs_the_rest_of_the_episode():
 def test_steer_switches_commands_on_schedule_with_their_inputs():
     env = FlySteerEnv(seconds=0.5, script="up:0.2,left:0.1,hover:0.2", speed=2.0, start_scale=0)
     obs, info = env.reset(seed=0)
-    np.testing.assert_allclose(obs[-3:], command_input("up", 0.0, 2.0))
+    np.testing.assert_allclose(obs[-3:], command_velocity("up", 2.0) / 10)
     assert info["command"] == "up"
     names = []
     for _ in range(50):
         obs, _, term, trunc, info = env.step(np.zeros(6, np.float32))
         names.append(info["command"])
         if info["command"] == "left" and names.count("left") == 1:
-            assert not obs[:3].any()  # the new command's anchor is the state just reached
-            np.testing.assert_allclose(obs[-3:], command_input("left", 0.0, 2.0), atol=1e-6)  # heading still 0: wings alike, no yaw
+            assert not obs[:3].any()  # the new command's frame begins at the state just reached
+            np.testing.assert_allclose(obs[-3:], command_velocity("left", 2.0) / 10)  # in the command frame
+            np.testing.assert_allclose(info["command_direction"], direction("left", float(env.frame.yaw)), atol=1e-6)
     assert names[:19] == ["up"] * 19 and names[19:29] == ["left"] * 10 and names[29:49] == ["hover"] * 20
     assert trunc and not term
     # drawn scripts: deterministic per seed and covering the episode
@@ -143,24 +145,54 @@ def test_steer_switches_commands_on_schedule_with_their_inputs():
     assert all(100 <= b[0] - a[0] <= 200 for a, b in zip(first, first[1:]))
 
 
-def test_steer_cost_is_zero_on_the_commanded_velocity_and_counts_cross_motion():
-    env = FlySteerEnv(seconds=1.0, script="forward:1", speed=2.0, cross_weight=0.5, start_scale=0)
+def test_steer_observation_and_reward_are_the_goal_networks_training_bit_for_bit():
+    """A goal network flown in FlySteer from rest flies as the steering GA's rollout does
+    (animat.fly.tracking.command_rollout, the same switches and command-frame velocities), and the
+    episode's summed reward is that flight's tracking fitness (what the GA scores). Compiled apart, the
+    two round differently in the last bit and a random network's flight amplifies it (measured: 7e-6 in
+    the quaternion after 0.3 s, growing to 5e-3 after 1 s), so the flight is 0.3 s with a switch every
+    0.1 s; a frame one tick off moves the reference point by 0.02 u, far beyond the tolerance."""
+    env = FlySteerEnv(seconds=0.3, script="up:0.1,left:0.1,hover:0.1", speed=2.0, start_scale=0)
+    p = env.params
+    genome = Genome.random(jax.random.PRNGKey(5), [p.n_inputs + 3, 20, 20, p.n_outputs], 0.5)
+    net = {k: jnp.asarray(v) for k, v in genome.params.items()}
+    policy = jax.jit(lambda o: activate(net, o[:, None], genome.activations)[:, 0])
+    obs, _ = env.reset(seed=0)
+    pos, quat, rewards, info = fly(env, lambda o: np.asarray(policy(jnp.asarray(o))), obs)
+    assert len(pos) == 30 and not info["crashed"] and [k for k, _ in env.schedule] == [0, 10, 20]
+    switch = np.zeros(30, bool)
+    cmd_vel = np.zeros((30, 3), np.float32)
+    for (k, name), (k_next, _) in zip(env.schedule, env.schedule[1:] + [(30, None)]):
+        switch[k], cmd_vel[k:k_next] = True, command_velocity(name, 2.0)
+    start = FlyState(*(np.asarray(x[0]) for x in start_states(p, 1)))
+    track = command_rollout(p, net, genome.activations, start, switch, cmd_vel, True)
+    np.testing.assert_allclose(quat, np.asarray(track.quat), rtol=0, atol=1e-4)
+    expected = float(tracking(np.asarray(track.error), cmd_vel, np.asarray(track.quat), p.body_length))
+    assert rewards.sum() == pytest.approx(expected, rel=1e-3)
+    assert abs(1 - quat[:, 0]).max() > 1e-3  # it turned: the comparison is not of a fly at rest
+
+
+def test_steer_cost_is_the_tracking_fitness_per_tick():
+    env = FlySteerEnv(seconds=1.0, script="forward:1", speed=2.0, across=0.5, start_scale=0)
     env.reset(seed=0)
-    d = direction("forward", 0.0)
-    env.state = env.state._replace(vel=(2.0 * d).astype(np.float32))
-    assert env.cost() == pytest.approx(0.0, abs=1e-7)
-    env.state = env.state._replace(vel=np.array([1.0, 3.0, 0.0], np.float32))  # 1 u/s too fast, 1 u/s across
-    assert env.cost() == pytest.approx((1.0 + 0.5 * 1.0) / 2.0)
+    L, dt = env.params.body_length, env.params.control_dt
+    env.tick = 10  # ten ticks into the command: the reference point is 2 u/s * 10 dt ahead along +y
+    ahead = np.array([0.0, 2.0 * 10 * dt, 0.0], np.float32)
+    env.state = env.state._replace(pos=ahead)
+    assert env.cost() == pytest.approx(0.0, abs=1e-6)
+    env.state = env.state._replace(pos=ahead + np.array([1.0, -3.0, 0.0], np.float32))  # 3 u behind, 1 u across
+    assert env.cost() == pytest.approx((3.0 + 0.5 * 1.0) / L, rel=1e-5)
     env.reset(seed=0, options={"script": "hover:1"})
-    env.state = env.state._replace(pos=np.array([0.0, 0.0, 4.0], np.float32), vel=np.array([0.0, 0.0, 1.0], np.float32))
-    assert env.cost() == pytest.approx(1.0 / 2.0 + 4.0 / 8.0)
+    env.tick = 10
+    env.state = env.state._replace(pos=np.array([0.0, 0.0, 4.0], np.float32))  # hover: all of the error is "across"
+    assert env.cost() == pytest.approx(0.5 * 4.0 / L, rel=1e-5)
 
 
 def test_bad_options_are_one_line_errors():
     for kwargs in ({"seconds": 0}, {"start_scale": -1}, {"params": "paper"}):
         with pytest.raises(ConfigError):
             FlyHoverEnv(**kwargs)
-    for kwargs in ({"speed": 0}, {"change_seconds": (2.0, 1.0)}, {"commands": ("sideways",)}, {"script": "up:0"}):
+    for kwargs in ({"speed": 0}, {"change_seconds": (2.0, 1.0)}, {"commands": ("sideways",)}, {"script": "up:0"}, {"across": -1}):
         with pytest.raises(ConfigError):
             FlySteerEnv(**kwargs)
     with pytest.raises(ConfigError, match="unknown reset option"):

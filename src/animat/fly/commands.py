@@ -8,8 +8,9 @@ is the body's long axis (+y in the body frame, :mod:`animat.fly.model`) projecte
 ``left`` is 90° to its left (counter-clockwise seen from above), ``up`` is +z. ``hover`` has no
 direction (zeros): stay near the point where the command began.
 
-The goal network's command input is :func:`command_input`: the commanded velocity in the world frame
-divided by :data:`animat.fly.rollout.VEL_SCALE`'s 10 u/s, the same scale as its velocity input.
+The goal network's command input (:func:`animat.fly.tracking.command_input`) is the commanded velocity in
+the command frame divided by :data:`COMMAND_SCALE`, :data:`animat.fly.rollout.VEL_SCALE`'s 10 u/s, the
+same scale as its velocity input.
 """
 
 from __future__ import annotations
@@ -46,12 +47,6 @@ def direction(name: str, yaw: float = 0.0) -> np.ndarray:
     left = np.array([-math.cos(yaw), -math.sin(yaw), 0.0])
     up = np.array([0.0, 0.0, 1.0])
     return {"hover": 0 * up, "forward": fwd, "back": -fwd, "left": left, "right": -left, "up": up, "down": -up}[name]
-
-
-def command_input(name: str, yaw: float, speed: float) -> np.ndarray:
-    """The goal network's command input ``(3,)``: commanded world-frame velocity (``speed`` u/s along
-    :func:`direction`) divided by :data:`COMMAND_SCALE`."""
-    return (direction(name, yaw) * speed / COMMAND_SCALE).astype(np.float32)
 
 
 def check_command(name: str) -> str:

@@ -13,21 +13,23 @@ One step is one control tick: the action sets the wing targets and the fly is si
 tick, compiled once per FlyParams), exactly what :func:`animat.fly.rollout.rollout` does between two
 network evaluations.
 
-- Observation ``(params.n_inputs,)`` float32: the network's inputs (:func:`animat.fly.rollout.observe`),
-  position relative to the episode's start (FlyHover) or to where the active command began
-  (FlySteer), plus sensor noise of std ``noise`` if asked; FlySteer appends the command input ``(3,)``
-  (:func:`animat.fly.commands.command_input`: the commanded world velocity / 10 u/s).
+- Observation ``(params.n_inputs,)`` float32 (FlySteer: ``+ 3``): the network's inputs. FlyHover:
+  :func:`animat.fly.rollout.observe`, position relative to the episode's start. FlySteer: what the steering
+  networks see (:func:`animat.fly.tracking.command_observation`, the goal network's input): the fly in the
+  *command frame* (origin where the active command began, turned to the heading then), position relative to
+  the reference point moving at the commanded velocity, then the command-frame velocity / 10 u/s. So a
+  policy trained here sees exactly what :class:`animat.fly.steering.Pilot` gives the goal network. Sensor
+  noise of std ``noise`` (if asked) is added to the network's inputs, not to the command.
 - Action ``(params.n_outputs,)`` float32 in [−1, 1]: the network's outputs, turned into wing targets by
   :func:`animat.fly.rollout.wing_targets` (clipped; a symmetric fly's left wing mirrors its right).
 - FlyHover reward per tick: the hover fitness's terms (:func:`animat.fly.tasks.hover`) at the state
   reached, over the number of ticks ``N`` of the episode: ``−(|z| + (|x| + |y|) / 5 + 4 (1 − cos tilt)) / N``
   (u). Summed over a full episode it is the GA's hover fitness of the same trajectory.
-- FlySteer reward per tick, over ``N`` likewise, with ``v`` the velocity reached, ``d`` the active
-  command's world direction (fixed when the command began, :func:`animat.fly.commands.direction`) and
-  ``s`` the target speed: a direction command costs ``(|v·d − s| + cross_weight · |v − (v·d) d|) / s``
-  (speed error along ``d`` plus the motion across it, as fractions of the target speed), ``hover`` costs
-  ``|v| / s + |p − p₀| / (2 L)`` (motion, and distance from where the hover began in units of 2 body
-  lengths); both add ``upright · (1 − cos tilt)``. The reward is minus that, over ``N``.
+- FlySteer reward per tick: the tracking fitness's terms (:func:`animat.fly.tasks.tracking`, which the
+  steering networks are evolved on) at the state reached, over ``N``: with ``e`` the position minus the
+  reference point (command frame) and ``d`` the command's unit direction (zero for hover),
+  ``−((|e·d| + across · |e − (e·d) d|) / L + tilt · (1 − cos tilt)) / N``, ``L`` the body length. Summed over
+  a full episode it is the tracking fitness of the same flight.
 - Terminated when the fly crashes (physics runaway or non-finite state; ``info["crashed"]``, and
   ``info["crashes"]`` counts them over the environment's life). The physics freezes a crashed fly, so
   the terminating step's reward is the frozen state's per-tick reward times the ticks left: the
@@ -52,41 +54,55 @@ import numpy as np
 
 from animat.config import require
 from animat.errors import ConfigError
-from animat.fly.commands import COMMANDS, check_command, command_input, direction, heading, parse_script
+from animat.fly.commands import COMMANDS, check_command, direction, parse_script
 from animat.fly.model import FlyParams
 from animat.fly.physics import FlyState
 from animat.fly.rollout import n_ticks_for, observe, physics_tick, start_states, wing_targets
-from animat.fly.tasks import hover
+from animat.fly.tasks import hover, tracking
+from animat.fly.tracking import Frame, command_observation, command_velocity, new_frame, tracking_error
 
 HOVER_ID = "animat/FlyHover-v0"
 STEER_ID = "animat/FlySteer-v0"
 
 
+def _steer_observation(params: FlyParams):
+    return lambda state, frame, cmd_vel: command_observation(params, state, frame, cmd_vel, True)
+
+
 @functools.lru_cache(maxsize=16)
-def control_tick(params: FlyParams):
-    """Jitted ``(state: FlyState, action (n_outputs,), anchor (3,)) -> (state, observation (n_inputs,))``:
-    one control tick of ``steps_per_control`` physics steps towards the action's wing targets, and the
-    network's observation of the state reached relative to ``anchor``.
+def control_tick(params: FlyParams, task: str = "hover"):
+    """Jitted ``(state: FlyState, action (n_outputs,), *where) -> (state, observation)``: one control tick of
+    ``steps_per_control`` physics steps towards the action's wing targets, and the network's observation of
+    the state reached. ``task`` ``hover``: ``where = (anchor (3,),)``, :func:`animat.fly.rollout.observe`
+    relative to it; ``steer``: ``where = (frame, cmd_vel (3,))``, :func:`animat.fly.tracking.command_observation`.
 
     The fly is simulated as a batch of two identical flies: XLA compiles a batch of one to scalar code
     that rounds differently from the vectorised code that trains the GA's populations
     (:func:`animat.fly.rollout.simulate_population` does the same)."""
+    observation = {"hover": lambda state, anchor: observe(params, state, anchor), "steer": _steer_observation(params)}[task]
 
-    def tick(state, action, anchor):
+    def tick(state, action, *where):
         target = wing_targets(params, action)
         pair = jax.tree_util.tree_map(lambda x: jnp.stack([x, x]), state)
         new = jax.tree_util.tree_map(lambda x: x[0], jax.vmap(lambda s: physics_tick(params, s, target))(pair))
-        return new, observe(params, new, anchor)
+        return new, observation(new, *where)
 
     return jax.jit(tick)
+
+
+@functools.lru_cache(maxsize=16)
+def steer_observation(params: FlyParams):
+    """Jitted ``(state, frame, cmd_vel (3,)) -> (n_inputs + 3,)``: the FlySteer observation of a state."""
+    return jax.jit(_steer_observation(params))
 
 
 class FlyEnv(gym.Env):
     """What both environments share: params, episode length, starts, the jitted tick, crash handling.
     Subclasses define :meth:`cost` (the per-tick cost of the current state; the reward is minus it over
-    the episode's ticks) and may extend the observation."""
+    the episode's ticks), :meth:`_where` (what the observation is relative to) and may extend the observation."""
 
     metadata = {"render_modes": []}
+    task = "hover"  # control_tick's observation
     extra_inputs = 0  # observation entries after the network's inputs
 
     def __init__(self, params: FlyParams | None = None, seconds: float = 3.0, asymmetric: bool | None = None,
@@ -101,7 +117,7 @@ class FlyEnv(gym.Env):
         self.n_ticks = n_ticks_for(self.params, self.seconds)
         self.crashes = 0
         self.tick = 0
-        self._tick = control_tick(self.params)
+        self._tick = control_tick(self.params, self.task)
         self.action_space = gym.spaces.Box(-1.0, 1.0, shape=(self.params.n_outputs,), dtype=np.float32)
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(self.params.n_inputs + self.extra_inputs,), dtype=np.float32)
         self.state = self.anchor = None
@@ -123,15 +139,24 @@ class FlyEnv(gym.Env):
         self._reset_task(options)
         if options:
             raise ConfigError(f"unknown reset option(s) {', '.join(sorted(options))}")
-        return self._observe(observe(self.params, self.state, self.anchor)), self._info()
+        return self._observe(self._observation()), self._info()
 
     def _reset_task(self, options: dict) -> None:
         self.anchor = np.asarray(self.state.pos)
 
+    def _where(self, ticks_ahead: int) -> tuple:
+        """The observation's reference, ``ticks_ahead`` ticks from now (``control_tick``'s ``where``)."""
+        return (self.anchor,)
+
+    def _observation(self):
+        """The network's input for the current state (unjitted; once per episode and command)."""
+        return observe(self.params, self.state, *self._where(0))
+
     def _observe(self, net_obs) -> np.ndarray:
-        obs = np.asarray(net_obs, np.float32)
+        obs = np.array(net_obs, np.float32)
         if self.noise > 0:
-            obs = obs + self.np_random.normal(0.0, self.noise, obs.shape).astype(np.float32)
+            n = self.params.n_inputs
+            obs[:n] += self.np_random.normal(0.0, self.noise, n).astype(np.float32)
         return obs
 
     def _info(self) -> dict:
@@ -141,7 +166,7 @@ class FlyEnv(gym.Env):
         if self.state is None:
             raise gym.error.ResetNeeded("call reset() before step()")
         action = np.asarray(action, np.float32).reshape(self.action_space.shape)
-        state, net_obs = self._tick(self.state, action, self.anchor)
+        state, net_obs = self._tick(self.state, action, *self._where(1))
         self.state = FlyState(*(np.asarray(x) for x in state))
         self.tick += 1
         reward = -self.cost() / self.n_ticks
@@ -149,8 +174,8 @@ class FlyEnv(gym.Env):
         if terminated:
             self.crashes += 1
             reward *= self.n_ticks - self.tick + 1  # the frozen state's reward for the rest of the episode
-        if self._next_command():  # the observation shows the new command, relative to its anchor
-            net_obs = observe(self.params, self.state, self.anchor)
+        if self._next_command():  # the observation shows the new command, relative to where it began
+            net_obs = self._observation()
         return self._observe(net_obs), float(reward), terminated, self.tick >= self.n_ticks and not terminated, self._info()
 
     def _next_command(self) -> bool:
@@ -175,20 +200,24 @@ class FlyHoverEnv(FlyEnv):
 
 
 class FlySteerEnv(FlyEnv):
-    """``animat/FlySteer-v0``: follow commands (``hover``, ``forward``, ...) at ``speed`` u/s.
+    """``animat/FlySteer-v0``: follow commands (``hover``, ``forward``, ...) at ``speed`` u/s, keeping on
+    each command's moving reference point (:mod:`animat.fly.tracking`).
 
     Options besides FlyHover's: ``speed`` (target speed, u/s, default 1), ``change_seconds`` ((min, max)
     s of a drawn command, default (1, 3)), ``commands`` (names to draw from, default all),
-    ``script`` (a fixed script instead of draws), ``cross_weight`` (default 1), ``upright`` (default 4,
-    the hover fitness's weight); ``seconds`` defaults to 10 s and ``asymmetric`` to True (a symmetric
-    fly cannot turn)."""
+    ``script`` (a fixed script instead of draws), ``across`` (weight of the error across the command's
+    direction, default 2) and ``tilt`` (default 4), the tracking fitness's weights; ``seconds`` defaults
+    to 10 s and ``asymmetric`` to True (a symmetric fly cannot turn). Attributes while flying: ``frame``
+    (the active command's :class:`animat.fly.tracking.Frame`, its ``ticks`` counted when observed) and
+    ``cmd_vel`` (its command-frame velocity, u/s)."""
 
+    task = "steer"
     extra_inputs = 3
 
     def __init__(self, params: FlyParams | None = None, seconds: float = 10.0, asymmetric: bool | None = True,
                  start_scale: float = 1.0, noise: float = 0.0, speed: float = 1.0,
                  change_seconds: tuple[float, float] = (1.0, 3.0), commands: tuple[str, ...] = COMMANDS,
-                 script: str | None = None, cross_weight: float = 1.0, upright: float = 4.0):
+                 script: str | None = None, across: float = 2.0, tilt: float = 4.0):
         super().__init__(params, seconds, asymmetric, start_scale, noise)
         self.speed = float(require("speed", speed, gt=0))
         lo, hi = (float(x) for x in change_seconds)
@@ -199,13 +228,15 @@ class FlySteerEnv(FlyEnv):
         if not self.commands:
             raise ConfigError("commands: name at least one command to draw from")
         self.script = None if script is None else parse_script(script)
-        self.cross_weight = float(require("cross_weight", cross_weight, ge=0))
-        self.upright = float(require("upright", upright, ge=0))
+        self.across = float(require("across", across, ge=0))
+        self.tilt = float(require("tilt", tilt, ge=0))
+        self._observe_steer = steer_observation(self.params)
+        self._error = jax.jit(functools.partial(tracking_error, self.params))
         self.schedule: list[tuple[int, str]] = []
         self.command = "hover"
         self.command_start = 0
-        self.direction = np.zeros(3)
-        self.cmd_input = np.zeros(3, np.float32)
+        self.frame = None
+        self.cmd_vel = np.zeros(3, np.float32)
 
     def _reset_task(self, options: dict) -> None:
         script = options.pop("script", None)
@@ -220,38 +251,36 @@ class FlySteerEnv(FlyEnv):
         self._begin(self.schedule[0][1])
 
     def _begin(self, name: str) -> None:
-        """Start command ``name`` at the current state: its anchor point, heading and direction."""
-        yaw = float(heading(self.state.quat))
+        """Start command ``name`` at the current state: a new command frame at its position and heading."""
         self.command, self.command_start = name, self.tick
+        self.frame = Frame(*(np.asarray(x) for x in new_frame(self.state)))
         self.anchor = np.asarray(self.state.pos)
-        self.direction = direction(name, yaw)
-        self.cmd_input = command_input(name, yaw, self.speed)
+        self.cmd_vel = command_velocity(name, self.speed)
+
+    def _where(self, ticks_ahead: int) -> tuple:
+        ticks = np.int32(self.tick - self.command_start + ticks_ahead)
+        return self.frame._replace(ticks=ticks), self.cmd_vel
+
+    def _observation(self):
+        return self._observe_steer(self.state, *self._where(0))
 
     def _next_command(self) -> bool:
         """Begin the next command once its tick comes (after this tick's reward, which the old one
-        scores); the observation returned then shows the new command, its anchor the state just reached."""
+        scores); the observation returned then shows the new command, its frame at the state just reached."""
         due = [name for k, name in self.schedule if k == self.tick]
         if due and self.tick < self.n_ticks:
             self._begin(due[-1])
             return True
         return False
 
-    def _observe(self, net_obs) -> np.ndarray:
-        return np.concatenate([super()._observe(net_obs), self.cmd_input])
-
     def _info(self) -> dict:
-        return {**super()._info(), "command": self.command, "command_direction": self.direction.astype(np.float32)}
+        return {**super()._info(), "command": self.command,
+                "command_direction": direction(self.command, float(self.frame.yaw)).astype(np.float32)}
 
     def cost(self) -> float:
-        s, v = self.speed, self.state.vel.astype(np.float64)
-        x, y = self.state.quat[1], self.state.quat[2]
-        tilt = 2.0 * float(x * x + y * y)  # 1 − cos tilt
-        if self.command == "hover":
-            cost = np.linalg.norm(v) / s + np.linalg.norm(self.state.pos - self.anchor) / (2 * self.params.body_length)
-        else:
-            along = float(v @ self.direction)
-            cost = abs(along - s) / s + self.cross_weight * np.linalg.norm(v - along * self.direction) / s
-        return float(cost + self.upright * tilt)
+        frame = self.frame._replace(ticks=np.int32(self.tick - self.command_start))
+        error = np.asarray(self._error(self.state, frame, self.cmd_vel), np.float64)
+        return -float(tracking(error[None], self.cmd_vel[None], self.state.quat[None], self.params.body_length, self.across, self.tilt))
 
 
 def register() -> None:

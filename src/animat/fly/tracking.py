@@ -14,7 +14,7 @@ heading flies from every heading.
 The network observes what :func:`animat.fly.rollout.observe` gives a hovering fly, in the command
 frame: position relative to the reference point (body lengths), orientation (ZYX Euler angles of the
 attitude turned by −yaw), velocity (turned) and body angular velocity per 10 u/s, wing angles; the goal
-network also gets the command, :func:`command_input`'s velocity per 10 u/s (3 more inputs). For a fly
+network also gets the command, :func:`command_input`: its command-frame velocity per 10 u/s (3 more inputs). For a fly
 at rest at the origin with heading 0 and the hover command this is exactly ``observe``'s input: from
 rest, :func:`command_rollout` flies a hover network bit for bit as :func:`animat.fly.replay.fly_genome` does.
 """
@@ -55,8 +55,8 @@ def command_velocity(name: str, speed: float) -> np.ndarray:
 
 
 def command_input(cmd_vel) -> jax.Array:
-    """The goal network's extra inputs ``(3,)``: the command-frame velocity per :data:`COMMAND_SCALE` u/s
-    (:func:`animat.fly.commands.command_input` at heading 0)."""
+    """The goal network's extra inputs ``(3,)``: the command-frame velocity ``cmd_vel (3,)`` u/s per
+    :data:`animat.fly.commands.COMMAND_SCALE` u/s (``left`` at 2 u/s: ``(-0.2, 0, 0)``)."""
     return cmd_vel / COMMAND_SCALE
 
 
