@@ -220,6 +220,8 @@ def test_train_steering_writes_the_set_and_resumes(steering_dir):
     assert spec == {"preset": "paper", "speed": 2.0, "switch": {"hover": "hover", "left": "left"}, "goal": "goal"}
     left = json.loads((steering_dir / "left" / "config.json").read_text())
     assert left["task"] == "left" and left["from"]["path"] == str(steering_dir / "hover") and left["asymmetric"]
+    # a task network is scored by the tracking fitness, whatever the config's (unused) fitness option says
+    assert json.loads((steering_dir / "left" / "summary.json").read_text())["fitness"] == "tracking"
     before = _tree_digest(steering_dir)
     done = train_steering(steering_dir.parent / "set.toml", steering_dir)
     assert {k: v["state"] for k, v in done.items()} == {"hover": "kept", "left": "kept", "goal": "kept"}

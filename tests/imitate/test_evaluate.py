@@ -55,12 +55,20 @@ def test_missing_run(tmp_path, animat_cli):
     assert not (tmp_path / "nothing").exists()
 
 
-def test_pretrained_not_shipped_names_what_is(animat_cli):
+def test_pretrained_unknown_name_names_what_is_shipped(animat_cli):
+    _one_line_error(*_evaluate(animat_cli, "pretrained:jog"), "pretrained:jog", "shipped")
+
+
+@pytest.mark.deepmimic
+def test_pretrained_walk_evaluates_straight_from_the_package(tmp_path, animat_cli):
+    """The shipped walk policy (animat/pretrained/walk) drives the shared walk clip's humanoid."""
     from animat import pretrained
 
-    if "walk" in pretrained.available():
-        pytest.skip("pretrained:walk is shipped")
-    _one_line_error(*_evaluate(animat_cli, "pretrained:walk"), "pretrained:walk", "shipped")
+    assert "walk" in pretrained.available()
+    code, out, err = _evaluate(animat_cli, "pretrained:walk", "--episodes", 2, "--seconds", 1, "--seed", 2026, "--out", tmp_path / "ev")
+    assert code == 0, err
+    figures = json.loads(out)
+    assert figures["episodes"] == 2 and 0.0 < figures["mean_imitation_reward"] <= 1.0 and figures["mean_episode_seconds"] > 0
 
 
 def test_missing_clip_names_where_it_looked(run, tmp_path, animat_cli):

@@ -134,7 +134,8 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, from_run: Path |
     train_seconds = time.perf_counter() - t0
     if cfg.task is None:
         check_genome(params, best)
-    extra = {"fly": params.to_dict(), "fitness": cfg.fitness, "seconds": cfg.seconds, **({"task": cfg.task} if cfg.task else {})}
+    scored_by = "tracking" if cfg.task else cfg.fitness  # a steering task is scored by animat.fly.tasks.tracking, not cfg.fitness
+    extra = {"fly": params.to_dict(), "fitness": scored_by, "seconds": cfg.seconds, **({"task": cfg.task} if cfg.task else {})}
     save_genome(out / "best_genome.npz", best, best_fitness, extra)
     export_pickle(best, out / "best_genome.pkl")
     plots.fitness_plot(history, out / "plots" / "fitness.png", title=f"fly, {cfg.label}")
@@ -143,7 +144,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, from_run: Path |
         "generations": int(generation),
         "population": cfg.population,
         "strategy": cfg.strategy,
-        "fitness": cfg.fitness,
+        "fitness": scored_by,
         **({"task": cfg.task} if cfg.task else {}),
         **loop.history_summary(history, best_fitness, train_seconds),
         **{f"replay_{k}": v for k, v in flight.items()},
