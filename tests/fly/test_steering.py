@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from animat.errors import CheckpointError, ConfigError
-from animat.fly.commands import direction, heading
+from animat.fly.commands import COMMANDS, direction, heading
 from animat.fly.model import FlyParams
 from animat.fly.tasks import tracking
 
@@ -189,6 +189,8 @@ asymmetric = true
 population = 8
 starts = 2
 seconds = 0.3
+replay_seconds = 1.4
+anim_seconds = 0.3
 [networks.hover]
 task = "hover"
 generations = 2
@@ -221,7 +223,16 @@ def test_train_steering_writes_the_set_and_resumes(steering_dir):
     left = json.loads((steering_dir / "left" / "config.json").read_text())
     assert left["task"] == "left" and left["from"]["path"] == str(steering_dir / "hover") and left["asymmetric"]
     # a task network is scored by the tracking fitness, whatever the config's (unused) fitness option says
-    assert json.loads((steering_dir / "left" / "summary.json").read_text())["fitness"] == "tracking"
+    summary = json.loads((steering_dir / "left" / "summary.json").read_text())
+    assert summary["fitness"] == "tracking"
+    # ... and replayed on its task: the flight as `animat fly steer` writes it, scored per segment
+    assert summary["replay_commands"] == "left:1.4" and summary["replay_segments_scored"] in (0, 1)
+    steer = json.loads((steering_dir / "left" / "steer" / "summary.json").read_text())
+    assert [s["command"] for s in steer["segments"]] == ["left"] and steer["seconds"] == pytest.approx(1.4)
+    for f in ("trajectory.npz", "plots/velocity.png", "plots/path.png", "media/flight.gif"):
+        assert (steering_dir / "left" / "steer" / f).is_file()
+    goal = json.loads((steering_dir / "goal" / "summary.json").read_text())
+    assert goal["replay_commands"] == ",".join(f"{c}:0.2" for c in COMMANDS)
     before = _tree_digest(steering_dir)
     done = train_steering(steering_dir.parent / "set.toml", steering_dir)
     assert {k: v["state"] for k, v in done.items()} == {"hover": "kept", "left": "kept", "goal": "kept"}

@@ -211,6 +211,23 @@ def fly_script(steering, script: list[tuple[str, float]], controller: str = "swi
     return {k: np.array([tk[k] for tk in ticks]) for k in ticks[0]}
 
 
+def task_flight(run_dir: Path, task: str, speed: float, seconds: float) -> tuple[dict[str, np.ndarray], Steering, str, str]:
+    """Fly the network that ``animat fly train --task`` wrote into ``run_dir`` on its own task for ``seconds``,
+    from rest: a direction or hover network holds its command throughout (switch controller), a goal
+    network tours every command in :data:`COMMANDS` order, equal parts (goal controller). Returns
+    ``(flight, steering, controller, script)``: :func:`fly_script`'s arrays, the one-network set, the
+    controller and the script as ``"name:seconds,..."``."""
+    run_dir = Path(run_dir)
+    goal = task == "goal"
+    net = load_network(run_dir.parent, run_dir.name, goal)
+    # a Pilot begins with hover: a direction network flies that first tick's frame too, then its own command
+    steering = Steering(run_dir.parent, "", float(speed), {} if goal else {"hover": net, task: net}, net if goal else None)
+    script = [(c, seconds / len(COMMANDS)) for c in COMMANDS] if goal else [(task, float(seconds))]
+    controller = "goal" if goal else "switch"
+    flight = fly_script(steering, script, controller=controller)
+    return flight, steering, controller, ",".join(f"{c}:{d:g}" for c, d in script)
+
+
 # ---------------------------------------------------------------------------------------- training
 def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
     """A steering set's TOML: ``preset``, ``speed`` (u/s), ``[train]`` (options of every network) and

@@ -83,6 +83,22 @@ def fitness_of(cfg: TrainConfig, params, activations: list[str]) -> FlyFitness |
                         float(cfg.start_speed), float(cfg.start_angle), float(cfg.start_spin), tuple(float(s) for s in cfg.segment))
 
 
+def task_replay(cfg: TrainConfig, out: Path) -> dict:
+    """A steering task's replay: the best network flown from rest on its task for ``replay_seconds``
+    (:func:`animat.fly.steering.task_flight`) into ``out/steer/`` as ``animat fly steer`` writes a flight
+    (trajectory, per-segment steering score, velocity and path plots, captioned GIF). Returns the
+    figures for summary.json (``replay_``-prefixed there)."""
+    from animat.fly.steer_run import write_steer_run
+    from animat.fly.steering import task_flight
+
+    flight, steering, controller, script = task_flight(out, cfg.task, cfg.speed, cfg.replay_seconds)
+    score = write_steer_run(out / "steer", flight, params=steering.params, speed=steering.speed, anim_seconds=cfg.anim_seconds,
+                            config={"network": str(out), "controller": controller, "commands": script, "speed": steering.speed},
+                            title=f"{cfg.task} network")
+    keep = ("all_ok", "segments_ok", "segments_scored", "min_direction_ok_fraction", "max_hover_distance_body_lengths", "crashed", "fell")
+    return {"dir": "steer", "commands": script, **{k: score[k] for k in keep}}
+
+
 def train(cfg: TrainConfig, out: Path, *, resume: bool = False, from_run: Path | None = None,
           on_generation: Callable[[dict], Any] | None = None) -> dict:
     """Evolve flies per ``cfg`` into run directory ``out`` (already created, or the one being resumed).
@@ -90,8 +106,9 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, from_run: Path |
     here (any new task, fitness or GA settings; the same network); config.json records it as ``from``.
 
     Writes ``config.json``, ``metrics.csv`` (per generation), ``checkpoints/`` (resumable),
-    ``best_genome.npz/.json`` (+ ``best_genome.pkl`` export), ``plots/fitness.png``, and (without a
-    steering task) a replay of the best fly (see :func:`animat.fly.replay.write_replay`); returns
+    ``best_genome.npz/.json`` (+ ``best_genome.pkl`` export), ``plots/fitness.png``, and a replay of the
+    best fly (:func:`animat.fly.replay.write_replay`; with a steering task :func:`task_replay`, in
+    ``steer/``); returns
     ``summary.json``'s content.
     """
     params = cfg.fly_params()
@@ -139,7 +156,8 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, from_run: Path |
     save_genome(out / "best_genome.npz", best, best_fitness, extra)
     export_pickle(best, out / "best_genome.pkl")
     plots.fitness_plot(history, out / "plots" / "fitness.png", title=f"fly, {cfg.label}")
-    flight = {} if cfg.task else write_replay(params, best, cfg.replay_seconds, out, anim_seconds=cfg.anim_seconds, title=f"best fly ({cfg.fitness})")
+    flight = task_replay(cfg, out) if cfg.task else write_replay(params, best, cfg.replay_seconds, out, anim_seconds=cfg.anim_seconds,
+                                                                 title=f"best fly ({cfg.fitness})")
     summary = {
         "generations": int(generation),
         "population": cfg.population,
