@@ -150,6 +150,8 @@ def test_play_refuses_an_unknown_renderer(tiny_run, tmp_path, animat_cli):
     (["train", "shared:nope.txt"], "nope.txt"),
     (["train", "--timesteps", "-5"], "--timesteps"),
     (["train", "--envs", "0"], "envs"),
+    (["train", "--from", "no/such/run"], "no policy.json"),
+    (["train", "--from", "pretrained:jog"], "pretrained:jog"),
     (["play", "no/such/run"], "not a directory"),
     (["play", ".", "--seconds", "-1"], "--seconds"),
 ])
@@ -203,3 +205,25 @@ def test_batched_run_holds_the_fixed_action_noise(tmp_path):
         np.testing.assert_array_equal(pol.arrays["log_std"], np.full(28, np.log(0.05), np.float32))
     assert not np.array_equal(first.arrays["action_net.weight"], last.arrays["action_net.weight"])
     assert (tmp_path / "plots" / "imitation_curve.png").is_file()
+
+
+def test_from_starts_with_the_source_policy_and_refuses_another_shape(tiny_run, tmp_path):
+    """--from (init_policy): the new run's first policy is the source's, weights and observation
+    normaliser bit for bit (then it learns on); a network of another shape is a one-line error."""
+    from animat.imitate.options import TrainConfig
+    from animat.imitate.policy import load_policy
+    from animat.imitate.train import train
+
+    src = load_policy(tiny_run / "policy")
+    options = dict(timesteps=128, envs=2, vec_env="dummy", seed=5, n_steps=64, batch_size=64, n_epochs=1, eval_episodes=0,
+                   checkpoint_every=64, max_seconds=1.0, init_policy=str(tiny_run))
+    train(TrainConfig.build(None, net_arch=[16, 16], **options), tmp_path / "warm")
+    first, last = load_policy(tmp_path / "warm" / "checkpoints" / "policy_0"), load_policy(tmp_path / "warm" / "policy")
+    assert set(first.arrays) == set(src.arrays) and "obs_rms.mean" in src.arrays
+    for k, v in src.arrays.items():
+        np.testing.assert_array_equal(first.arrays[k], v, err_msg=k)
+    assert not np.array_equal(last.arrays["action_net.weight"], src.arrays["action_net.weight"])
+    assert json.loads((tmp_path / "warm" / "config.json").read_text())["init_policy"] == str(tiny_run)
+    (tmp_path / "other").mkdir()
+    with pytest.raises(CheckpointError, match="does not fit this run's network"):
+        train(TrainConfig.build(None, net_arch=[8], **options), tmp_path / "other")

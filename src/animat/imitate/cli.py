@@ -70,6 +70,8 @@ def train_cmd(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of training options (see animat.imitate.options.TrainConfig)."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the run in this directory (policy, optimiser, step count); --timesteps is the new total."),
+    init_policy: Optional[str] = typer.Option(None, "--from", help="Start from this policy (a run directory, or pretrained:NAME, e.g. pretrained:walk): "
+                                              "its weights and observation normaliser, a fresh optimiser; the step count starts at 0."),
 ) -> None:
     """Train a PPO policy to imitate a clip; writes a run directory (metrics, curve, safe policy files)."""
     import time
@@ -78,9 +80,14 @@ def train_cmd(
     from animat.imitate.train import tensorboard_available, train
 
     options = dict(clip=clip, timesteps=timesteps, envs=envs, vec_env=vec_env, net_arch=parse_list(net_arch, "--net-arch", "1024,512"),
-                   max_minutes=max_minutes, seed=seed, goal=goal, backend=backend, address=address)
-    if resume is None:  # a bad config or clip fails here, in one line, before the run directory exists
-        TrainConfig.build(config, **options).load_clip()
+                   max_minutes=max_minutes, seed=seed, goal=goal, backend=backend, address=address, init_policy=init_policy)
+    if resume is None:  # a bad config, clip or --from fails here, in one line, before the run directory exists
+        checked = TrainConfig.build(config, **options)
+        checked.load_clip()
+        if checked.init_policy:
+            from animat.imitate.train import init_source
+
+            init_source(checked.init_policy)
     _need_rl()
     cfg, run_dir = runs.start_or_resume("imitate", TrainConfig, resume=resume, config=config, out=out, options=options,
                                         may_change={"timesteps": "--timesteps", "max_minutes": "--max-minutes", "backend": "--backend",

@@ -28,6 +28,8 @@ class TrainConfig:
     address: str | None = option(None, "Ray cluster (host:port, auto, ray://host:10001) for backend ray", shown="a local Ray")
     actors: int = option(0, "Ray actors holding the environments (backend ray); 0: one per CPU of the cluster", ge=0)
     seed: int = option(0, "Random seed")
+    init_policy: str | None = option(None, "Start from this policy (a run directory of animat imitate train, or pretrained:NAME): "
+                                     "its actor, critic and observation normaliser; a fresh optimiser and return normaliser", shown="none")
     max_minutes: float = option(0.0, "Stop learning after this many minutes, after the iteration that crosses them (0: no cap)", ge=0)
     # environment
     reward: str = option("paper", "Reward preset (animat.imitate.reward.PRESETS)")
