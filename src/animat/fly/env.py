@@ -254,7 +254,6 @@ class FlySteerEnv(FlyEnv):
         """Start command ``name`` at the current state: a new command frame at its position and heading."""
         self.command, self.command_start = name, self.tick
         self.frame = Frame(*(np.asarray(x) for x in new_frame(self.state)))
-        self.anchor = np.asarray(self.state.pos)
         self.cmd_vel = command_velocity(name, self.speed)
 
     def _where(self, ticks_ahead: int) -> tuple:

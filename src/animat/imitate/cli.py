@@ -85,7 +85,7 @@ def train_cmd(
         checked = TrainConfig.build(config, **options)
         checked.load_clip()
         if checked.init_policy:
-            from animat.imitate.train import init_source
+            from animat.imitate.warm_start import init_source
 
             init_source(checked.init_policy)
     _need_rl()
