@@ -29,7 +29,7 @@ from gymnasium.utils import seeding
 
 from animat import quaternions as quat
 from animat.errors import ConfigError
-from animat.imitate.character import CONTROL_HZ, SUBSTEPS, Layout, build_model
+from animat.imitate.character import CONTROL_HZ, SUBSTEPS, Layout, build_spec
 from animat.imitate.clip import HINGE_AXIS, Clip, MotionState
 from animat.imitate.reward import PRESETS, RewardConfig
 
@@ -40,6 +40,19 @@ KEY_BODIES = ("neck", "right_ankle", "right_wrist", "left_ankle", "left_wrist") 
 def physics_timestep(substeps: int) -> float:
     """s: the MuJoCo timestep of ``substeps`` physics steps per 30 Hz control step."""
     return 1.0 / (CONTROL_HZ * int(substeps))
+
+
+def batch_model(substeps: int, joint_limits: bool) -> mujoco.MjModel:
+    """The humanoid at ``substeps`` physics steps per control step, with one MuJoCo contact sensor per fall geom
+    (:data:`FALL_BODIES`, ``data="found"``: 1 while it touches the floor, else 0). Sensors only read the state,
+    so it moves exactly as ``ImitateEnv``'s model; ``sensordata`` after ``mj_step`` holds the contacts of the last
+    substep's start, those ``ImitateEnv`` reads from ``MjData.contact`` (without building that list each step)."""
+    spec = build_spec(timestep=physics_timestep(substeps), joint_limits=joint_limits)
+    found, no_reduce, one = int(mujoco.mjtConDataField.mjCONDATA_FOUND), 0, 1
+    for g in FALL_BODIES:
+        spec.add_sensor(name=f"fall_{g}", type=mujoco.mjtSensor.mjSENS_CONTACT, objtype=mujoco.mjtObj.mjOBJ_GEOM, objname=g,
+                        reftype=mujoco.mjtObj.mjOBJ_GEOM, refname="floor", intprm=[1 << found, no_reduce, one])
+    return spec.compile()
 
 
 def pose_arrays(state: MotionState, layout: Layout, qpos0: np.ndarray, nv: int) -> tuple[np.ndarray, np.ndarray]:
@@ -104,17 +117,13 @@ class ImitateBatch:
         self.clip, self.n, self.cfg, self.substeps = clip, int(n), reward, int(substeps)
         self.rsi, self.early_termination, self.max_seconds, self.residual = rsi, early_termination, float(max_seconds), residual
         self.pose_termination = float(pose_termination)
-        self.model = build_model(timestep=physics_timestep(substeps), joint_limits=joint_limits)
+        self.model = batch_model(self.substeps, joint_limits)
         m = self.model
         self.layout = lay = Layout.of(m)
         self.datas = [mujoco.MjData(m) for _ in range(self.n)]
         self.refs = [mujoco.MjData(m) for _ in range(self.n)]
         self.rngs = [seeding.np_random(None if seed is None else seed + i)[0] for i in range(self.n)]
         body = lambda name: mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name)  # noqa: E731
-        geom = lambda name: mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, name)  # noqa: E731
-        self._floor = geom("floor")
-        self._falls = np.zeros(m.ngeom, bool)  # geoms whose floor contact is a fall
-        self._falls[[geom(g) for g in FALL_BODIES]] = True
         self._ends, self._keys = lay.end_effector_bodies, np.array([body(b) for b in KEY_BODIES])
         self._hinge_act, self._ball_act = lay.actuator[np.nonzero(lay.hinge)[0]], lay.ball_actuators.ravel()
         self._index()
@@ -122,8 +131,7 @@ class ImitateBatch:
         self.qpos, self.qvel = np.zeros((self.n, m.nq)), np.zeros((self.n, m.nv))
         self.xpos, self.ref_xpos = np.zeros((self.n, m.nbody, 3)), np.zeros((self.n, m.nbody, 3))  # m, world
         self.com, self.ref_com = np.zeros((self.n, 3)), np.zeros((self.n, 3))  # m, whole-body centre of mass
-        self.fallen = np.zeros(self.n, bool)  # a fall geom touches the floor
-        self._contacts: list[np.ndarray] = [np.zeros((0, 2), int)] * self.n  # (ncon, 2) geom pairs of each character
+        self.fallen = np.zeros(self.n, bool)  # a fall geom touches the floor (its contact sensor, batch_model)
         self._ctrl = np.zeros((self.n, m.nu))
         self.t, self.t0 = np.zeros(self.n), np.zeros(self.n)
         self._ref_qpos, self._start_qvel = np.zeros((self.n, m.nq)), np.zeros((self.n, m.nv))
@@ -166,7 +174,7 @@ class ImitateBatch:
         root = self.layout.root_body
         self.qpos[i], self.qvel[i], self.xpos[i], self.com[i] = d.qpos, d.qvel, d.xpos, d.subtree_com[root]
         self.ref_xpos[i], self.ref_com[i] = r.xpos, r.subtree_com[root]
-        self._contacts[i] = d.contact.geom[: d.ncon].copy()  # the contacts of the last substep's start (ImitateEnv's)
+        self.fallen[i] = d.sensordata.any()  # the contacts of the last substep's start (ImitateEnv's)
 
     def _advance(self, i: int) -> None:
         m, d = self.model, self.datas[i]
@@ -243,7 +251,6 @@ class ImitateBatch:
         self._ctrl[:] = self.controls(actions, ref)
         self._ref_qpos[:], ref_qvel = pose_arrays(ref, self.layout, self.model.qpos0, self.model.nv)
         self._run(self._advance, np.arange(self.n))
-        self._find_falls()
         nonfinite = ~(np.isfinite(self.qpos).all(axis=1) & np.isfinite(self.qvel).all(axis=1))
         with np.errstate(invalid="ignore", over="ignore"):
             q, w = joint_rotations(self.qpos, self.qvel, self.layout)
@@ -258,13 +265,6 @@ class ImitateBatch:
         r = np.where(nonfinite, 0.0, r)
         truncated = (self.t - self.t0 >= self.max_seconds - 1e-9) & ~nonfinite
         return obs, np.where(terminated, 0.0, r), terminated, truncated, nonfinite, r
-
-    def _find_falls(self) -> None:
-        """``fallen``: whether a fall geom (:data:`FALL_BODIES`) touches the floor, from every character's contacts."""
-        counts = [len(c) for c in self._contacts]
-        g = np.concatenate(self._contacts)
-        hit = (g[:, 0] == self._floor) & self._falls[g[:, 1]] | (g[:, 1] == self._floor) & self._falls[g[:, 0]]
-        self.fallen[:] = np.bincount(np.repeat(np.arange(self.n), counts), weights=hit, minlength=self.n) > 0
 
     def key_error(self) -> np.ndarray:
         """(N,) m: the largest distance of a key body (:data:`KEY_BODIES`) from its reference position."""
