@@ -36,6 +36,7 @@ import json
 import math
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -145,6 +146,13 @@ class Clip:
         d = self.root_pos[-1] - self.root_pos[0]
         return np.array([d[0], d[1], 0.0])
 
+    @cached_property
+    def segment_rates(self) -> np.ndarray:
+        """(N - 1, 13, 3) rad per segment: the rotation vector (child frame) from knot k to k + 1 of the root
+        then each joint, ``log(q_k⁻¹ ⊗ q_{k+1})``; computed once, as every sample needs its segment's."""
+        q = np.concatenate([self.root_quat[:, None], self.joint_quats], axis=1)  # (N, 13, 4)
+        return quat.log(quat.mul(quat.conj(q[:-1]), q[1:]))
+
     def _segment(self, tau: float) -> tuple[int, float, float]:
         k = int(np.searchsorted(self.times, tau, side="right")) - 1
         k = min(max(k, 0), self.num_frames - 2)
@@ -167,8 +175,7 @@ class Clip:
         k, u, dt = self._segment(tau)
         p0, p1 = self.root_pos[k], self.root_pos[k + 1]
         q0 = np.concatenate([self.root_quat[k : k + 1], self.joint_quats[k]], axis=0)  # (13, 4)
-        q1 = np.concatenate([self.root_quat[k + 1 : k + 2], self.joint_quats[k + 1]], axis=0)
-        rates = quat.log(quat.mul(quat.conj(q0), q1))  # (13, 3) rad per segment, child frame
+        rates = self.segment_rates[k]  # (13, 3) rad per segment, child frame
         q = quat.mul(q0, quat.exp(rates * u))
         q = quat.normalize(q)
         vel = (p1 - p0) / dt
@@ -203,8 +210,7 @@ class Clip:
         u = np.clip((tau - self.times[k]) / dt, 0.0, 1.0)
         p0, p1 = self.root_pos[k], self.root_pos[k + 1]
         q0 = np.concatenate([self.root_quat[k][:, None], self.joint_quats[k]], axis=1)  # (N, 13, 4)
-        q1 = np.concatenate([self.root_quat[k + 1][:, None], self.joint_quats[k + 1]], axis=1)
-        rates = quat.log(quat.mul(quat.conj(q0), q1))  # (N, 13, 3) rad per segment, child frame
+        rates = self.segment_rates[k]  # (N, 13, 3) rad per segment, child frame
         q = quat.normalize(quat.mul(q0, quat.exp(rates * u[:, None, None])))
         vel = np.where(still[:, None], 0.0, (p1 - p0) / dt[:, None])
         angvel = np.where(still[:, None, None], 0.0, rates / dt[:, None, None])
