@@ -96,7 +96,8 @@ class Golden:
 
     def equal(self, key: str, value, rows: int | None = None):
         """As :meth:`check`, but compares in either mode (what a resumed run must repeat); ``rows``:
-        compare only the first this many entries of each stored column."""
+        compare only the first this many entries of each stored column. Floats compare within
+        :data:`RTOL` (see :func:`mismatches`); everything else exactly."""
         stored = self.stored()
         assert key in stored, f"{self.path.name} holds no {key!r}; regenerate with ANIMAT_REGEN_GOLDEN=1"
         want = stored[key]
@@ -104,7 +105,8 @@ class Golden:
             value = {k: value.get(k, "<missing>") for k in want}
             if rows is not None:
                 want, value = ({k: v[:rows] for k, v in d.items()} for d in (want, value))
-        assert value == want, f"{key!r} differs from {self.path.name}"
+        found = mismatches(want, value)
+        assert not found, f"{key!r} differs from {self.path.name}: " + "; ".join(found[:6]) + (" …" if len(found) > 6 else "")
 
     # not reproducible, so never compared: wall times, paths, what the machine offers
     WALL_COLUMNS = ("seconds", "fps", "microseconds", "seconds_per_frame")
@@ -143,10 +145,88 @@ class Golden:
         return hashlib.sha256(f"{a.dtype.str}{a.shape}".encode() + a.tobytes()).hexdigest()
 
     @classmethod
-    def npz(cls, path: Path) -> dict[str, str]:
-        """:meth:`sha256` of each array of an npz file but the wall times."""
+    def fingerprint(cls, array) -> str | dict:
+        """An integer or boolean array: its :meth:`sha256`. A float array: ``{"sha256", "moments"}``, the
+        moments (reprs, in the array's units) being its mean, mean absolute value, root mean square and
+        mean weighted by a ramp from −1 to 1 over its flattened entries (which sees entries move)."""
+        a = np.asarray(array)
+        if not np.issubdtype(a.dtype, np.floating):
+            return cls.sha256(a)
+        x = a.astype(np.float64).ravel()
+        ramp = np.linspace(-1.0, 1.0, x.size) if x.size > 1 else np.ones(x.size)
+        moments = [x.mean(), np.abs(x).mean(), np.sqrt((x * x).mean()), (x * ramp).mean()] if x.size else []
+        return {"sha256": cls.sha256(a), "moments": [repr(float(m)) for m in moments]}
+
+    @classmethod
+    def npz(cls, path: Path) -> dict:
+        """:meth:`fingerprint` of each array of an npz file but the wall times."""
         with np.load(path, allow_pickle=False) as z:
-            return {k: cls.sha256(z[k]) for k in z.files if k not in cls.WALL_COLUMNS}
+            return {k: cls.fingerprint(z[k]) for k in z.files if k not in cls.WALL_COLUMNS}
+
+
+RTOL = 1e-3
+"""How far a float may move from the stored one, relative to its scale (:func:`mismatches`). JAX's XLA and
+torch compile their float32 kernels for the CPU they run on (AVX2 or AVX-512, FMA, other summation
+orders): CI on another CPU (2026-12-02) moved the surrogate's and PPO's training losses in the 6th–8th
+significant digit; on the machine that stored them they repeat bit for bit. Checked on that machine:
+every golden test passes with XLA limited to AVX or AVX2 (``XLA_FLAGS=--xla_cpu_max_isa=AVX2``) beside
+torch's AVX2 kernels (``ATEN_CPU_CAPABILITY=avx2``); torch's unvectorised kernels (``=default``, a CPU
+without AVX2, which no CI machine is) move the PPO policy's first bias by 2e-3 of its size and fail. A
+behaviour change (a resumed run's lost random state, a changed formula) moves them by far more."""
+
+
+ATOL = 1e-6
+"""The floor of a lone float's scale (a summary entry, with no column around it): below it lie roundoff
+figures such as a symmetric fly's lateral drift, 1e-9 m, which those CPUs moved by 20 %."""
+
+
+def _number(text) -> float | None:
+    """A float written as a CSV cell or a repr (``"1e-05"``, ``"nan"``); ``None`` for anything else,
+    integers included (they compare exactly)."""
+    if not isinstance(text, str) or not any(c in text.lower() for c in ".ein"):
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _close(want: str, got, scale: float) -> bool:
+    w, g = _number(want), _number(got)
+    if w is None or g is None:
+        return want == got
+    if np.isnan(w) or np.isnan(g) or np.isinf(w) or np.isinf(g):
+        return repr(w) == repr(g)
+    return abs(w - g) <= RTOL * max(abs(w), scale)
+
+
+def _scale(values) -> float:
+    """A column's or an array's scale: its largest finite magnitude."""
+    numbers = [abs(x) for x in map(_number, values) if x is not None and np.isfinite(x)]
+    return max(numbers, default=0.0)
+
+
+def mismatches(want, got, where: str = "") -> list[str]:
+    """Where ``got`` differs from the stored ``want`` (JSON structures of strings, numbers and lists):
+    floats (CSV cells, reprs) within :data:`RTOL` of the largest of their own magnitude, their list's (a
+    column's, an array's moments') and, for a lone float, :data:`ATOL`; an array fingerprint (:meth:`Golden.fingerprint`) matches by its
+    hash or else by its moments; everything else exactly."""
+    if isinstance(want, dict) and set(want) == {"sha256", "moments"} and isinstance(got, dict):
+        if want["sha256"] == got.get("sha256"):
+            return []
+        return mismatches(want["moments"], got.get("moments"), where + "/moments")
+    if isinstance(want, dict):
+        if not isinstance(got, dict):
+            return [f"{where or '.'}: {got!r:.60} is no dict"]
+        return [m for k in want for m in mismatches(want[k], got.get(k, "<missing>"), f"{where}/{k}")]
+    if isinstance(want, list):
+        if not isinstance(got, list) or len(got) != len(want):
+            return [f"{where or '.'}: {len(want)} entries stored, got {got!r:.60}"]
+        scale = _scale(want)
+        return [m for i, (w, g) in enumerate(zip(want, got)) for m in
+                (mismatches(w, g, f"{where}[{i}]") if isinstance(w, (dict, list)) else
+                 [] if _close(w, g, scale) else [f"{where}[{i}]: stored {w!r}, got {g!r}"])]
+    return [] if _close(want, got, ATOL) else [f"{where or '.'}: stored {want!r}, got {got!r}"]
 
 
 @pytest.fixture

@@ -1,7 +1,11 @@
-"""Behaviour kept (issue 19, acceptance 1): short command-line runs with fixed seeds give, bit for bit,
-the outputs that the code of commit e9c1b06 wrote; they are stored in ``tests/golden/*.json``.
+"""Behaviour kept (issue 19, acceptance 1): short command-line runs with fixed seeds give the outputs
+that the code of commit e9c1b06 wrote; they are stored in ``tests/golden/*.json``. Integers, strings and
+integer arrays compare exactly; floats (CSV cells, JSON floats by repr, a float array by its hash or else
+its moments: ``Golden.fingerprint``) within ``RTOL`` = 1e-4 of tests/conftest.py, because JAX's and
+torch's float32 kernels differ between CPUs (on the machine that stored them they repeat bit for bit,
+and a resumed surrogate run is compared with its uninterrupted run exactly).
 
-Pinned, as the exact strings written (CSV cells) or the exact floats (JSON, compared by repr):
+Pinned, as the strings written (CSV cells) or the floats (JSON, by repr):
 
 - ``fly train`` (mean-height and lateral, 10 generations of 8 flies × 0.2 s): every ``metrics.csv``
   column but ``seconds`` (generation, best, mean, median, crashes), the summary, the best genome's genes;
@@ -136,14 +140,15 @@ def test_surrogate_generate_train_resume_evaluate(animat_cli, golden, tmp_path, 
     g.check("data/metrics", g.columns(tmp_path / "data" / "metrics.csv"))
 
     run(animat_cli, "surrogate", "train", "sheet", "--data", "data", "--config", "sheet7.toml", "--out", "full")
-    g.check("train/metrics", g.columns(tmp_path / "full" / "metrics.csv"))
+    metrics, model = g.columns(tmp_path / "full" / "metrics.csv"), g.npz(tmp_path / "full" / "checkpoints" / "model.npz")
+    g.check("train/metrics", metrics)
     g.check("train/summary", g.summary(tmp_path / "full" / "summary.json", drop=("seconds",)))
-    g.check("train/best_model", g.npz(tmp_path / "full" / "checkpoints" / "model.npz"))
+    g.check("train/best_model", model)
 
     run(animat_cli, "surrogate", "train", "sheet", "--data", "data", "--config", "sheet7.toml", "--epochs", "3", "--out", "part")
     run(animat_cli, "surrogate", "train", "sheet", "--resume", "part", "--epochs", "6")
-    g.equal("train/metrics", g.columns(tmp_path / "part" / "metrics.csv"))
-    g.equal("train/best_model", g.npz(tmp_path / "part" / "checkpoints" / "model.npz"))
+    assert g.columns(tmp_path / "part" / "metrics.csv") == metrics  # bit for bit, on any machine
+    assert g.npz(tmp_path / "part" / "checkpoints" / "model.npz") == model
 
     run(animat_cli, "surrogate", "evaluate", "sheet", "--model", "full", *SURROGATE_EVAL, "--out", "eval")
     g.check("evaluate/metrics", g.columns(tmp_path / "eval" / "metrics.csv"))
