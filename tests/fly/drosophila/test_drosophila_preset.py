@@ -41,7 +41,7 @@ def test_outputs_set_the_wings_mean_and_a_bounded_difference_with_the_stroke_cap
     out = np.random.default_rng(0).uniform(-3, 3, (500, N_PATTERN)).astype(np.float32)
     p = np.asarray(pattern.from_outputs(jnp.asarray(out)))
     amps = p[:, [1, 6]]
-    assert amps.min() >= 0.0 and amps.max() <= math.radians(176.0) + 1e-6
+    assert amps.min() >= math.radians(88.0) - 1e-6 and amps.max() <= math.radians(176.0) + 1e-6
     assert np.all((p[:, 0] >= pattern.F_MIN) & (p[:, 0] <= pattern.F_MAX))
     half = np.asarray(pattern.WING_HALF, np.float32)
     assert np.all(np.abs(p[:, 1:6] - p[:, 6:11]) <= 2 * pattern.SIDE_FRACTION * half + 1e-6)

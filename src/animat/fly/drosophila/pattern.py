@@ -30,12 +30,18 @@ F_MIN, F_MAX = 50.0, 400.0  # Hz: the frequency range the network can choose fro
 #: the largest stroke amplitude (peak to peak, rad): 176° ± 7°, wild-type Drosophila at maximum flight force
 #: (Barton et al. 2005, J. Exp. Biol. 208, 549–560, table 3); the wing hinge allows no more
 STROKE_MAX = math.radians(176.0)
-#: per-wing parameters (Φ, φ0, θ, A, δ): the centre and half range of each (Φ in 0–176°, φ0 ±30°, θ ±20°,
-#: A in 0–90°, δ ±45°)
-WING_CENTRE = (STROKE_MAX / 2, 0.0, 0.0, math.pi / 4, 0.0)
-WING_HALF = (STROKE_MAX / 2, math.pi / 6, math.pi / 9, math.pi / 4, math.pi / 4)
+#: per-wing parameters (Φ, φ0, θ, A, δ): the centre and half range of each (Φ in 88–176°, φ0 ±30°, θ ±20°,
+#: A in 0–90°, δ ±45°). The stroke amplitude's neutral output is 132°, not the 88° of a 0–176° range: the
+#: model lifts its weight all along a ridge of (Φ, f) — 176° at 168 Hz to 88° at 312 Hz, all at 23–25 W/kg
+#: (aerodynamic + inertial, measured at the hover posture; the quasi-steady rotational and added-mass
+#: terms favour a high frequency about as much as the wings' inertia favours a low one) — so the power
+#: hardly tells the frequency apart, and a network, whose outputs sit near their neutral values where it
+#: controls, settled at the neutral 88° stroke and climbed the frequency to 390 Hz instead (400
+#: generations, 2026-12-02). At 132° the weight is lifted at 223 Hz; the frequency is still free over 50–400 Hz.
+WING_CENTRE = (0.75 * STROKE_MAX, 0.0, 0.0, math.pi / 4, 0.0)
+WING_HALF = (0.25 * STROKE_MAX, math.pi / 6, math.pi / 9, math.pi / 4, math.pi / 4)
 #: the network sets the two wings' mean and the right wing's difference from it (the left's is the
-#: opposite), the difference within this fraction of the half range (±22° of stroke amplitude): the
+#: opposite), the difference within this fraction of the half range (±11° of stroke amplitude): the
 #: wings beat alike unless the network steers, as a fly's do
 SIDE_FRACTION = 0.25
 
@@ -56,7 +62,7 @@ def from_outputs(out) -> jax.Array:
     Outputs ``[f, m (5,), d (5,)]``: the frequency (50–400 Hz), the wings' mean parameters ``m`` over their
     ranges (:data:`WING_CENTRE` ± :data:`WING_HALF`) and the right wing's difference from the mean ``d``
     (± :data:`SIDE_FRACTION` of the half range); right = mean + difference, left = mean − difference,
-    each clipped to its range (so Φ stays within 0–176°)."""
+    each clipped to its range (so Φ stays within 88–176°)."""
     o = jnp.clip(out, -1.0, 1.0)
     centre, half = jnp.asarray(WING_CENTRE, jnp.float32), jnp.asarray(WING_HALF, jnp.float32)
     f = 0.5 * (F_MIN + F_MAX) + 0.5 * (F_MAX - F_MIN) * o[..., :1]
