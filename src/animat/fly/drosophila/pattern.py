@@ -37,7 +37,8 @@ STROKE_MAX = math.radians(176.0)
 #: terms favour a high frequency about as much as the wings' inertia favours a low one) — so the power
 #: hardly tells the frequency apart, and a network, whose outputs sit near their neutral values where it
 #: controls, settled at the neutral 88° stroke and climbed the frequency to 390 Hz instead (400
-#: generations, 2026-12-02). At 132° the weight is lifted at 223 Hz; the frequency is still free over 50–400 Hz.
+#: generations, 2026-12-02). At 132° the weight is lifted at 223 Hz; the frequency is still free over 50–400 Hz
+#: (and runs from this centre still climbed to 270–370 Hz: the issue 22 notes of that day).
 WING_CENTRE = (0.75 * STROKE_MAX, 0.0, 0.0, math.pi / 4, 0.0)
 WING_HALF = (0.25 * STROKE_MAX, math.pi / 6, math.pi / 9, math.pi / 4, math.pi / 4)
 #: the network sets the two wings' mean and the right wing's difference from it (the left's is the
