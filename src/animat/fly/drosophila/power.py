@@ -8,9 +8,11 @@
   ``½ I (π f Φ)²`` twice a beat, so the positive work per second is ``I π² f³ Φ²`` per wing (the
   deviation's and rotation's inertia are left out).
 
-At a fixed lift (∝ f² Φ²) the aerodynamic power (∝ f³ Φ³) is the same for any split of f and Φ, while the
-inertial power grows with f: with the stroke amplitude capped (:data:`animat.fly.drosophila.pattern.STROKE_MAX`)
-the cheapest hover beats at the lowest frequency that still lifts the weight.
+With translational forces alone, at a fixed lift (∝ f² Φ²) the aerodynamic power (∝ f³ Φ³) is the same for
+any split of f and Φ, while the inertial power grows with f. The rotational and added-mass terms favour a
+high frequency about as much: with every term on, lifting the weight in the hover posture costs 23.4 W/kg
+at 88° and 312 Hz and 24.6 W/kg at 176° and 168 Hz (measured 2026-12-02), so the power hardly selects the
+frequency (see :data:`animat.fly.drosophila.pattern.WING_CENTRE`).
 """
 
 from __future__ import annotations
