@@ -209,8 +209,8 @@ def _scale(values) -> float:
 def mismatches(want, got, where: str = "") -> list[str]:
     """Where ``got`` differs from the stored ``want`` (JSON structures of strings, numbers and lists):
     floats (CSV cells, reprs) within :data:`RTOL` of the largest of their own magnitude, their list's (a
-    column's, an array's moments') and, for a lone float, :data:`ATOL`; an array fingerprint (:meth:`Golden.fingerprint`) matches by its
-    hash or else by its moments; everything else exactly."""
+    column's, an array's moments') and, for a lone float, :data:`ATOL`; an array fingerprint
+    (:meth:`Golden.fingerprint`) matches by its hash or else by its moments; everything else exactly."""
     if isinstance(want, dict) and set(want) == {"sha256", "moments"} and isinstance(got, dict):
         if want["sha256"] == got.get("sha256"):
             return []
@@ -222,10 +222,13 @@ def mismatches(want, got, where: str = "") -> list[str]:
     if isinstance(want, list):
         if not isinstance(got, list) or len(got) != len(want):
             return [f"{where or '.'}: {len(want)} entries stored, got {got!r:.60}"]
-        scale = _scale(want)
-        return [m for i, (w, g) in enumerate(zip(want, got)) for m in
-                (mismatches(w, g, f"{where}[{i}]") if isinstance(w, (dict, list)) else
-                 [] if _close(w, g, scale) else [f"{where}[{i}]: stored {w!r}, got {g!r}"])]
+        scale, found = _scale(want), []
+        for i, (w, g) in enumerate(zip(want, got)):
+            if isinstance(w, (dict, list)):
+                found += mismatches(w, g, f"{where}[{i}]")
+            elif not _close(w, g, scale):
+                found.append(f"{where}[{i}]: stored {w!r}, got {g!r}")
+        return found
     return [] if _close(want, got, ATOL) else [f"{where or '.'}: stored {want!r}, got {got!r}"]
 
 

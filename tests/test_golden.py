@@ -1,7 +1,7 @@
 """Behaviour kept (issue 19, acceptance 1): short command-line runs with fixed seeds give the outputs
 that the code of commit e9c1b06 wrote; they are stored in ``tests/golden/*.json``. Integers, strings and
 integer arrays compare exactly; floats (CSV cells, JSON floats by repr, a float array by its hash or else
-its moments: ``Golden.fingerprint``) within ``RTOL`` = 1e-4 of tests/conftest.py, because JAX's and
+its moments: ``Golden.fingerprint``) within ``RTOL`` = 1e-3 of tests/conftest.py, because JAX's and
 torch's float32 kernels differ between CPUs (on the machine that stored them they repeat bit for bit,
 and a resumed surrogate run is compared with its uninterrupted run exactly).
 
