@@ -42,6 +42,9 @@ def test_one_json_line_and_per_episode_rows(run, tmp_path, animat_cli):
     assert figures["mean_imitation_reward"] == pytest.approx(per_step) and 0.0 < per_step <= 1.0
     again = json.loads(_evaluate(animat_cli, run, "--episodes", 3, "--seconds", 0.5, "--seed", 4, "--out", tmp_path / "ev2")[1])
     assert {k: again[k] for k in KEYS} == {k: figures[k] for k in KEYS}  # seeded: the same starts, the same figures
+    assert _evaluate(animat_cli, run, "--episodes", 3, "--seconds", 0.5, "--seed", 5, "--out", tmp_path / "ev3")[0] == 0
+    starts = lambda ev: {r["start_seconds"] for r in csv.DictReader(open(tmp_path / ev / "episodes.csv"))}
+    assert not starts("ev") & starts("ev3")  # the next seed draws other starts (with seed + i it shared 2 of 3)
 
 
 def _one_line_error(code, out, err, *words):

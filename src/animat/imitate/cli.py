@@ -129,7 +129,7 @@ def evaluate_cmd(
     run_dir: str = typer.Argument(..., help="Run directory written by `animat imitate train`, or pretrained:NAME for a policy shipped with animat."),
     episodes: int = typer.Option(20, "--episodes", "-e", help="Episodes, each from the clip's state at a random phase."),
     seconds: float = typer.Option(10.0, "--seconds", "-s", help="Episode length (s); an episode ends early on a fall (or the run's pose termination)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the start phases (episode i: seed + i)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the start phases (episode i: seed × episodes + i, so other seeds give other starts)."),
     clip: Optional[str] = typer.Option(None, "--clip", help="Clip to imitate instead of the run's (a file, or shared:NAME)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
 ) -> None:

@@ -1,7 +1,9 @@
 """``animat imitate evaluate``: how well a trained policy imitates, from reference-state starts.
 
 ``episodes`` episodes of the deterministic policy (the Gaussian's mean), each from the clip's state at
-a random time (phase) of its cycle (character i's start drawn with seed ``seed + i``), for up to
+a random time (phase) of its cycle (episode i's start drawn with seed ``seed * episodes + i``: evaluations with
+different seeds and the same number of episodes start from disjoint sets of seeds; ``seed + i`` made seeds 1
+and 2 share 19 of 20 starts), for up to
 ``seconds`` s, on the physics and the episode ends the run trained with (falls, and its pose
 termination if it had one; :mod:`animat.imitate.batch`, all episodes stepped together). Figures:
 
@@ -62,7 +64,7 @@ def evaluate_policy(cfg, policy, clip, episodes: int, seconds: float, seed: int,
 
     options = {**batch_options(cfg), "max_seconds": float(seconds), "rsi": True}
     options.pop("reward")  # always the paper's r_I
-    batch = ImitateBatch(clip, episodes, seed=seed, threads=threads, **options)
+    batch = ImitateBatch(clip, episodes, seed=seed * episodes, threads=threads, **options)
     try:
         if policy.obs_dim != batch.observation_size or policy.act_dim != batch.action_size:
             raise CheckpointError(f"the policy takes {policy.obs_dim} observations and gives {policy.act_dim} actions; this humanoid has "
