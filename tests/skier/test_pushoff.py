@@ -100,6 +100,18 @@ def test_the_direction_of_travel_of_a_zigzag_is_its_mean_heading():
     assert np.degrees(h[50:-50]) == pytest.approx(30.0, abs=1e-9)
 
 
+def test_a_skier_that_hardly_moves_has_no_direction_of_travel_and_no_push_offs():
+    """The V-skate's forces and yaws on a path that only jitters (1 cm, so < MIN_TRAVEL_SPEED over a window): its
+    heading is noise, so there is no heading, no push-off and no yaw; at 3 m/s the same forces push off."""
+    t, force, yaw, xy = _gait(20.0, 15.0)
+    still = 0.01 * np.stack([np.sin(7.0 * t), np.cos(11.0 * t)], axis=1)
+    assert np.isnan(P.travel_heading(still, DT, 2.0)).all()
+    s = P.summary(P.pushoffs(t, force, yaw, still, W, window_seconds=2.0))
+    assert s["pushoffs"] == [] and math.isnan(s["mean_pushoff_yaw_deg"])
+    slow = xy * (1.5 * P.MIN_TRAVEL_SPEED / 3.0)  # the same path at 1.5 x the threshold speed
+    assert len(P.pushoffs(t, force, yaw, slow, W, window_seconds=2.0)) == 4
+
+
 def test_ski_yaw_and_wrap():
     assert np.degrees(P.ski_yaw(np.array([[0.0, 0, 0]]), np.array([[1.0, 1, 0]]))) == pytest.approx([45.0])
     assert np.degrees(P.wrap(np.radians([190.0, -181.0, 30.0]))) == pytest.approx([-170.0, 179.0, 30.0])

@@ -7,7 +7,8 @@ Pure NumPy functions over sampled series (frames every ``frame_dt`` s; nothing h
   :func:`animat.skier.rollout.trajectory`'s ``ski_forces``),
 - each ski's yaw ``yaw (T, 2)`` rad (the heading of its tail-to-tip axis, :func:`ski_yaw`),
 - the pelvis's horizontal path ``xy (T, 2)`` m, whose displacement over a window (one keyframe cycle by
-  default in the replay) is the direction of travel (:func:`travel_heading`).
+  default in the replay) is the direction of travel (:func:`travel_heading`); where that displacement is
+  slower than :data:`MIN_TRAVEL_SPEED` the skier has no direction of travel (NaN), so no push-off and no yaw.
 
 A push-off is a stretch of at least ``min_seconds`` (gaps up to ``gap_seconds`` bridged) in which a ski
 bears at least ``load_frac`` of the body's weight and the ground pushes it forward along the direction of
@@ -26,6 +27,7 @@ LOAD_FRAC = 0.25  # a pushing ski carries at least this fraction of the body's w
 PUSH_FRAC = 0.05  # ... and is pushed forward with at least this fraction of it
 MIN_SECONDS = 0.1  # shortest push-off, s
 GAP_SECONDS = 0.06  # shorter dips inside one push-off are bridged, s
+MIN_TRAVEL_SPEED = 0.2  # m/s over the window: slower, the direction of travel is noise (a skier that hardly moves)
 
 
 def wrap(angle: np.ndarray) -> np.ndarray:
@@ -39,15 +41,18 @@ def ski_yaw(tail: np.ndarray, tip: np.ndarray) -> np.ndarray:
     return np.arctan2(d[..., 1], d[..., 0])
 
 
-def travel_heading(xy: np.ndarray, frame_dt: float, window_seconds: float) -> np.ndarray:
+def travel_heading(xy: np.ndarray, frame_dt: float, window_seconds: float, min_speed: float = MIN_TRAVEL_SPEED) -> np.ndarray:
     """Direction of travel (rad) at each frame of the path ``xy (T, 2)`` m: the heading of the displacement
-    from ``window_seconds / 2`` before to as long after (cut at the ends of the path) -> (T,)."""
+    from ``window_seconds / 2`` before to as long after (cut at the ends of the path) -> (T,); NaN where
+    that displacement is slower than ``min_speed`` m/s over its span."""
     xy = np.asarray(xy, dtype=np.float64)
     T = len(xy)
     h = max(1, int(round(window_seconds / 2 / frame_dt)))
     i = np.arange(T)
-    d = xy[np.minimum(i + h, T - 1)] - xy[np.maximum(i - h, 0)]
-    return np.arctan2(d[:, 1], d[:, 0])
+    hi, lo = np.minimum(i + h, T - 1), np.maximum(i - h, 0)
+    d = xy[hi] - xy[lo]
+    moving = np.linalg.norm(d, axis=1) >= min_speed * np.maximum(hi - lo, 1) * frame_dt
+    return np.where(moving, np.arctan2(d[:, 1], d[:, 0]), np.nan)
 
 
 def outward_yaw(yaw: np.ndarray, heading: np.ndarray) -> np.ndarray:
@@ -60,7 +65,8 @@ def outward_yaw(yaw: np.ndarray, heading: np.ndarray) -> np.ndarray:
 def pushing(force: np.ndarray, heading: np.ndarray, weight: float, load_frac: float = LOAD_FRAC,
             push_frac: float = PUSH_FRAC) -> np.ndarray:
     """(T, 2) bool: frames where a ski bears ``>= load_frac * weight`` (the force's vertical part) and is
-    pushed forward along ``heading (T,)`` rad with ``>= push_frac * weight``; ``force (T, 2, 3)`` N, ``weight`` N."""
+    pushed forward along ``heading (T,)`` rad with ``>= push_frac * weight`` (never where ``heading`` is NaN);
+    ``force (T, 2, 3)`` N, ``weight`` N."""
     f = np.asarray(force, dtype=np.float64)
     ahead = np.stack([np.cos(heading), np.sin(heading)], axis=-1)  # (T, 2): unit vector of travel
     forward = np.einsum("tsk,tk->ts", f[..., :2], ahead)
@@ -87,7 +93,8 @@ def pushoffs(t: np.ndarray, force: np.ndarray, yaw: np.ndarray, xy: np.ndarray, 
     """The push-offs of a run sampled at times ``t (T,)`` s (evenly, ``t[1] - t[0]`` apart), in order of their
     start: each ``{"leg", "start_s", "end_s", "yaw_deg"}`` (times of its first and last frame, rounded to 1 µs) with ``yaw_deg`` the pushing ski's mean outward
     yaw against the direction of travel over its frames (degrees). ``force (T, 2, 3)`` N, ``yaw (T, 2)`` rad,
-    ``xy (T, 2)`` m, ``weight`` N, ``window_seconds``: see :func:`travel_heading`."""
+    ``xy (T, 2)`` m, ``weight`` N, ``window_seconds``: see :func:`travel_heading` (no push-off where the skier has no
+    direction of travel)."""
     t = np.asarray(t, dtype=np.float64)
     dt = float(t[1] - t[0])
     heading = travel_heading(xy, dt, window_seconds)
