@@ -12,7 +12,7 @@ import pytest
 from animat.errors import CheckpointError, ConfigError
 from animat.fly.commands import COMMANDS, direction, heading
 from animat.fly.model import FlyParams
-from animat.fly.tasks import tracking
+from animat.fly.tasks import tracking, window_velocity_error
 
 L = 4.0  # the paper fly's body length, u
 
@@ -50,6 +50,44 @@ def test_tilt_costs_one_minus_cosine():
     a = 0.4
     tilted = np.tile([math.cos(a / 2), math.sin(a / 2), 0, 0], (len(t), 1))  # pitched by a
     assert tracking(np.zeros((len(t), 3)), np.zeros((len(t), 3)), tilted, L, tilt=4.0) == pytest.approx(-4.0 * (1 - math.cos(a)))
+
+
+def test_window_velocity_error_reads_the_windows_after_the_hand_over():
+    """0 at the commanded velocity, 1 at rest under a direction command, |v - c| / speed for a constant offset;
+    the first 0.5 s window (the hand-over) is not read, and a wingbeat's oscillation inside a window averages out."""
+    T, w = 300, 50  # 3 s of 0.01 s ticks, 0.5 s windows
+    cmd = np.tile([0.0, 2.0, 0.0], (T, 1))
+    assert window_velocity_error(cmd.copy(), cmd, w, 2.0) == 0.0
+    assert window_velocity_error(np.zeros((T, 3)), cmd, w, 2.0) == pytest.approx(1.0)
+    off = cmd + [0.6, 0.0, -0.8]  # 1 u/s off the command
+    assert window_velocity_error(off, cmd, w, 2.0) == pytest.approx(0.5)
+    wild_start = cmd.copy()
+    wild_start[:w] = [5.0, -5.0, 5.0]  # the hand-over window: not read
+    flapping = cmd + np.sin(2 * np.pi * np.arange(T) / 25)[:, None] * [0, 0, 3.0]  # two whole wingbeats per window
+    assert window_velocity_error(wild_start, cmd, w, 2.0) == 0.0
+    assert window_velocity_error(flapping, cmd, w, 2.0) == pytest.approx(0.0, abs=1e-12)
+    batch = np.stack([cmd, off])[None]  # (1, 2, T, 3): leading axes kept
+    np.testing.assert_allclose(window_velocity_error(batch, cmd[None, None], w, 2.0), [[0.0, 0.5]], atol=1e-12)
+    with pytest.raises(ValueError):
+        window_velocity_error(cmd[:99], cmd[:99], w, 2.0)  # one window only: nothing after the hand-over
+
+
+def test_the_velocity_term_of_a_steering_fitness_adds_as_weighted():
+    """TrackFitness = position_weight x tracking - velocity_weight x window velocity error, per network."""
+    from animat.evolve.network import init_genes, layer_activations, unflatten
+    from animat.fly.tasks import TrackFitness
+
+    import jax
+
+    params = FlyParams(asymmetric=True)
+    layers = [params.n_inputs, 4, params.n_outputs]
+    acts = tuple(layer_activations(layers, "tanh"))
+    nets = unflatten(np.asarray(init_genes(jax.random.PRNGKey(3), 3, layers, 0.5)), layers)
+    fit = lambda pw, vw: TrackFitness(params, 1.0, "forward", acts, 2, 0, 2.0, 1.0, 0.2, 0.5, (1.0, 3.0), pw, vw)(nets)
+    tracked, both, velocity = fit(1.0, 0.0), fit(1.0, 2.0), fit(0.0, 1.0)
+    assert (velocity < 0).all() and np.isfinite(tracked).all()
+    np.testing.assert_allclose(both, tracked + 2.0 * velocity, rtol=1e-9)
+    np.testing.assert_allclose(fit(0.5, 0.0), 0.5 * tracked, rtol=1e-12)
 
 
 # ------------------------------------------------------------------------------ the command frame
@@ -165,6 +203,32 @@ def test_from_continues_the_last_population_with_a_new_fitness(tmp_path, animat_
     assert [r["generation"] for r in Population.resume(new).history] == [0, 1, 2]
     code, _, err = animat_cli("fly", "replay", str(new), "--seconds", "0.2", "--out", str(tmp_path / "replay"))
     assert code == 0, err  # a --from run's config.json reads back
+
+
+def test_from_centres_an_evolution_strategy_on_the_runs_best_genome(tmp_path, animat_cli):
+    """--strategy open_es --from RUN: the first distribution's mean is RUN's best genome (a GA run's here),
+    recorded as ``from``; another architecture is refused in one line."""
+    from animat.evolve import loop
+    from animat.evolve.genome_file import load_genome
+    from animat.fly.options import TrainConfig
+    from animat.fly.train import evolution_strategy
+
+    tiny = ["--population", "8", "--seconds", "0.2", "--replay-seconds", "0.3"]
+    old, new = tmp_path / "old", tmp_path / "new"
+    assert animat_cli("fly", "train", "--generations", "2", *tiny, "--out", str(old))[0] == 0
+    best = load_genome(old / "best_genome.npz").genome.genes
+    code, _, err = animat_cli("fly", "train", "--strategy", "open_es", "--generations", "2", "--fitness", "hover", *tiny, "--from", str(old),
+                              "--out", str(new))
+    assert code == 0, err
+    config = json.loads((new / "config.json").read_text())
+    assert config["from"] == {"path": str(old), "generation": 2} and config["strategy"] == "open_es"
+    strategy = evolution_strategy(TrainConfig.build(None, **{k: v for k, v in config.items() if k != "from"}), best)
+    first = strategy.samples(loop.start(strategy, int(config["seed"])).strategy)
+    np.testing.assert_allclose(first.mean(axis=0), best, atol=1e-5)  # antithetic pairs: their mean is the centre
+    np.testing.assert_array_equal(first, np.asarray(loop.load(new / "checkpoints" / "gen-000001.json", strategy)[0].last_genes))
+    bad = tmp_path / "bad"
+    code, _, err = animat_cli("fly", "train", "--strategy", "open_es", "--layers", "15,10,3", *tiny, "--from", str(old), "--out", str(bad))
+    assert code == 2 and "--from" in err and len(err.strip().splitlines()) == 1 and not bad.exists(), err
 
 
 def test_from_refuses_another_architecture(tmp_path, animat_cli):

@@ -40,8 +40,8 @@ def train_cmd(
     preset: Optional[str] = typer.Option(None, "--preset", help="paper (the paper's fly, the default) | drosophila (the real-scale fruit fly; also set by the config file's preset key)"),
     task: Optional[str] = cli_option(TrainConfig, "task", "--task"),
     speed: Optional[float] = cli_option(TrainConfig, "speed", "--speed"),
-    from_run: Optional[Path] = typer.Option(None, "--from", help="Start from this run's final population (its last checkpoint), "
-                                            "with any new task, fitness and GA settings; the same network."),
+    from_run: Optional[Path] = typer.Option(None, "--from", help="Start from this run's final population (its last checkpoint; with an "
+                                            "evolution strategy: centred on its best genome), with any new task, fitness and GA settings; the same network."),
 ) -> None:
     """Evolve flies; writes a run directory with metrics, plots, the best genome and its flight."""
     from animat.fly.drosophila.options import selected
@@ -63,9 +63,10 @@ def train_cmd(
         **({} if drosophila else {"task": task, "speed": speed}),
     )
     if from_run is not None:
-        from animat.fly.train import source_population
+        from animat.fly.train import source_mean, source_population
 
-        source_population(TrainConfig.build(config, **options), from_run)  # refused before a run directory is made
+        first = TrainConfig.build(config, **options)
+        (source_population if first.strategy == "paper_ga" else source_mean)(first, from_run)  # refused before a run directory is made
     cfg, run_dir = runs.start_or_resume(
         "fly", TrainConfig, resume=resume, config=config, out=out, options=options,
         may_change={"generations": "--generations", "backend": "--backend", "address": "--address"},

@@ -57,6 +57,8 @@ class TrainConfig:
     start_speed: float = option(0.5, "Steering tasks' perturbed starts: each velocity component uniform within ± this (u/s)", ge=0)
     start_angle: float = option(0.2, "... roll and pitch uniform within ± this (rad; any heading)", ge=0)
     start_spin: float = option(0.5, "... each angular-velocity component uniform within ± this (rad/s)", ge=0)
+    position_weight: float = option(1.0, "Steering tasks: weight of the reference-point tracking term (position and tilt; animat.fly.tasks.tracking)", ge=0)
+    velocity_weight: float = option(0.0, "Steering tasks: weight of the 0.5 s window velocity error (animat.fly.tasks.window_velocity_error)", ge=0)
     segment: list[float] = option(help="--task goal: each random command lasts between these seconds", factory=lambda: [1.0, 3.0], gt=0, shown="1,3")
     # what a run's config.json records besides these options: "from" = {"path", "generation"} of a --from run
     RUN_RECORD: ClassVar[tuple[str, ...]] = ("from",)

@@ -13,6 +13,7 @@ import numpy as np
 
 from animat.config import require
 from animat.fly.model import FlyParams
+from animat.fly.steer_score import WINDOW_S
 from animat.fly.rollout import Trajectory, n_ticks_for, sensor_noise, simulate_population, start_states
 
 TASKS = ("hover", "forward", "back", "left", "right", "up", "down", "goal")  # --task: the steering networks' (see tracking)
@@ -65,6 +66,22 @@ def tracking(error: np.ndarray, cmd_vel: np.ndarray, quat: np.ndarray, body_leng
     return -((np.abs(along) + across * off) / body_length + tilt * (1.0 - cos_tilt)).mean(axis=-1)
 
 
+def window_velocity_error(velocity: np.ndarray, cmd_vel: np.ndarray, ticks_per_window: int, speed: float) -> np.ndarray:
+    """How far the fly's velocity is from the command's, as issue 21's steering score reads it
+    (:mod:`animat.fly.steer_score`: the mean velocity of each 0.5 s window after a 0.5 s hand-over):
+    the mean over whole windows of ``ticks_per_window`` ticks, the first left out, of
+    ``|mean over the window of (v - c)| / speed``. ``velocity`` and ``cmd_vel (..., T, 3)`` u/s in the
+    command frame (:class:`animat.fly.tracking.Track`), ``speed`` u/s > 0 -> ``(...)``; 0 when every
+    window moves at the commanded velocity, 1 for a fly at rest under a direction command."""
+    T = velocity.shape[-2]
+    windows = T // ticks_per_window
+    if windows < 2:
+        raise ValueError(f"a window-velocity error needs at least 2 windows of {ticks_per_window} ticks, got {T} ticks")
+    diff = (velocity - cmd_vel)[..., ticks_per_window:windows * ticks_per_window, :]
+    means = diff.reshape(*diff.shape[:-2], windows - 1, ticks_per_window, 3).mean(axis=-2)
+    return np.linalg.norm(means, axis=-1).mean(axis=-1) / speed
+
+
 FITNESS = {"mean-height": mean_height, "final-height": final_height, "lateral": lateral, "hover": hover}
 
 
@@ -115,7 +132,8 @@ class FlyFitness:
 
 @dataclass(frozen=True)
 class TrackFitness:
-    """Batched fitness of a steering task (``task`` in :data:`TASKS`, :func:`tracking`): every network flies
+    """Batched fitness of a steering task (``task`` in :data:`TASKS`): ``position_weight`` × :func:`tracking`
+    − ``velocity_weight`` × :func:`window_velocity_error` (0.5 s windows). Every network flies
     from ``starts`` start states (:func:`animat.fly.tracking.varied_starts` with ``start_speed`` u/s,
     ``start_angle`` rad, ``start_spin`` rad/s) through the task's commands at ``speed`` u/s
     (:func:`animat.fly.tracking.command_schedule`; ``goal``: random commands lasting ``segment`` s each);
@@ -132,6 +150,8 @@ class TrackFitness:
     start_angle: float = 0.0
     start_spin: float = 0.0
     segment: tuple[float, float] = (1.0, 3.0)
+    position_weight: float = 1.0  # of tracking (position and tilt)
+    velocity_weight: float = 0.0  # of window_velocity_error (0.5 s windows)
 
     def __post_init__(self):
         require("task", self.task, choices=TASKS)
@@ -156,5 +176,9 @@ class TrackFitness:
         s0, switch, cmd_vel, _ = self.schedule()
         fn = population_commands(self.params, tuple(self.activations), self.task == "goal")
         track = fn(jax.tree_util.tree_map(jnp.asarray, nets), jax.tree_util.tree_map(jnp.asarray, s0), jnp.asarray(switch), jnp.asarray(cmd_vel))
-        values = tracking(np.asarray(track.error, np.float64), cmd_vel[None], np.asarray(track.quat, np.float64), self.params.body_length)
+        values = self.position_weight * tracking(np.asarray(track.error, np.float64), cmd_vel[None], np.asarray(track.quat, np.float64),
+                                                 self.params.body_length)
+        if self.velocity_weight:
+            window = int(round(WINDOW_S / self.params.control_dt))
+            values = values - self.velocity_weight * window_velocity_error(np.asarray(track.velocity, np.float64), cmd_vel[None], window, self.speed)
         return over_starts(values, np.asarray(track.crashed))

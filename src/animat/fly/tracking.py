@@ -92,11 +92,12 @@ def command_tick(params: FlyParams, net, activations: Sequence[str], state: FlyS
 
 class Track(NamedTuple):
     """Recorded after every tick: ``error (T, 3)`` u, the fly's position minus the reference point in the
-    command frame; ``quat (T, 4)``; ``crashed (T,)``."""
+    command frame; ``quat (T, 4)``; ``crashed (T,)``; ``velocity (T, 3)`` u/s in the command frame."""
 
     error: jax.Array
     quat: jax.Array
     crashed: jax.Array
+    velocity: jax.Array
 
 
 def tracking_error(params: FlyParams, state: FlyState, frame: Frame, cmd_vel) -> jax.Array:
@@ -113,7 +114,7 @@ def command_rollout(params: FlyParams, net, activations: Sequence[str], state0: 
         starts, vel = inputs
         frame = jax.tree_util.tree_map(lambda n, o: jnp.where(starts, n, o), new_frame(state), frame)
         state, frame = command_tick(params, net, activations, state, frame, vel, goal)
-        return (state, frame), Track(tracking_error(params, state, frame, vel), state.quat, state.crashed)
+        return (state, frame), Track(tracking_error(params, state, frame, vel), state.quat, state.crashed, turn(frame.yaw, state.vel))
 
     switch = jnp.asarray(switch).at[0].set(True)
     return jax.lax.scan(tick, (state0, new_frame(state0)), (switch, jnp.asarray(cmd_vel, jnp.float32)))[1]

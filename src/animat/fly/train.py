@@ -29,16 +29,19 @@ def output_names(cfg: TrainConfig) -> list[str]:
     return [f"{side} {n}" for side in ("right", "left") for n in names] if cfg.asymmetric else names
 
 
-def evolution_strategy(cfg: TrainConfig) -> EvosaxES:
-    """``cfg.strategy`` (one of :data:`EVOLUTION_STRATEGIES`) over the network's weights, from mean 0 with spread ``init_std``."""
-    return EvosaxES(cfg.strategy, int(cfg.population), np.zeros(param_count(cfg.layers), dtype=np.float32), float(cfg.init_std))
+def evolution_strategy(cfg: TrainConfig, mean: np.ndarray | None = None) -> EvosaxES:
+    """``cfg.strategy`` (one of :data:`EVOLUTION_STRATEGIES`) over the network's weights, from ``mean``
+    (default 0: a new network; ``--from``: another run's best genome) with spread ``init_std``."""
+    start = np.zeros(param_count(cfg.layers), dtype=np.float32) if mean is None else np.asarray(mean, dtype=np.float32)
+    return EvosaxES(cfg.strategy, int(cfg.population), start, float(cfg.init_std))
 
 
 def run_strategy(cfg: TrainConfig, out: Path, resume: bool, evaluator, activations: list[str],
-                 on_generation: Callable[[dict], Any] | None) -> tuple[Genome, float, list[dict], int]:
+                 on_generation: Callable[[dict], Any] | None, mean: np.ndarray | None = None) -> tuple[Genome, float, list[dict], int]:
     """Evolve with the evolution strategy ``cfg.strategy`` on the engine's loop (the paper GA's run
-    directory: metrics.csv, checkpoints, threshold genomes); ``(best genome, its fitness, history, generations)``."""
-    strategy = evolution_strategy(cfg)
+    directory: metrics.csv, checkpoints, threshold genomes), its distribution centred on ``mean`` at the
+    start (:func:`evolution_strategy`); ``(best genome, its fitness, history, generations)``."""
+    strategy = evolution_strategy(cfg, mean)
     if resume:
         state, _ = loop.load(out, strategy)
         runs.refuse_finished(out, state.generation, cfg.generations, "generations", "--generations")
@@ -57,22 +60,40 @@ def run_strategy(cfg: TrainConfig, out: Path, resume: bool, evaluator, activatio
     return Genome(cfg.layers, state.best_genes, activations), state.best_fitness, list(state.history), state.generation
 
 
-def source_population(cfg: TrainConfig, source: Path) -> tuple[Population, dict]:
-    """The final population of run ``source`` (its last checkpoint) to start ``cfg``'s run from, and the
-    ``from`` record ``{path, generation}``. ConfigError (one line) unless its network is ``cfg``'s
-    (layers, activations, wings) and its size ``cfg.population``."""
-    if cfg.strategy != "paper_ga":
-        raise ConfigError(f"--from starts a paper_ga population from another run's; --strategy {cfg.strategy} has none")
-    stored = runs.read_run_config(source, "a fly training run directory (--from)")
-    src = Population.resume(source)
+def _check_same_network(cfg: TrainConfig, source: Path, layers, activations, stored: dict) -> None:
+    """ConfigError (one line) unless ``source``'s network (``layers``, ``activations``, its config's wings) is ``cfg``'s."""
     mine = (list(cfg.layers), list(layer_activations(cfg.layers, cfg.activations)), bool(cfg.asymmetric))
-    theirs = (list(src.layers), list(src.activations), bool(stored.get("asymmetric", False)))
+    theirs = (list(layers), list(activations), bool(stored.get("asymmetric", False)))
     if mine != theirs:
         describe = lambda a: f"layers {a[0]}, activations {sorted(set(a[1]))}, {'asymmetric' if a[2] else 'symmetric'} wings"
         raise ConfigError(f"--from {str(source)!r}: its network ({describe(theirs)}) is not this run's ({describe(mine)})")
+
+
+def source_population(cfg: TrainConfig, source: Path) -> tuple[Population, dict]:
+    """The final population of run ``source`` (its last checkpoint) to start ``cfg``'s paper-GA run from, and
+    the ``from`` record ``{path, generation}``. ConfigError (one line) unless its network is ``cfg``'s
+    (layers, activations, wings) and its size ``cfg.population``."""
+    stored = runs.read_run_config(source, "a fly training run directory (--from)")
+    src = Population.resume(source)
+    _check_same_network(cfg, source, src.layers, src.activations, stored)
     if src.size != cfg.population:
         raise ConfigError(f"--from {str(source)!r}: its population has {src.size} flies, this run {cfg.population}; give --population {src.size}")
     return src, {"path": str(source), "generation": int(src.generation)}
+
+
+def source_mean(cfg: TrainConfig, source: Path) -> tuple[np.ndarray, dict]:
+    """The best genome of finished run ``source`` (its ``best_genome.npz``, any strategy), where an
+    evolution strategy's run ``cfg`` centres its first distribution, and the ``from`` record ``{path,
+    generation}``. ConfigError/CheckpointError (one line) for a run without one or another network."""
+    from animat.evolve.genome_file import load_genome
+
+    stored = runs.read_run_config(source, "a fly training run directory (--from)")
+    if not (source / "best_genome.npz").is_file():
+        raise ConfigError(f"--from {str(source)!r} with --strategy {cfg.strategy}: it holds no best_genome.npz (is its training finished?)")
+    saved = load_genome(source / "best_genome.npz")
+    _check_same_network(cfg, source, saved.genome.layers, saved.genome.activations, stored)
+    generation = runs.read_json(source / "summary.json").get("generations", 0) if (source / "summary.json").is_file() else 0
+    return np.asarray(saved.genome.genes, dtype=np.float32), {"path": str(source), "generation": int(generation)}
 
 
 def fitness_of(cfg: TrainConfig, params, activations: list[str]) -> FlyFitness | TrackFitness:
@@ -80,7 +101,8 @@ def fitness_of(cfg: TrainConfig, params, activations: list[str]) -> FlyFitness |
     if cfg.task is None:
         return FlyFitness(params, float(cfg.seconds), cfg.fitness, activations, cfg.starts, cfg.seed, cfg.noise)
     return TrackFitness(params, float(cfg.seconds), cfg.task, tuple(activations), cfg.starts, cfg.seed, float(cfg.speed),
-                        float(cfg.start_speed), float(cfg.start_angle), float(cfg.start_spin), tuple(float(s) for s in cfg.segment))
+                        float(cfg.start_speed), float(cfg.start_angle), float(cfg.start_spin), tuple(float(s) for s in cfg.segment),
+                        float(cfg.position_weight), float(cfg.velocity_weight))
 
 
 def task_replay(cfg: TrainConfig, out: Path) -> dict:
@@ -103,7 +125,8 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, from_run: Path |
           on_generation: Callable[[dict], Any] | None = None) -> dict:
     """Evolve flies per ``cfg`` into run directory ``out`` (already created, or the one being resumed).
     ``from_run``: a run directory whose final population (its last checkpoint) is the first generation
-    here (any new task, fitness or GA settings; the same network); config.json records it as ``from``.
+    here (any new task, fitness or GA settings; the same network), or with an evolution strategy whose
+    best genome is the first distribution's centre; config.json records it as ``from``.
 
     Writes ``config.json``, ``metrics.csv`` (per generation), ``checkpoints/`` (resumable),
     ``best_genome.npz/.json`` (+ ``best_genome.pkl`` export), ``plots/fitness.png``, and a replay of the
@@ -113,12 +136,12 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, from_run: Path |
     """
     params = cfg.fly_params()
     ga = cfg.strategy == "paper_ga"
-    record = None
+    record, mean = None, None
     if resume:
         record = runs.read_run_config(out).get("from")
     if not ga:
-        if from_run is not None:
-            source_population(cfg, from_run)  # the one-line refusal
+        if from_run is not None and not resume:
+            mean, record = source_mean(cfg, Path(from_run))
         pop = None
     elif resume:
         pop = Population.resume(out)
@@ -145,7 +168,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, from_run: Path |
             )
             best, best_fitness, history, generation = result.best_genome, result.best_fitness, result.history, result.generation
         else:
-            best, best_fitness, history, generation = run_strategy(cfg, out, resume, evaluator, activations, on_generation)
+            best, best_fitness, history, generation = run_strategy(cfg, out, resume, evaluator, activations, on_generation, mean)
     finally:
         evaluator.close()
     train_seconds = time.perf_counter() - t0
