@@ -63,10 +63,9 @@ def train_cmd(
         **({} if drosophila else {"task": task, "speed": speed}),
     )
     if from_run is not None:
-        from animat.fly.train import source_mean, source_population
+        from animat.fly.train import check_source
 
-        first = TrainConfig.build(config, **options)
-        (source_population if first.strategy == "paper_ga" else source_mean)(first, from_run)  # refused before a run directory is made
+        check_source(TrainConfig.build(config, **options), from_run)  # refused before a run directory is made
     cfg, run_dir = runs.start_or_resume(
         "fly", TrainConfig, resume=resume, config=config, out=out, options=options,
         may_change={"generations": "--generations", "backend": "--backend", "address": "--address"},

@@ -96,6 +96,12 @@ def source_mean(cfg: TrainConfig, source: Path) -> tuple[np.ndarray, dict]:
     return np.asarray(saved.genome.genes, dtype=np.float32), {"path": str(source), "generation": int(generation)}
 
 
+def check_source(cfg: TrainConfig, source: Path) -> dict:
+    """The one-line refusal of a ``--from`` that ``cfg``'s strategy cannot start from (:func:`source_population`
+    for the paper GA, :func:`source_mean` for an evolution strategy); else the ``from`` record."""
+    return (source_population if cfg.strategy == "paper_ga" else source_mean)(cfg, Path(source))[1]
+
+
 def fitness_of(cfg: TrainConfig, params, activations: list[str]) -> FlyFitness | TrackFitness:
     """The batched fitness of ``cfg``: its steering task (:class:`TrackFitness`) or its ``fitness``."""
     if cfg.task is None:
