@@ -52,8 +52,8 @@ def train_cmd(
     keys = ["best_fitness", "generations", "total_crashes", "mean_seconds_per_generation"] + [f"replay_{k}" for k in FLIGHT_KEYS]
     drosophila = selected(preset, config, resume)
     if drosophila:
-        if task is not None or speed is not None or from_run is not None:
-            raise ConfigError("--task, --speed and --from are the paper preset's (steering); the drosophila preset trains its hover")
+        if task is not None or speed is not None:
+            raise ConfigError("--task and --speed are the paper preset's (steering); the drosophila preset trains its hover")
         from animat.fly.drosophila.options import DrosophilaTrainConfig as TrainConfig
         from animat.fly.drosophila.train import SUMMARY_KEYS as keys, train
 
@@ -80,7 +80,7 @@ def train_cmd(
             bar.update(task, completed=int(row["generation"]) + 1, best=fmt(row["best"]), mean=fmt(row["mean"]), crashes=row["crashes"])
 
         try:
-            summary = train(cfg, run_dir, resume=resume is not None, on_generation=on_generation, **({} if drosophila else {"from_run": from_run}))
+            summary = train(cfg, run_dir, resume=resume is not None, from_run=from_run, on_generation=on_generation)
         except KeyboardInterrupt:
             console.print(f"interrupted; continue with: animat fly train --resume {run_dir}")
             raise

@@ -29,18 +29,19 @@ def output_names(cfg: TrainConfig) -> list[str]:
     return [f"{side} {n}" for side in ("right", "left") for n in names] if cfg.asymmetric else names
 
 
-def evolution_strategy(cfg: TrainConfig, mean: np.ndarray | None = None) -> EvosaxES:
+def evolution_strategy(cfg, mean: np.ndarray | None = None) -> EvosaxES:
     """``cfg.strategy`` (one of :data:`EVOLUTION_STRATEGIES`) over the network's weights, from ``mean``
     (default 0: a new network; ``--from``: another run's best genome) with spread ``init_std``."""
     start = np.zeros(param_count(cfg.layers), dtype=np.float32) if mean is None else np.asarray(mean, dtype=np.float32)
     return EvosaxES(cfg.strategy, int(cfg.population), start, float(cfg.init_std))
 
 
-def run_strategy(cfg: TrainConfig, out: Path, resume: bool, evaluator, activations: list[str],
+def run_strategy(cfg, out: Path, resume: bool, evaluator, activations: list[str], names: list[str],
                  on_generation: Callable[[dict], Any] | None, mean: np.ndarray | None = None) -> tuple[Genome, float, list[dict], int]:
     """Evolve with the evolution strategy ``cfg.strategy`` on the engine's loop (the paper GA's run
     directory: metrics.csv, checkpoints, threshold genomes), its distribution centred on ``mean`` at the
-    start (:func:`evolution_strategy`); ``(best genome, its fitness, history, generations)``."""
+    start (:func:`evolution_strategy`); ``names``: the network's outputs, for the threshold genomes;
+    ``(best genome, its fitness, history, generations)``."""
     strategy = evolution_strategy(cfg, mean)
     if resume:
         state, _ = loop.load(out, strategy)
@@ -51,7 +52,7 @@ def run_strategy(cfg: TrainConfig, out: Path, resume: bool, evaluator, activatio
             state = replace(state, threshold=float(cfg.fitness_threshold))
 
     def save_threshold(path: Path, genes: np.ndarray, fitness: float, info: dict) -> Path:
-        return save_genome(path, Genome(cfg.layers, genes, activations), fitness, extra={**info, "output_names": output_names(cfg)})
+        return save_genome(path, Genome(cfg.layers, genes, activations), fitness, extra={**info, "output_names": names})
 
     state, _ = loop.run(strategy, state, evaluator, int(cfg.generations), metric_fields=loop.METRIC_FIELDS, out_dir=out,
                         save_every=cfg.save_every, delta_fitness=cfg.delta_fitness, save_genome=save_threshold,
@@ -60,20 +61,29 @@ def run_strategy(cfg: TrainConfig, out: Path, resume: bool, evaluator, activatio
     return Genome(cfg.layers, state.best_genes, activations), state.best_fitness, list(state.history), state.generation
 
 
-def _check_same_network(cfg: TrainConfig, source: Path, layers, activations, stored: dict) -> None:
+def _check_same_network(cfg, source: Path, layers, activations, stored: dict) -> None:
     """ConfigError (one line) unless ``source``'s network (``layers``, ``activations``, its config's wings) is ``cfg``'s."""
-    mine = (list(cfg.layers), list(layer_activations(cfg.layers, cfg.activations)), bool(cfg.asymmetric))
+    mine = (list(cfg.layers), list(layer_activations(cfg.layers, cfg.activations)), bool(getattr(cfg, "asymmetric", False)))
     theirs = (list(layers), list(activations), bool(stored.get("asymmetric", False)))
     if mine != theirs:
         describe = lambda a: f"layers {a[0]}, activations {sorted(set(a[1]))}, {'asymmetric' if a[2] else 'symmetric'} wings"
         raise ConfigError(f"--from {str(source)!r}: its network ({describe(theirs)}) is not this run's ({describe(mine)})")
 
 
-def source_population(cfg: TrainConfig, source: Path) -> tuple[Population, dict]:
+def read_source_config(cfg, source: Path) -> dict:
+    """The config.json of ``--from`` run ``source``; ConfigError (one line) unless it is a run of ``cfg``'s preset."""
+    stored = runs.read_run_config(source, "a fly training run directory (--from)")
+    preset, theirs = getattr(cfg, "preset", "paper"), stored.get("preset", "paper")
+    if preset != theirs:
+        raise ConfigError(f"--from {str(source)!r}: it is a run of the {theirs} preset, this one is {preset}")
+    return stored
+
+
+def source_population(cfg, source: Path) -> tuple[Population, dict]:
     """The final population of run ``source`` (its last checkpoint) to start ``cfg``'s paper-GA run from, and
     the ``from`` record ``{path, generation}``. ConfigError (one line) unless its network is ``cfg``'s
     (layers, activations, wings) and its size ``cfg.population``."""
-    stored = runs.read_run_config(source, "a fly training run directory (--from)")
+    stored = read_source_config(cfg, source)
     src = Population.resume(source)
     _check_same_network(cfg, source, src.layers, src.activations, stored)
     if src.size != cfg.population:
@@ -81,13 +91,13 @@ def source_population(cfg: TrainConfig, source: Path) -> tuple[Population, dict]
     return src, {"path": str(source), "generation": int(src.generation)}
 
 
-def source_mean(cfg: TrainConfig, source: Path) -> tuple[np.ndarray, dict]:
+def source_mean(cfg, source: Path) -> tuple[np.ndarray, dict]:
     """The best genome of finished run ``source`` (its ``best_genome.npz``, any strategy), where an
     evolution strategy's run ``cfg`` centres its first distribution, and the ``from`` record ``{path,
     generation}``. ConfigError/CheckpointError (one line) for a run without one or another network."""
     from animat.evolve.genome_file import load_genome
 
-    stored = runs.read_run_config(source, "a fly training run directory (--from)")
+    stored = read_source_config(cfg, source)
     if not (source / "best_genome.npz").is_file():
         raise ConfigError(f"--from {str(source)!r} with --strategy {cfg.strategy}: it holds no best_genome.npz (is its training finished?)")
     saved = load_genome(source / "best_genome.npz")
@@ -96,7 +106,7 @@ def source_mean(cfg: TrainConfig, source: Path) -> tuple[np.ndarray, dict]:
     return np.asarray(saved.genome.genes, dtype=np.float32), {"path": str(source), "generation": int(generation)}
 
 
-def check_source(cfg: TrainConfig, source: Path) -> dict:
+def check_source(cfg, source: Path) -> dict:
     """The one-line refusal of a ``--from`` that ``cfg``'s strategy cannot start from (:func:`source_population`
     for the paper GA, :func:`source_mean` for an evolution strategy); else the ``from`` record."""
     return (source_population if cfg.strategy == "paper_ga" else source_mean)(cfg, Path(source))[1]
@@ -127,20 +137,13 @@ def task_replay(cfg: TrainConfig, out: Path) -> dict:
     return {"dir": "steer", "commands": script, **{k: score[k] for k in keep}}
 
 
-def train(cfg: TrainConfig, out: Path, *, resume: bool = False, from_run: Path | None = None,
-          on_generation: Callable[[dict], Any] | None = None) -> dict:
-    """Evolve flies per ``cfg`` into run directory ``out`` (already created, or the one being resumed).
-    ``from_run``: a run directory whose final population (its last checkpoint) is the first generation
-    here (any new task, fitness or GA settings; the same network), or with an evolution strategy whose
-    best genome is the first distribution's centre; config.json records it as ``from``.
-
-    Writes ``config.json``, ``metrics.csv`` (per generation), ``checkpoints/`` (resumable),
-    ``best_genome.npz/.json`` (+ ``best_genome.pkl`` export), ``plots/fitness.png``, and a replay of the
-    best fly (:func:`animat.fly.replay.write_replay`; with a steering task :func:`task_replay`, in
-    ``steer/``); returns
-    ``summary.json``'s content.
-    """
-    params = cfg.fly_params()
+def evolve(cfg, out: Path, fitness, names: list[str], *, resume: bool = False, from_run: Path | None = None,
+           on_generation: Callable[[dict], Any] | None = None) -> tuple[Genome, float, list[dict], int]:
+    """The generations of a fly run (either preset): ``cfg.generations`` of the paper GA or of the evolution
+    strategy ``cfg.strategy`` on the batched ``fitness`` into run directory ``out``, fresh, resumed, or
+    started ``from_run`` (its final population for the GA, its best genome as the first distribution's
+    centre for a strategy; recorded as ``from`` in config.json, written here). ``names``: the network's
+    outputs. Returns ``(best genome, its fitness, history, generations)``."""
     ga = cfg.strategy == "paper_ga"
     record, mean = None, None
     if resume:
@@ -160,23 +163,39 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, from_run: Path |
     # on --resume too: --generations etc. may have changed
     runs.atomic_write_json(out / "config.json", {**asdict(cfg), **({"from": record} if record else {})})
     activations = layer_activations(cfg.layers, cfg.activations)
-    fitness = fitness_of(cfg, params, activations)
-
     evaluator = make_evaluator(fitness, cfg.layers, activations, True, backend=cfg.backend, address=cfg.address)
-    t0 = time.perf_counter()
     try:
-        if ga:
-            result = pop.run(
-                fitness, cfg.generations, batched=True, crossover_prob=cfg.crossover_prob, mutation_rate=cfg.mutation_rate,
-                mutation=cfg.mutation, mutation_std=cfg.mutation_std, pool_frac=cfg.pool_frac, elite_frac=cfg.elite_frac,
-                output_names=output_names(cfg), fitness_threshold=cfg.fitness_threshold, delta_fitness=cfg.delta_fitness,
-                save_every=cfg.save_every, out_dir=out, metrics_csv=True, evaluator=evaluator, on_generation=on_generation,
-            )
-            best, best_fitness, history, generation = result.best_genome, result.best_fitness, result.history, result.generation
-        else:
-            best, best_fitness, history, generation = run_strategy(cfg, out, resume, evaluator, activations, on_generation, mean)
+        if not ga:
+            return run_strategy(cfg, out, resume, evaluator, activations, names, on_generation, mean)
+        result = pop.run(
+            fitness, cfg.generations, batched=True, crossover_prob=cfg.crossover_prob, mutation_rate=cfg.mutation_rate,
+            mutation=cfg.mutation, mutation_std=cfg.mutation_std, pool_frac=cfg.pool_frac, elite_frac=cfg.elite_frac,
+            output_names=names, fitness_threshold=cfg.fitness_threshold, delta_fitness=cfg.delta_fitness,
+            save_every=cfg.save_every, out_dir=out, metrics_csv=True, evaluator=evaluator, on_generation=on_generation,
+        )
+        return result.best_genome, result.best_fitness, result.history, result.generation
     finally:
         evaluator.close()
+
+
+def train(cfg: TrainConfig, out: Path, *, resume: bool = False, from_run: Path | None = None,
+          on_generation: Callable[[dict], Any] | None = None) -> dict:
+    """Evolve flies per ``cfg`` into run directory ``out`` (already created, or the one being resumed).
+    ``from_run``: a run directory whose final population (its last checkpoint) is the first generation
+    here (any new task, fitness or GA settings; the same network), or with an evolution strategy whose
+    best genome is the first distribution's centre; config.json records it as ``from``.
+
+    Writes ``config.json``, ``metrics.csv`` (per generation), ``checkpoints/`` (resumable),
+    ``best_genome.npz/.json`` (+ ``best_genome.pkl`` export), ``plots/fitness.png``, and a replay of the
+    best fly (:func:`animat.fly.replay.write_replay`; with a steering task :func:`task_replay`, in
+    ``steer/``); returns
+    ``summary.json``'s content.
+    """
+    params = cfg.fly_params()
+    activations = layer_activations(cfg.layers, cfg.activations)
+    t0 = time.perf_counter()
+    best, best_fitness, history, generation = evolve(cfg, out, fitness_of(cfg, params, activations), output_names(cfg), resume=resume,
+                                                     from_run=from_run, on_generation=on_generation)
     train_seconds = time.perf_counter() - t0
     if cfg.task is None:
         check_genome(params, best)

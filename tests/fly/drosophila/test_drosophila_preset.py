@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import animat
 from animat import runs
 from animat.errors import ConfigError
 from animat.fly.drosophila import pattern
@@ -142,3 +144,44 @@ def test_replay_reads_pretrained_names_and_refuses_an_unknown_one_in_one_line(tm
     code, _, err = animat_cli("fly", "replay", "pretrained:no-such-genome", "--seconds", "1", "--out", str(tmp_path / "r"))
     assert code == 2 and "no pretrained artefact 'pretrained:no-such-genome'" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.slow  # two short trainings: minutes of compiling on a loaded 2-core machine
+def test_from_starts_an_evolution_strategy_at_a_drosophila_runs_best_genome(tmp_path, animat_cli):
+    """A curriculum stage: ``--strategy open_es --from RUN`` centres the first distribution on RUN's best
+    genome and records ``from``; the paper preset refuses the drosophila run in one line, nothing written."""
+    from animat.evolve import loop
+    from animat.evolve.genome_file import load_genome
+    from animat.fly.drosophila.options import DrosophilaTrainConfig
+    from animat.fly.train import evolution_strategy
+
+    common = ["--preset", "drosophila", "--population", "4", "--seconds", "0.01", "--replay-seconds", "0.01", "--generations", "1"]
+    old, new = tmp_path / "old", tmp_path / "new"
+    assert animat_cli("fly", "train", *common, "--out", str(old))[0] == 0
+    code, _, err = animat_cli("fly", "train", *common, "--strategy", "open_es", "--from", str(old), "--out", str(new))
+    assert code == 0, err
+    config = json.loads((new / "config.json").read_text())
+    assert config["from"] == {"path": str(old), "generation": 1} and config["strategy"] == "open_es"
+    best = load_genome(old / "best_genome.npz").genome.genes
+    strategy = evolution_strategy(DrosophilaTrainConfig.build(None, **{k: v for k, v in config.items() if k != "from"}), best)
+    first = np.asarray(loop.load(new / "checkpoints" / "gen-000001.json", strategy)[0].last_genes)
+    np.testing.assert_allclose(first.mean(axis=0), best, atol=1e-5)  # antithetic pairs: their mean is the centre
+    out = tmp_path / "refused"
+    code, _, err = animat_cli("fly", "train", "--population", "4", "--strategy", "open_es", "--from", str(old), "--out", str(out))
+    assert code == 2 and "drosophila preset" in err and len(err.strip().splitlines()) == 1 and not out.exists(), err
+
+
+def test_from_refuses_a_run_of_the_other_preset(tmp_path):
+    from animat.fly.drosophila.options import DrosophilaTrainConfig
+    from animat.fly.options import TrainConfig
+    from animat.fly.train import check_source
+
+    paper_run = Path(animat.__file__).parent / "pretrained" / "paper" / "hover"
+    for strategy in ("paper_ga", "open_es"):
+        with pytest.raises(ConfigError, match="it is a run of the paper preset, this one is drosophila"):
+            check_source(DrosophilaTrainConfig.build(None, strategy=strategy), paper_run)
+    fly_run = tmp_path / "fly"
+    fly_run.mkdir()
+    runs.atomic_write_json(fly_run / "config.json", {**json.loads((paper_run / "config.json").read_text()), "preset": "drosophila"})
+    with pytest.raises(ConfigError, match="it is a run of the drosophila preset, this one is paper"):
+        check_source(TrainConfig.build(None), fly_run)

@@ -33,6 +33,7 @@ class DrosophilaTrainConfig:
     activations: str | list[str] = option("tanh", "One activation for every layer, or one per non-input layer")
     control_ms: float = option(5.0, "Control interval (ms): the network sets a new wingbeat pattern this often", gt=0)
     seed: int = same_as(PopulationOptions, "seed")
+    strategy: str = same_as(TrainConfig, "strategy")
     init_std: float = option(0.1, "Std of the first generation's weights and biases", gt=0)
     crossover_prob: float = same_as(GAOptions, "crossover_prob")
     mutation_rate: float = option(0.1, "Probability that a gene mutates", ge=0, le=1)

@@ -10,13 +10,12 @@ from typing import Any, Callable
 
 from animat import runs
 from animat.evolve import loop
-from animat.evolve.evaluate import make_evaluator
 from animat.evolve.genome_file import save_genome
 from animat.evolve.network import layer_activations
-from animat.evolve.population import Population
 from animat.fly.drosophila.options import DrosophilaTrainConfig
 from animat.fly.drosophila.replay import check_genome, write_replay
 from animat.fly.drosophila.tasks import HoverFitness
+from animat.fly.train import evolve
 from animat.viz import plots
 
 #: what ``animat fly train --preset drosophila`` prints at the end
@@ -33,43 +32,31 @@ def fitness_of(cfg: DrosophilaTrainConfig) -> HoverFitness:
     return HoverFitness(cfg.fly_params(), float(cfg.seconds), activations, cfg.starts, cfg.seed, cfg.noise, cfg.power_weight)
 
 
-def train(cfg: DrosophilaTrainConfig, out: Path, *, resume: bool = False, on_generation: Callable[[dict], Any] | None = None) -> dict:
-    """Evolve fruit flies per ``cfg`` into run directory ``out`` (already created, or the one being resumed).
+def train(cfg: DrosophilaTrainConfig, out: Path, *, resume: bool = False, from_run: Path | None = None,
+          on_generation: Callable[[dict], Any] | None = None) -> dict:
+    """Evolve fruit flies per ``cfg`` into run directory ``out`` (already created, or the one being resumed),
+    with the paper GA or ``cfg.strategy``; ``from_run``: another drosophila run to start from (a curriculum
+    of episode lengths, fitness weights or strategies: :func:`animat.fly.train.evolve`).
 
     Writes ``config.json``, ``metrics.csv``, ``checkpoints/`` (resumable), ``best_genome.npz/.json``,
     ``plots/fitness.png``, the best fly's replay (:func:`animat.fly.drosophila.replay.write_replay`) and
     ``report.html``; returns ``summary.json``'s content."""
     params = cfg.fly_params()
-    if resume:
-        pop = Population.resume(out)
-        runs.refuse_finished(out, pop.generation, cfg.generations, "generations", "--generations")
-    else:
-        pop = Population(cfg.population, cfg.layers, cfg.activations, cfg.init_std, cfg.seed)
-    runs.atomic_write_json(out / "config.json", asdict(cfg))
-    fitness = fitness_of(cfg)
-    evaluator = make_evaluator(fitness, cfg.layers, fitness.activations, True, backend=cfg.backend, address=cfg.address)
     t0 = time.perf_counter()
-    try:
-        result = pop.run(
-            fitness, cfg.generations, batched=True, crossover_prob=cfg.crossover_prob, mutation_rate=cfg.mutation_rate,
-            mutation=cfg.mutation, mutation_std=cfg.mutation_std, pool_frac=cfg.pool_frac, elite_frac=cfg.elite_frac,
-            output_names=OUTPUT_NAMES, fitness_threshold=cfg.fitness_threshold, delta_fitness=cfg.delta_fitness,
-            save_every=cfg.save_every, out_dir=out, metrics_csv=True, evaluator=evaluator, on_generation=on_generation,
-        )
-    finally:
-        evaluator.close()
+    best, best_fitness, history, generation = evolve(cfg, out, fitness_of(cfg), OUTPUT_NAMES, resume=resume, from_run=from_run,
+                                                     on_generation=on_generation)
     train_seconds = time.perf_counter() - t0
-    best, history = result.best_genome, result.history
     check_genome(best)
-    save_genome(out / "best_genome.npz", best, result.best_fitness, {"preset": "drosophila", "drosophila": params.to_dict(), "seconds": cfg.seconds})
+    save_genome(out / "best_genome.npz", best, best_fitness, {"preset": "drosophila", "drosophila": params.to_dict(), "seconds": cfg.seconds})
     plots.fitness_plot(history, out / "plots" / "fitness.png", title="drosophila, hover fitness")
     flight = write_replay(params, best, cfg.replay_seconds, out, title="best fruit fly (hover)")
     summary = {
         "preset": "drosophila",
-        "generations": int(result.generation),
+        "generations": int(generation),
         "population": cfg.population,
+        "strategy": cfg.strategy,
         "fitness": cfg.fitness,
-        **loop.history_summary(history, result.best_fitness, train_seconds),
+        **loop.history_summary(history, best_fitness, train_seconds),
         **{f"replay_{k}": v for k, v in flight.items() if k != "preset"},
     }
     runs.atomic_write_json(out / "summary.json", summary)
