@@ -143,7 +143,7 @@ def evolve(cfg, out: Path, fitness, names: list[str], *, resume: bool = False, f
     strategy ``cfg.strategy`` on the batched ``fitness`` into run directory ``out``, fresh, resumed, or
     started ``from_run`` (its final population for the GA, its best genome as the first distribution's
     centre for a strategy; recorded as ``from`` in config.json, written here). ``names``: the network's
-    outputs. Returns ``(best genome, its fitness, history, generations)``."""
+    outputs (the activations are ``fitness``'s own). Returns ``(best genome, its fitness, history, generations)``."""
     ga = cfg.strategy == "paper_ga"
     record, mean = None, None
     if resume:
@@ -162,7 +162,7 @@ def evolve(cfg, out: Path, fitness, names: list[str], *, resume: bool = False, f
         pop = Population(cfg.population, cfg.layers, cfg.activations, cfg.init_std, cfg.seed)
     # on --resume too: --generations etc. may have changed
     runs.atomic_write_json(out / "config.json", {**asdict(cfg), **({"from": record} if record else {})})
-    activations = layer_activations(cfg.layers, cfg.activations)
+    activations = list(fitness.activations)
     evaluator = make_evaluator(fitness, cfg.layers, activations, True, backend=cfg.backend, address=cfg.address)
     try:
         if not ga:

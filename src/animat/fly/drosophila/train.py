@@ -4,7 +4,6 @@ the same as the paper preset's (:mod:`animat.fly.train`) through the engine's Po
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
