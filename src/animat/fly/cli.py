@@ -52,8 +52,10 @@ def train_cmd(
     keys = ["best_fitness", "generations", "total_crashes", "mean_seconds_per_generation"] + [f"replay_{k}" for k in FLIGHT_KEYS]
     drosophila = selected(preset, config, resume)
     if drosophila:
-        if task is not None or speed is not None:
-            raise ConfigError("--task and --speed are the paper preset's (steering); the drosophila preset trains its hover")
+        paper_only = {"--task": task, "--speed": speed, "--control-ms": control_ms, "--asymmetric/--symmetric": asymmetric}
+        if given := [flag for flag, value in paper_only.items() if value is not None]:
+            raise ConfigError(f"{', '.join(given)}: the paper preset's options; the drosophila preset trains its hover, "
+                              "both wings under one network that acts once per wingbeat")
         from animat.fly.drosophila.options import DrosophilaTrainConfig as TrainConfig
         from animat.fly.drosophila.train import SUMMARY_KEYS as keys, train
 

@@ -50,7 +50,7 @@ def stroke_plane_normal(params):
 
 def pattern_angles(params, p):
     state = pattern.start(p)
-    return lambda t: pattern.angles(state, params.control_dt, params.rotation_sharpness, t)
+    return lambda t: pattern.angles(state, params.rotation_sharpness, t)
 
 
 def one_period(f, n=4000):
@@ -145,7 +145,7 @@ def test_each_force_term_switches_off_and_rotation_timing_matters():
 def test_left_and_right_wings_are_mirror_images():
     """Both wings alike, body at rest: the sideways force and the roll and yaw torques cancel."""
     state = pattern.start(hover_pattern(lead=10.0))
-    angles_at = lambda t: pattern.angles(state, P.control_dt, P.rotation_sharpness, t)
+    angles_at = lambda t: pattern.angles(state, P.rotation_sharpness, t)
 
     def one(t):
         f, pts, _ = aero.blade_forces(P, aero.kinematics(P, angles_at, t), jnp.zeros(3), jnp.zeros(3))
@@ -183,7 +183,7 @@ def test_wing_frames_are_orthonormal_and_point_where_the_angles_say():
 
 def test_kinematics_rates_match_finite_differences():
     state = pattern.start(hover_pattern(lead=10.0) * np.r_[1, [1, 1, 0, 1, 1] * 2] + np.r_[0, [0, 0.1, 0.2, 0, 0] * 2].astype(np.float32))
-    angles_at = lambda t: pattern.angles(state, P.control_dt, P.rotation_sharpness, t)
+    angles_at = lambda t: pattern.angles(state, P.rotation_sharpness, t)
     t, h = 1.3e-3, 1e-6
     kin = aero.kinematics(P, angles_at, t)
     frames = lambda x: aero.wing_frames(P, angles_at(jnp.float32(x)))
@@ -208,7 +208,7 @@ def test_planform_quadrature_is_exact_for_area_and_moments():
     assert 0.8e-3 < c.max() < 1.2e-3 and np.all(np.diff(r) > 0) and 0 < r[0] and r[-1] < R
 
 
-@pytest.mark.parametrize("bad", [dict(dt=2e-4), dict(control_dt=5.05e-3), dict(mass=0.0), dict(rho=-1.0),
+@pytest.mark.parametrize("bad", [dict(dt=2e-4), dict(sample_dt=5.05e-3), dict(mass=0.0), dict(rho=-1.0),
                                  dict(r2_hat=0.9), dict(pitch_axis=1.5), dict(n_stations=0)])
 def test_bad_parameters_are_config_errors(bad):
     with pytest.raises(ConfigError):

@@ -76,13 +76,31 @@ def test_inertial_power_is_the_positive_work_of_the_sinusoidal_stroke():
     np.testing.assert_allclose(inertial_power(P, slow), inertial_power(P, p) / 2, rtol=1e-12)
 
 
+@pytest.mark.parametrize("f", [120.0, 218.0, 330.0])
+def test_an_elastic_thorax_stores_the_stroke_energy_at_its_resonance(f):
+    """Spring k = I (2π f_r)² about the stroke's middle, f_r = 218 Hz: the positive rate of change of
+    ½ I φ̇² + ½ k (φ − φ0)² (finite differences) is I π² f Φ² |f² − f_r²| per wing, zero at resonance."""
+    params = P.with_(thorax_resonance_hz=218.0)
+    amp = math.radians(150.0)
+    p = np.zeros(N_PATTERN)
+    p[0], p[1], p[6] = f, amp, amp
+    t = np.linspace(0.0, 10.0 / f, 200001)
+    angle = -0.5 * amp * np.cos(2 * math.pi * f * t)
+    rate = 0.5 * amp * 2 * math.pi * f * np.sin(2 * math.pi * f * t)
+    k = params.wing_inertia * (2 * math.pi * 218.0) ** 2
+    energy = 0.5 * params.wing_inertia * rate**2 + 0.5 * k * angle**2
+    numeric = 2 * np.clip(np.diff(energy), 0.0, None).sum() / (t[-1] - t[0])
+    np.testing.assert_allclose(inertial_power(params, p), numeric, rtol=1e-4, atol=1e-12)
+    assert (inertial_power(params, p) < 1e-3 * inertial_power(P, p)) == (f == 218.0)
+
+
 def test_power_cost_lowers_the_hover_fitness_by_weight_times_mean_power():
     T = 6
     quat = np.broadcast_to(pitch_quat(P.stroke_plane_angle), (2, T, 4)).astype(np.float64)
     pat = np.zeros((2, T, N_PATTERN))
     pat[..., 0], pat[..., 1], pat[..., 6] = 200.0, 2.5, 2.5
     power = np.array([np.full(T, 3e-5), np.linspace(0.0, 6e-5, T)])
-    traj = Trajectory(np.zeros((2, T, 3)), quat, np.zeros((2, T), bool), power, pat, np.zeros((2, T, 0, 2, 3)),
+    traj = Trajectory(np.zeros((2, T, 3)), quat, np.zeros((2, T), bool), power, pat, np.zeros((2, T), np.int32), np.zeros((2, T, 0, 2, 3)),
                       np.zeros((2, T, 0, 3)), np.zeros((2, T, 0, 4)))
     base = score(P, traj)
     expected = (power.mean(axis=1) + inertial_power(P, pat[:, 0])) / P.mass
@@ -111,6 +129,13 @@ def test_preset_is_chosen_by_flag_config_file_or_the_resumed_run(tmp_path):
     assert selected(None, None, run)
     with pytest.raises(ConfigError, match="--preset must be paper or drosophila"):
         selected("bee", None, None)
+
+
+@pytest.mark.parametrize("flag", [["--control-ms", "5"], ["--asymmetric"], ["--task", "up"]])
+def test_the_paper_presets_own_flags_are_refused_in_one_line(tmp_path, animat_cli, flag):
+    code, out, err = animat_cli("fly", "train", "--preset", "drosophila", *flag, "--out", str(tmp_path / "run"))
+    assert code != 0 and flag[0] in err and "paper preset's options" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "run").exists()
 
 
 @pytest.mark.slow  # three short trainings and a replay: several minutes of compiling on a loaded 2-core machine

@@ -60,6 +60,7 @@ class DrosophilaParams:
     wing_area: float = 2.00e-6  # m², one wing
     r2_hat: float = 0.55  # radius of the second moment of area / wing length
     wing_inertia: float = 4.2e-15  # kg m², one wing about the hinge (inertial power only)
+    thorax_resonance_hz: float = 0.0  # the flight motor's elastic resonance with the wings' inertia (0: no elastic storage), Hz
     pitch_axis: float = 0.25  # span axis behind the leading edge, chords
     n_stations: int = 8  # blade elements per wing (Gauss–Jacobi nodes of the planform)
     rho: float = 1.2  # kg/m³
@@ -69,23 +70,24 @@ class DrosophilaParams:
     rotational: bool = True  # Sane & Dickinson (2002) rotational circulation
     added_mass: bool = True
     dt: float = 1.0e-4  # physics step, s
-    control_dt: float = 5.0e-3  # the network sets a new wingbeat pattern this often (≈ one beat at 200 Hz), s
+    sample_dt: float = 5.0e-3  # the rollout records the flight this often (the fitness reads these samples), s
+    control_dt: float = 0.0  # the network acts at the first beat end in each control_dt (0: at every beat end), s
     rotation_sharpness: float = 3.0  # C in tanh(C sin ψ) / tanh(C): wing rotation at stroke reversal
     max_speed: float = 20.0  # |v| above this (m/s) is a crash (runaway)
     max_angular_speed: float = 1.0e4  # |ω| above this (rad/s) is a crash
 
     def __post_init__(self):
-        if not (self.dt > 0 and self.control_dt > 0):
-            raise ConfigError(f"dt and control_dt must be > 0 s, got dt={self.dt}, control_dt={self.control_dt}")
-        ratio = self.control_dt / self.dt
+        if not (self.dt > 0 and self.sample_dt > 0):
+            raise ConfigError(f"dt and sample_dt must be > 0 s, got dt={self.dt}, sample_dt={self.sample_dt}")
+        ratio = self.sample_dt / self.dt
         if abs(ratio - round(ratio)) > 1e-6 or round(ratio) < 1:
-            raise ConfigError(f"control_dt ({self.control_dt} s) must be a whole multiple of dt ({self.dt} s)")
+            raise ConfigError(f"sample_dt ({self.sample_dt} s) must be a whole multiple of dt ({self.dt} s)")
         if self.dt > 1e-4 + 1e-12:
             raise ConfigError(f"dt must be <= 1e-4 s (>= 40 steps per wingbeat at 250 Hz), got {self.dt}")
         if min(self.mass, self.body_length, self.body_diameter, self.wing_length, self.wing_area) <= 0:
             raise ConfigError("mass, body_length, body_diameter, wing_length and wing_area must be > 0")
-        if self.rho < 0 or self.cd_body < 0 or self.gravity < 0 or self.wing_inertia < 0:
-            raise ConfigError("rho, cd_body, gravity and wing_inertia must be >= 0")
+        if self.rho < 0 or self.cd_body < 0 or self.gravity < 0 or self.wing_inertia < 0 or self.thorax_resonance_hz < 0:
+            raise ConfigError("rho, cd_body, gravity, wing_inertia and thorax_resonance_hz must be >= 0")
         if not 0.2 < self.r2_hat < 0.7:
             raise ConfigError(f"r2_hat must be within (0.2, 0.7) for a beta planform, got {self.r2_hat}")
         if not 0.0 <= self.pitch_axis <= 1.0:
@@ -96,6 +98,10 @@ class DrosophilaParams:
     @property
     def steps_per_control(self) -> int:
         return int(round(self.control_dt / self.dt))
+
+    @property
+    def steps_per_sample(self) -> int:
+        return int(round(self.sample_dt / self.dt))
 
     @property
     def weight(self) -> float:

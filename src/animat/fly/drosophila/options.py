@@ -31,7 +31,6 @@ class DrosophilaTrainConfig:
     power_weight: float = option(0.01, "Fitness cost per W/kg of mechanical power (aerodynamic + inertial)", ge=0)
     layers: list[int] | None = option(None, "Network layers, e.g. '12,20,20,11'", shown="12,20,20,11")
     activations: str | list[str] = option("tanh", "One activation for every layer, or one per non-input layer")
-    control_ms: float = option(5.0, "Control interval (ms): the network sets a new wingbeat pattern this often", gt=0)
     seed: int = same_as(PopulationOptions, "seed")
     strategy: str = same_as(TrainConfig, "strategy")
     init_std: float = option(0.1, "Std of the first generation's weights and biases", gt=0)
@@ -52,7 +51,7 @@ class DrosophilaTrainConfig:
     def fly_params(self):
         from animat.fly.drosophila.model import DrosophilaParams
 
-        return DrosophilaParams.from_dict(self.drosophila).with_(control_dt=self.control_ms / 1000.0)
+        return DrosophilaParams.from_dict(self.drosophila)
 
     def validate(self) -> "DrosophilaTrainConfig":
         """Checks every option by its declaration and the network against the fly; fills in the default

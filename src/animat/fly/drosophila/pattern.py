@@ -10,12 +10,15 @@ timing δ (rad of phase; > 0 rotates before stroke reversal, "advanced"). With p
     deviation  θ = θ sin 2ψ                                 (a figure of eight)
     rotation   η = π/2 − A tanh(C sin(ψ + δ)) / tanh(C)     (η: angle of the chord from the stroke plane)
 
-Continuity: the network sets a new target ``p_to`` every control tick (period T); over the tick the
-parameters move from ``p_from`` to ``p_to`` along the smoothstep ``s(τ) = 3τ² − 2τ³`` (τ = t/T), whose
-slope is zero at both ends, and the phase is the exact integral of the blended frequency,
-``ψ(τ) = ψ0 + 2π T (f_from τ + (f_to − f_from)(τ³ − τ⁴/2))``. At a tick boundary the new tick starts from
-the old one's end values with zero parameter rates, so the angles and their rates are continuous
-(their second derivatives jump with the parameters' curvature, which is bounded by 6 |Δp| / T²).
+Continuity: the network sets a new target ``p_to`` once per wingbeat, at the end of each beat. Over the
+beat the parameters move from ``p_from`` to ``p_to`` along the smoothstep ``s(τ) = 3τ² − 2τ³`` (τ = t/T),
+whose slope is zero at both ends, and the phase is the exact integral of the blended frequency,
+``ψ(τ) = ψ0 + 2π T (f_from τ + (f_to − f_from)(τ³ − τ⁴/2))``. The blend lasts exactly one beat: with
+``T = 2 / (f_from + f_to)`` the phase advances by ``2π T (f_from + f_to) / 2 = 2π`` (:func:`beat_period`).
+Past ``T`` the pattern beats on at ``p_to`` (the rollout checks for the beat's end after every physics
+step, so this lasts under one step). A new beat starts from the old one's values with zero parameter
+rates, so the angles and their rates are continuous (their second derivatives jump with the
+parameters' curvature, which is bounded by 6 |Δp| / T²).
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ STROKE_MAX = math.radians(176.0)
 #: hardly tells the frequency apart, and a network, whose outputs sit near their neutral values where it
 #: controls, settled at the neutral 88° stroke and climbed the frequency to 390 Hz instead (400
 #: generations, 2026-12-02). At 132° the weight is lifted at 223 Hz; the frequency is still free over 50–400 Hz
-#: (and runs from this centre still climbed to 270–370 Hz: the issue 22 notes of that day).
+#: (and runs from this centre still climbed to 270–370 Hz: the issue 22 notes of that day; all of this under the
+#: fixed 5 ms control tick of then, whose aliasing drew the frequency up: :mod:`animat.fly.drosophila.rollout`).
 WING_CENTRE = (0.75 * STROKE_MAX, 0.0, 0.0, math.pi / 4, 0.0)
 WING_HALF = (0.25 * STROKE_MAX, math.pi / 6, math.pi / 9, math.pi / 4, math.pi / 4)
 #: the network sets the two wings' mean and the right wing's difference from it (the left's is the
@@ -48,8 +52,8 @@ SIDE_FRACTION = 0.25
 
 
 class PatternState(NamedTuple):
-    """Generator state: phase at the tick's start ``psi0 ()`` rad (in [0, 2π)), parameters blended from
-    ``p_from (11,)`` to ``p_to (11,)``, and the step index ``k ()`` within the tick."""
+    """Generator state: phase at the beat's start ``psi0 ()`` rad (in [0, 2π)), parameters blended from
+    ``p_from (11,)`` to ``p_to (11,)`` over the beat, and the physics steps ``k ()`` taken in it."""
 
     psi0: jax.Array
     p_from: jax.Array
@@ -82,19 +86,27 @@ def smoothstep(tau):
     return tau * tau * (3.0 - 2.0 * tau)
 
 
-def phase(state: PatternState, period: float, tau):
-    """Phase ψ (rad) at ``tau`` = t / period within the tick."""
+def beat_period(state: PatternState):
+    """Duration ``T = 2 / (f_from + f_to)`` s of the beat being blended: its phase advances by exactly 2π."""
+    return 2.0 / (state.p_from[0] + state.p_to[0])
+
+
+def phase(state: PatternState, t):
+    """Phase ψ (rad) at ``t`` s into the beat (past the beat's end, at the new frequency)."""
     f0, f1 = state.p_from[0], state.p_to[0]
+    period = beat_period(state)
+    tau = jnp.minimum(t / period, 1.0)
     tau2 = tau * tau
-    return state.psi0 + (2.0 * math.pi * period) * (f0 * tau + (f1 - f0) * (tau2 * tau - 0.5 * tau2 * tau2))
+    blend = (2.0 * math.pi * period) * (f0 * tau + (f1 - f0) * (tau2 * tau - 0.5 * tau2 * tau2))
+    return state.psi0 + blend + (2.0 * math.pi) * f1 * jnp.maximum(t - period, 0.0)
 
 
-def angles(state: PatternState, period: float, sharpness: float, t):
+def angles(state: PatternState, sharpness: float, t):
     """Wing angles ``(2, 3)`` rad — (right, left) × (stroke φ, deviation θ, rotation η) — at time
-    ``t`` s into the tick."""
-    tau = t / period
+    ``t`` s into the beat."""
+    tau = jnp.minimum(t / beat_period(state), 1.0)
     p = state.p_from + (state.p_to - state.p_from) * smoothstep(tau)
-    psi = phase(state, period, tau)
+    psi = phase(state, t)
     w = p[1:].reshape(2, 5)
     amp, offset, dev, rot, lead = w[:, 0], w[:, 1], w[:, 2], w[:, 3], w[:, 4]
     stroke = offset - 0.5 * amp * jnp.cos(psi)
@@ -103,8 +115,13 @@ def angles(state: PatternState, period: float, sharpness: float, t):
     return jnp.stack([stroke, deviation, rotation], axis=-1)
 
 
-def advance(state: PatternState, period: float, target) -> PatternState:
-    """End the tick (at τ = 1) and start the next one towards the new parameters ``target (11,)``."""
-    psi1 = jnp.mod(phase(state, period, 1.0), 2.0 * math.pi)
-    return PatternState(psi0=psi1, p_from=state.p_to, p_to=jnp.asarray(target, jnp.float32), k=jnp.zeros_like(state.k))
+def beat_done(state: PatternState, t):
+    """Whether the beat has ended by ``t`` s into it."""
+    return t >= beat_period(state)
 
+
+def advance(state: PatternState, t, target) -> PatternState:
+    """End the beat at ``t`` s into it (``t`` ≥ its period: the parameters have reached ``p_to``) and start
+    the next one towards the new parameters ``target (11,)``."""
+    psi = jnp.mod(phase(state, t), 2.0 * math.pi)
+    return PatternState(psi0=psi, p_from=state.p_to, p_to=jnp.asarray(target, jnp.float32), k=jnp.zeros_like(state.k))

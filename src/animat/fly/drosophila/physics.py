@@ -9,8 +9,8 @@ gravity, and integrates as the paper preset does: ``pos += v dt + a dt²/2`` (ex
 massless (see :mod:`animat.fly.drosophila.model`). A fly whose state turns non-finite or whose speed
 passes the runaway limits is marked ``crashed`` and frozen from then on (the paper preset's check).
 
-The network's new pattern enters at tick boundaries through :func:`set_pattern`; the step itself takes
-no control, the pattern state carries it.
+The network's new pattern enters at the end of each wingbeat through :func:`set_pattern`; the step
+itself takes no control, the pattern state carries it.
 """
 
 from __future__ import annotations
@@ -69,14 +69,24 @@ def stroke_plane_quat(params: DrosophilaParams, quat):
 
 def wing_angles(params: DrosophilaParams, state: DrosophilaState):
     """The wings' angles ``(2, 3)`` rad at the state's time."""
-    return pattern.angles(state.pattern, params.control_dt, params.rotation_sharpness, state.pattern.k * params.dt)
+    return pattern.angles(state.pattern, params.rotation_sharpness, beat_time(params, state))
+
+
+def beat_time(params: DrosophilaParams, state: DrosophilaState):
+    """Time ``()`` s since the current wingbeat started."""
+    return state.pattern.k * jnp.float32(params.dt)
+
+
+def beat_done(params: DrosophilaParams, state: DrosophilaState):
+    """Whether the current wingbeat has ended (the network sets the next one's pattern then)."""
+    return pattern.beat_done(state.pattern, beat_time(params, state))
 
 
 def air_forces(params: DrosophilaParams, state: DrosophilaState, R):
     """Blade forces ``(2, N, 3)`` (body frame), their points ``(2, N, 3)`` and the wings' aerodynamic
     power ``()`` W at the state's time. ``R (3, 3)``: the body's orientation matrix."""
-    period, sharp = params.control_dt, params.rotation_sharpness
-    kin = kinematics(params, lambda t: pattern.angles(state.pattern, period, sharp, t), state.pattern.k * params.dt)
+    sharp = params.rotation_sharpness
+    kin = kinematics(params, lambda t: pattern.angles(state.pattern, sharp, t), beat_time(params, state))
     return blade_forces(params, kin, mat_t_vec(R, state.vel), state.omega)
 
 
@@ -113,6 +123,6 @@ def step(params: DrosophilaParams, state: DrosophilaState) -> DrosophilaState:
 
 
 def set_pattern(params: DrosophilaParams, state: DrosophilaState, target) -> DrosophilaState:
-    """End the control tick and blend towards new pattern parameters ``target (11,)`` over the next one."""
-    return state._replace(pattern=pattern.advance(state.pattern, params.control_dt, target))
+    """End the wingbeat and blend towards new pattern parameters ``target (11,)`` over the next one."""
+    return state._replace(pattern=pattern.advance(state.pattern, beat_time(params, state), target))
 

@@ -1,7 +1,7 @@
 """Mechanical power of the fruit fly's wingbeat, per kg of body (W/kg).
 
 - aerodynamic: the work the wings do on the air per second, from the blade forces
-  (:func:`animat.fly.drosophila.aero.blade_forces`), averaged over each control tick by the rollout;
+  (:func:`animat.fly.drosophila.aero.blade_forces`), averaged over each ``sample_dt`` by the rollout;
 - inertial: accelerating the wings' own mass with no elastic storage (every stroke reversal's kinetic
   energy lost, Lehmann & Dickinson 1997's 0 %-storage case). For the sinusoidal stroke
   ``φ = φ0 − (Φ/2) cos 2πft`` of a wing of moment of inertia ``I`` the kinetic energy ``½ I φ̇²`` peaks at
@@ -25,13 +25,16 @@ from animat.fly.drosophila.model import DrosophilaParams
 
 
 def inertial_power(params: DrosophilaParams, p: np.ndarray) -> np.ndarray:
-    """Inertial power of both wings (no elastic storage), W, from pattern parameters ``p (..., 11)``
-    (Hz, rad; see :mod:`animat.fly.drosophila.pattern`) -> ``(...)``."""
+    """Inertial power of both wings, W, from pattern parameters ``p (..., 11)`` (Hz, rad; see
+    :mod:`animat.fly.drosophila.pattern`) -> ``(...)``: the positive work of the reactive torque
+    ``I φ̈ + k (φ − φ0)`` on the sinusoidal stroke, ``I π² f Φ² |f² − f_r²|`` per wing, with the elastic
+    stiffness ``k = I (2π f_r)²`` of ``params.thorax_resonance_hz`` = f_r (0: ``I π² f³ Φ²``)."""
     f, amps = p[..., 0], p[..., [1, 6]]
-    return params.wing_inertia * math.pi**2 * f**3 * (amps**2).sum(axis=-1)
+    fr = params.thorax_resonance_hz
+    return params.wing_inertia * math.pi**2 * f * np.abs(f * f - fr * fr) * (amps**2).sum(axis=-1)
 
 
 def mechanical_power_per_kg(params: DrosophilaParams, aero_power: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """Aerodynamic plus inertial power per kg of body, W/kg: ``aero_power (...)`` W (per tick) and the
-    ticks' pattern parameters ``p (..., 11)`` -> ``(...)``."""
+    """Aerodynamic plus inertial power per kg of body, W/kg: ``aero_power (...)`` W (per sample) and the
+    samples' pattern parameters ``p (..., 11)`` -> ``(...)``."""
     return (aero_power + inertial_power(params, p)) / params.mass

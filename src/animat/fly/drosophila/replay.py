@@ -41,14 +41,14 @@ SUMMARY_KEYS = ["seconds", "body_length", "wingbeat_hz", "mean_stroke_amplitude_
 
 class Flight(NamedTuple):
     """One replayed flight: samples every :data:`SAMPLE_EVERY` steps — ``t (N,)`` s, ``pos (N, 3)`` m,
-    ``quat (N, 4)``, ``wing (N, 2, 3)`` rad, ``crashed (N,)`` — and the per-tick Trajectory ``ticks``."""
+    ``quat (N, 4)``, ``wing (N, 2, 3)`` rad, ``crashed (N,)`` — and the Trajectory ``samples`` (every ``sample_dt``)."""
 
     t: np.ndarray
     pos: np.ndarray
     quat: np.ndarray
     wing: np.ndarray
     crashed: np.ndarray
-    ticks: Trajectory
+    samples: Trajectory
 
 
 def check_genome(genome: Genome) -> None:
@@ -62,14 +62,14 @@ def fly_genome(params: DrosophilaParams, genome: Genome, seconds: float) -> Flig
     """Fly one genome for ``seconds`` from rest in the hover posture."""
     require("--seconds", seconds, gt=0)
     check_genome(genome)
-    if params.steps_per_control % SAMPLE_EVERY:
-        raise ConfigError(f"control_dt / dt ({params.steps_per_control}) must be a multiple of {SAMPLE_EVERY} to replay")
+    if params.steps_per_sample % SAMPLE_EVERY:
+        raise ConfigError(f"sample_dt / dt ({params.steps_per_sample}) must be a multiple of {SAMPLE_EVERY} to replay")
     nets = {k: v[None] for k, v in genome.params.items()}
-    ticks = Trajectory(*(x[0] for x in simulate_population(params, nets, genome.activations, seconds, wing_every=SAMPLE_EVERY)))
-    n_ticks, per_tick = ticks.wing.shape[:2]
-    t = (np.arange(n_ticks * per_tick) * SAMPLE_EVERY * params.dt).astype(np.float32)
-    flat = lambda a: a.reshape((n_ticks * per_tick,) + a.shape[2:])
-    return Flight(t, flat(ticks.fine_pos), flat(ticks.fine_quat), flat(ticks.wing), np.repeat(ticks.crashed, per_tick), ticks)
+    samples = Trajectory(*(x[0] for x in simulate_population(params, nets, genome.activations, seconds, wing_every=SAMPLE_EVERY)))
+    n_samples, per_sample = samples.wing.shape[:2]
+    t = (np.arange(n_samples * per_sample) * SAMPLE_EVERY * params.dt).astype(np.float32)
+    flat = lambda a: a.reshape((n_samples * per_sample,) + a.shape[2:])
+    return Flight(t, flat(samples.fine_pos), flat(samples.fine_quat), flat(samples.wing), np.repeat(samples.crashed, per_sample), samples)
 
 
 def wingbeat_hz(stroke: np.ndarray, sample_dt: float) -> float:
@@ -90,18 +90,19 @@ def flight_summary(params: DrosophilaParams, flight: Flight) -> dict:
     L = params.body_length
     dz = flight.pos[:, 2] - flight.pos[0, 2]
     horiz = np.hypot(flight.pos[:, 0] - flight.pos[0, 0], flight.pos[:, 1] - flight.pos[0, 1])
-    ticks = flight.ticks
-    amplitude = ticks.pattern[:, [1, 6]].astype(np.float64)
+    samples = flight.samples
+    amplitude = samples.pattern[:, [1, 6]].astype(np.float64)
     return {
         "preset": "drosophila",
         "seconds": float(len(flight.t) * SAMPLE_EVERY * params.dt),
         "sample_hz": 1.0 / (SAMPLE_EVERY * params.dt),
         "body_length": L,
         "wingbeat_hz": wingbeat_hz(flight.wing[:, 0, 0], SAMPLE_EVERY * params.dt),
-        "mean_set_frequency_hz": float(ticks.pattern[:, 0].mean()),
+        "mean_set_frequency_hz": float(samples.pattern[:, 0].mean()),
+        "network_updates_per_second": float(samples.updates[-1] / (len(samples.updates) * params.sample_dt)),
         "mean_stroke_amplitude_deg": float(np.degrees(amplitude.mean())),
-        "mechanical_power_w_per_kg": float(ticks.power.astype(np.float64).mean() / params.mass),
-        "inertial_power_w_per_kg": float(inertial_power(params, ticks.pattern.astype(np.float64)).mean() / params.mass),
+        "mechanical_power_w_per_kg": float(samples.power.astype(np.float64).mean() / params.mass),
+        "inertial_power_w_per_kg": float(inertial_power(params, samples.pattern.astype(np.float64)).mean() / params.mass),
         "sun_tang_2002_power_w_per_kg": SUN_TANG_2002_W_PER_KG,
         "max_height_change_body_lengths": float(np.abs(dz).max() / L),
         "final_height_change_body_lengths": float(dz[-1] / L),
@@ -159,7 +160,7 @@ def write_replay(params: DrosophilaParams, genome: Genome, seconds: float, out: 
     step = 1.0 / (ANIM_FPS * SLOW_DOWN * SAMPLE_EVERY * params.dt)  # samples per frame at the slow-down
     n_frames = max(1, min(len(t), int(min(ANIM_BEATS * beat, anim_seconds) / (SAMPLE_EVERY * params.dt))))
     idx = np.arange(0, n_frames, max(1, int(round(step))))
-    frames = animation_frames(params, Flight(*(a[idx] for a in flight[:5]), flight.ticks), len(idx))
+    frames = animation_frames(params, Flight(*(a[idx] for a in flight[:5]), flight.samples), len(idx))
     animate_body(frames, out / "media" / "wingbeat.gif", fps=ANIM_FPS, trail=flight.pos[idx] * 1e3,
                  title=f"{title}: {len(idx) * SAMPLE_EVERY * params.dt * 1e3:.0f} ms, slowed down {SLOW_DOWN}×", unit="mm")
     return summary

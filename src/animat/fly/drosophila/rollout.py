@@ -1,8 +1,19 @@
-"""Closed-loop flight of the fruit fly: once per control tick (≈ one wingbeat) the network observes the
-fly and sets the wingbeat pattern generator's parameters for the next tick.
+"""Closed-loop flight of the fruit fly: at the end of every wingbeat the network observes the fly and
+sets the wingbeat pattern generator's parameters for the next beat (:mod:`animat.fly.drosophila.pattern`).
 
-A rollout is ``lax.scan`` over ticks with an inner ``lax.scan`` over physics steps; a population is the
-same function under ``vmap``, one jitted call for every fly and start.
+A beat's length is the network's choice (1/400 to 1/50 s), so the rollout checks for the beat's end after
+every physics step. With ``params.control_dt`` > 0 the network acts only at the first beat end in each
+``control_dt`` (a fixed sensorimotor pace: at every beat below ``1 / control_dt`` Hz, at about every other
+one above twice that); a beat it skips repeats the last pattern. The flight is recorded every
+``sample_dt`` (5 ms): ``lax.scan`` over samples with an inner ``lax.scan`` over physics steps; a
+population is the same function under ``vmap``, one jitted call for every fly and start.
+
+The observation averages the velocity and angular velocity over exactly the beats since the network last
+acted, and reads the position and attitude at the same phase of every beat, so the within-beat
+oscillation of the body does not reach the network. (An earlier fixed 5 ms control tick, 1.1 beats at
+220 Hz, left part of a beat's oscillation in each average, aliased to a slow ripple that shrinks as the
+frequency rises: networks evolved under it beat at about 1.9 beats a tick, 375–382 Hz at 5 ms, 290 Hz
+at 6.5 ms, 396 Hz at 4.5 ms; issue 22's notes of 2026-12-03.)
 """
 
 from __future__ import annotations
@@ -17,7 +28,7 @@ import numpy as np
 from animat.evolve.network import activate
 from animat.fly.drosophila import pattern
 from animat.fly.drosophila.model import N_PATTERN, DrosophilaParams
-from animat.fly.drosophila.physics import (DrosophilaState, initial_state, pitch_quat, set_pattern,
+from animat.fly.drosophila.physics import (DrosophilaState, beat_done, initial_state, pitch_quat, set_pattern,
                                            step_with_power, stroke_plane_quat, wing_angles)
 from animat.rotations import euler_xyz, quat_mul
 
@@ -28,17 +39,18 @@ OMEGA_SCALE = 10.0  # rad/s per unit of network input
 
 
 class Trajectory(NamedTuple):
-    """Recorded after every control tick: pos (T, 3) m, quat (T, 4), crashed (T,), the wings' mean
-    aerodynamic power over the tick power (T,) W, the pattern parameters the network set pattern
-    (T, 11) (Hz, rad), and the wing angles wing (T, M, 2, 3) rad, body positions fine_pos (T, M, 3) m and
-    orientations fine_quat (T, M, 4) every ``wing_every`` steps, at the start of each (M = 0 when not
-    recorded)."""
+    """Recorded every ``sample_dt``: pos (T, 3) m, quat (T, 4), crashed (T,), the wings' mean aerodynamic
+    power over the sample interval power (T,) W, the pattern parameters the network last set pattern
+    (T, 11) (Hz, rad), the network updates (= wingbeats begun) so far updates (T,), and the wing angles
+    wing (T, M, 2, 3) rad, body positions fine_pos (T, M, 3) m and orientations fine_quat (T, M, 4) every
+    ``wing_every`` steps, at the start of each (M = 0 when not recorded)."""
 
     pos: jax.Array
     quat: jax.Array
     crashed: jax.Array
     power: jax.Array
     pattern: jax.Array
+    updates: jax.Array
     wing: jax.Array
     fine_pos: jax.Array
     fine_quat: jax.Array
@@ -47,51 +59,68 @@ class Trajectory(NamedTuple):
 def observe(params: DrosophilaParams, state: DrosophilaState, start, vel, omega) -> jax.Array:
     """Network input ``(12,)``: position relative to ``start`` in body lengths, the stroke plane's
     orientation (ZYX Euler angles, rad; zero in the hover posture), and the velocity (world, per 0.1 m/s)
-    and body angular velocity (per 10 rad/s) averaged over the last tick (``vel``, ``omega``: a wingbeat
-    average, free of the within-beat oscillation)."""
+    and body angular velocity (per 10 rad/s) averaged over the beats since the last update (``vel``, ``omega``)."""
     return jnp.concatenate([(state.pos - start) / params.body_length, euler_xyz(stroke_plane_quat(params, state.quat)),
                             vel / VEL_SCALE, omega / OMEGA_SCALE])
 
 
+def n_updates_for(seconds: float) -> int:
+    """The most network updates ``seconds`` of flight can take (one at the start, one per beat at up to
+    :data:`pattern.F_MAX`): the length of the sensor-noise sequence."""
+    return int(np.ceil(seconds * pattern.F_MAX)) + 2
+
+
 def rollout(params: DrosophilaParams, net, activations: Sequence[str], n_ticks: int, state0: DrosophilaState,
             noise=None, wing_every: int = 0):
-    """Fly one network for ``n_ticks`` ticks from ``state0`` (its pattern is replaced by the network's
-    first choice, so the fly starts beating as it means to go on); returns (final state, Trajectory).
-    ``noise (n_ticks, 12)``: sensor noise added to each observation."""
-    n_steps = params.steps_per_control
+    """Fly one network for ``n_ticks`` samples of ``sample_dt`` from ``state0`` (its pattern is replaced by
+    the network's first choice, so the fly starts beating as it means to go on); returns (final state,
+    Trajectory). ``noise (U, 12)``: sensor noise added to the network's successive observations (U ≥
+    :func:`n_updates_for` the flight's seconds; the first observation gets ``noise[0]``)."""
+    n_steps = params.steps_per_sample
     if wing_every and n_steps % wing_every:
-        raise ValueError(f"wing_every ({wing_every}) must divide the {n_steps} steps of a tick")
+        raise ValueError(f"wing_every ({wing_every}) must divide the {n_steps} steps of a sample")
     if noise is None:
-        noise = jnp.zeros((n_ticks, N_INPUTS), jnp.float32)
+        noise = jnp.zeros((n_updates_for(n_ticks * params.sample_dt), N_INPUTS), jnp.float32)
+    last = noise.shape[0] - 1
 
     def policy(state, vel, omega, obs_noise):
         obs = observe(params, state, state0.pos, vel, omega) + obs_noise
         return pattern.from_outputs(activate(net, obs[:, None], activations)[:, 0])
 
-    def physics_step(carry, _):
-        state, vel, omega, power = carry
-        new, p = step_with_power(params, state)
-        return (new, vel + new.vel, omega + new.omega, power + p), (wing_angles(params, state), state.pos, state.quat)
+    per_control = params.steps_per_control
 
-    def tick(carry, obs_noise):
-        state, vel, omega = carry
-        state = set_pattern(params, state, policy(state, vel, omega, obs_noise))
-        zero = jnp.zeros(3, jnp.float32)
-        (state, vel, omega, power), (wings, fine_pos, fine_quat) = jax.lax.scan(physics_step, (state, zero, zero, jnp.float32(0.0)), None, length=n_steps)
+    def physics_step(carry, _):
+        state, vel, omega, n, updates, g, g_last, power = carry
+        new, p = step_with_power(params, state)
+        vel, omega, n, g = vel + new.vel, omega + new.omega, n + 1.0, g + 1
+        done = beat_done(params, new)
+        acts = done & ((g // per_control > g_last // per_control) if per_control else True)
+        target = jnp.where(acts, policy(new, vel / n, omega / n, noise[jnp.minimum(updates, last)]), new.pattern.p_to)
+        new = jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), set_pattern(params, new, target), new)
+        keep = jnp.where(acts, 0.0, 1.0)
+        carry = (new, vel * keep, omega * keep, n * keep, updates + acts.astype(updates.dtype), g, jnp.where(acts, g, g_last), power + p)
+        return carry, (wing_angles(params, state), state.pos, state.quat)
+
+    def tick(carry, _):
+        state, vel, omega, n, updates, g, g_last = carry
+        (state, vel, omega, n, updates, g, g_last, power), (wings, fine_pos, fine_quat) = jax.lax.scan(
+            physics_step, (state, vel, omega, n, updates, g, g_last, jnp.float32(0.0)), None, length=n_steps)
         keep = slice(None, None, wing_every) if wing_every else slice(0, 0)
-        record = Trajectory(state.pos, state.quat, state.crashed, power / n_steps, state.pattern.p_to, wings[keep], fine_pos[keep],
-                            fine_quat[keep])
-        return (state, vel / n_steps, omega / n_steps), record
+        record = Trajectory(state.pos, state.quat, state.crashed, power / n_steps, state.pattern.p_to, updates,
+                            wings[keep], fine_pos[keep], fine_quat[keep])
+        return (state, vel, omega, n, updates, g, g_last), record
 
     first = policy(state0, state0.vel, state0.omega, noise[0])
     state0 = state0._replace(pattern=pattern.start(first)._replace(psi0=state0.pattern.psi0))
-    (state, _, _), traj = jax.lax.scan(tick, (state0, state0.vel, state0.omega), noise)
+    zero = jnp.zeros(3, jnp.float32)
+    carry = (state0, zero, zero, jnp.float32(0.0), jnp.int32(1), jnp.int32(0), jnp.int32(0))
+    (state, *_), traj = jax.lax.scan(tick, carry, None, length=n_ticks)
     return state, traj
 
 
 @functools.lru_cache(maxsize=32)
 def population_rollout(params: DrosophilaParams, activations: tuple[str, ...], n_ticks: int, wing_every: int = 0):
-    """Jitted ``(nets (P, ...) stacked tree, starts: DrosophilaState (S, ...), noise (S, T, 12)) ->
+    """Jitted ``(nets (P, ...) stacked tree, starts: DrosophilaState (S, ...), noise (S, U, 12)) ->
     Trajectory (P, S, T, ...)``: every network flies from every start with that start's sensor noise."""
 
     def run(nets, starts, noise):
@@ -122,19 +151,19 @@ def start_states(params: DrosophilaParams, n: int, seed: int = 0, scale: float =
 
 
 def n_ticks_for(params: DrosophilaParams, seconds: float) -> int:
-    """Number of control ticks in ``seconds`` (at least 1)."""
-    return max(1, int(round(seconds / params.control_dt)))
+    """Number of samples of ``sample_dt`` in ``seconds`` (at least 1)."""
+    return max(1, int(round(seconds / params.sample_dt)))
 
 
 def simulate_population(params: DrosophilaParams, nets, activations: Sequence[str], seconds: float,
                         starts: DrosophilaState | None = None, noise=None, wing_every: int = 0) -> Trajectory:
     """Simulate every network of the stacked tree ``nets`` for ``seconds``: arrays ``(P, T, ...)`` from
     start 0 without ``starts``, ``(P, S, T, ...)`` with ``starts`` (leading axis S, :func:`start_states`).
-    ``noise (S, T, 12)``: sensor noise per start (default none)."""
+    ``noise (S, U, 12)``: sensor noise per start and network update (U ≥ :func:`n_updates_for`; default none)."""
     n_ticks = n_ticks_for(params, seconds)
     s0 = start_states(params, 1) if starts is None else starts
     if noise is None:
-        noise = np.zeros((s0.pos.shape[0], n_ticks, N_INPUTS), np.float32)
+        noise = np.zeros((s0.pos.shape[0], n_updates_for(seconds), N_INPUTS), np.float32)
     nets = jax.tree_util.tree_map(jnp.asarray, nets)
     size = jax.tree_util.tree_leaves(nets)[0].shape[0]
     if size == 1:  # a batch of one compiles to scalar code that rounds differently (see animat.fly.rollout)

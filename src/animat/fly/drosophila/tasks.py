@@ -12,7 +12,7 @@ import numpy as np
 from animat.errors import ConfigError
 from animat.fly.drosophila.model import DrosophilaParams
 from animat.fly.drosophila.power import mechanical_power_per_kg
-from animat.fly.drosophila.rollout import N_INPUTS, Trajectory, n_ticks_for, simulate_population, start_states
+from animat.fly.drosophila.rollout import N_INPUTS, Trajectory, n_updates_for, simulate_population, start_states
 from animat.fly.tasks import over_starts
 
 
@@ -70,8 +70,8 @@ class HoverFitness:
 
     def __call__(self, nets) -> np.ndarray:
         starts = start_states(self.params, self.starts, self.seed)
-        n_ticks = n_ticks_for(self.params, self.seconds)
-        noise = np.random.default_rng(self.seed + 1).normal(0.0, self.noise, (self.starts, n_ticks, N_INPUTS)).astype(np.float32)
+        n_updates = n_updates_for(self.seconds)
+        noise = np.random.default_rng(self.seed + 1).normal(0.0, self.noise, (self.starts, n_updates, N_INPUTS)).astype(np.float32)
         noise[0] = 0.0
         traj = simulate_population(self.params, nets, self.activations, self.seconds, starts, noise)
         return score(self.params, traj, self.power_weight)
