@@ -26,6 +26,14 @@ Constants and their sources:
   planform's area (radius of gyration r̂2 R). An estimate, not a measured value: it enters only the
   inertial power (:mod:`animat.fly.drosophila.power`).
 
+- ``thorax_resonance_hz`` f_r (default 0: no elastic storage): an elastic flight motor whose stiffness
+  ``k = I (2π f_r)²`` resonates with the wings' inertia, so beating at f_r costs no inertial power
+  (:func:`animat.fly.drosophila.power.inertial_power`). The Drosophila flight motor is resonant through the
+  elasticity of its muscles more than its thorax (Pons, Perl, Ben-Dov, Maya & Beatus 2023, arXiv
+  2209.13365; Pons 2023, J. R. Soc. Interface 20, 20230421); ``configs/fly_drosophila_hover.toml`` sets
+  218 Hz, the wingbeat of hovering flies (Fry, Sayaman & Dickinson 2003, 2005). A model of that motor,
+  not a measured resonance.
+
 The wings are massless in the dynamics: their inertia acts on neither the body's motion nor the
 aerodynamic power; the inertial power of accelerating them is computed beside it, from the pattern
 (:mod:`animat.fly.drosophila.power`). Body frame: x forward (head), y left, z dorsal; the right wing's hinge is at −y.
