@@ -90,6 +90,9 @@ class DrosophilaParams:
         ratio = self.sample_dt / self.dt
         if abs(ratio - round(ratio)) > 1e-6 or round(ratio) < 1:
             raise ConfigError(f"sample_dt ({self.sample_dt} s) must be a whole multiple of dt ({self.dt} s)")
+        pace = self.control_dt / self.dt
+        if not self.control_dt >= 0 or abs(pace - round(pace)) > 1e-6:
+            raise ConfigError(f"control_dt ({self.control_dt} s) must be 0 (every beat) or a whole multiple of dt ({self.dt} s)")
         if self.dt > 1e-4 + 1e-12:
             raise ConfigError(f"dt must be <= 1e-4 s (>= 40 steps per wingbeat at 250 Hz), got {self.dt}")
         if min(self.mass, self.body_length, self.body_diameter, self.wing_length, self.wing_area) <= 0:
