@@ -90,30 +90,31 @@ def rollout(params: DrosophilaParams, net, activations: Sequence[str], n_ticks: 
     per_control = params.steps_per_control
 
     def physics_step(carry, _):
-        state, vel, omega, n, updates, g, g_last, power = carry
+        # vel, omega: sums since the network last acted, at step g_last (so over g - g_last steps)
+        state, vel, omega, updates, g, g_last, power = carry
         new, p = step_with_power(params, state)
-        vel, omega, n, g = vel + new.vel, omega + new.omega, n + 1.0, g + 1
+        vel, omega, g = vel + new.vel, omega + new.omega, g + 1
+        n = (g - g_last).astype(jnp.float32)
         done = beat_done(params, new)
         acts = done & ((g // per_control > g_last // per_control) if per_control else True)
         target = jnp.where(acts, policy(new, vel / n, omega / n, noise[jnp.minimum(updates, last)]), new.pattern.p_to)
         new = jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), set_pattern(params, new, target), new)
         keep = jnp.where(acts, 0.0, 1.0)
-        carry = (new, vel * keep, omega * keep, n * keep, updates + acts.astype(updates.dtype), g, jnp.where(acts, g, g_last), power + p)
+        carry = (new, vel * keep, omega * keep, updates + acts.astype(updates.dtype), g, jnp.where(acts, g, g_last), power + p)
         return carry, (wing_angles(params, state), state.pos, state.quat)
 
     def tick(carry, _):
-        state, vel, omega, n, updates, g, g_last = carry
-        (state, vel, omega, n, updates, g, g_last, power), (wings, fine_pos, fine_quat) = jax.lax.scan(
-            physics_step, (state, vel, omega, n, updates, g, g_last, jnp.float32(0.0)), None, length=n_steps)
+        (state, vel, omega, updates, g, g_last, power), (wings, fine_pos, fine_quat) = jax.lax.scan(
+            physics_step, (*carry, jnp.float32(0.0)), None, length=n_steps)
         keep = slice(None, None, wing_every) if wing_every else slice(0, 0)
         record = Trajectory(state.pos, state.quat, state.crashed, power / n_steps, state.pattern.p_to, updates,
                             wings[keep], fine_pos[keep], fine_quat[keep])
-        return (state, vel, omega, n, updates, g, g_last), record
+        return (state, vel, omega, updates, g, g_last), record
 
     first = policy(state0, state0.vel, state0.omega, noise[0])
     state0 = state0._replace(pattern=pattern.start(first)._replace(psi0=state0.pattern.psi0))
     zero = jnp.zeros(3, jnp.float32)
-    carry = (state0, zero, zero, jnp.float32(0.0), jnp.int32(1), jnp.int32(0), jnp.int32(0))
+    carry = (state0, zero, zero, jnp.int32(1), jnp.int32(0), jnp.int32(0))
     (state, *_), traj = jax.lax.scan(tick, carry, None, length=n_ticks)
     return state, traj
 
