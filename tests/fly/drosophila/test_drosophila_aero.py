@@ -209,7 +209,7 @@ def test_planform_quadrature_is_exact_for_area_and_moments():
 
 
 @pytest.mark.parametrize("bad", [dict(dt=2e-4), dict(sample_dt=5.05e-3), dict(control_dt=-5e-3), dict(control_dt=5.05e-3),
-                                 dict(thorax_resonance_hz=-1.0), dict(mass=0.0), dict(rho=-1.0),
+                                 dict(thorax_resonance_hz=-1.0), dict(induced_power_factor=-1.0), dict(mass=0.0), dict(rho=-1.0),
                                  dict(r2_hat=0.9), dict(pitch_axis=1.5), dict(n_stations=0)])
 def test_bad_parameters_are_config_errors(bad):
     with pytest.raises(ConfigError):

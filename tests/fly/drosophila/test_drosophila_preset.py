@@ -19,7 +19,7 @@ from animat.fly.drosophila import pattern
 from animat.fly.drosophila.model import N_PATTERN, DrosophilaParams
 from animat.fly.drosophila.options import selected
 from animat.fly.drosophila.physics import pitch_quat
-from animat.fly.drosophila.power import inertial_power, mechanical_power_per_kg
+from animat.fly.drosophila.power import induced_power, inertial_power, mechanical_power_per_kg
 from animat.fly.drosophila.replay import wingbeat_hz
 from animat.fly.drosophila.rollout import Trajectory
 from animat.fly.drosophila.tasks import score
@@ -94,6 +94,28 @@ def test_an_elastic_thorax_stores_the_stroke_energy_at_its_resonance(f):
     assert (inertial_power(params, p) < 1e-3 * inertial_power(P, p)) == (f == 218.0)
 
 
+def test_induced_power_is_the_actuator_discs_wake_power():
+    """Rankine–Froude momentum theory (k = 1): the disc A0 = Φ R² passes a mass flux ρ A0 w whose far wake
+    moves at 2w; the momentum it gains per second carries the weight and its kinetic energy per second is
+    the power, W w. k scales it; a disc four times as wide halves w and the power."""
+    p = np.zeros(N_PATTERN)
+    p[0], p[1], p[6] = 220.0, math.radians(170.0), math.radians(130.0)
+    disc = math.radians(150.0) * P.wing_length**2
+    power = induced_power(P.with_(induced_power_factor=1.0), p)
+    w = power / P.weight
+    flux = P.rho * disc * w
+    np.testing.assert_allclose(flux * 2 * w, P.weight, rtol=1e-12)  # thrust
+    np.testing.assert_allclose(0.5 * flux * (2 * w) ** 2, power, rtol=1e-12)  # wake energy per second
+    assert 5.0 < induced_power(P.with_(induced_power_factor=1.2), p) / P.mass < 8.0  # Ellington's k: ≈ 6.4 W/kg at 150°
+    np.testing.assert_allclose(induced_power(P.with_(induced_power_factor=1.2), p), 1.2 * power, rtol=1e-12)
+    wide = p.copy()
+    wide[[1, 6]] *= 4
+    np.testing.assert_allclose(induced_power(P.with_(induced_power_factor=1.0), wide), power / 2, rtol=1e-12)
+    assert induced_power(P, p) == 0.0  # the default leaves it out
+    on = P.with_(induced_power_factor=1.2)
+    np.testing.assert_allclose(mechanical_power_per_kg(on, 1e-6, p) - mechanical_power_per_kg(P, 1e-6, p), 1.2 * power / P.mass, rtol=1e-9)
+
+
 def test_power_cost_lowers_the_hover_fitness_by_weight_times_mean_power():
     T = 6
     quat = np.broadcast_to(pitch_quat(P.stroke_plane_angle), (2, T, 4)).astype(np.float64)
@@ -106,6 +128,8 @@ def test_power_cost_lowers_the_hover_fitness_by_weight_times_mean_power():
     expected = (power.mean(axis=1) + inertial_power(P, pat[:, 0])) / P.mass
     np.testing.assert_allclose(base - score(P, traj, 0.01), 0.01 * expected, rtol=1e-9)
     assert np.all(np.abs(base) < 1e-6)
+    on = P.with_(induced_power_factor=1.2)
+    np.testing.assert_allclose(score(on, traj) - score(on, traj, 0.01), 0.01 * (expected + induced_power(on, pat[:, 0]) / P.mass), rtol=1e-9)
 
 
 def test_fft_wingbeat_of_a_sampled_sinusoid():

@@ -33,6 +33,9 @@ Constants and their sources:
   2209.13365; Pons 2023, J. R. Soc. Interface 20, 20230421); ``configs/fly_drosophila_hover.toml`` sets
   218 Hz, the wingbeat of hovering flies (Fry, Sayaman & Dickinson 2003, 2005). A model of that motor,
   not a measured resonance.
+- ``induced_power_factor`` k (default 0: none): the induced power of the downwash, ``k W √(W / (2 ρ Φ R²))``
+  (Ellington 1984's actuator disc, k ≈ 1.2; :func:`animat.fly.drosophila.power.induced_power`), counted in
+  the power but not in the forces: the quasi-steady coefficients are the forces, the wake only costs power.
 
 The wings are massless in the dynamics: their inertia acts on neither the body's motion nor the
 aerodynamic power; the inertial power of accelerating them is computed beside it, from the pattern
@@ -69,6 +72,7 @@ class DrosophilaParams:
     r2_hat: float = 0.55  # radius of the second moment of area / wing length
     wing_inertia: float = 4.2e-15  # kg m², one wing about the hinge (inertial power only)
     thorax_resonance_hz: float = 0.0  # the flight motor's elastic resonance with the wings' inertia (0: no elastic storage), Hz
+    induced_power_factor: float = 0.0  # k of the actuator disc's induced power (0: left out; Ellington 1984: 1.2)
     pitch_axis: float = 0.25  # span axis behind the leading edge, chords
     n_stations: int = 8  # blade elements per wing (Gauss–Jacobi nodes of the planform)
     rho: float = 1.2  # kg/m³
@@ -97,8 +101,8 @@ class DrosophilaParams:
             raise ConfigError(f"dt must be <= 1e-4 s (>= 40 steps per wingbeat at 250 Hz), got {self.dt}")
         if min(self.mass, self.body_length, self.body_diameter, self.wing_length, self.wing_area) <= 0:
             raise ConfigError("mass, body_length, body_diameter, wing_length and wing_area must be > 0")
-        if self.rho < 0 or self.cd_body < 0 or self.gravity < 0 or self.wing_inertia < 0 or self.thorax_resonance_hz < 0:
-            raise ConfigError("rho, cd_body, gravity, wing_inertia and thorax_resonance_hz must be >= 0")
+        if self.rho < 0 or self.cd_body < 0 or self.gravity < 0 or self.wing_inertia < 0 or self.thorax_resonance_hz < 0 or self.induced_power_factor < 0:
+            raise ConfigError("rho, cd_body, gravity, wing_inertia, thorax_resonance_hz and induced_power_factor must be >= 0")
         if not 0.2 < self.r2_hat < 0.7:
             raise ConfigError(f"r2_hat must be within (0.2, 0.7) for a beta planform, got {self.r2_hat}")
         if not 0.0 <= self.pitch_axis <= 1.0:

@@ -20,7 +20,7 @@ from animat.errors import ConfigError
 from animat.evolve.genome import Genome
 from animat.fly.drosophila.geometry import fly_world, spheroid_mesh
 from animat.fly.drosophila.model import DrosophilaParams
-from animat.fly.drosophila.power import inertial_power
+from animat.fly.drosophila.power import induced_power, inertial_power
 from animat.fly.drosophila.rollout import N_INPUTS, N_OUTPUTS, Trajectory, simulate_population
 from animat.viz import plots
 from animat.viz.animate import animate_body
@@ -35,7 +35,7 @@ HEIGHT_LIMIT, DRIFT_LIMIT = 1.0, 5.0  # body lengths: issue 22's hover checks
 WINGBEAT_RANGE = (180.0, 250.0)  # Hz
 #: what ``animat fly replay`` prints for a drosophila genome (then its checks)
 SUMMARY_KEYS = ["seconds", "body_length", "wingbeat_hz", "mean_stroke_amplitude_deg", "mechanical_power_w_per_kg",
-                "inertial_power_w_per_kg", "sun_tang_2002_power_w_per_kg", "max_height_change_body_lengths",
+                "induced_power_w_per_kg", "inertial_power_w_per_kg", "sun_tang_2002_power_w_per_kg", "max_height_change_body_lengths",
                 "max_horizontal_drift_body_lengths", "crashed"]
 
 
@@ -91,7 +91,9 @@ def flight_summary(params: DrosophilaParams, flight: Flight) -> dict:
     dz = flight.pos[:, 2] - flight.pos[0, 2]
     horiz = np.hypot(flight.pos[:, 0] - flight.pos[0, 0], flight.pos[:, 1] - flight.pos[0, 1])
     samples = flight.samples
-    amplitude = samples.pattern[:, [1, 6]].astype(np.float64)
+    pattern = samples.pattern.astype(np.float64)
+    amplitude = pattern[:, [1, 6]]
+    induced = float(induced_power(params, pattern).mean() / params.mass)
     return {
         "preset": "drosophila",
         "seconds": float(len(flight.t) * SAMPLE_EVERY * params.dt),
@@ -101,8 +103,10 @@ def flight_summary(params: DrosophilaParams, flight: Flight) -> dict:
         "mean_set_frequency_hz": float(samples.pattern[:, 0].mean()),
         "network_updates_per_second": float(samples.updates[-1] / (len(samples.updates) * params.sample_dt)),
         "mean_stroke_amplitude_deg": float(np.degrees(amplitude.mean())),
-        "mechanical_power_w_per_kg": float(samples.power.astype(np.float64).mean() / params.mass),
-        "inertial_power_w_per_kg": float(inertial_power(params, samples.pattern.astype(np.float64)).mean() / params.mass),
+        # aerodynamic: the blade forces' power plus the wake's induced power (0 unless induced_power_factor > 0)
+        "mechanical_power_w_per_kg": float(samples.power.astype(np.float64).mean() / params.mass) + induced,
+        "induced_power_w_per_kg": induced,
+        "inertial_power_w_per_kg": float(inertial_power(params, pattern).mean() / params.mass),
         "sun_tang_2002_power_w_per_kg": SUN_TANG_2002_W_PER_KG,
         "max_height_change_body_lengths": float(np.abs(dz).max() / L),
         "final_height_change_body_lengths": float(dz[-1] / L),
