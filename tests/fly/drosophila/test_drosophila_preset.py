@@ -22,7 +22,7 @@ from animat.fly.drosophila.physics import pitch_quat
 from animat.fly.drosophila.power import induced_power, inertial_power, mechanical_power_per_kg
 from animat.fly.drosophila.replay import wingbeat_hz
 from animat.fly.drosophila.rollout import Trajectory
-from animat.fly.drosophila.tasks import score
+from animat.fly.drosophila.tasks import HoverFitness, hover, score
 
 P = DrosophilaParams()
 
@@ -130,6 +130,19 @@ def test_power_cost_lowers_the_hover_fitness_by_weight_times_mean_power():
     assert np.all(np.abs(base) < 1e-6)
     on = P.with_(induced_power_factor=1.2)
     np.testing.assert_allclose(score(on, traj) - score(on, traj, 0.01), 0.01 * (expected + induced_power(on, pat[:, 0]) / P.mass), rtol=1e-9)
+
+
+def test_the_peak_term_weighs_a_brief_climb_by_its_height():
+    """A level flight that climbs 2 body lengths for one sample of 100: the mean sees 0.02 BL, the peak
+    term with weight 0.5 adds 0.5 × 2 BL; a dip counts the same as a climb."""
+    T = 100
+    quat = np.broadcast_to(pitch_quat(P.stroke_plane_angle), (2, T, 4)).astype(np.float64)
+    pos = np.zeros((2, T, 3))
+    pos[0, 10, 2], pos[1, 50, 2] = 2 * P.body_length, -2 * P.body_length
+    np.testing.assert_allclose(hover(P, pos, quat), -0.02, atol=1e-6)
+    np.testing.assert_allclose(hover(P, pos, quat) - hover(P, pos, quat, 0.5), 1.0, rtol=1e-9)
+    with pytest.raises(ConfigError, match="peak_weight"):
+        HoverFitness(P, 1.0, ("tanh",), peak_weight=-1.0)
 
 
 def test_fft_wingbeat_of_a_sampled_sinusoid():

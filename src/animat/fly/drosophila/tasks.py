@@ -25,21 +25,23 @@ def stroke_plane_tilt_cos(params: DrosophilaParams, quat: np.ndarray) -> np.ndar
     return 2.0 * (x * z - w * y) * np.sin(b) + (1.0 - 2.0 * (x * x + y * y)) * np.cos(b)
 
 
-def hover(params: DrosophilaParams, pos: np.ndarray, quat: np.ndarray) -> np.ndarray:
+def hover(params: DrosophilaParams, pos: np.ndarray, quat: np.ndarray, peak_weight: float = 0.0) -> np.ndarray:
     """Hold the starting height, over the start point, stroke plane level (start at the origin):
-    ``−(mean |Δz| + mean horizontal distance / 5) / body length − mean (1 − cos tilt)``.
+    ``−(mean |Δz| + peak_weight max |Δz| + mean horizontal distance / 5) / body length − mean (1 − cos tilt)``.
+    The peak term weighs a brief climb or dip (a take-off overshoot) that the mean hardly sees.
     ``pos (..., T, 3)`` m, ``quat (..., T, 4)`` -> ``(...)``."""
-    height = np.abs(pos[..., 2]).mean(axis=-1)
+    dz = np.abs(pos[..., 2])
+    height = dz.mean(axis=-1) + (peak_weight * dz.max(axis=-1) if peak_weight else 0.0)
     drift = np.hypot(pos[..., 0], pos[..., 1]).mean(axis=-1)
     tilt = (1.0 - stroke_plane_tilt_cos(params, quat)).mean(axis=-1)
     return -(height + drift / 5.0) / params.body_length - tilt
 
 
-def score(params: DrosophilaParams, traj: Trajectory, power_weight: float = 0.0) -> np.ndarray:
-    """Hover fitness per fly from arrays ``(P, [S,] T, ...)``, less ``power_weight`` × the mean mechanical
-    power (W/kg, aerodynamic + inertial: :mod:`animat.fly.drosophila.power`): the mean over the ``S``
-    starts; NaN where the fly crashed from any start."""
-    value = hover(params, traj.pos.astype(np.float64), traj.quat.astype(np.float64))
+def score(params: DrosophilaParams, traj: Trajectory, power_weight: float = 0.0, peak_weight: float = 0.0) -> np.ndarray:
+    """Hover fitness per fly from arrays ``(P, [S,] T, ...)`` (:func:`hover` with ``peak_weight``), less
+    ``power_weight`` × the mean mechanical power (W/kg, aerodynamic + induced + inertial:
+    :mod:`animat.fly.drosophila.power`): the mean over the ``S`` starts; NaN where the fly crashed from any start."""
+    value = hover(params, traj.pos.astype(np.float64), traj.quat.astype(np.float64), peak_weight)
     if power_weight:
         power = mechanical_power_per_kg(params, traj.power.astype(np.float64), traj.pattern.astype(np.float64))
         value = value - power_weight * power.mean(axis=-1)
@@ -56,7 +58,8 @@ class HoverFitness:
     starts: int = 1  # start 0 at rest in the hover posture; the others perturbed (see start_states)
     seed: int = 0  # seeds the perturbed starts and the sensor noise
     noise: float = 0.0  # sensor-noise std (network-input units) on every start but the first
-    power_weight: float = 0.0  # fitness per W/kg of mechanical power (aerodynamic + inertial)
+    power_weight: float = 0.0  # fitness per W/kg of mechanical power (aerodynamic + induced + inertial)
+    peak_weight: float = 0.0  # fitness per body length of the largest height change (see hover)
 
     def __post_init__(self):
         if not self.seconds > 0:
@@ -67,6 +70,8 @@ class HoverFitness:
             raise ConfigError(f"noise must be >= 0, got {self.noise}")
         if not self.power_weight >= 0:
             raise ConfigError(f"power_weight must be >= 0, got {self.power_weight}")
+        if not self.peak_weight >= 0:
+            raise ConfigError(f"peak_weight must be >= 0, got {self.peak_weight}")
 
     def __call__(self, nets) -> np.ndarray:
         starts = start_states(self.params, self.starts, self.seed)
@@ -74,4 +79,4 @@ class HoverFitness:
         noise = np.random.default_rng(self.seed + 1).normal(0.0, self.noise, (self.starts, n_updates, N_INPUTS)).astype(np.float32)
         noise[0] = 0.0
         traj = simulate_population(self.params, nets, self.activations, self.seconds, starts, noise)
-        return score(self.params, traj, self.power_weight)
+        return score(self.params, traj, self.power_weight, self.peak_weight)

@@ -28,7 +28,8 @@ OUTPUT_NAMES = ["frequency"] + [f"{side} {n}" for side in ("right", "left")
 def fitness_of(cfg: DrosophilaTrainConfig) -> HoverFitness:
     """The run's batched fitness (deterministic: its perturbed starts and noise come from the run's seed)."""
     activations = layer_activations(cfg.layers, cfg.activations)
-    return HoverFitness(cfg.fly_params(), float(cfg.seconds), activations, cfg.starts, cfg.seed, cfg.noise, cfg.power_weight)
+    return HoverFitness(cfg.fly_params(), float(cfg.seconds), activations, cfg.starts, cfg.seed, cfg.noise, cfg.power_weight,
+                        cfg.peak_weight)
 
 
 def train(cfg: DrosophilaTrainConfig, out: Path, *, resume: bool = False, from_run: Path | None = None,
