@@ -231,6 +231,26 @@ def test_from_starts_an_evolution_strategy_at_a_drosophila_runs_best_genome(tmp_
     out = tmp_path / "refused"
     code, _, err = animat_cli("fly", "train", "--population", "4", "--strategy", "open_es", "--from", str(old), "--out", str(out))
     assert code == 2 and "drosophila preset" in err and len(err.strip().splitlines()) == 1 and not out.exists(), err
+    # the stage resumes and replays like any run (its config.json's `from` is a record, not an option)
+    (new / "summary.json").unlink()
+    code, _, err = animat_cli("fly", "train", "--resume", str(new), "--generations", "2")
+    assert code == 0, err
+    assert json.loads((new / "config.json").read_text())["from"] == config["from"]
+    code, _, err = animat_cli("fly", "replay", str(new), "--seconds", "0.01", "--out", str(tmp_path / "replay"))
+    assert code == 0, err
+
+
+def test_a_drosophila_run_started_from_another_resumes_with_its_from_record(tmp_path):
+    """A --from run's config.json holds ``from`` beside its options: resuming and replaying read it."""
+    from animat.fly.drosophila.options import DrosophilaTrainConfig
+
+    cfg = DrosophilaTrainConfig.build(None, seconds=0.5)
+    run = tmp_path / "stage"
+    run.mkdir()
+    runs.atomic_write_json(run / "config.json", {**vars(cfg), "from": {"path": "runs/dh", "generation": 400}})
+    resumed, where = runs.start_or_resume("fly", DrosophilaTrainConfig, resume=run, config=None, out=None,
+                                          options={"generations": 7}, may_change={"generations": "--generations"})
+    assert where == run and resumed.generations == 7 and resumed.seconds == 0.5
 
 
 def test_from_refuses_a_run_of_the_other_preset(tmp_path):

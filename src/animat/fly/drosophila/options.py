@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from animat.config import check_instance, load_toml, option, read_options, same_as
 from animat.errors import ConfigError
@@ -20,6 +20,8 @@ HIDDEN = (20, 20)  # the default network's hidden layers
 @dataclass
 class DrosophilaTrainConfig:
     """Everything that defines a drosophila training run (resolved: defaults < config file < command line)."""
+
+    RUN_RECORD: ClassVar[tuple[str, ...]] = TrainConfig.RUN_RECORD  # a --from run's config.json records its source
 
     preset: str = option(PRESET, "The fly: drosophila, the real-scale fruit fly (animat.fly.drosophila)", choices=(PRESET,))
     generations: int = option(100, "Number of generations", ge=1)
@@ -73,7 +75,8 @@ class DrosophilaTrainConfig:
 
     @classmethod
     def build(cls, file: str | Path | None = None, **overrides: Any) -> "DrosophilaTrainConfig":
-        return cls(**read_options(cls, file, overrides)).validate()
+        """Defaults < ``file`` < ``overrides`` (a run's config.json may also hold :attr:`RUN_RECORD`, not options)."""
+        return cls(**read_options(cls, file, {k: v for k, v in overrides.items() if k not in cls.RUN_RECORD})).validate()
 
 
 def selected(preset: str | None, config: Path | None, resume: Path | None) -> bool:
