@@ -138,12 +138,14 @@ def check_instance(obj: Any) -> Any:
 def read_options(cls, file: str | Path | None, overrides: dict[str, Any], what: str = "training option", table: str | None = None) -> dict[str, Any]:
     """Values for dataclass ``cls``: its TOML ``file`` (if any; its table ``[table]`` where it has one)
     overlaid by the ``overrides`` that are not None, every key a field of ``cls`` (:func:`check_known`),
-    every value checked (:func:`check_options`)."""
+    every value checked (:func:`check_options`). Overrides named in ``cls.RUN_RECORD`` (if any: what a run's
+    ``config.json`` records besides its options, such as a ``--from`` source) are not options and are left out."""
     values: dict[str, Any] = {}
     if file is not None:
         loaded = load_toml(file)
         values.update(loaded.get(table, loaded) if table else loaded)
-    values.update({k: v for k, v in overrides.items() if v is not None})
+    record = getattr(cls, "RUN_RECORD", ())
+    values.update({k: v for k, v in overrides.items() if v is not None and k not in record})
     check_known((f.name for f in fields(cls)), values, what, file or "options")
     check_options(cls, values)
     return values

@@ -103,7 +103,7 @@ class TrainConfig:
     @classmethod
     def build(cls, file: str | Path | None = None, **overrides: Any) -> "TrainConfig":
         """Defaults < ``file`` < ``overrides`` (a run's config.json may also hold :attr:`RUN_RECORD`, not options)."""
-        return cls(**read_options(cls, file, {k: v for k, v in overrides.items() if k not in cls.RUN_RECORD})).validate()
+        return cls(**read_options(cls, file, overrides)).validate()
 
 
 @dataclass

@@ -76,7 +76,7 @@ class DrosophilaTrainConfig:
     @classmethod
     def build(cls, file: str | Path | None = None, **overrides: Any) -> "DrosophilaTrainConfig":
         """Defaults < ``file`` < ``overrides`` (a run's config.json may also hold :attr:`RUN_RECORD`, not options)."""
-        return cls(**read_options(cls, file, {k: v for k, v in overrides.items() if k not in cls.RUN_RECORD})).validate()
+        return cls(**read_options(cls, file, overrides)).validate()
 
 
 def selected(preset: str | None, config: Path | None, resume: Path | None) -> bool:

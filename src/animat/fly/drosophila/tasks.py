@@ -31,7 +31,7 @@ def hover(params: DrosophilaParams, pos: np.ndarray, quat: np.ndarray, peak_weig
     The peak term weighs a brief climb or dip (a take-off overshoot) that the mean hardly sees.
     ``pos (..., T, 3)`` m, ``quat (..., T, 4)`` -> ``(...)``."""
     dz = np.abs(pos[..., 2])
-    height = dz.mean(axis=-1) + (peak_weight * dz.max(axis=-1) if peak_weight else 0.0)
+    height = dz.mean(axis=-1) + peak_weight * dz.max(axis=-1)
     drift = np.hypot(pos[..., 0], pos[..., 1]).mean(axis=-1)
     tilt = (1.0 - stroke_plane_tilt_cos(params, quat)).mean(axis=-1)
     return -(height + drift / 5.0) / params.body_length - tilt
