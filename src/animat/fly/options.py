@@ -18,6 +18,7 @@ from animat.fly.model import FlyParams
 HIDDEN = (20, 20)  # the default network's hidden layers
 STEERING_TASKS = ("hover", "forward", "back", "left", "right", "up", "down", "goal")  # = animat.fly.tasks.TASKS (no JAX here)
 STRATEGIES = ("paper_ga", *EVOLUTION_STRATEGIES)  # --strategy: the paper's GA, or an evolution strategy (animat.evolve.strategies)
+ES_RESULTS = ("best", "centre")  # --es-result: what a strategy's run keeps (animat.fly.train.run_strategy)
 
 
 @dataclass
@@ -37,6 +38,8 @@ class TrainConfig:
     seed: int = same_as(PopulationOptions, "seed")
     strategy: str = option("paper_ga", "paper_ga (the paper's GA) | cma_es | snes | open_es (evosax evolution strategies; they ignore the GA's breeding settings)", choices=STRATEGIES)
     init_std: float = same_as(PopulationOptions, "init_std")
+    es_result: str = option("best", "What an evolution strategy's run keeps as its genome: best (the best sample it evaluated) | centre "
+                            "(its distribution's final mean, evaluated once more)", choices=ES_RESULTS)
     crossover_prob: float = same_as(GAOptions, "crossover_prob")
     mutation_rate: float = same_as(GAOptions, "mutation_rate")
     mutation: str = same_as(GAOptions, "mutation")

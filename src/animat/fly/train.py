@@ -41,7 +41,10 @@ def run_strategy(cfg, out: Path, resume: bool, evaluator, activations: list[str]
     """Evolve with the evolution strategy ``cfg.strategy`` on the engine's loop (the paper GA's run
     directory: metrics.csv, checkpoints, threshold genomes), its distribution centred on ``mean`` at the
     start (:func:`evolution_strategy`); ``names``: the network's outputs, for the threshold genomes;
-    ``(best genome, its fitness, history, generations)``."""
+    ``(genome, its fitness, history, generations)``: with ``cfg.es_result`` "best" the best sample
+    evaluated, with "centre" the distribution's final mean and its fitness, evaluated once more. The
+    centre is the network an evolution strategy delivers (Salimans et al. 2017 report their centre's
+    return); the best sample is the one whose perturbation happened to suit the run's fixed starts."""
     strategy = evolution_strategy(cfg, mean)
     if resume:
         state, _ = loop.load(out, strategy)
@@ -58,6 +61,9 @@ def run_strategy(cfg, out: Path, resume: bool, evaluator, activations: list[str]
                         save_every=cfg.save_every, delta_fitness=cfg.delta_fitness, save_genome=save_threshold,
                         meta={"seed": cfg.seed, "layers": list(cfg.layers), "activations": list(activations)},
                         on_generation=None if on_generation is None else lambda st: on_generation(dict(st.history[-1])))
+    if cfg.es_result == "centre":
+        genes = strategy.decode(strategy.distribution_mean(state.strategy)[None])
+        return Genome(cfg.layers, genes[0], activations), float(evaluator(genes)[0]), list(state.history), state.generation
     return Genome(cfg.layers, state.best_genes, activations), state.best_fitness, list(state.history), state.generation
 
 

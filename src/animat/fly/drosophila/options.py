@@ -37,6 +37,7 @@ class DrosophilaTrainConfig:
     seed: int = same_as(PopulationOptions, "seed")
     strategy: str = same_as(TrainConfig, "strategy")
     init_std: float = option(0.1, "Std of the first generation's weights and biases", gt=0)
+    es_result: str = same_as(TrainConfig, "es_result")
     crossover_prob: float = same_as(GAOptions, "crossover_prob")
     mutation_rate: float = option(0.1, "Probability that a gene mutates", ge=0, le=1)
     mutation: str = option("additive", "normal (a mutated gene is redrawn) | additive (noise is added to it)", choices=("normal", "additive"))
