@@ -263,7 +263,9 @@ def test_start_zero_is_at_rest_and_sensor_noise_reaches_only_the_perturbed_start
     np.testing.assert_array_equal(noisy.pos[:, 0], quiet.pos[:, 0])  # start 0 flies noise-free
     np.testing.assert_array_equal(noisy.quat[:, 0], quiet.quat[:, 0])
     assert all(not np.allclose(noisy.pos[:, i], quiet.pos[:, i], atol=1e-4) for i in (1, 2))  # the others hear the noise
-    # start 0 is the flight from rest (batched with other starts, XLA rounds differently: close, not bitwise)
+    # start 0 is the flight from rest (batched with other starts, XLA rounds differently: close, not bitwise;
+    # how differently depends on the CPU, and these random networks amplify it: 3e-6 m after 0.1 s, 3e-3 m
+    # after 0.3 s on one x86 machine, under 1e-3 m on another; so the first 0.1 s)
     alone = simulate_population(P, nets, ACTS, 0.3)
-    np.testing.assert_allclose(quiet.pos[:, 0], alone.pos, atol=1e-3)
+    np.testing.assert_allclose(quiet.pos[:, 0, :10], alone.pos[:, :10], atol=1e-4)
     assert not np.allclose(quiet.pos[:, 1], alone.pos, atol=1e-2)  # a perturbed start flies elsewhere

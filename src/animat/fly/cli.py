@@ -72,7 +72,11 @@ def train_cmd(
         "fly", TrainConfig, resume=resume, config=config, out=out, options=options,
         may_change={"generations": "--generations", "backend": "--backend", "address": "--address"},
     )
-    console.print(f"fly train: {cfg.population} flies × {cfg.generations} generations × {cfg.seconds:g} s, {getattr(cfg, 'label', 'fitness ' + str(cfg.fitness))}, run dir {run_dir}")
+    if resume is not None and cfg.stages and generations is not None:
+        raise ConfigError("--generations: a run in stages resumes with each stage's own generations (its config.json's stages)")
+    describe = lambda c: f"{c.population} flies × {c.generations} generations × {c.seconds:g} s, {getattr(c, 'label', 'fitness ' + str(c.fitness))}"
+    staged = f" in {len(cfg.stages) + 1} stages (animat.fly.curriculum)" if cfg.stages else ""
+    console.print(f"fly train: {describe(cfg)}{staged}, run dir {run_dir}")
     start = time.perf_counter()
     with progress("gen", "best {task.fields[best]}  mean {task.fields[mean]}  crashes {task.fields[crashes]}") as bar:
         task = bar.add_task("train", total=cfg.generations, best="-", mean="-", crashes="-")
@@ -81,8 +85,18 @@ def train_cmd(
             fmt = lambda v: "nan" if v is None else f"{float(v):.3f}"
             bar.update(task, completed=int(row["generation"]) + 1, best=fmt(row["best"]), mean=fmt(row["mean"]), crashes=row["crashes"])
 
+        def on_stage(k: int, n: int, stage_cfg) -> None:
+            console.print(f"stage {k}/{n}: {describe(stage_cfg)}, {stage_cfg.strategy}")
+            bar.reset(task, total=stage_cfg.generations, description=f"stage {k}/{n}")
+
         try:
-            summary = train(cfg, run_dir, resume=resume is not None, from_run=from_run, on_generation=on_generation)
+            if cfg.stages:
+                from animat.fly.curriculum import train_stages
+
+                summary = train_stages(cfg, run_dir, train, resume=resume is not None, from_run=from_run, on_generation=on_generation,
+                                       on_stage=on_stage)
+            else:
+                summary = train(cfg, run_dir, resume=resume is not None, from_run=from_run, on_generation=on_generation)
         except KeyboardInterrupt:
             console.print(f"interrupted; continue with: animat fly train --resume {run_dir}")
             raise

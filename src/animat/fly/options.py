@@ -63,6 +63,7 @@ class TrainConfig:
     position_weight: float = option(1.0, "Steering tasks: weight of the reference-point tracking term (position and tilt; animat.fly.tasks.tracking)", ge=0)
     velocity_weight: float = option(0.0, "Steering tasks: weight of the 0.5 s window velocity error (animat.fly.tasks.window_velocity_error)", ge=0)
     segment: list[float] = option(help="--task goal: each random command lasts between these seconds", factory=lambda: [1.0, 3.0], gt=0, shown="1,3")
+    stages: list[dict] = option(help="Later stages of the run (TOML [[stages]] tables), each the stage before with these options changed (animat.fly.curriculum)", factory=list)
     # what a run's config.json records besides these options: "from" = {"path", "generation"} of a --from run
     RUN_RECORD: ClassVar[tuple[str, ...]] = ("from",)
 
@@ -101,6 +102,10 @@ class TrainConfig:
             )
         if len(self.segment) != 2 or self.segment[0] > self.segment[1]:
             raise ConfigError(f"segment must be [shortest, longest] seconds, got {self.segment}")
+        if self.stages:
+            from animat.fly.curriculum import stage_configs
+
+            stage_configs(self)  # every stage's options checked now, not hours later when it starts
         return self
 
     @classmethod

@@ -284,3 +284,26 @@ def test_the_shipped_hover_genome_flies_its_first_half_second_near_the_start():
     summary = flight_summary(params, fly_genome(params, load_genome(folder / "best_genome.npz").genome, 0.5))
     assert not summary["crashed"] and summary["max_height_change_body_lengths"] < 1.0
     assert 240.0 <= summary["mean_set_frequency_hz"] <= 260.0
+
+
+@pytest.mark.slow  # two short trainings and a replay: minutes of compiling on a loaded 2-core machine
+def test_a_drosophila_run_in_stages_hands_its_centre_on_and_replays(tmp_path, animat_cli):
+    """configs/fly_drosophila_hover.toml's shape, tiny: a GA stage, then an OpenAI-ES stage whose genome is
+    its distribution's final centre; the run directory replays the last stage's genome."""
+    from animat.evolve import loop
+    from animat.fly.drosophila.options import DrosophilaTrainConfig
+    from animat.fly.train import evolution_strategy
+
+    config = tmp_path / "stages.toml"
+    config.write_text('preset = "drosophila"\npopulation = 4\nseconds = 0.01\nreplay_seconds = 0.01\ngenerations = 1\n'
+                      '[[stages]]\nstrategy = "open_es"\nes_result = "centre"\ninit_std = 0.01\n')
+    run = tmp_path / "run"
+    code, _, err = animat_cli("fly", "train", "--config", str(config), "--out", str(run))
+    assert code == 0, err
+    last = run / "stages" / "2"
+    cfg = DrosophilaTrainConfig.build(None, **{k: v for k, v in json.loads((last / "config.json").read_text()).items() if k != "from"})
+    strategy = evolution_strategy(cfg)
+    centre = strategy.distribution_mean(loop.load(last, strategy)[0].strategy)
+    np.testing.assert_array_equal(np.load(run / "best_genome.npz")["genes"], centre)
+    code, _, err = animat_cli("fly", "replay", str(run), "--seconds", "0.01", "--out", str(tmp_path / "replay"))
+    assert code == 0, err

@@ -51,6 +51,7 @@ class DrosophilaTrainConfig:
     address: str | None = same_as(TrainConfig, "address")
     replay_seconds: float = same_as(TrainConfig, "replay_seconds")
     drosophila: dict = option(help="DrosophilaParams overrides, e.g. {n_stations = 8}", factory=dict)
+    stages: list[dict] = same_as(TrainConfig, "stages")
 
     def fly_params(self):
         from animat.fly.drosophila.model import DrosophilaParams
@@ -72,6 +73,10 @@ class DrosophilaTrainConfig:
         if self.layers[0] != N_INPUTS or self.layers[-1] != N_OUTPUTS:
             raise ConfigError(f"network layers {self.layers} do not fit the drosophila preset: first layer must be "
                               f"{N_INPUTS} (observation size) and last {N_OUTPUTS} (wingbeat pattern parameters)")
+        if self.stages:
+            from animat.fly.curriculum import stage_configs
+
+            stage_configs(self)  # every stage's options checked now, not hours later when it starts
         return self
 
     @classmethod
