@@ -22,7 +22,6 @@ fly or the network (:data:`FIXED`), so RUN's config.json describes the fly every
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
@@ -64,7 +63,6 @@ def _copy_products(stage: Path, out: Path) -> None:
         rel = src.relative_to(stage)
         if src.is_file() and rel.parts[0] not in OWN:
             runs.atomic_write_bytes(out / rel, src.read_bytes())
-            shutil.copystat(src, out / rel)
 
 
 def train_stages(cfg, out: Path, train: Callable[..., dict], *, resume: bool = False, from_run: Path | None = None,
