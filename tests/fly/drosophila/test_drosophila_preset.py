@@ -270,9 +270,9 @@ def test_from_refuses_a_run_of_the_other_preset(tmp_path):
 
 
 def test_the_shipped_hover_genome_flies_its_first_half_second_near_the_start():
-    """pretrained:drosophila-hover (its PROVENANCE.md: 30 s within 0.57 body lengths of height at 247.5 Hz)
+    """pretrained:drosophila-hover (its PROVENANCE.md: 30 s within 0.61 body lengths of height at 220.3 Hz)
     flies 0.5 s from rest without crashing, within 1 body length of its start height, its set wingbeat
-    within 240–260 Hz (252 Hz over the take-off's half second)."""
+    within 215–235 Hz (225 Hz over the take-off's half second)."""
     from animat import pretrained
     from animat.evolve.genome_file import load_genome
     from animat.fly.drosophila.options import DrosophilaTrainConfig
@@ -283,7 +283,7 @@ def test_the_shipped_hover_genome_flies_its_first_half_second_near_the_start():
     assert params.thorax_resonance_hz == 218.0 and params.induced_power_factor == 1.2
     summary = flight_summary(params, fly_genome(params, load_genome(folder / "best_genome.npz").genome, 0.5))
     assert not summary["crashed"] and summary["max_height_change_body_lengths"] < 1.0
-    assert 240.0 <= summary["mean_set_frequency_hz"] <= 260.0
+    assert 215.0 <= summary["mean_set_frequency_hz"] <= 235.0
 
 
 @pytest.mark.slow  # two short trainings and a replay: minutes of compiling on a loaded 2-core machine
