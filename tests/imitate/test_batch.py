@@ -10,7 +10,8 @@ pytest.importorskip("stable_baselines3")
 from stable_baselines3.common.vec_env import DummyVecEnv  # noqa: E402
 
 from animat.errors import ConfigError  # noqa: E402
-from animat.imitate.batch import ImitateBatch, pose_arrays  # noqa: E402
+from animat import quaternions as quat  # noqa: E402
+from animat.imitate.batch import ImitateBatch, pose_arrays, target_observation  # noqa: E402
 from animat.imitate.demo import demo_clip  # noqa: E402
 from animat.imitate.env import ImitateEnv  # noqa: E402
 from animat.imitate.reward import preset  # noqa: E402
@@ -23,7 +24,7 @@ def _actions(seed: int = 0, std: float = 0.3) -> np.ndarray:
     return np.random.default_rng(seed).normal(0.0, std, (STEPS, N, 28)).astype(np.float32)
 
 
-@pytest.mark.parametrize("options", [{}, {"residual": True, "pose_termination": 0.25, "substeps": 10, "max_seconds": 1.0}])
+@pytest.mark.parametrize("options", [{}, {"residual": True, "pose_termination": 0.25, "substeps": 10, "max_seconds": 1.0, "target_obs": True}])
 def test_batched_steps_are_each_env_stepped_alone(options):
     """Same seed and actions: the batch (2 threads) reaches bit for bit the MuJoCo states of N ImitateEnvs in
     SB3's DummyVecEnv, episode ends included (falls, pose errors, the time cap, auto-resets), with the same
@@ -51,6 +52,29 @@ def test_batched_steps_are_each_env_stepped_alone(options):
         ends += int(d1.sum())
     assert ends >= N  # the comparison went through episode ends and restarts
     batched.close()
+
+
+def test_target_observation_is_the_reference_seen_from_the_character():
+    """Closed form: a character at (1, 2, 0) facing +y (yaw 90°) sees a reference 1 m further along +y straight
+    ahead (+x of its heading frame), a reference facing +x as turned 90° to its right, and the reference's
+    hand 0.5 m along +x (on its right, −y) and 0.3 m below its root; at zero offset everything is 0 and the identity."""
+    yaw = quat.about_axis(np.array([0.0, 0.0, 1.0]), np.pi / 2)
+    ident = np.array([1.0, 0.0, 0.0, 0.0])
+    root = np.array([[1.0, 2.0, 0.9]])
+    obs = target_observation(root, yaw[None], root + [0.0, 1.0, 0.0], ident[None], (root + [0.5, 1.0, -0.3])[:, None])
+    np.testing.assert_allclose(obs[0, :3], [1.0, 0.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(quat.angle_between(obs[0, 3:7], quat.conj(yaw)), 0.0, atol=1e-7)
+    np.testing.assert_allclose(obs[0, 7:], [1.0, -0.5, -0.3], atol=1e-12)
+    same = target_observation(root, yaw[None], root, yaw[None], root[:, None])
+    np.testing.assert_allclose(same[0], [0, 0, 0, 1, 0, 0, 0, 0, 0, 0], atol=1e-12)
+
+
+def test_target_obs_adds_ten_numbers_per_key_point():
+    clip = demo_clip()
+    plain, target = ImitateBatch(clip, 2, seed=0), ImitateBatch(clip, 2, seed=0, target_obs=True)
+    assert target.observation_size == plain.observation_size + 7 + 3 * 4
+    np.testing.assert_array_equal(target.observations()[:, :plain.observation_size], plain.observations())
+    np.testing.assert_allclose(target.observations()[:, plain.observation_size:plain.observation_size + 3], 0.0, atol=1e-6)  # starts on the reference
 
 
 def test_threads_change_nothing():

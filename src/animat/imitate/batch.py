@@ -15,6 +15,7 @@ Differences from ``ImitateEnv``: the reward is r_I only (``paper`` variant; no t
 servos are MuJoCo's (``mujoco_servos=True``), and it adds the pose termination ``pose_termination``
 (m; 0: off, as ``ImitateEnv``'s option of the same name): an episode also ends when a key body
 (:data:`KEY_BODIES`) is farther than that from the reference's, MimicKit's ``pose_termination_dist``.
+``target_obs`` (off by default, as ``ImitateEnv``'s option) appends :func:`target_observation`.
 No auto-reset here: :meth:`ImitateBatch.step` reports ends, :meth:`ImitateBatch.reset` restarts
 the characters it is given.
 """
@@ -85,6 +86,19 @@ def joint_rotations(qpos: np.ndarray, qvel: np.ndarray, layout: Layout) -> tuple
     return np.concatenate([qpos[:, None, 3:7], jq], axis=1), np.concatenate([qvel[:, None, 3:6], jw], axis=1)
 
 
+def target_observation(root_pos, root_quat, ref_root_pos, ref_root_quat, ref_ends) -> np.ndarray:
+    """(N, 7 + 3E) where the reference character is, seen from the simulated one (MimicKit's DeepMimic ``tar_obs``,
+    one step: ``enable_tar_obs``): the reference's root position (m) and hands and feet ``ref_ends (N, E, 3)`` (m)
+    relative to the character's root ``root_pos (N, 3)``, and the reference's root orientation ``ref_root_quat
+    (N, 4)`` (w x y z), all in the character's heading frame (its root's yaw ``root_quat (N, 4)`` removed).
+    The paper's r_e and r_c and the pose termination compare world positions, so a policy that cannot see how
+    far it has drifted from the reference loses them slowly over a long episode; with this it can steer back."""
+    root_pos, ref_ends = np.asarray(root_pos), np.asarray(ref_ends)
+    inv = quat.conj(quat.heading(np.asarray(root_quat)))
+    return np.concatenate([quat.rotate(inv, np.asarray(ref_root_pos) - root_pos), quat.mul(inv, np.asarray(ref_root_quat)),
+                           quat.rotate(inv[:, None], ref_ends - root_pos[:, None]).reshape(len(root_pos), -1)], axis=1)
+
+
 def paper_reward(ref_q, ref_w, ref_ends, ref_com, q, w, ends, com, cfg: RewardConfig = PRESETS["paper"]) -> np.ndarray:
     """(N,) r_I of the paper (:mod:`animat.imitate.reward`, ``variant == "paper"``) over a batch: rotations
     ``(N, 13, 4)``, angular velocities ``(N, 13, 3)`` rad/s, end effectors ``(N, E, 3)`` m, centres of mass
@@ -109,14 +123,14 @@ class ImitateBatch:
 
     def __init__(self, clip: Clip, n: int, *, reward: RewardConfig = PRESETS["paper"], rsi: bool = True, early_termination: bool = True,
                  max_seconds: float = 10.0, residual: bool = False, joint_limits: bool = False, substeps: int = SUBSTEPS,
-                 pose_termination: float = 0.0, threads: int = 1, seed: int | None = None):
+                 pose_termination: float = 0.0, target_obs: bool = False, threads: int = 1, seed: int | None = None):
         if reward.variant != "paper" or reward.w_goal > 0:
             raise ConfigError(f"the batched environments compute the paper's r_I only (reward preset 'paper', no goal); got variant {reward.variant!r}, w_goal {reward.w_goal}")
         if int(n) < 1 or int(threads) < 1 or int(substeps) < 1:
             raise ConfigError(f"ImitateBatch needs n, threads and substeps >= 1, got {n}, {threads}, {substeps}")
         self.clip, self.n, self.cfg, self.substeps = clip, int(n), reward, int(substeps)
         self.rsi, self.early_termination, self.max_seconds, self.residual = rsi, early_termination, float(max_seconds), residual
-        self.pose_termination = float(pose_termination)
+        self.pose_termination, self.target_obs = float(pose_termination), bool(target_obs)
         self.model = batch_model(self.substeps, joint_limits)
         m = self.model
         self.layout = lay = Layout.of(m)
@@ -224,6 +238,9 @@ class ImitateBatch:
         ends = quat.rotate(inv_heading[:, None], self.xpos[:, self._ends] - qpos[:, None, 0:3]).reshape(n, -1)
         parts = [qpos[:, 2:3], quat.mul(inv_heading, q[:, 0]), quat.rotate(inv_heading, qvel[:, 0:3]), qvel[:, 3:6],
                  joints, vels, ends, ((self.t % cycle) / cycle)[:, None]]
+        if self.target_obs:
+            ref = self._ref_qpos
+            parts.append(target_observation(qpos[:, 0:3], q[:, 0], ref[:, 0:3], ref[:, 3:7], self.ref_xpos[:, self._ends]))
         return np.concatenate(parts, axis=1).astype(np.float32)
 
     def controls(self, actions: np.ndarray, ref: MotionState) -> np.ndarray:

@@ -23,7 +23,9 @@ adds the per-axis ball-joint limits of DeepMimic's character file
 (:func:`~animat.imitate.character.add_ball_limits`; off by default). ``substeps``: physics steps per
 control step (default 20: 600 Hz). ``pose_termination`` (m; 0, the default: off): an episode also
 ends when a key body (:data:`~animat.imitate.batch.KEY_BODIES`: head, hands, feet) is farther than
-that from the reference's (MimicKit's ``pose_termination_dist``). :mod:`animat.imitate.batch` steps
+that from the reference's (MimicKit's ``pose_termination_dist``). ``target_obs`` (off by default) appends
+where the reference is, seen from the character (:func:`~animat.imitate.batch.target_observation`: its root
+position and orientation, hands and feet, in the heading frame). :mod:`animat.imitate.batch` steps
 many of these at once.
 """
 
@@ -35,7 +37,7 @@ import numpy as np
 
 from animat import quaternions as quat
 from animat.errors import ConfigError
-from animat.imitate.batch import FALL_BODIES, KEY_BODIES, physics_timestep
+from animat.imitate.batch import FALL_BODIES, KEY_BODIES, physics_timestep, target_observation
 from animat.imitate.character import CONTROL_HZ, SUBSTEPS, Layout, apply_ball_pd, build_model, kinematics, pose_kinematics, set_pd_targets, set_pose
 from animat.imitate.clip import HINGE_AXIS, Clip
 from animat.imitate.demo import demo_clip
@@ -49,7 +51,7 @@ class ImitateEnv(gym.Env):
     def __init__(self, clip: Clip | None = None, reward: RewardConfig = PRESETS["paper"], rsi: bool = True,
                  early_termination: bool = True, max_seconds: float = 10.0, mujoco_servos: bool = True,
                  residual: bool = False, goal: GoalConfig | None = None, joint_limits: bool = False, substeps: int = SUBSTEPS,
-                 pose_termination: float = 0.0):
+                 pose_termination: float = 0.0, target_obs: bool = False):
         self.clip = clip or demo_clip()
         if goal is not None and not reward.w_goal > 0:
             raise ConfigError(f"a task goal needs a reward with w_goal > 0 (the paper: w_imitation 0.7, w_goal 0.3), got w_goal {reward.w_goal}")
@@ -57,6 +59,7 @@ class ImitateEnv(gym.Env):
         self._clip_speed = float(np.linalg.norm(self.clip.root_advance)) / self.clip.cycle_seconds
         self.cfg, self.rsi, self.early_termination, self.max_seconds = reward, rsi, early_termination, max_seconds
         self.residual, self.substeps, self.pose_termination = residual, int(substeps), float(pose_termination)
+        self.target_obs = bool(target_obs)
         self.model = build_model(timestep=physics_timestep(substeps), ball_actuators=mujoco_servos, joint_limits=joint_limits)
         self.data = mujoco.MjData(self.model)
         self.ref_data = mujoco.MjData(self.model)
@@ -70,7 +73,9 @@ class ImitateEnv(gym.Env):
         self.t = self.t0 = 0.0
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(self._obs().shape[0],), dtype=np.float32)
 
-    def _obs(self, k=None) -> np.ndarray:
+    def _obs(self, k=None, ref=None) -> np.ndarray:
+        """The observation of the state ``k`` (its kinematics; default: computed) against the reference ``ref`` at
+        the current time (its kinematics; default: posed here when ``target_obs`` needs it)."""
         k = k or kinematics(self.model, self.data, self.layout)
         s, h = k.state, self.layout.hinge
         inv_heading = quat.conj(quat.heading(s.root_quat))
@@ -88,6 +93,10 @@ class ImitateEnv(gym.Env):
         if self.goal_cfg is not None:
             goal = self.goal or self._draw_goal()  # (only while the spaces are being sized)
             parts += [quat.rotate(inv_heading, goal.direction)[:2], [goal.speed]]
+        if self.target_obs:
+            ref = ref or pose_kinematics(self.model, self.ref_data, self.clip.sample(self.t), self.layout)
+            r = ref.state
+            parts.append(target_observation(s.root_pos[None], s.root_quat[None], r.root_pos[None], r.root_quat[None], ref.end_effectors[None]))
         return np.concatenate([np.ravel(p) for p in parts]).astype(np.float32)
 
     def _index_obs(self) -> None:
@@ -182,4 +191,4 @@ class ImitateEnv(gym.Env):
         if terminated:  # fallen: no reward from this step on (DeepMimic's early termination)
             reward = 0.0
         truncated = self.t - self.t0 >= self.max_seconds - 1e-9
-        return self._obs(sim), float(reward), bool(terminated), bool(truncated), info
+        return self._obs(sim, ref), float(reward), bool(terminated), bool(truncated), info

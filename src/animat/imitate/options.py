@@ -41,6 +41,8 @@ class TrainConfig:
     substeps: int = option(20, "Physics steps per 30 Hz control step (20: 600 Hz)", ge=1)
     pose_termination: float = option(0.0, "End an episode when a key body (head, hands, feet) is farther than this from the reference, m "
                                            "(MimicKit: 1.0); 0: off", ge=0)
+    target_obs: bool = option(False, "Observe where the reference is, seen from the character (root position and orientation, hands "
+                                     "and feet in its heading frame; MimicKit's tar_obs): lets the policy correct drift")
     # optional task goal r_G (target heading and speed, animat.imitate.goal); reward w_I r_I + w_G r_G
     goal: bool = option(False, "Add the task goal r_G (target heading and speed)")
     goal_weights: list[float] = option(help="[w_I, w_G] when goal is on", factory=lambda: [0.7, 0.3])

@@ -67,7 +67,7 @@ def make_env(cfg: TrainConfig, clip=None, **overrides):
     weights = dict(w_imitation=cfg.goal_weights[0], w_goal=cfg.goal_weights[1]) if cfg.goal else {}
     kw = dict(reward=preset(cfg.reward, **weights), rsi=cfg.rsi, early_termination=cfg.early_termination,
               max_seconds=cfg.max_seconds, residual=cfg.residual, goal=cfg.goal_config(), joint_limits=cfg.joint_limits,
-              substeps=cfg.substeps, pose_termination=cfg.pose_termination)
+              substeps=cfg.substeps, pose_termination=cfg.pose_termination, target_obs=cfg.target_obs)
     kw.update(overrides)
     return ImitateEnv(clip if clip is not None else cfg.load_clip(), **kw)
 
@@ -77,7 +77,8 @@ def batch_options(cfg: TrainConfig) -> dict:
     from animat.imitate.reward import preset
 
     return dict(reward=preset(cfg.reward), rsi=cfg.rsi, early_termination=cfg.early_termination, max_seconds=cfg.max_seconds,
-                residual=cfg.residual, joint_limits=cfg.joint_limits, substeps=cfg.substeps, pose_termination=cfg.pose_termination)
+                residual=cfg.residual, joint_limits=cfg.joint_limits, substeps=cfg.substeps, pose_termination=cfg.pose_termination,
+                target_obs=cfg.target_obs)
 
 
 def make_vec_env(cfg: TrainConfig, clip):
