@@ -9,8 +9,9 @@ Usage: ``python benchmarks/imitate_env.py [--quick] [--ppo] [--envs N] [--subste
 - ``steps_per_s_vectorised``: everything training needs per step, through the SB3 ``VecEnv`` PPO uses
   (:class:`animat.imitate.vecenv.BatchVecEnv` over :class:`animat.imitate.batch.ImitateBatch`):
   physics, reference poses, observations, rewards, terminations, auto-resets and infos, for N
-  characters on T threads, with the recipe's actions (the clip's pose plus N(0, 0.05) rad noise,
-  ``residual``) and its pose termination (1 m); ``fraction_of_physics_limit`` is their ratio. The two
+  characters on T threads, with the recipe's environment options (``configs/imitate_walk_cpu.toml``:
+  ``residual``, its pose termination, ``target_obs``; the substeps as given) and its actions (the clip's
+  pose plus N(0, 0.05) rad noise); ``fraction_of_physics_limit`` is their ratio. The two
   are measured in alternating rounds (best of each kept) so that other load on the machine hits both.
 - Baselines: one ``ImitateEnv`` in this process (``steps_per_s_single``), ``SubprocVecEnv`` of T
   ``ImitateEnv`` processes (``steps_per_s_subproc``), both at 20 substeps (the old path).
@@ -66,8 +67,16 @@ def raw_rate(clip, n: int, substeps: int, threads: int, control_steps: int) -> f
     return done / elapsed
 
 
+def recipe_options() -> dict:
+    """ImitateBatch's options in the recipe (``RECIPE``)."""
+    from animat.imitate.options import TrainConfig
+    from animat.imitate.train import batch_options
+
+    return batch_options(TrainConfig.build(RECIPE))
+
+
 def vectorised_rate(clip, n: int, substeps: int, threads: int, control_steps: int) -> float:
-    venv = BatchVecEnv(ImitateBatch(clip, n, threads=threads, substeps=substeps, residual=True, pose_termination=1.0))
+    venv = BatchVecEnv(ImitateBatch(clip, n, threads=threads, **{**recipe_options(), "substeps": substeps}))
     venv.seed(0)
     venv.reset()
     acts = np.random.default_rng(0).normal(0.0, STD, (control_steps, n, 28)).astype(np.float32)
