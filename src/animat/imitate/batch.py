@@ -86,15 +86,16 @@ def joint_rotations(qpos: np.ndarray, qvel: np.ndarray, layout: Layout) -> tuple
     return np.concatenate([qpos[:, None, 3:7], jq], axis=1), np.concatenate([qvel[:, None, 3:6], jw], axis=1)
 
 
-def target_observation(root_pos, root_quat, ref_root_pos, ref_root_quat, ref_ends) -> np.ndarray:
+def target_observation(root_pos, root_quat, ref_root_pos, ref_root_quat, ref_ends, inv_heading=None) -> np.ndarray:
     """(N, 7 + 3E) where the reference character is, seen from the simulated one (MimicKit's DeepMimic ``tar_obs``,
     one step: ``enable_tar_obs``): the reference's root position (m) and hands and feet ``ref_ends (N, E, 3)`` (m)
     relative to the character's root ``root_pos (N, 3)``, and the reference's root orientation ``ref_root_quat
     (N, 4)`` (w x y z), all in the character's heading frame (its root's yaw ``root_quat (N, 4)`` removed).
     The paper's r_e and r_c and the pose termination compare world positions, so a policy that cannot see how
-    far it has drifted from the reference loses them slowly over a long episode; with this it can steer back."""
+    far it has drifted from the reference loses them slowly over a long episode; with this it can steer back.
+    ``inv_heading (N, 4)``: the inverse of ``root_quat``'s heading, where the caller has it already."""
     root_pos, ref_ends = np.asarray(root_pos), np.asarray(ref_ends)
-    inv = quat.conj(quat.heading(np.asarray(root_quat)))
+    inv = quat.conj(quat.heading(np.asarray(root_quat))) if inv_heading is None else inv_heading
     return np.concatenate([quat.rotate(inv, np.asarray(ref_root_pos) - root_pos), quat.mul(inv, np.asarray(ref_root_quat)),
                            quat.rotate(inv[:, None], ref_ends - root_pos[:, None]).reshape(len(root_pos), -1)], axis=1)
 
@@ -240,7 +241,7 @@ class ImitateBatch:
                  joints, vels, ends, ((self.t % cycle) / cycle)[:, None]]
         if self.target_obs:
             ref = self._ref_qpos
-            parts.append(target_observation(qpos[:, 0:3], q[:, 0], ref[:, 0:3], ref[:, 3:7], self.ref_xpos[:, self._ends]))
+            parts.append(target_observation(qpos[:, 0:3], q[:, 0], ref[:, 0:3], ref[:, 3:7], self.ref_xpos[:, self._ends], inv_heading))
         return np.concatenate(parts, axis=1).astype(np.float32)
 
     def controls(self, actions: np.ndarray, ref: MotionState) -> np.ndarray:
