@@ -19,7 +19,8 @@ Usage: ``python benchmarks/imitate_env.py [--quick] [--ppo] [--envs N] [--subste
   key-body error (m) over the first 0.5 s from 16 reference-state starts: what fewer substeps cost.
 - ``--ppo``: ``ppo_fps``: PPO's own samples per second (``fps`` of ``metrics.csv``, updates included)
   over a short run of ``configs/imitate_walk_cpu.toml`` (its network, batch and epochs), and its
-  fraction of the physics limit.
+  fraction of the physics limit; beside it the same run with the rollouts' policy forward on the update's
+  torch threads (``rollout_torch_threads = 0``, as before 2026-12-04: ``ppo_fps_rollouts_on_update_threads``).
 """
 
 from __future__ import annotations
@@ -128,17 +129,20 @@ def tracking(clip, substeps: int) -> dict:
     return {"r_i_mean": round(float(np.mean(r)), 4), "key_error_m": round(float(np.mean(err)), 4)}
 
 
-def ppo_fps(minutes: float) -> dict:
+def ppo_fps(minutes: float, key: str = "ppo_fps", **overrides) -> dict:
     from animat.imitate.options import TrainConfig
     from animat.imitate.train import read_metrics, train
 
     with tempfile.TemporaryDirectory(prefix="imitate-bench-") as tmp:
-        cfg = TrainConfig.build(RECIPE, max_minutes=minutes, eval_episodes=0, checkpoint_every=0)
+        cfg = TrainConfig.build(RECIPE, max_minutes=minutes, eval_episodes=0, checkpoint_every=0, **overrides)
         train(cfg, Path(tmp))
         rows = read_metrics(Path(tmp) / "metrics.csv")
     steps, seconds = rows[-1]["timesteps"], rows[-1]["seconds"]
-    return {"ppo_fps": round(steps / seconds, 1), "ppo_iteration_fps": [r["fps"] for r in rows], "ppo_samples": steps,
-            "ppo_envs": cfg.envs, "ppo_substeps": cfg.substeps, "ppo_net_arch": cfg.net_arch}
+    if overrides:
+        return {key: round(steps / seconds, 1)}
+    return {key: round(steps / seconds, 1), "ppo_iteration_fps": [r["fps"] for r in rows], "ppo_samples": steps,
+            "ppo_envs": cfg.envs, "ppo_substeps": cfg.substeps, "ppo_net_arch": cfg.net_arch,
+            "ppo_torch_threads": {"rollout": cfg.rollout_torch_threads, "update": cfg.torch_threads}}
 
 
 def main() -> None:
@@ -165,7 +169,9 @@ def main() -> None:
     res["tracking_first_0.5s"] = {str(s): tracking(clip, s) for s in (5, 10, 20, 40)}
     if "--ppo" in sys.argv:
         res.update(ppo_fps(0.5 if quick else 2.0))
+        res.update(ppo_fps(0.5 if quick else 2.0, "ppo_fps_rollouts_on_update_threads", rollout_torch_threads=0))
         res["ppo_fraction_of_physics_limit"] = round(res["ppo_fps"] / res["physics_limit_steps_per_s"], 3)
+        res["ppo_fraction_rollouts_on_update_threads"] = round(res["ppo_fps_rollouts_on_update_threads"] / res["physics_limit_steps_per_s"], 3)
     res["load_average_1min_after"] = round(os.getloadavg()[0], 2)
     print(json.dumps(res))
 

@@ -189,15 +189,25 @@ def test_same_seed_same_policy(tmp_path):
 
 def test_batched_run_holds_the_fixed_action_noise(tmp_path):
     """vec_env = batched with action_std: σ is what the config says in every metrics row and in the saved
-    policy, while the rest of the policy learns; the imitation curve is drawn."""
+    policy, while the rest of the policy learns; the imitation curve is drawn. Rollouts run torch on
+    rollout_torch_threads, updates on torch_threads."""
     pytest.importorskip("stable_baselines3")
+    import torch
+
     from animat.imitate.options import TrainConfig
     from animat.imitate.policy import load_policy
     from animat.imitate.train import train
 
     cfg = TrainConfig.build(None, vec_env="batched", envs=4, threads=2, action_std=0.05, net_arch=[16, 16], n_steps=32, batch_size=64,
-                            n_epochs=2, eval_episodes=1, max_seconds=1.0, timesteps=256, checkpoint_every=128, pose_termination=1.0)
-    train(cfg, tmp_path)
+                            n_epochs=2, eval_episodes=1, max_seconds=1.0, timesteps=256, checkpoint_every=128, pose_termination=1.0,
+                            torch_threads=2, rollout_torch_threads=1)
+    before, during_rollouts = torch.get_num_threads(), []
+    try:
+        train(cfg, tmp_path, on_iteration=lambda row: during_rollouts.append(torch.get_num_threads()))
+        after_update = torch.get_num_threads()
+    finally:
+        torch.set_num_threads(before)
+    assert during_rollouts == [1, 1] and after_update == 2
     rows = list(csv.DictReader((tmp_path / "metrics.csv").open()))
     assert len(rows) == 2 and all(float(r["std"]) == pytest.approx(0.05, rel=1e-6) for r in rows)
     first, last = load_policy(tmp_path / "checkpoints" / "policy_0"), load_policy(tmp_path / "policy")

@@ -171,13 +171,16 @@ class ImitateBatch:
 
     # ---------------------------------------------------------------- threads
     def _run(self, fn, idx: np.ndarray) -> None:
-        """``fn(i)`` for every character in ``idx``, split over the threads."""
+        """``fn(i)`` for every character in ``idx``, shared out over the threads one character at a time: each
+        thread takes the next character left (``next`` on the shared iterator is atomic under the GIL), so
+        a thread held up elsewhere or a costly character (many contacts) leaves at most one character's
+        work to the end of the step, not a fixed chunk's."""
         if self._pool is None or idx.size < 2:
             for i in idx:
                 fn(int(i))
             return
-        chunks = [c for c in np.array_split(idx, 4 * self.threads) if c.size]  # several per thread: a thread held up elsewhere delays less
-        for f in [self._pool.submit(lambda c=c: [fn(int(i)) for i in c]) for c in chunks]:
+        todo = iter(idx.tolist())
+        for f in [self._pool.submit(lambda: [fn(i) for i in todo]) for _ in range(min(self.threads, idx.size))]:
             f.result()
 
     def _read(self, i: int) -> None:

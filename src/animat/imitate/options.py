@@ -71,6 +71,8 @@ class TrainConfig:
     max_grad_norm: float = option(0.5, "Gradient-norm clip")
     target_kl: float | None = option(None, "Stop an update early past this KL")
     torch_threads: int = option(1, "Torch intra-op threads in the learner; 0: torch's default (all cores; slow when the envs share them)", ge=0)
+    rollout_torch_threads: int = option(1, "Torch intra-op threads while collecting rollouts (the policy's forward on one observation per "
+                                           "environment a step: a small batch, faster on one thread); 0: as torch_threads", ge=0)
     # outputs
     eval_episodes: int = option(10, "Deterministic evaluation episodes before and after", ge=0)
     checkpoint_every: int = option(100_000, "Timesteps between checkpoints; 0: final policy only", ge=0)

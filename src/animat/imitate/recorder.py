@@ -23,7 +23,15 @@ class Recorder(BaseCallback):
         self.pending = dict(session.state.pending_losses)  # the losses of the update before a resume
         self.state_due = False
 
+    def _threads(self, n: int) -> None:
+        import torch
+
+        if n:
+            torch.set_num_threads(n)
+
     def _on_rollout_start(self) -> None:
+        cfg = self.session.cfg
+        self._threads(cfg.rollout_torch_threads or cfg.torch_threads)
         if self.state_due:  # after the update that followed a checkpoint: a state to resume from
             self.session.save_state()
             self.state_due = False
@@ -42,3 +50,4 @@ class Recorder(BaseCallback):
         self.state_due = self.session.checkpoint()
         if self.on_iteration is not None:
             self.on_iteration(row)
+        self._threads(self.session.cfg.torch_threads)  # the update's
