@@ -110,3 +110,21 @@ def test_init_genes_std():
     assert abs(genes.mean()) < 0.01
     assert abs(genes.std() - 0.5) < 0.01
     assert np.abs(genes).max() < 0.5 * 6  # Gaussian, not uniform +-30
+
+
+def test_widened_networks_compute_what_the_narrow_ones_did_whatever_the_new_inputs():
+    """widen_inputs: 3 more inputs weighted zero; the outputs are the narrow network's (to float rounding: the
+    sums run over more terms) for any values on them, every other gene is kept, and a population's rows widen alike."""
+    genes = np.asarray(network.init_genes(jax.random.PRNGKey(1), 4, LAYERS, 1.0))
+    wide = network.widen_inputs(genes, LAYERS, 3)
+    wide_layers = [18, *LAYERS[1:]]
+    assert wide.shape == (4, network.param_count(wide_layers)) and wide.dtype == np.float32
+    X = np.random.default_rng(0).normal(size=(15, 7)).astype(np.float32)
+    extra = np.random.default_rng(1).normal(0.0, 5.0, (3, 7)).astype(np.float32)
+    for k in range(4):
+        narrow = Genome(tuple(LAYERS), genes[k], "tanh").activate(X)
+        widened = Genome(tuple(wide_layers), wide[k], "tanh")
+        np.testing.assert_allclose(widened.activate(np.vstack([X, extra])), narrow, rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(widened.params["W1"][:, 15:], 0.0)
+        np.testing.assert_array_equal(widened.params["W1"][:, :15], network.unflatten(genes[k], LAYERS)["W1"])
+    np.testing.assert_array_equal(network.widen_inputs(genes, LAYERS, 0), genes)

@@ -231,6 +231,40 @@ def test_from_centres_an_evolution_strategy_on_the_runs_best_genome(tmp_path, an
     assert code == 2 and "--from" in err and len(err.strip().splitlines()) == 1 and not bad.exists(), err
 
 
+def test_a_goal_run_starts_from_a_network_without_the_command_inputs(tmp_path, animat_cli):
+    """--task goal --from a hover run: the GA's first population and the ES's first centre are the hover run's,
+    widened with zero weights on the 3 command inputs (network.widen_inputs); another hidden size is still refused."""
+    from animat.evolve import loop
+    from animat.evolve.genome_file import load_genome
+    from animat.evolve.network import widen_inputs
+    from animat.evolve.population import Population
+    from animat.evolve.strategies.paper_ga import PaperGA
+    from animat.fly.options import TrainConfig
+    from animat.fly.train import evolution_strategy
+
+    tiny = ["--population", "8", "--seconds", "0.2", "--replay-seconds", "0.3", "--asymmetric"]
+    old = tmp_path / "hover"
+    assert animat_cli("fly", "train", "--task", "hover", "--generations", "2", *tiny, "--out", str(old))[0] == 0
+    last, best = Population.resume(old), load_genome(old / "best_genome.npz").genome
+    assert last.layers[0] == 18
+    ga, es = tmp_path / "goal-ga", tmp_path / "goal-es"
+    code, _, err = animat_cli("fly", "train", "--task", "goal", "--generations", "1", *tiny, "--from", str(old), "--out", str(ga))
+    assert code == 0, err
+    first, _ = loop.load(ga / "checkpoints" / "gen-000001.json", PaperGA)
+    np.testing.assert_array_equal(first.last_genes, widen_inputs(last.genes, last.layers, 3))
+    code, _, err = animat_cli("fly", "train", "--task", "goal", "--strategy", "open_es", "--generations", "1", *tiny, "--from", str(old),
+                              "--out", str(es))
+    assert code == 0, err
+    config = json.loads((es / "config.json").read_text())
+    assert config["layers"][0] == 21 and config["from"]["path"] == str(old)
+    centre = widen_inputs(best.genes, best.layers, 3)
+    strategy = evolution_strategy(TrainConfig.build(None, **{k: v for k, v in config.items() if k != "from"}), centre)
+    np.testing.assert_allclose(strategy.samples(loop.start(strategy, int(config["seed"])).strategy).mean(axis=0), centre, atol=1e-5)
+    bad = tmp_path / "bad"
+    code, _, err = animat_cli("fly", "train", "--task", "goal", "--layers", "21,10,6", *tiny, "--from", str(old), "--out", str(bad))
+    assert code == 2 and "--from" in err and len(err.strip().splitlines()) == 1 and not bad.exists(), err
+
+
 def test_from_refuses_another_architecture(tmp_path, animat_cli):
     old = tmp_path / "old"
     tiny = ["--population", "8", "--seconds", "0.2", "--replay-seconds", "0.3", "--generations", "1"]

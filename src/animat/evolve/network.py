@@ -88,6 +88,17 @@ def flatten(params: Params, layers: Sequence[int]) -> jax.Array:
     return xp.concatenate(parts, axis=-1)
 
 
+def widen_inputs(genes: np.ndarray, layers: Sequence[int], extra: int) -> np.ndarray:
+    """Genes ``(..., G)`` of networks ``layers`` as genes of the network with ``extra`` more inputs after
+    their own (layers ``[n0 + extra, n1, ...]``), weighted zero: the wider network computes exactly what
+    the narrower one did, whatever the new inputs hold (a goal network started from a hover network: it
+    flies as the hover network until evolution gives the command inputs weight)."""
+    params = unflatten(np.asarray(genes, dtype=np.float32), layers)
+    w1 = params["W1"]
+    params["W1"] = np.concatenate([w1, np.zeros((*w1.shape[:-1], int(extra)), np.float32)], axis=-1)
+    return flatten(params, [int(layers[0]) + int(extra), *layers[1:]])
+
+
 def activate(params: Params, X: jax.Array, activations: str | Sequence[str] = "tanh") -> jax.Array:
     """Forward pass of one network: ``X (n_inputs, m) -> (n_outputs, m)``. Jittable."""
     n_layers = len(params) // 2

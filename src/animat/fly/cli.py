@@ -41,7 +41,7 @@ def train_cmd(
     task: Optional[str] = cli_option(TrainConfig, "task", "--task"),
     speed: Optional[float] = cli_option(TrainConfig, "speed", "--speed"),
     from_run: Optional[Path] = typer.Option(None, "--from", help="Start from this run's final population (its last checkpoint; with an "
-                                            "evolution strategy: centred on its best genome), with any new task, fitness and GA settings; the same network."),
+                                            "evolution strategy: centred on its best genome), with any new task, fitness and GA settings; the same network (a goal run's may add the command inputs: zero weights)."),
 ) -> None:
     """Evolve flies; writes a run directory with metrics, plots, the best genome and its flight."""
     from animat.fly.drosophila.options import selected

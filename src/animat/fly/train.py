@@ -16,7 +16,7 @@ from animat.evolve.evaluate import make_evaluator
 from animat.evolve.population import Population
 from animat.evolve import loop
 from animat.evolve.genome import Genome
-from animat.evolve.network import layer_activations, param_count
+from animat.evolve.network import layer_activations, param_count, widen_inputs
 from animat.evolve.strategies.evosax_es import EvosaxES
 from animat.fly.replay import check_genome, write_replay
 from animat.fly.options import TrainConfig
@@ -67,9 +67,18 @@ def run_strategy(cfg, out: Path, resume: bool, evaluator, activations: list[str]
     return Genome(cfg.layers, state.best_genes, activations), state.best_fitness, list(state.history), state.generation
 
 
+def command_inputs_to_add(cfg, layers) -> int:
+    """3 where run ``cfg`` trains the goal network (the fly's inputs + the command's 3) from a source network
+    ``layers`` without the command inputs but otherwise the same size (a hover or direction network): its
+    genes are widened with zero weights on them (:func:`animat.evolve.network.widen_inputs`); else 0."""
+    return 3 if getattr(cfg, "task", None) == "goal" and list(layers) == [cfg.layers[0] - 3, *cfg.layers[1:]] else 0
+
+
 def _check_same_network(cfg, source: Path, layers, activations, stored: dict) -> None:
-    """ConfigError (one line) unless ``source``'s network (``layers``, ``activations``, its config's wings) is ``cfg``'s."""
+    """ConfigError (one line) unless ``source``'s network (``layers``, ``activations``, its config's wings) is ``cfg``'s
+    (a goal run's network may lack the command inputs: :func:`command_inputs_to_add`)."""
     mine = (list(cfg.layers), list(layer_activations(cfg.layers, cfg.activations)), bool(getattr(cfg, "asymmetric", False)))
+    layers = [layers[0] + command_inputs_to_add(cfg, layers), *layers[1:]]
     theirs = (list(layers), list(activations), bool(stored.get("asymmetric", False)))
     if mine != theirs:
         describe = lambda a: f"layers {a[0]}, activations {sorted(set(a[1]))}, {'asymmetric' if a[2] else 'symmetric'} wings"
@@ -86,15 +95,17 @@ def read_source_config(cfg, source: Path) -> dict:
 
 
 def source_population(cfg, source: Path) -> tuple[Population, dict]:
-    """The final population of run ``source`` (its last checkpoint) to start ``cfg``'s paper-GA run from, and
-    the ``from`` record ``{path, generation}``. ConfigError (one line) unless its network is ``cfg``'s
-    (layers, activations, wings) and its size ``cfg.population``."""
+    """The final population's genes ``(P, G)`` of run ``source`` (its last checkpoint; widened for a goal run,
+    :func:`command_inputs_to_add`) to start ``cfg``'s paper-GA run from, and the ``from`` record ``{path,
+    generation}``. ConfigError (one line) unless its network is ``cfg``'s (layers, activations, wings) and
+    its size ``cfg.population``."""
     stored = read_source_config(cfg, source)
     src = Population.resume(source)
     _check_same_network(cfg, source, src.layers, src.activations, stored)
     if src.size != cfg.population:
         raise ConfigError(f"--from {str(source)!r}: its population has {src.size} flies, this run {cfg.population}; give --population {src.size}")
-    return src, {"path": str(source), "generation": int(src.generation)}
+    genes = widen_inputs(src.genes, src.layers, command_inputs_to_add(cfg, src.layers))
+    return genes, {"path": str(source), "generation": int(src.generation)}
 
 
 def source_mean(cfg, source: Path) -> tuple[np.ndarray, dict]:
@@ -107,9 +118,10 @@ def source_mean(cfg, source: Path) -> tuple[np.ndarray, dict]:
     if not (source / "best_genome.npz").is_file():
         raise ConfigError(f"--from {str(source)!r} with --strategy {cfg.strategy}: it holds no best_genome.npz (is its training finished?)")
     saved = load_genome(source / "best_genome.npz")
-    _check_same_network(cfg, source, saved.genome.layers, saved.genome.activations, stored)
+    layers = saved.genome.layers
+    _check_same_network(cfg, source, layers, saved.genome.activations, stored)
     generation = runs.read_json(source / "summary.json").get("generations", 0) if (source / "summary.json").is_file() else 0
-    return np.asarray(saved.genome.genes, dtype=np.float32), {"path": str(source), "generation": int(generation)}
+    return widen_inputs(saved.genome.genes, layers, command_inputs_to_add(cfg, layers)), {"path": str(source), "generation": int(generation)}
 
 
 def check_source(cfg, source: Path) -> dict:
@@ -162,8 +174,8 @@ def evolve(cfg, out: Path, fitness, names: list[str], *, resume: bool = False, f
         pop = Population.resume(out)
         runs.refuse_finished(out, pop.generation, cfg.generations, "generations", "--generations")
     elif from_run is not None:
-        src, record = source_population(cfg, Path(from_run))
-        pop = Population(cfg.population, cfg.layers, cfg.activations, cfg.init_std, cfg.seed).seeded(src.genes)
+        genes, record = source_population(cfg, Path(from_run))
+        pop = Population(cfg.population, cfg.layers, cfg.activations, cfg.init_std, cfg.seed).seeded(genes)
     else:
         pop = Population(cfg.population, cfg.layers, cfg.activations, cfg.init_std, cfg.seed)
     # on --resume too: --generations etc. may have changed
