@@ -94,7 +94,7 @@ def read_source_config(cfg, source: Path) -> dict:
     return stored
 
 
-def source_population(cfg, source: Path) -> tuple[Population, dict]:
+def source_population(cfg, source: Path) -> tuple[np.ndarray, dict]:
     """The final population's genes ``(P, G)`` of run ``source`` (its last checkpoint; widened for a goal run,
     :func:`command_inputs_to_add`) to start ``cfg``'s paper-GA run from, and the ``from`` record ``{path,
     generation}``. ConfigError (one line) unless its network is ``cfg``'s (layers, activations, wings) and

@@ -14,7 +14,8 @@ from animat.imitate.train import LOSS_FIELDS, RolloutEpisodes, Session
 class Recorder(BaseCallback):
     """One metrics.csv row per PPO iteration, from the episodes that ended during its rollout; a policy
     checkpoint when one is due, and after the update that follows it, a training state to resume from;
-    learning stops once ``max_minutes`` have passed."""
+    learning stops once ``max_minutes`` have passed. Torch runs on ``rollout_torch_threads`` while a rollout
+    is collected and on ``torch_threads`` for the update."""
 
     def __init__(self, session: Session, on_iteration: Callable[[dict], Any] | None = None):
         super().__init__()
