@@ -16,25 +16,13 @@ import numpy as np
 import pytest
 
 from animat import pretrained, runs
-from animat.fly.commands import COMMANDS, direction, heading, parse_script
+from animat.fly.commands import COMMANDS, direction, heading, parse_script, random_script
 from animat.fly.live import fly_live
 from animat.fly.steer_score import steer_score
 
 PAPER = "pretrained:paper"
 HAS_PAPER = "paper" in pretrained.available()
 needs_paper = pytest.mark.skipif(not HAS_PAPER, reason="pretrained:paper is not shipped on this branch yet (the steer branch trains it)")
-
-
-def random_script(rng: np.random.Generator, total: float = 20.0, shortest: float = 2.0, longest: float = 4.0) -> str:
-    """Every command once, in a random order, each ``shortest``-``longest`` s (whole 0.1 s), ``total`` s in all."""
-    tenths, n = int(round(total * 10)), len(COMMANDS)
-    lo, hi = int(shortest * 10), int(longest * 10)
-    while True:
-        extra = rng.multinomial(tenths - n * lo, np.ones(n) / n)
-        if (extra <= hi - lo).all():
-            break
-    order = rng.permutation(COMMANDS)
-    return ",".join(f"{name}:{(lo + e) / 10:g}" for name, e in zip(order, extra))
 
 
 def test_random_scripts_hold_every_command_for_2_to_4_s_and_20_s_in_all():

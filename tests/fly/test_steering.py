@@ -296,6 +296,7 @@ generations = 2
 task = "left"
 from = "hover"
 generations = 2
+speed = 3.0
 [networks.goal]
 task = "goal"
 generations = 1
@@ -320,6 +321,8 @@ def test_train_steering_writes_the_set_and_resumes(steering_dir):
     assert spec == {"preset": "paper", "speed": 2.0, "switch": {"hover": "hover", "left": "left"}, "goal": "goal"}
     left = json.loads((steering_dir / "left" / "config.json").read_text())
     assert left["task"] == "left" and left["from"]["path"] == str(steering_dir / "hover") and left["asymmetric"]
+    # a network may train at its own speed; the others train at the set's, which the set flies at
+    assert left["speed"] == 3.0 and json.loads((steering_dir / "hover" / "config.json").read_text())["speed"] == 2.0
     # a task network is scored by the tracking fitness, whatever the config's (unused) fitness option says
     summary = json.loads((steering_dir / "left" / "summary.json").read_text())
     assert summary["fitness"] == "tracking"

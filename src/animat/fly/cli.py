@@ -189,6 +189,32 @@ def steer_cmd(
                   where="summary.json holds the score of each command")
 
 
+@app.command("handovers")
+def handovers_cmd(
+    source: str = typer.Argument(..., help="Steering directory (animat fly train-steering) or pretrained:NAME."),
+    out: Path = typer.Option(..., "--out", "-o", help="The start pool's .npz (must not exist)."),
+    scripts: int = typer.Option(100, "--scripts", help="Random 20 s scripts to fly (every command once, 2-4 s each)."),
+    seed: int = typer.Option(0, "--seed", help="Script i is drawn by seed + i."),
+    speed: Optional[float] = typer.Option(None, "--speed", help="Target speed (u/s; default: the steering set's)."),
+) -> None:
+    """Record a start pool: the fly's state at every command hand-over of random scripts flown by the switch
+    controller; train a steering network from it with start_pool = FILE (the states it must take over from)."""
+    import numpy as np
+
+    from animat.fly.steering import handover_states, load_steering
+
+    if out.exists():
+        raise ConfigError(f"{str(out)!r} exists; give a new file (a start pool is never overwritten)")
+    if speed is not None and not (np.isfinite(speed) and speed > 0):
+        raise ConfigError(f"--speed must be a finite number of u/s > 0, got {speed}")
+    states = handover_states(load_steering(source), scripts, seed, speed)
+    runs.atomic_save_npz(out, **states)
+    speeds, spins = np.linalg.norm(states["vel"], axis=1), np.linalg.norm(states["omega"], axis=1)
+    print_summary({"states": len(speeds), "median_speed": float(np.median(speeds)), "p90_speed": float(np.percentile(speeds, 90)),
+                   "median_angular_speed": float(np.median(spins))}, out, ["states", "median_speed", "p90_speed", "median_angular_speed"],
+                  where="vel, quat, omega and wing of each state")
+
+
 @app.command("train-steering")
 def train_steering_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="Steering directory: steering.json and one run directory per network (an interrupted set continues)."),

@@ -72,3 +72,20 @@ def parse_script(text: str) -> list[tuple[str, float]]:
             raise ConfigError(f"command {part.strip()!r}: the duration must be a finite number of seconds > 0")
         segments.append((check_command(name.strip()), duration))
     return segments
+
+
+def random_script(rng: np.random.Generator, total: float = 20.0, shortest: float = 2.0, longest: float = 4.0) -> str:
+    """A command script of every command once, in a random order, each ``shortest``-``longest`` s (whole
+    0.1 s), ``total`` s in all (issue 21's random sequences: the acceptance tests draw them, and the steering
+    set's hand-over pools are recorded on them, :func:`animat.fly.steering.handover_states`)."""
+    tenths, n = int(round(total * 10)), len(COMMANDS)
+    lo, hi = int(round(shortest * 10)), int(round(longest * 10))
+    if not (0 < lo <= hi and n * lo <= tenths <= n * hi):
+        raise ConfigError(f"no script of the {n} commands, each {shortest}-{longest} s, lasts {total} s")
+    while True:
+        extra = rng.multinomial(tenths - n * lo, np.ones(n) / n)
+        if (extra <= hi - lo).all():
+            break
+    order = rng.permutation(COMMANDS)
+    return ",".join(f"{name}:{(lo + e) / 10:g}" for name, e in zip(order, extra))
+

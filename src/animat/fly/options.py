@@ -60,12 +60,15 @@ class TrainConfig:
     start_speed: float = option(0.5, "Steering tasks' perturbed starts: each velocity component uniform within ± this (u/s)", ge=0)
     start_angle: float = option(0.2, "... roll and pitch uniform within ± this (rad; any heading)", ge=0)
     start_spin: float = option(0.5, "... each angular-velocity component uniform within ± this (rad/s)", ge=0)
+    start_pool: str | None = option(None, "Steering tasks: draw the perturbed starts (all but start 0, at rest) from this .npz of recorded fly states "
+                                    "(animat fly handovers) instead of the uniform ranges")
     position_weight: float = option(1.0, "Steering tasks: weight of the reference-point tracking term (position and tilt; animat.fly.tasks.tracking)", ge=0)
     velocity_weight: float = option(0.0, "Steering tasks: weight of the 0.5 s window velocity error (animat.fly.tasks.window_velocity_error)", ge=0)
     segment: list[float] = option(help="--task goal: each random command lasts between these seconds", factory=lambda: [1.0, 3.0], gt=0, shown="1,3")
     stages: list[dict] = option(help="Later stages of the run (TOML [[stages]] tables), each the stage before with these options changed (animat.fly.curriculum)", factory=list)
     # what a run's config.json records besides these options: "from" = {"path", "generation"} of a --from run
-    RUN_RECORD: ClassVar[tuple[str, ...]] = ("from",)
+    # and "start_pool_sha256": the start pool's digest when the run began (a resumed run refuses a changed pool)
+    RUN_RECORD: ClassVar[tuple[str, ...]] = ("from", "start_pool_sha256")
 
     def fly_params(self) -> FlyParams:
         base = FlyParams.from_dict(self.fly)
@@ -102,6 +105,8 @@ class TrainConfig:
             )
         if len(self.segment) != 2 or self.segment[0] > self.segment[1]:
             raise ConfigError(f"segment must be [shortest, longest] seconds, got {self.segment}")
+        if self.start_pool is not None and self.task is None:
+            raise ConfigError("start_pool is for the steering tasks (--task): the fitness runs fly from their own starts")
         if self.stages:
             from animat.fly.curriculum import stage_configs
 

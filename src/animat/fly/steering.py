@@ -26,7 +26,7 @@ import numpy as np
 from animat import runs
 from animat.config import check_known, load_toml
 from animat.errors import CheckpointError, ConfigError
-from animat.fly.commands import COMMANDS, check_command, direction
+from animat.fly.commands import COMMANDS, check_command, direction, parse_script
 from animat.fly.options import CONTROLLERS, TrainConfig
 
 STEERING_FILE = "steering.json"
@@ -211,6 +211,33 @@ def fly_script(steering, script: list[tuple[str, float]], controller: str = "swi
     return {k: np.array([tk[k] for tk in ticks]) for k in ticks[0]}
 
 
+def handover_states(steering, scripts: int, seed: int = 0, speed: float | None = None) -> dict[str, np.ndarray]:
+    """A start pool (the arrays :func:`animat.fly.tracking.read_start_pool` reads): the fly's state at every
+    hand-over of ``scripts`` random 20 s scripts (:func:`animat.fly.commands.random_script`, script ``i``
+    drawn by ``seed + i``) flown by ``steering``'s switch controller at ``speed`` u/s (default the set's):
+    the states a network must take over from in flight. A network trained from them (``start_pool``) is
+    trained for the hand-overs it will meet; uniform ranges of velocity, tilt and spin miss the
+    combinations of wing phase, body rocking and speed that flight produces. 6 states a script (the
+    flight's start, at rest, is left out), crashed ones left out."""
+    from animat.fly.commands import random_script
+
+    if int(scripts) < 1:
+        raise ConfigError(f"a start pool needs at least 1 script, got {scripts}")
+    keep: dict[str, list] = {"vel": [], "quat": [], "omega": [], "wing": []}
+    for i in range(int(scripts)):
+        pilot = Pilot(steering, "switch", speed)
+        for k, (name, seconds) in enumerate(parse_script(random_script(np.random.default_rng(int(seed) + i)))):
+            if k and not bool(pilot.state.crashed):
+                for key, values in keep.items():
+                    values.append(np.asarray(getattr(pilot.state, key), np.float32))
+            pilot.command(name)
+            for _ in range(max(1, int(round(seconds / pilot.dt)))):
+                pilot.tick()
+    if not keep["vel"]:
+        raise ConfigError("every hand-over crashed: no state to keep in the start pool")
+    return {key: np.stack(values) for key, values in keep.items()}
+
+
 def task_flight(run_dir: Path, task: str, speed: float, seconds: float) -> tuple[dict[str, np.ndarray], Steering, str, str]:
     """Fly the network that ``animat fly train --task`` wrote into ``run_dir`` on its own task for ``seconds``,
     from rest: a direction or hover network holds its command throughout (switch controller), a goal
@@ -230,25 +257,34 @@ def task_flight(run_dir: Path, task: str, speed: float, seconds: float) -> tuple
 
 # ---------------------------------------------------------------------------------------- training
 def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
-    """A steering set's TOML: ``preset``, ``speed`` (u/s), ``[train]`` (options of every network) and
-    ``[networks.NAME]`` (each network's own options, ``task`` among them, and ``from = "OTHER"``: start
+    """A steering set's TOML: ``preset``, ``speed`` (u/s: the set flies at it, and its networks train at it
+    unless one names its own ``speed``, as a stage trained at another speed may), ``[train]`` (options of
+    every network) and ``[networks.NAME]`` (each network's own options, ``task`` among them, and ``from = "OTHER"``: start
     from that network's final population; a network may be a stage that a later one continues). The
     set's network for a command is the last one listed with that task (the goal network: the last with
     ``task = "goal"``). Returns ``(steering.json's content, {name: options})``, each network's options
-    checked (:class:`TrainConfig`)."""
+    checked (:class:`TrainConfig`). ``[pools.NAME]`` (``scripts``, ``seed``, ``networks``: one network per
+    command, listed before): a start pool (:func:`handover_states`) that a network names as its
+    ``start_pool = "NAME"``; each network's ``pool`` is that name or None."""
     spec = load_toml(path)
-    check_known(("preset", "speed", "train", "networks"), spec, "steering-set key", path)
+    check_known(("preset", "speed", "train", "networks", "pools"), spec, "steering-set key", path)
     speed = spec.get("speed", TrainConfig.speed)
+    pools = {name: dict(p) for name, p in dict(spec.get("pools", {})).items()}
     networks: dict[str, dict] = {}
     for name, own in dict(spec.get("networks", {})).items():
-        options = {**dict(spec.get("train", {})), **dict(own), "speed": speed}
+        options = {**dict(spec.get("train", {})), "speed": speed, **dict(own)}
         source = options.pop("from", None)
         cfg = TrainConfig.build(None, **options)
         if cfg.task is None:
             raise ConfigError(f"{str(path)!r}: network {name!r} has no task")
         if source is not None and source not in networks:
             raise ConfigError(f"{str(path)!r}: network {name!r} starts from {source!r}, which is not a network listed before it")
-        networks[name] = {"options": options, "from": source, "task": cfg.task}
+        pool = cfg.start_pool
+        if pool is not None:
+            if pool not in pools:
+                raise ConfigError(f"{str(path)!r}: network {name!r} names start pool {pool!r}, which is no [pools.NAME]")
+            check_pool(path, pool, pools[pool], networks)
+        networks[name] = {"options": options, "from": source, "task": cfg.task, "pool": pool}
     switch = {v["task"]: name for name, v in networks.items() if v["task"] in COMMANDS}
     goals = [name for name, v in networks.items() if v["task"] == "goal"]
     if not networks:
@@ -257,12 +293,43 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
     return record, networks
 
 
+def check_pool(path, name: str, pool: dict, before: dict[str, dict]) -> None:
+    """ConfigError (one line) unless ``[pools.NAME]`` ``pool`` has ``scripts`` ≥ 1, an integer ``seed`` and
+    ``networks``: one of the networks listed ``before`` for each command (the switch set that flies it)."""
+    check_known(("scripts", "seed", "networks"), pool, f"key of [pools.{name}]", path)
+    nets = pool.get("networks", [])
+    if not (isinstance(pool.get("scripts"), int) and pool["scripts"] >= 1 and isinstance(pool.get("seed", 0), int)):
+        raise ConfigError(f"{str(path)!r}: [pools.{name}] needs scripts = a whole number >= 1 and an integer seed")
+    missing = [n for n in nets if n not in before]
+    tasks = sorted(before[n]["task"] for n in nets if n in before)
+    if missing or tasks != sorted(COMMANDS):
+        raise ConfigError(f"{str(path)!r}: [pools.{name}] networks must be one network per command ({', '.join(COMMANDS)}) listed before the "
+                          f"networks that use it; got {nets}{f' ({missing} not listed before)' if missing else ''}")
+
+
+def record_pool(path, out: Path, name: str, speed: float) -> Path:
+    """``out/NAME.npz``: the start pool ``[pools.NAME]`` of steering TOML ``path`` recorded from ``out``'s trained
+    networks (:func:`handover_states`, written atomically); kept when it already exists."""
+    file = out / f"{name}.npz"
+    if file.is_file():
+        return file
+    pool = dict(load_toml(path)["pools"][name])
+    networks = read_steering_config(path)[1]
+    for net in pool["networks"]:
+        if not (out / net / "summary.json").is_file():
+            raise CheckpointError(f"start pool {name!r} flies network {net!r}, which is not trained yet in {str(out)!r}")
+    switch = {networks[net]["task"]: load_network(out, net, False) for net in pool["networks"]}
+    states = handover_states(Steering(out, "", float(speed), switch, None), pool["scripts"], pool.get("seed", 0))
+    return runs.atomic_save_npz(file, **states)
+
+
 def train_steering(config: str | Path, out: str | Path, only: list[str] | None = None,
                    on_network: Callable[[str, str], Any] | None = None) -> dict[str, dict]:
     """Train the steering set of TOML ``config`` (:func:`read_steering_config`) into directory ``out``:
     ``steering.json`` and one run directory per network. Resumable: a finished network (its
     ``summary.json``) is kept, an interrupted one resumed from its checkpoint, a new one started (from its
-    ``from`` network's final population where it names one). ``only``: these networks only (e.g. to
+    ``from`` network's final population where it names one; from its ``start_pool``'s states, that pool
+    recorded into ``out/NAME.npz`` when first needed, :func:`record_pool`). ``only``: these networks only (e.g. to
     train two parts of a set in two processes). ``on_network(name, what)`` is told each step. Returns
     ``{name: {"state": "kept"|"resumed"|"trained", "seconds": wall s, "summary": ...}}``."""
     from animat.fly.train import train
@@ -287,6 +354,10 @@ def train_steering(config: str | Path, out: str | Path, only: list[str] | None =
         source = None if resume or net["from"] is None else out / net["from"]
         if source is not None and not (source / "summary.json").is_file():
             raise CheckpointError(f"network {name!r} starts from {net['from']!r}, which is not trained yet in {str(out)!r}")
+        if net["pool"] is not None:
+            if on_network is not None and not (out / f"{net['pool']}.npz").is_file():
+                on_network(net["pool"], "recording (start pool)")
+            cfg = TrainConfig.build(None, **{**net["options"], "start_pool": str(record_pool(config, out, net["pool"], record["speed"]))})
         if on_network is not None:
             on_network(name, "resumed" if resume else "started")
         where.mkdir(exist_ok=True)

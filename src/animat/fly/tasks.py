@@ -135,7 +135,8 @@ class TrackFitness:
     """Batched fitness of a steering task (``task`` in :data:`TASKS`): ``position_weight`` × :func:`tracking`
     − ``velocity_weight`` × :func:`window_velocity_error` (0.5 s windows). Every network flies
     from ``starts`` start states (:func:`animat.fly.tracking.varied_starts` with ``start_speed`` u/s,
-    ``start_angle`` rad, ``start_spin`` rad/s) through the task's commands at ``speed`` u/s
+    ``start_angle`` rad, ``start_spin`` rad/s; or with ``start_pool``, a recorded pool's states,
+    :func:`animat.fly.tracking.pool_starts`, checked against its ``start_pool_sha256``) through the task's commands at ``speed`` u/s
     (:func:`animat.fly.tracking.command_schedule`; ``goal``: random commands lasting ``segment`` s each);
     the mean over the starts, NaN where the fly crashed. Picklable, deterministic for a run."""
 
@@ -152,6 +153,8 @@ class TrackFitness:
     segment: tuple[float, float] = (1.0, 3.0)
     position_weight: float = 1.0  # of tracking (position and tilt)
     velocity_weight: float = 0.0  # of window_velocity_error (0.5 s windows)
+    start_pool: str | None = None  # path of a start pool's .npz
+    start_pool_sha256: str | None = None
 
     def __post_init__(self):
         require("task", self.task, choices=TASKS)
@@ -160,9 +163,12 @@ class TrackFitness:
 
     def schedule(self):
         """``(starts, switch, cmd_vel, names)`` the networks fly (see :mod:`animat.fly.tracking`)."""
-        from animat.fly.tracking import command_schedule, varied_starts
+        from animat.fly.tracking import command_schedule, pool_starts, read_start_pool, varied_starts
 
-        s0 = varied_starts(self.params, self.starts, self.seed, self.start_speed, self.start_angle, self.start_spin)
+        if self.start_pool is not None:
+            s0 = pool_starts(self.params, self.starts, self.seed, read_start_pool(self.start_pool, self.start_pool_sha256))
+        else:
+            s0 = varied_starts(self.params, self.starts, self.seed, self.start_speed, self.start_angle, self.start_spin)
         switch, cmd_vel, names = command_schedule(self.task, self.starts, n_ticks_for(self.params, self.seconds), self.params.control_dt,
                                                   self.speed, self.seed, tuple(self.segment))
         return s0, switch, cmd_vel, names

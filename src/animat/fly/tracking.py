@@ -22,12 +22,14 @@ rest, :func:`command_rollout` flies a hover network bit for bit as :func:`animat
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import NamedTuple, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from animat.errors import ConfigError
 from animat.fly.commands import COMMAND_SCALE, COMMANDS, direction, heading
 from animat.fly.model import FlyParams
 from animat.fly.physics import FlyState
@@ -149,6 +151,41 @@ def varied_starts(params: FlyParams, n: int, seed: int, speed: float, angle: flo
     wing = np.zeros((n, 2, 3), np.float32)
     wing[1:] = rng.uniform(-0.5, 0.5, (m, 2, 3)) * np.asarray(params.angle_limits)
     return FlyState(pos=np.zeros((n, 3), np.float32), vel=vel, quat=quat.astype(np.float32), omega=omega, wing=wing, crashed=np.zeros(n, bool))
+
+
+POOL_SHAPES = {"vel": (3,), "quat": (4,), "omega": (3,), "wing": (2, 3)}  # a start pool's arrays, each (N, *shape)
+
+
+def read_start_pool(path, sha256: str | None = None) -> dict[str, np.ndarray]:
+    """A start pool: recorded fly states (:func:`animat.fly.steering.handover_states`), the ``.npz`` arrays
+    ``vel (N, 3)`` u/s, ``quat (N, 4)``, ``omega (N, 3)`` rad/s, ``wing (N, 2, 3)`` rad, float32, never unpickled.
+    ``sha256``: the file's digest when the pool was first used (a run's config.json); a pool that changed
+    since, a missing array, a wrong shape or a non-finite value is a one-line ConfigError."""
+    from animat import runs
+
+    data = Path(path).read_bytes() if Path(path).is_file() else None
+    if data is None:
+        raise ConfigError(f"start pool {str(path)!r} does not exist")
+    if sha256 is not None and runs.sha256_hex(data) != sha256:
+        raise ConfigError(f"start pool {str(path)!r} changed since this run began (its sha256 differs from config.json's)")
+    arrays = runs.read_npz(path, data=data, keys=POOL_SHAPES, what="start pool", error=ConfigError)
+    n = len(arrays["vel"])
+    for key, shape in POOL_SHAPES.items():
+        a = arrays[key]
+        if a.shape != (n, *shape) or n == 0 or not np.isfinite(a).all():
+            raise ConfigError(f"start pool {str(path)!r}: {key} must be ({n or 'N ≥ 1'}, {', '.join(map(str, shape))}) finite values, got {a.shape}")
+    return {k: arrays[k].astype(np.float32) for k in POOL_SHAPES}
+
+
+def pool_starts(params: FlyParams, n: int, seed: int, pool: dict[str, np.ndarray]) -> FlyState:
+    """``n`` start states (leading axis ``n``): start 0 at rest, level, wings at zero (as in :func:`varied_starts`),
+    the others states of ``pool`` (:func:`read_start_pool`) drawn by ``seed`` (without repeats while the
+    pool has enough), each moved to the origin."""
+    rest = varied_starts(params, 1, seed, 0.0, 0.0, 0.0)
+    size = len(pool["vel"])
+    idx = np.random.default_rng(seed).choice(size, n - 1, replace=size < n - 1)
+    pick = {k: np.concatenate([getattr(rest, k), pool[k][idx]]).astype(np.float32) for k in POOL_SHAPES}
+    return FlyState(pos=np.zeros((n, 3), np.float32), crashed=np.zeros(n, bool), **pick)
 
 
 def command_schedule(task: str, n_starts: int, n_ticks: int, control_dt: float, speed: float, seed: int,

@@ -130,13 +130,31 @@ def check_source(cfg, source: Path) -> dict:
     return (source_population if cfg.strategy == "paper_ga" else source_mean)(cfg, Path(source))[1]
 
 
-def fitness_of(cfg: TrainConfig, params, activations: list[str]) -> FlyFitness | TrackFitness:
-    """The batched fitness of ``cfg``: its steering task (:class:`TrackFitness`) or its ``fitness``."""
+def start_pool_record(cfg: TrainConfig, out: Path, resume: bool) -> dict:
+    """What config.json records of ``cfg.start_pool``: ``{"start_pool_sha256": digest}`` of the pool when the run
+    began (read back from ``out``'s config.json on ``resume``); ``{}`` without a pool. The pool is checked now
+    (:func:`animat.fly.tracking.read_start_pool`), so a bad or changed one is a one-line error before any generation."""
+    from animat.fly.tracking import read_start_pool
+
+    if cfg.start_pool is None:
+        return {}
+    path = Path(cfg.start_pool)
+    if resume:
+        sha = runs.read_run_config(out).get("start_pool_sha256")
+    else:
+        sha = runs.sha256_hex(path.read_bytes()) if path.is_file() else None
+    read_start_pool(path, sha)
+    return {"start_pool_sha256": sha}
+
+
+def fitness_of(cfg: TrainConfig, params, activations: list[str], start_pool_sha256: str | None = None) -> FlyFitness | TrackFitness:
+    """The batched fitness of ``cfg``: its steering task (:class:`TrackFitness`; its start pool checked against
+    ``start_pool_sha256``) or its ``fitness``."""
     if cfg.task is None:
         return FlyFitness(params, float(cfg.seconds), cfg.fitness, activations, cfg.starts, cfg.seed, cfg.noise)
     return TrackFitness(params, float(cfg.seconds), cfg.task, tuple(activations), cfg.starts, cfg.seed, float(cfg.speed),
                         float(cfg.start_speed), float(cfg.start_angle), float(cfg.start_spin), tuple(float(s) for s in cfg.segment),
-                        float(cfg.position_weight), float(cfg.velocity_weight))
+                        float(cfg.position_weight), float(cfg.velocity_weight), cfg.start_pool, start_pool_sha256)
 
 
 def task_replay(cfg: TrainConfig, out: Path) -> dict:
@@ -156,14 +174,15 @@ def task_replay(cfg: TrainConfig, out: Path) -> dict:
 
 
 def evolve(cfg, out: Path, fitness, names: list[str], *, resume: bool = False, from_run: Path | None = None,
-           on_generation: Callable[[dict], Any] | None = None) -> tuple[Genome, float, list[dict], int]:
+           on_generation: Callable[[dict], Any] | None = None, record: dict | None = None) -> tuple[Genome, float, list[dict], int]:
     """The generations of a fly run (either preset): ``cfg.generations`` of the paper GA or of the evolution
     strategy ``cfg.strategy`` on the batched ``fitness`` into run directory ``out``, fresh, resumed, or
     started ``from_run`` (its final population for the GA, its best genome as the first distribution's
     centre for a strategy; recorded as ``from`` in config.json, written here). ``names``: the network's
-    outputs (the activations are ``fitness``'s own). Returns ``(best genome, its fitness, history, generations)``."""
+    outputs (the activations are ``fitness``'s own); ``record``: more for config.json (:func:`start_pool_record`).
+    Returns ``(best genome, its fitness, history, generations)``."""
     ga = cfg.strategy == "paper_ga"
-    record, mean = None, None
+    extra, record, mean = dict(record or {}), None, None
     if resume:
         record = runs.read_run_config(out).get("from")
     if not ga:
@@ -179,7 +198,7 @@ def evolve(cfg, out: Path, fitness, names: list[str], *, resume: bool = False, f
     else:
         pop = Population(cfg.population, cfg.layers, cfg.activations, cfg.init_std, cfg.seed)
     # on --resume too: --generations etc. may have changed
-    runs.atomic_write_json(out / "config.json", {**asdict(cfg), **({"from": record} if record else {})})
+    runs.atomic_write_json(out / "config.json", {**asdict(cfg), **({"from": record} if record else {}), **extra})
     activations = list(fitness.activations)
     evaluator = make_evaluator(fitness, cfg.layers, activations, True, backend=cfg.backend, address=cfg.address)
     try:
@@ -211,9 +230,11 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, from_run: Path |
     """
     params = cfg.fly_params()
     activations = layer_activations(cfg.layers, cfg.activations)
+    pool = start_pool_record(cfg, out, resume)
     t0 = time.perf_counter()
-    best, best_fitness, history, generation = evolve(cfg, out, fitness_of(cfg, params, activations), output_names(cfg), resume=resume,
-                                                     from_run=from_run, on_generation=on_generation)
+    best, best_fitness, history, generation = evolve(cfg, out, fitness_of(cfg, params, activations, pool.get("start_pool_sha256")),
+                                                     output_names(cfg), resume=resume, from_run=from_run, on_generation=on_generation,
+                                                     record=pool)
     train_seconds = time.perf_counter() - t0
     if cfg.task is None:
         check_genome(params, best)
