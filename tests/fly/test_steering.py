@@ -404,7 +404,7 @@ def test_the_shipped_paper_set_loads_and_flies_both_controllers():
     from animat.fly.steering import fly_script, load_steering
 
     steering = load_steering("pretrained:paper")
-    assert set(steering.switch) == set(COMMANDS) and steering.goal is not None and steering.speed == 2.0
+    assert set(steering.switch) == set(COMMANDS) and steering.goal is not None and steering.speed == 3.0
     assert all(n.params.asymmetric for n in steering.switch.values()) and steering.goal.genome.layers[0] == 21
     for controller in ("switch", "goal"):
         flight = fly_script("pretrained:paper", [("up", 0.2), ("left", 0.2)], controller=controller)
