@@ -265,7 +265,8 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
     ``task = "goal"``). Returns ``(steering.json's content, {name: options})``, each network's options
     checked (:class:`TrainConfig`). ``[pools.NAME]`` (``scripts``, ``seed``, ``networks``: one network per
     command, listed before): a start pool (:func:`handover_states`) that a network names as its
-    ``start_pool = "NAME"``; each network's ``pool`` is that name or None."""
+    ``start_pool = "NAME"``; each network's ``pool`` is that name or None, its ``pool_spec`` the pool's
+    table with ``tasks`` (its networks' commands) or None."""
     spec = load_toml(path)
     check_known(("preset", "speed", "train", "networks", "pools"), spec, "steering-set key", path)
     speed = spec.get("speed", TrainConfig.speed)
@@ -284,7 +285,8 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
             if pool not in pools:
                 raise ConfigError(f"{str(path)!r}: network {name!r} names start pool {pool!r}, which is no [pools.NAME]")
             check_pool(path, pool, pools[pool], networks)
-        networks[name] = {"options": options, "from": source, "task": cfg.task, "pool": pool}
+        networks[name] = {"options": options, "from": source, "task": cfg.task, "pool": pool,
+                          "pool_spec": None if pool is None else {**pools[pool], "tasks": {n: networks[n]["task"] for n in pools[pool]["networks"]}}}
     switch = {v["task"]: name for name, v in networks.items() if v["task"] in COMMANDS}
     goals = [name for name, v in networks.items() if v["task"] == "goal"]
     if not networks:
@@ -307,19 +309,17 @@ def check_pool(path, name: str, pool: dict, before: dict[str, dict]) -> None:
                           f"networks that use it; got {nets}{f' ({missing} not listed before)' if missing else ''}")
 
 
-def record_pool(path, out: Path, name: str, speed: float) -> Path:
-    """``out/NAME.npz``: the start pool ``[pools.NAME]`` of steering TOML ``path`` recorded from ``out``'s trained
-    networks (:func:`handover_states`, written atomically); kept when it already exists."""
+def record_pool(out: Path, name: str, spec: dict, speed: float) -> Path:
+    """``out/NAME.npz``: start pool ``NAME`` (``spec``: its network's ``pool_spec``, :func:`read_steering_config`)
+    recorded from ``out``'s trained networks (:func:`handover_states`, written atomically); kept when it exists."""
     file = out / f"{name}.npz"
     if file.is_file():
         return file
-    pool = dict(load_toml(path)["pools"][name])
-    networks = read_steering_config(path)[1]
-    for net in pool["networks"]:
+    for net in spec["networks"]:
         if not (out / net / "summary.json").is_file():
             raise CheckpointError(f"start pool {name!r} flies network {net!r}, which is not trained yet in {str(out)!r}")
-    switch = {networks[net]["task"]: load_network(out, net, False) for net in pool["networks"]}
-    states = handover_states(Steering(out, "", float(speed), switch, None), pool["scripts"], pool.get("seed", 0))
+    switch = {spec["tasks"][net]: load_network(out, net, False) for net in spec["networks"]}
+    states = handover_states(Steering(out, "", float(speed), switch, None), spec["scripts"], spec.get("seed", 0))
     return runs.atomic_save_npz(file, **states)
 
 
@@ -357,7 +357,7 @@ def train_steering(config: str | Path, out: str | Path, only: list[str] | None =
         if net["pool"] is not None:
             if on_network is not None and not (out / f"{net['pool']}.npz").is_file():
                 on_network(net["pool"], "recording (start pool)")
-            cfg = TrainConfig.build(None, **{**net["options"], "start_pool": str(record_pool(config, out, net["pool"], record["speed"]))})
+            cfg = TrainConfig.build(None, **{**net["options"], "start_pool": str(record_pool(out, net["pool"], net["pool_spec"], record["speed"]))})
         if on_network is not None:
             on_network(name, "resumed" if resume else "started")
         where.mkdir(exist_ok=True)
