@@ -198,7 +198,8 @@ def start_or_resume(system: str, config_cls, *, resume: Path | None, config: Pat
                     options: dict[str, Any], may_change: dict[str, str]):
     """``(config, run_dir)`` for ``animat SYSTEM train``: a new run directory for ``config`` + ``options``;
     or, with ``resume``, that run's own ``config.json`` where only the options named in ``may_change``
-    (option key -> flag shown to the user) may be given. ``config_cls.build(file, **options)`` resolves;
+    (option key -> flag shown to the user) may be given (an option repeated with the run's own value is no
+    change: the first command line, with --resume added, continues the run). ``config_cls.build(file, **options)`` resolves;
     ``config_cls.RUN_RECORD`` (if any) names the keys a run's config.json holds besides the config's fields;
     ``config_cls.OLD_DEFAULTS`` (if any) gives the values of options whose default changed, for a run whose
     config.json predates them (it ran with that value)."""
@@ -206,8 +207,10 @@ def start_or_resume(system: str, config_cls, *, resume: Path | None, config: Pat
         return config_cls.build(config, **options), new_run_dir(system, "train", out)
     resume = Path(resume)
     stored = read_run_config(resume, f"a {system} training run directory (--resume)")
-    if config is not None or out is not None or any(v is not None and k not in may_change for k, v in options.items()):
-        raise ConfigError(f"--resume continues a run with its own config; only {', '.join(may_change.values())} may change")
+    changed = [k for k, v in options.items() if v is not None and k not in may_change and stored.get(k, object()) != v]
+    if config is not None or out is not None or changed:
+        raise ConfigError(f"--resume continues a run with its own config; only {', '.join(may_change.values())} may change"
+                          + (f" (this call changes {', '.join(changed)})" if changed else ""))
     unknown = sorted(set(stored) - {f.name for f in fields(config_cls)} - set(getattr(config_cls, "RUN_RECORD", ())))
     if unknown:
         raise CheckpointError(f"--resume {str(resume)!r}: its config.json is not a {system} training config (it sets "

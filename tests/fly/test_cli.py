@@ -76,7 +76,11 @@ def test_resumed_run_equals_uninterrupted(tmp_path, animat_cli):
     full, part = tmp_path / "full", tmp_path / "part"
     assert animat_cli("fly", "train", "--generations", "4", *TINY, "--out", str(full))[0] == 0
     assert animat_cli("fly", "train", "--generations", "2", *TINY, "--out", str(part))[0] == 0
-    code, _, err = animat_cli("fly", "train", "--resume", str(part), "--generations", "4")
+    code, _, err = animat_cli("fly", "train", "--resume", str(part), "--generations", "4", "--seed", "1")
+    assert code == 2 and "this call changes seed" in err  # a changed option is refused, before any generation
+    assert len(metrics(part)) == 2
+    # the first command line repeated with --resume (the same values) is no change
+    code, _, err = animat_cli("fly", "train", "--resume", str(part), "--generations", "4", *TINY)
     assert code == 0, err
     assert json.loads((part / "config.json").read_text())["generations"] == 4  # what a later --resume builds from
     strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
