@@ -12,7 +12,7 @@ from animat import runs
 from animat.console import console, print_summary, progress
 from animat.errors import CheckpointError, ConfigError
 from animat.config import cli_option, parse_list
-from animat.fly.options import ReplayOptions, SteerOptions, TrainConfig
+from animat.fly.options import DistillConfig, ReplayOptions, SteerOptions, TrainConfig
 
 app = typer.Typer(help="A flapping fly whose wings a neural network drives, evolved to fly.", no_args_is_help=True)
 
@@ -215,6 +215,64 @@ def handovers_cmd(
                   where="vel, quat, omega and wing of each state")
 
 
+@app.command("distill")
+def distill_cmd(
+    source: Optional[str] = typer.Argument(None, help="Steering directory whose switch networks teach (one per command), or pretrained:NAME."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory of the goal network (must not hold an earlier run)."),
+    rounds: Optional[int] = cli_option(DistillConfig, "rounds", "--rounds"),
+    episodes: Optional[int] = cli_option(DistillConfig, "episodes", "--episodes"),
+    seconds: Optional[float] = cli_option(DistillConfig, "seconds", "--seconds"),
+    hidden: Optional[str] = cli_option(DistillConfig, "hidden", "--hidden"),
+    epochs: Optional[int] = cli_option(DistillConfig, "epochs", "--epochs"),
+    start_pool: Optional[str] = cli_option(DistillConfig, "start_pool", "--start-pool"),
+    seed: Optional[int] = cli_option(DistillConfig, "seed", "--seed"),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of distill options."),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the interrupted distillation in this directory (--rounds may grow)."),
+) -> None:
+    """Learn one goal network from a steering set's switch networks (DAgger): it flies more of each round's
+    random-command episodes, and learns the switch networks' outputs in the states it reaches."""
+    from animat.fly.distill import check_teacher, distill
+    from animat.fly.steering import load_steering
+
+    options = dict(rounds=rounds, episodes=episodes, seconds=seconds, hidden=parse_list(hidden, "--hidden", "64,64"), epochs=epochs,
+                   start_pool=start_pool, seed=seed)
+    if resume is not None:
+        if source is not None or config is not None or out is not None or any(v is not None for k, v in options.items() if k != "rounds"):
+            raise ConfigError("--resume continues a distillation with its own options and teacher; only --rounds may change")
+        stored = dict(runs.read_run_config(resume, "a fly distill run directory (--resume)").get("distilled") or {})
+        if not stored:
+            raise ConfigError(f"--resume {str(resume)!r}: its config.json records no distillation (is it an animat fly distill run?)")
+        source = stored.pop("teacher")
+        stored.pop("teacher_sha256", None)
+        cfg = DistillConfig.build(None, **{**stored, **({"rounds": rounds} if rounds is not None else {})})
+        run_dir = resume
+    else:
+        if source is None:
+            raise ConfigError("give the steering directory whose switch networks teach (or --resume RUN_DIR)")
+        cfg = DistillConfig.build(config, **options)
+        run_dir = None
+    if out is not None:
+        runs.check_out(out)
+    steering = load_steering(source)
+    check_teacher(steering)
+    run_dir = run_dir or runs.new_run_dir("fly", "distill", out)
+    console.print(f"fly distill: {cfg.rounds} rounds × {cfg.episodes} episodes × {cfg.seconds:g} s from {source}, hidden {cfg.hidden}, run dir {run_dir}")
+    with progress("round", "loss {task.fields[loss]}  on-policy {task.fields[on_policy]}  crashes {task.fields[crashes]}") as bar:
+        task = bar.add_task("distill", total=cfg.rounds, loss="-", on_policy="-", crashes="-")
+
+        def on_round(row: dict) -> None:
+            fmt = lambda v: "-" if v is None else f"{float(v):.4f}"
+            bar.update(task, completed=int(row["round"]) + 1, loss=fmt(row["loss"]), on_policy=fmt(row["on_policy_loss"]), crashes=row["goal_crashes"])
+
+        try:
+            summary = distill(steering, cfg, Path(run_dir), resume=resume is not None, teacher=str(source), on_round=on_round)
+        except KeyboardInterrupt:
+            console.print(f"interrupted; continue with: animat fly distill --resume {run_dir}")
+            raise
+    print_summary(summary, run_dir, ["rounds", "samples", "final_loss", "final_on_policy_loss", "goal_crashes", "train_seconds",
+                                     "replay_segments_ok", "replay_segments_scored", "replay_crashed"])
+
+
 @app.command("train-steering")
 def train_steering_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="Steering directory: steering.json and one run directory per network (an interrupted set continues)."),
@@ -226,6 +284,6 @@ def train_steering_cmd(
 
     only = None if networks is None else [n.strip() for n in networks.split(",") if n.strip()]
     done = train_steering(config, out, only, on_network=lambda name, what: console.print(f"train-steering: {name} {what}"))
-    summary = {f"{name}_best_fitness": float(d["summary"]["best_fitness"]) for name, d in done.items()}
+    summary = {f"{name}_best_fitness": float(d["summary"]["best_fitness"]) for name, d in done.items() if "best_fitness" in d["summary"]}
     summary.update({f"{name}_seconds": round(d["seconds"], 1) for name, d in done.items()})
     print_summary(summary, out, list(summary))

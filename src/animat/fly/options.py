@@ -68,7 +68,8 @@ class TrainConfig:
     stages: list[dict] = option(help="Later stages of the run (TOML [[stages]] tables), each the stage before with these options changed (animat.fly.curriculum)", factory=list)
     # what a run's config.json records besides these options: "from" = {"path", "generation"} of a --from run
     # and "start_pool_sha256": the start pool's digest when the run began (a resumed run refuses a changed pool)
-    RUN_RECORD: ClassVar[tuple[str, ...]] = ("from", "start_pool_sha256")
+    # and "distilled": the teacher and DistillConfig of a goal network distilled from a switch set (animat.fly.distill)
+    RUN_RECORD: ClassVar[tuple[str, ...]] = ("from", "start_pool_sha256", "distilled")
 
     def fly_params(self) -> FlyParams:
         base = FlyParams.from_dict(self.fly)
@@ -133,6 +134,35 @@ class ReplayOptions:
             raise ConfigError(f"--seconds and --anim-seconds must be finite and > 0, got {opts.seconds} and {opts.anim_seconds}")
         return opts
 
+
+
+@dataclass
+class DistillConfig:
+    """``animat fly distill``: the goal network learnt from a steering set's switch networks by dataset
+    aggregation (DAgger, :mod:`animat.fly.distill`)."""
+
+    hidden: list[int] = option(help="The goal network's hidden layers", factory=lambda: [64, 64], shown="64,64")
+    rounds: int = option(12, "DAgger rounds: round r's episodes are flown by the switch networks with probability 0.5^r, else by the goal network", ge=1)
+    episodes: int = option(192, "Episodes flown per round", ge=2)
+    seconds: float = option(12.0, "Episode length (s)", gt=0)
+    segment: list[float] = option(help="Each random command lasts between these seconds", factory=lambda: [2.0, 4.0], gt=0, shown="2,4")
+    epochs: int = option(15, "Passes over every round's records so far, per round", ge=1)
+    batch: int = option(2048, "Minibatch size (ticks)", ge=1)
+    learning_rate: float = option(1e-3, "Adam's learning rate in round 0", gt=0)
+    decay: float = option(0.8, "Learning-rate factor per round", gt=0, le=1)
+    start_pool: str | None = option(None, "Half the episodes start from the states of this .npz (animat fly handovers), the rest at rest")
+    seed: int = option(0, "Seed of the episodes, their commands and the network's first weights")
+    replay_seconds: float = option(14.0, "The distilled network's flight of every command in turn, from rest (s)", gt=0)
+    anim_seconds: float = option(6.0, "Seconds of flight in the animation", gt=0)
+
+    @classmethod
+    def build(cls, file: str | Path | None = None, **overrides: Any) -> "DistillConfig":
+        opts = check_instance(cls(**read_options(cls, file, overrides, what="distill option")))
+        if len(opts.segment) != 2 or opts.segment[0] > opts.segment[1]:
+            raise ConfigError(f"segment must be [shortest, longest] seconds, got {opts.segment}")
+        if not opts.hidden or any(int(n) < 1 for n in opts.hidden):
+            raise ConfigError(f"hidden must list at least one layer size >= 1, got {opts.hidden}")
+        return opts
 
 
 CONTROLLERS = ("switch", "goal")  # animat fly steer --controller: one network per command, or one taking the command as input

@@ -266,32 +266,67 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
     checked (:class:`TrainConfig`). ``[pools.NAME]`` (``scripts``, ``seed``, ``networks``: one network per
     command, listed before): a start pool (:func:`handover_states`) that a network names as its
     ``start_pool = "NAME"``; each network's ``pool`` is that name or None, its ``pool_spec`` the pool's
-    table with ``tasks`` (its networks' commands) or None."""
+    table with ``tasks`` (its networks' commands) or None. ``[distill.NAME]`` (``networks``: one switch network per
+    command, listed before; the rest :class:`DistillConfig` options, its ``start_pool`` a ``[pools.NAME]``): a goal
+    network distilled from those networks (:mod:`animat.fly.distill`) that a goal network names as ``from = "NAME"``
+    (it goes on by evolution); that network's ``distill`` is then ``{"name", "options", "networks", "tasks", "pool",
+    "pool_spec"}``, else None. ``goal = "NAME"``: the set's goal network (default: the last network with ``task =
+    "goal"``); a ``[distill.NAME]`` as distilled, then an entry of its own (``distilled_only``, trained last)."""
+    from animat.fly.options import DistillConfig
+
     spec = load_toml(path)
-    check_known(("preset", "speed", "train", "networks", "pools"), spec, "steering-set key", path)
+    check_known(("preset", "speed", "train", "networks", "pools", "distill", "goal"), spec, "steering-set key", path)
     speed = spec.get("speed", TrainConfig.speed)
     pools = {name: dict(p) for name, p in dict(spec.get("pools", {})).items()}
+    distills = {name: dict(d) for name, d in dict(spec.get("distill", {})).items()}
     networks: dict[str, dict] = {}
+
+    def pool_of(owner: str, pool: str | None) -> dict | None:
+        if pool is None:
+            return None
+        if pool not in pools:
+            raise ConfigError(f"{str(path)!r}: {owner} names start pool {pool!r}, which is no [pools.NAME]")
+        check_pool(path, pool, pools[pool], networks)
+        return {**pools[pool], "tasks": {n: networks[n]["task"] for n in pools[pool]["networks"]}}
+
+    def distill_of(stage: str, user: str) -> dict:
+        taught = dict(distills[stage])
+        nets = taught.pop("networks", None)
+        if not isinstance(nets, list) or any(n not in networks for n in nets) or sorted(networks[n]["task"] for n in nets) != sorted(COMMANDS):
+            raise ConfigError(f"{str(path)!r}: [distill.{stage}] networks must be one switch network per command ({', '.join(COMMANDS)}) "
+                              f"listed before {user}; got {nets}")
+        pool = taught.get("start_pool")
+        DistillConfig.build(None, **{**taught, "start_pool": None})
+        return {"name": stage, "options": taught, "networks": nets, "tasks": {n: networks[n]["task"] for n in nets},
+                "pool": pool, "pool_spec": pool_of(f"[distill.{stage}]", pool)}
+
     for name, own in dict(spec.get("networks", {})).items():
         options = {**dict(spec.get("train", {})), "speed": speed, **dict(own)}
         source = options.pop("from", None)
         cfg = TrainConfig.build(None, **options)
         if cfg.task is None:
             raise ConfigError(f"{str(path)!r}: network {name!r} has no task")
-        if source is not None and source not in networks:
-            raise ConfigError(f"{str(path)!r}: network {name!r} starts from {source!r}, which is not a network listed before it")
+        taught = None
+        if source in distills and source not in networks:
+            if cfg.task != "goal":
+                raise ConfigError(f"{str(path)!r}: network {name!r} starts from distilled network {source!r}: only a goal network can")
+            taught = distill_of(source, repr(name))
+        elif source is not None and source not in networks:
+            raise ConfigError(f"{str(path)!r}: network {name!r} starts from {source!r}, which is not a network or [distill.NAME] listed before it")
         pool = cfg.start_pool
-        if pool is not None:
-            if pool not in pools:
-                raise ConfigError(f"{str(path)!r}: network {name!r} names start pool {pool!r}, which is no [pools.NAME]")
-            check_pool(path, pool, pools[pool], networks)
-        networks[name] = {"options": options, "from": source, "task": cfg.task, "pool": pool,
-                          "pool_spec": None if pool is None else {**pools[pool], "tasks": {n: networks[n]["task"] for n in pools[pool]["networks"]}}}
-    switch = {v["task"]: name for name, v in networks.items() if v["task"] in COMMANDS}
-    goals = [name for name, v in networks.items() if v["task"] == "goal"]
+        networks[name] = {"options": options, "from": source, "task": cfg.task, "pool": pool, "pool_spec": pool_of(f"network {name!r}", pool),
+                          "distill": taught}
     if not networks:
         raise ConfigError(f"{str(path)!r} lists no [networks.NAME]")
-    record = {"preset": str(spec.get("preset", "paper")), "speed": float(speed), "switch": switch, "goal": goals[-1] if goals else None}
+    switch = {v["task"]: name for name, v in networks.items() if v["task"] in COMMANDS}
+    goals = [name for name, v in networks.items() if v["task"] == "goal"]
+    goal = spec.get("goal", goals[-1] if goals else None)
+    if goal in distills and goal not in networks:  # the set's goal network is a distilled one as it is
+        networks[goal] = {"options": None, "from": None, "task": "goal", "pool": None, "pool_spec": None, "distill": distill_of(goal, "the end"),
+                          "distilled_only": True}
+    elif goal is not None and goal not in goals:
+        raise ConfigError(f"{str(path)!r}: goal = {goal!r} names no goal network or [distill.NAME]")
+    record = {"preset": str(spec.get("preset", "paper")), "speed": float(speed), "switch": switch, "goal": goal}
     return record, networks
 
 
@@ -323,6 +358,36 @@ def record_pool(out: Path, name: str, spec: dict, speed: float) -> Path:
     return runs.atomic_save_npz(file, **states)
 
 
+def distill_stage(out: Path, stage: dict, speed: float, on_network: Callable[[str, str], Any] | None = None) -> Path:
+    """``out/NAME``: the goal network of ``[distill.NAME]`` (``stage``: a network's ``distill``,
+    :func:`read_steering_config`) distilled from ``out``'s trained switch networks (:func:`animat.fly.distill.distill`,
+    its start pool recorded first where it names one); kept when finished, resumed when interrupted."""
+    from animat.fly.distill import distill
+    from animat.fly.options import DistillConfig
+
+    where = out / stage["name"]
+    if (where / "summary.json").is_file():
+        return where
+    for net in stage["networks"]:
+        if not (out / net / "summary.json").is_file():
+            raise CheckpointError(f"[distill.{stage['name']}] learns from network {net!r}, which is not trained yet in {str(out)!r}")
+    pool = None
+    if stage["pool"] is not None:
+        if on_network is not None and not (out / f"{stage['pool']}.npz").is_file():
+            on_network(stage["pool"], "recording (start pool)")
+        pool = str(record_pool(out, stage["pool"], stage["pool_spec"], speed))
+    teacher = Steering(out, "", float(speed), {stage["tasks"][n]: load_network(out, n, False) for n in stage["networks"]}, None)
+    resume = (where / "checkpoints").is_dir()
+    if on_network is not None:
+        on_network(stage["name"], "resumed (distilling)" if resume else "started (distilling)")
+    where.mkdir(exist_ok=True)
+    distill(teacher, DistillConfig.build(None, **{**stage["options"], "start_pool": pool}), where, resume=resume,
+            teacher=f"the set's {', '.join(stage['networks'])}")
+    if on_network is not None:
+        on_network(stage["name"], "finished")
+    return where
+
+
 def train_steering(config: str | Path, out: str | Path, only: list[str] | None = None,
                    on_network: Callable[[str, str], Any] | None = None) -> dict[str, dict]:
     """Train the steering set of TOML ``config`` (:func:`read_steering_config`) into directory ``out``:
@@ -346,11 +411,19 @@ def train_steering(config: str | Path, out: str | Path, only: list[str] | None =
         if only and name not in only:
             continue
         where = out / name
+        if net.get("distilled_only"):
+            kept, t0 = (where / "summary.json").is_file(), time.perf_counter()
+            distill_stage(out, net["distill"], record["speed"], on_network)
+            done[name] = {"state": "kept" if kept else "trained", "seconds": 0.0 if kept else time.perf_counter() - t0,
+                          "summary": runs.read_json(where / "summary.json")}
+            continue
         cfg = TrainConfig.build(None, **net["options"])
         if (where / "summary.json").is_file():
             done[name] = {"state": "kept", "seconds": 0.0, "summary": runs.read_json(where / "summary.json")}
             continue
         resume = (where / "checkpoints").is_dir()
+        if net["distill"] is not None and not resume:
+            distill_stage(out, net["distill"], record["speed"], on_network)
         source = None if resume or net["from"] is None else out / net["from"]
         if source is not None and not (source / "summary.json").is_file():
             raise CheckpointError(f"network {name!r} starts from {net['from']!r}, which is not trained yet in {str(out)!r}")

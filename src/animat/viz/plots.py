@@ -285,6 +285,31 @@ def imitation_curve_plot(rows: Sequence[Mapping[str, Any]], path: str | os.PathL
     return save_figure(fig, path)
 
 
+def distill_plot(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike, title: str) -> Path:
+    """A distillation (DAgger) per round: the student's mean squared error on the records so far after fitting
+    them, and on the round's new records before (in the states its own flying reached; log scale, top); the
+    episodes it flew and crashed (bottom). ``rows``: ``animat.fly.distill`` metrics rows."""
+    r = _col(rows, "round")
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(7.0, 5.6), sharex=True)
+    for key, label, colour in (("loss", "after fitting (all records)", "C0"), ("on_policy_loss", "before fitting (the round's new records)", "C3")):
+        y = _col(rows, key)
+        ok = np.isfinite(y) & (y > 0)
+        a1.plot(r[ok], y[ok], color=colour, lw=1.6, marker="o", ms=3, label=label)
+    a1.set_yscale("log")
+    a1.set_ylabel("mean squared error of the outputs", fontsize=9)
+    a1.legend(frameon=False, fontsize=8)
+    a2.plot(r, _col(rows, "goal_episodes"), color="C1", lw=1.6, marker="o", ms=3, label="flown by the student")
+    a2.plot(r, _col(rows, "goal_crashes"), color="C3", lw=1.2, ls="--", marker="x", ms=4, label="of those, crashed")
+    a2.set_ylim(bottom=0.0)
+    a2.set_ylabel("episodes", fontsize=9)
+    a2.set_xlabel("round")
+    a2.legend(frameon=False, fontsize=8)
+    for ax in (a1, a2):
+        ax.grid(alpha=0.3)
+    a1.set_title(title, fontsize=10)
+    return save_figure(fig, path)
+
+
 def divergence_plot(gaps: np.ndarray, mean: np.ndarray, summary: Mapping[str, Any], fps: float, path: str | os.PathLike) -> Path:
     """The gap between two runs that should agree (``gaps``: (episodes, frames), % of the cloth's side;
     ``mean``: (frames,) their mean) against time (s, ``fps`` frames per second), log scale, with the 3 %
