@@ -303,6 +303,7 @@ def distill_plot(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike, tit
     a2.set_ylim(bottom=0.0)
     a2.set_ylabel("episodes", fontsize=9)
     a2.set_xlabel("round")
+    a2.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     a2.legend(frameon=False, fontsize=8)
     for ax in (a1, a2):
         ax.grid(alpha=0.3)
