@@ -70,6 +70,12 @@ def test_window_velocity_error_reads_the_windows_after_the_hand_over():
     np.testing.assert_allclose(window_velocity_error(batch, cmd[None, None], w, 2.0), [[0.0, 0.5]], atol=1e-12)
     with pytest.raises(ValueError):
         window_velocity_error(cmd[:99], cmd[:99], w, 2.0)  # one window only: nothing after the hand-over
+    # power p: (mean of e^p)^(1/p) over the windows. One window of five read 2 u/s off (e = 1), the rest on the command:
+    late = cmd.copy()
+    late[w:2 * w] += [2.0, 0.0, 0.0]  # the first window after the hand-over
+    assert window_velocity_error(late, cmd, w, 2.0) == pytest.approx(1 / 5)
+    assert window_velocity_error(late, cmd, w, 2.0, power=4.0) == pytest.approx((1 / 5) ** 0.25)  # 0.67: the worst window weighs
+    assert window_velocity_error(off, cmd, w, 2.0, power=4.0) == pytest.approx(0.5)  # the same error in every window: any power
 
 
 def test_the_velocity_term_of_a_steering_fitness_adds_as_weighted():

@@ -64,6 +64,7 @@ class TrainConfig:
                                     "(animat fly handovers) instead of the uniform ranges")
     position_weight: float = option(1.0, "Steering tasks: weight of the reference-point tracking term (position and tilt; animat.fly.tasks.tracking)", ge=0)
     velocity_weight: float = option(0.0, "Steering tasks: weight of the 0.5 s window velocity error (animat.fly.tasks.window_velocity_error)", ge=0)
+    window_power: float = option(1.0, "Steering tasks: the window velocity errors' power mean (1: their mean; larger: the worst windows count more)", ge=1)
     segment: list[float] = option(help="--task goal: each random command lasts between these seconds", factory=lambda: [1.0, 3.0], gt=0, shown="1,3")
     stages: list[dict] = option(help="Later stages of the run (TOML [[stages]] tables), each the stage before with these options changed (animat.fly.curriculum)", factory=list)
     # what a run's config.json records besides these options: "from" = {"path", "generation"} of a --from run
