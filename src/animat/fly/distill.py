@@ -88,8 +88,8 @@ def dagger_rollouts(params, teacher_activations: tuple[tuple[str, ...], ...], ac
 
 
 def round_flights(steering, cfg: DistillConfig, r: int, params, pool: dict | None):
-    """Round ``r``'s episodes: ``(starts, switch (S, T), cmd_vel (S, T, 3), cmd_idx (S, T), goal_flies (S,))``,
-    all drawn from ``cfg.seed`` and ``r``."""
+    """Round ``r``'s episodes: ``(starts, switch (S, T), cmd_vel (S, T, 3), cmd_idx (S, T), goal_flies (S,), beta)``,
+    all drawn from ``cfg.seed`` and ``r`` (the goal network flies an episode with probability 1 - beta, beta = 0.5^r)."""
     from animat.fly.tracking import command_schedule, pool_starts, varied_starts
 
     S, T = cfg.episodes, max(1, int(round(cfg.seconds / params.control_dt)))
@@ -115,12 +115,11 @@ def goal_config(steering, cfg: DistillConfig) -> TrainConfig:
     return TrainConfig.build(None, task="goal", asymmetric=teacher.asymmetric, fly=teacher.fly, control_ms=teacher.control_ms,
                              layers=[params.n_inputs + 3, *cfg.hidden, params.n_outputs], activations="tanh", speed=steering.speed,
                              seconds=cfg.seconds, segment=list(cfg.segment), seed=cfg.seed, start_pool=cfg.start_pool,
-                             replay_seconds=cfg.replay_seconds,
-                             anim_seconds=cfg.anim_seconds)
+                             replay_seconds=cfg.replay_seconds, anim_seconds=cfg.anim_seconds)
 
 
 def initial_genes(layers, seed: int) -> np.ndarray:
-    """Glorot-scaled weights (std 1/sqrt(fan-in)), zero biases: ``(G,)`` float32."""
+    """LeCun-scaled normal weights (std 1/sqrt(fan-in), suited to tanh), zero biases: ``(G,)`` float32."""
     from animat.evolve.network import flatten, param_shapes
 
     rng = np.random.default_rng([int(seed), 7])
