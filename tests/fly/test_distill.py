@@ -187,6 +187,9 @@ def test_a_distill_stage_trains_inside_train_steering(tmp_path):
     (tmp_path / "bad.toml").write_text(alone.replace('goal = "taught"', 'goal = "nothing"'))
     with pytest.raises(ConfigError, match="names no goal network"):
         read_steering_config(tmp_path / "bad.toml")
+    (tmp_path / "bad.toml").write_text(alone.replace('goal = "taught"\n', ''))
+    with pytest.raises(ConfigError, match=r"\[distill.taught\] is neither"):
+        read_steering_config(tmp_path / "bad.toml")
     (tmp_path / "bad.toml").write_text(text.replace('task = "goal"\nfrom = "taught"\nlayers = [21, 8, 6]', 'task = "up"\nfrom = "taught"\nlayers = [18, 8, 6]'))
     with pytest.raises(ConfigError, match="only a goal network can"):
         read_steering_config(tmp_path / "bad.toml")

@@ -326,6 +326,9 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
                           "distilled_only": True}
     elif goal is not None and goal not in goals:
         raise ConfigError(f"{str(path)!r}: goal = {goal!r} names no goal network or [distill.NAME]")
+    unused = sorted(set(distills) - {v["distill"]["name"] for v in networks.values() if v["distill"]})
+    if unused:
+        raise ConfigError(f"{str(path)!r}: [distill.{unused[0]}] is neither a goal network's `from` nor the set's `goal`")
     record = {"preset": str(spec.get("preset", "paper")), "speed": float(speed), "switch": switch, "goal": goal}
     return record, networks
 
