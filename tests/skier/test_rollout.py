@@ -93,3 +93,32 @@ def test_standing_pose_stands_for_20_s_on_anisotropic_skis():
     with Evaluator(seconds=20.0, nthread=1) as ev:
         s = ev(g)
     assert not s.fell[0] and s.fitness[0] == pytest.approx(5.0, abs=0.01) and abs(s.net_forward_m[0]) < 0.01
+
+
+def test_a_skier_thrown_higher_than_max_height_has_diverged():
+    """The pelvis above MAX_HEIGHT (2 m; it stands at 0.99 m) is a contact blow-up, not skiing: a fall there,
+    and the net distance is taken before it."""
+    x = np.array([[0.0, 0.5, 1.0, 1.5, 2.0]])
+    z = np.array([[0.99, 1.0, 1.1, 2.5, 3.0]])
+    q = np.tile(UP, (1, 5, 1))
+    assert not score(x, q, 0.1).fell[0]
+    s = score(x, q, 0.1, z=z)
+    assert s.fell[0] and s.fitness[0] == pytest.approx(1.0) and s.net_forward_m[0] == pytest.approx(1.0)
+
+
+# a bred two-axis gene (keyframes 0.3 s apart) that a contact throws into the air at 24 m/s from about 3.2 s:
+# the pelvis climbs to 44 m and comes down 140 m further on before its tilt passes 80 degrees (about 6 s)
+LAUNCHED = [[8, 8, -32, 8, 1, 13, 0, 0, 0, 0, -24, 3, 44, -12], [-19, 3, -4, 11, 0, 38, 53, 0, 45, 0, -16, 0, 10, -39],
+            [-12, 20, 38, 0, 0, -5, 20, 23, 0, 81, 16, 0, 4, -12], [-5, 3, -60, 93, 0, -8, 0, -72, 0, 25, -29, 0, 28, -12],
+            [-29, 0, -10, 12, 9, 1, 0, 0, 26, 76, -5, 0, 22, -12], [8, 8, 0, 0, 0, 24, 3, -32, 8, 1, -13, 0, 12, -44],
+            [-19, 3, 0, 45, 0, 16, 0, -4, 11, 0, -38, 53, 39, -10], [-12, 20, 23, 0, 81, -16, 0, 38, 0, 0, 5, 20, 12, -4],
+            [-5, 3, -72, 0, 25, 29, 0, -60, 93, 0, 8, 0, 12, -28], [-29, 0, 0, 26, 76, 5, 0, -10, 12, 9, -1, 0, 12, -22]]
+
+
+def test_a_launched_skier_scores_only_what_it_skied_before_the_launch():
+    from animat.skier.model import SkierParams
+
+    with Evaluator(SkierParams.from_dict({"hip": "two-axis"}), seconds=6.0, nthread=1, tau=0.3) as ev:
+        s = ev(np.array([LAUNCHED]))
+    assert s.fell[0] and 3.0 < s.scored_seconds[0] < 3.6  # not at the tilt (~6 s): at the launch
+    assert 1.0 < s.net_forward_m[0] < 5.0 and s.fitness[0] < 5.0  # it had skied ~2.3 m; 54 m were counted before

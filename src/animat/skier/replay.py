@@ -109,7 +109,7 @@ def write_replay(params: SkierParams, gene: np.ndarray, seconds: float, out: Pat
     if backend is None:
         stick_figure_gif(traj, gif, anim_seconds=anim_seconds, title=title)
     renderer = "matplotlib" if backend is None else f"mujoco-{backend}"
-    s = score(traj["root_pos"][None, :, 0], traj["root_quat"][None], traj["frame_dt"], fall_deg, bonus, traj["t"][None])
+    s = score(traj["root_pos"][None, :, 0], traj["root_quat"][None], traj["frame_dt"], fall_deg, bonus, traj["t"][None], traj["root_pos"][None, :, 2])
     return {
         "seconds": float(seconds),
         "fitness": float(s.fitness[0]),
@@ -131,7 +131,8 @@ def ski_yaw(traj: dict) -> np.ndarray:
 def pushoff_report(traj: dict, yaw: np.ndarray, cycle_seconds: float, fall_deg: float = 80.0) -> dict:
     """:func:`animat.skier.pushoff.summary` of the push-offs in ``traj`` before its first fallen frame, the direction
     of travel taken over one keyframe cycle of ``cycle_seconds`` s, the weight the skier's (:data:`TOTAL_MASS` kg)."""
-    fallen = fallen_frames(traj["root_pos"][None, :, 0], traj["root_quat"][None], traj["frame_dt"], fall_deg, traj["t"][None])[0][0]
+    fallen = fallen_frames(traj["root_pos"][None, :, 0], traj["root_quat"][None], traj["frame_dt"], fall_deg, traj["t"][None],
+                            traj["root_pos"][None, :, 2])[0][0]
     T = int(fallen.argmax()) if fallen.any() else len(fallen)
     if T < 2:
         return pushoff.summary([])

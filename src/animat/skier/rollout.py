@@ -38,13 +38,17 @@ def tilt_deg(quat: np.ndarray) -> np.ndarray:
 
 
 MAX_SPEED = 30.0  # m/s; faster pelvis motion between frames means the simulation diverged
+# m; the pelvis starts 0.99 m up and a skier cannot jump a metre on skis: higher, a contact blew up and threw it
+# (seen: a bred two-axis skier launched at 24 m/s to 44 m, 54 m of "progress" in the air before its tilt said fallen)
+MAX_HEIGHT = 2.0
 
 
 def fallen_frames(x: np.ndarray, quat: np.ndarray, frame_dt: float, fall_deg: float = 80.0,
-                  t: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                  t: np.ndarray | None = None, z: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(fallen, jump), both (P, F) bool, from pelvis x (P, F) m and quaternions (P, F, 4): a frame is fallen
     when the pelvis tilts more than ``fall_deg`` or the simulation diverged there (a ``jump``: non-finite
-    values, the pelvis moving faster than ``MAX_SPEED`` since the previous frame, or, given the simulation
+    values, the pelvis moving faster than ``MAX_SPEED`` since the previous frame, given its height ``z`` (P, F) m
+    the pelvis higher than ``MAX_HEIGHT``, or, given the simulation
     times ``t`` (P, F) s, time not advancing by a frame: MuJoCo's reset of a diverged state (mj_checkPos,
     mj_checkVel, mj_checkAcc call mj_resetData) sets the time back to 0 and the pelvis back to its start,
     which a skier within ``MAX_SPEED * frame_dt`` of the start would pass unnoticed; and ``mujoco.rollout``
@@ -57,15 +61,18 @@ def fallen_frames(x: np.ndarray, quat: np.ndarray, frame_dt: float, fall_deg: fl
     if t is not None:
         t = np.asarray(t, dtype=np.float64)
         jump[:, 1:] |= ~(np.diff(t, axis=1) > 0.5 * frame_dt)
+    if z is not None:
+        with np.errstate(invalid="ignore"):
+            jump |= ~(np.asarray(z, dtype=np.float64) <= MAX_HEIGHT)
     return (tilt_deg(quat) > fall_deg) | ~np.isfinite(x) | jump, jump
 
 
 def score(x: np.ndarray, quat: np.ndarray, frame_dt: float, fall_deg: float = 80.0, bonus: float = 5.0,
-          t: np.ndarray | None = None) -> Scores:
+          t: np.ndarray | None = None, z: np.ndarray | None = None) -> Scores:
     """Fitness from pelvis x (P, F) m and quaternions (P, F, 4) sampled every ``frame_dt`` s (frame 0
-    is the start), with the simulation times ``t`` (P, F) s where known. A frame where the simulation
+    is the start), with the simulation times ``t`` (P, F) s and pelvis heights ``z`` (P, F) m where known. A frame where the simulation
     diverged (see :func:`fallen_frames`; MuJoCo resets a diverged simulation) counts as a fall there."""
-    fallen, jump = fallen_frames(x, quat, frame_dt, fall_deg, t)
+    fallen, jump = fallen_frames(x, quat, frame_dt, fall_deg, t, z)
     x = np.nan_to_num(np.asarray(x, dtype=np.float64))
     fell = fallen.any(axis=1)
     first = np.where(fell, fallen.argmax(axis=1), x.shape[1])  # first fallen frame
@@ -156,6 +163,7 @@ class Evaluator:
         ctrl = self.controls(genes)
         nframe = self.nstep // self.stride
         x = np.full((P, nframe + 1), self.x0)  # frame f: the state after f * stride steps
+        z = np.full((P, nframe + 1), self.initial_state[3])  # pelvis height, m
         quat = np.tile(self.initial_state[4:8], (P, nframe + 1, 1))
         t = self.initial_state[0] + self.frame_dt * np.arange(nframe + 1.0)[None].repeat(P, axis=0)  # simulation time s
         state = np.tile(self.initial_state, (P, 1))
@@ -167,14 +175,14 @@ class Evaluator:
             f0, f1 = k0 // self.stride + 1, k1 // self.stride + 1  # frames inside this chunk
             frames = st[:, self.stride - 1 :: self.stride][:, : f1 - f0]
             pos, q = self.root(frames)
-            x[alive, f0:f1], quat[alive, f0:f1], t[alive, f0:f1] = pos[..., 0], q, frames[..., 0]
-            fell = fallen_frames(x[alive, : f1], quat[alive, : f1], self.frame_dt, self.fall_deg, t[alive, : f1])[0].any(axis=1)
+            x[alive, f0:f1], z[alive, f0:f1], quat[alive, f0:f1], t[alive, f0:f1] = pos[..., 0], pos[..., 2], q, frames[..., 0]
+            fell = fallen_frames(x[alive, : f1], quat[alive, : f1], self.frame_dt, self.fall_deg, t[alive, : f1], z[alive, : f1])[0].any(axis=1)
             for i in alive[fell]:  # frozen from here (t keeps its frame times): the score stops at the fall anyway
-                x[i, f1:], quat[i, f1:] = x[i, f1 - 1], quat[i, f1 - 1]
+                x[i, f1:], z[i, f1:], quat[i, f1:] = x[i, f1 - 1], z[i, f1 - 1], quat[i, f1 - 1]
             alive = alive[~fell]
             if alive.size == 0:
                 break
-        return score(x, quat, self.frame_dt, self.fall_deg, self.bonus, t)
+        return score(x, quat, self.frame_dt, self.fall_deg, self.bonus, t, z)
 
     def __call__(self, genes: np.ndarray) -> Scores:
         return self.evaluate(genes)
