@@ -130,3 +130,22 @@ def test_a_replay_reports_the_push_offs_of_a_skier_from_its_contact_forces():
     assert np.degrees(ski_yaw(traj)[-1]) == pytest.approx([0.0, 0.0], abs=1e-3)
     rep = pushoff_report(traj, ski_yaw(traj), 5.0)
     assert rep["pushoffs"] == [] and rep["pushoff_legs_alternate"] is False
+
+
+def _push(leg, start, end, yaw):
+    return {"leg": leg, "start_s": start, "end_s": end, "yaw_deg": yaw}
+
+
+def test_skate_score_counts_alternating_outward_push_offs_and_takes_one_for_each_other():
+    alternating = [_push("left", 0.0, 0.2, 15.0), _push("right", 1.0, 1.2, 12.0), _push("left", 2.0, 2.2, 20.0)]
+    assert P.skate_score(alternating) == 3.0 and P.legs_alternate(alternating)
+    assert P.skate_score(alternating, min_yaw_deg=13.0) == 1.0  # the 12-degree one counts against
+    again = alternating + [_push("left", 3.0, 3.2, 15.0)]  # the same leg twice: -1
+    assert P.skate_score(again) == 2.0 and not P.legs_alternate(again)
+    inward = [_push("left", 0.0, 0.2, -15.0), _push("right", 1.0, 1.2, 15.0)]  # the first pushes with its ski turned in
+    assert P.skate_score(inward) == 0.0
+    both = [_push("left", 0.0, 0.4, 15.0), _push("right", 0.1, 0.5, 15.0)]  # the right starts before the left's middle
+    assert P.skate_score(both) == 0.0 and not P.legs_alternate(both)
+    assert P.skate_score([]) == 0.0
+    t, force, yaw, xy = _gait(yaw_out_deg=15.0)  # the constructed V-skate: four push-offs, all count
+    assert P.skate_score(P.pushoffs(t, force, yaw, xy, W, 2.0)) == 4.0

@@ -144,6 +144,23 @@ def test_first_generation_is_seeded_around_the_standing_pose():
     assert np.array_equal(g[:4], mirror_state(g[:4])) and not np.array_equal(g[4:], mirror_state(g[4:]))  # seeds: symmetric
 
 
+def test_a_spread_stance_with_free_noise_seeds_asymmetric_skiers_on_wide_feet():
+    from animat.skier.gene import GeneError, standing_genes
+    from animat.skier.model import joint_names
+    from animat.skier.train import first_generation
+
+    cfg = TrainConfig.build(None, **TINY, hip="two-axis", init_sigma_deg=3.0, init_noise="free", init_spread_deg=12.0)
+    g = first_generation(np.random.default_rng(0), cfg)
+    names = joint_names(14)
+    left, right = names.index("left_hip_spread"), names.index("right_hip_spread")
+    assert g.shape == (8, 10, 14) and np.all(g[0, :, left] == 12) and np.all(g[0, :, right] == -12)  # the stance itself
+    assert np.all(np.abs(g[0, :, :left]) == 0) and np.abs(g[1:4, :, left] - 12).max() <= 15  # seeds: around the stance
+    assert all(not np.array_equal(s, mirror_state(s)) for s in g[1:4, :5])  # left and right apart: no state its own mirror
+    assert np.array_equal(g[1:4, 5:], mirror_state(g[1:4, :5]))  # the second half still mirrors the first
+    with pytest.raises(GeneError, match="two-axis hip"):
+        standing_genes(np.random.default_rng(0), 2, 3.0, spread_deg=5.0)
+
+
 def test_bad_skier_tables_and_parent_probs_are_one_line_errors():
     from animat.errors import ConfigError
     from animat.skier.model import SkierParams
@@ -157,6 +174,10 @@ def test_bad_skier_tables_and_parent_probs_are_one_line_errors():
         TrainConfig.build(None, parent_probs=[0.0, 0.0, 0.0, 0.0, 1.0])
     with pytest.raises(ConfigError, match=r"set friction at the top level"):
         TrainConfig.build(None, skier={"friction": "isotropic"})
+    with pytest.raises(ConfigError, match="init_spread_deg .* needs hip"):
+        TrainConfig.build(None, init_spread_deg=10.0)
+    with pytest.raises(ConfigError, match="init_noise"):
+        TrainConfig.build(None, init_noise="wild")
 
 
 def test_checkpoint_written_before_the_engine_loop_resumes(tmp_path):

@@ -99,16 +99,27 @@ def symmetric(states: np.ndarray) -> np.ndarray:
     return keyframe_ga.symmetrise(states, *mirror_map(states.shape[-1]))
 
 
-def standing_genes(rng: np.random.Generator, population: int, sigma_deg: float, n_states: int = N_STATES, n_joints: int = N_JOINTS) -> np.ndarray:
+def standing_genes(rng: np.random.Generator, population: int, sigma_deg: float, n_states: int = N_STATES, n_joints: int = N_JOINTS,
+                   *, spread_deg: float = 0.0, symmetric_noise: bool = True) -> np.ndarray:
     """(P, n, m) int64, mirrored: the standing pose (every angle 0: upright, arms hanging, legs straight;
-    it stands still for 20 s) plus normal noise of ``sigma_deg`` degrees, rounded and clipped to each
-    joint's range, the same on both sides (each state is its own mirror image: a random gene whose
-    legs move differently rolls over sideways within about 2 s, a bilaterally symmetric one mostly
-    stays up); the first gene is the pose itself."""
+    it stands still for 20 s; with ``spread_deg``, two-axis hip only, each leg spread out that much) plus normal
+    noise of ``sigma_deg`` degrees, rounded and clipped to each joint's range; the first gene is the pose itself.
+    ``symmetric_noise``: the same on both sides (each state its own mirror image: a random gene whose legs move
+    differently rolls over sideways within about 2 s, a bilaterally symmetric one mostly stays up); otherwise
+    each side its own (on feet 0.2 m apart a skier rolls over from a 3 degree sideways sway of its hips; spread
+    12 degrees apart, 10 degrees of sway leave it standing)."""
     r = joint_ranges_deg(n_joints)
+    pose = np.zeros(n_joints)
+    if spread_deg:
+        names = joint_names(n_joints)
+        if "left_hip_spread" not in names:
+            raise GeneError(f"a spread stance needs the two-axis hip's genes ({N_JOINTS + len(SPREAD_JOINTS)} joints), got {n_joints}")
+        pose[names.index("left_hip_spread")] = spread_deg  # the mirror turns the right leg out as much
+        pose[names.index("right_hip_spread")] = -spread_deg
     noise = rng.normal(0.0, float(sigma_deg), size=(population, n_states, n_joints))
     noise[:1] = 0.0
-    return mirror(symmetric(np.clip(np.rint(noise), r[:, 0], r[:, 1]).astype(np.int64)))
+    states = np.clip(np.rint(pose + noise), r[:, 0], r[:, 1]).astype(np.int64)
+    return mirror(symmetric(states) if symmetric_noise else states)
 
 
 def targets(genes: np.ndarray, t: np.ndarray, tau: float = TAU) -> np.ndarray:

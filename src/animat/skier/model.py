@@ -344,6 +344,7 @@ def build_spec(params: SkierParams | None = None) -> mujoco.MjSpec:
         pair.condim = 3
         pair.friction = [p.mu_pole, p.mu_pole, 0.005, 0.0001, 0.0001]
 
+    add_ski_sensors(spec)
     for j in joint_names(hip_joints(p.hip)):
         kind = joint_kind(j)
         lo, hi = RANGES_DEG[kind]
@@ -356,6 +357,36 @@ def build_spec(params: SkierParams | None = None) -> mujoco.MjSpec:
         act.ctrlrange = [math.radians(lo), math.radians(hi)]
         act.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
     return spec
+
+
+SKI_SENSORS = 12  # sensordata columns of add_ski_sensors: the left and right ski's floor force (3 each), then their axes (3 each)
+
+
+def add_ski_sensors(spec: mujoco.MjSpec) -> None:
+    """Sensors read by :func:`ski_readings` (they change no physics): per ski (left, right) the net contact force
+    of the ski on the floor (``contact`` sensor, ``netforce`` reduction: world frame, N), then per ski its
+    capsule's z axis (which points from the ski's tip to its tail, see :func:`animat.skier.rollout.trajectory`)."""
+    for side in ("left", "right"):
+        s = spec.add_sensor()
+        s.name = f"{side}_ski_force"
+        s.type = mujoco.mjtSensor.mjSENS_CONTACT
+        s.objtype, s.objname = mujoco.mjtObj.mjOBJ_GEOM, f"{side}_ski"
+        s.reftype, s.refname = mujoco.mjtObj.mjOBJ_GEOM, "floor"
+        s.intprm[0], s.intprm[1], s.intprm[2] = 2, 3, 1  # data: force; reduce: netforce; one slot
+    for side in ("left", "right"):
+        s = spec.add_sensor()
+        s.name = f"{side}_ski_axis"
+        s.type = mujoco.mjtSensor.mjSENS_FRAMEZAXIS
+        s.objtype, s.objname = mujoco.mjtObj.mjOBJ_GEOM, f"{side}_ski"
+
+
+def ski_readings(sensordata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``sensordata (..., SKI_SENSORS)`` of :func:`add_ski_sensors` -> the floor's force on each ski ``(..., 2, 3)`` N
+    (world frame; ski 0 the left) and each ski's heading ``(..., 2)`` rad (its tail-to-tip axis, from +x towards +y)."""
+    d = np.asarray(sensordata, dtype=np.float64)
+    force = -d[..., 0:6].reshape(*d.shape[:-1], 2, 3)
+    tip = -d[..., 6:12].reshape(*d.shape[:-1], 2, 3)
+    return force, np.arctan2(tip[..., 1], tip[..., 0])
 
 
 def add_ski_pair(spec: mujoco.MjSpec, plane: str, ski: str, mu: tuple[float, float]) -> None:

@@ -16,6 +16,7 @@ from animat.evolve.strategies import EVOLUTION_STRATEGIES
 BACKENDS = ("local", "ray")  # as animat.evolve.evaluate's (not imported here: it loads JAX)
 FRICTION_MODES = ("anisotropic", "isotropic")  # of the skis on the plane (animat.skier.model)
 HIP_MODES = ("one-axis", "two-axis")  # one tilted hinge (the original) | vertical and forward hinges
+INIT_NOISE = ("symmetric", "free")  # the noise of generation 0's standing seeds (animat.skier.gene.standing_genes)
 TAU = 0.5  # s per keyframe state of a gene (animat.skier.gene)
 REPLAY_SETTINGS = ("seconds", "frame_dt", "fall_deg", "bonus")  # what a gene file carries so that its replay scores as training did
 STRATEGIES = ("keyframe_ga", *EVOLUTION_STRATEGIES)  # --strategy: the slides' GA, or an evolution strategy (loads JAX)
@@ -48,6 +49,9 @@ class TrainConfig:
     frame_dt: float = option(0.02, "Seconds between scored frames", gt=0)
     fall_deg: float = option(80.0, "A tilt beyond this (degrees) is a fall")
     bonus: float = option(5.0, "Fitness bonus of a skier that does not fall")
+    # a V-skate term (issue 24): the push-offs the replay reports, counted in training from the skis' contact sensors
+    pushoff_bonus: float = option(0.0, "Fitness (m) per push-off that alternates legs and is angled outwards, minus as much per other push-off (skiers that do not fall)", ge=0)
+    pushoff_min_yaw_deg: float = option(10.0, "Outward ski yaw (degrees) a push-off needs to count for pushoff_bonus")
     nthread: int = option(0, "Rollout threads, or Ray workers (0: one per CPU)", ge=0, label="--threads")
     chunk_seconds: float = option(2.0, "Simulate in chunks this long and stop simulating skiers that fell (same fitness)", gt=0)
     # generation 0: this fraction is the standing pose plus bilaterally symmetric noise (sigma degrees), the rest
@@ -55,6 +59,8 @@ class TrainConfig:
     # nothing that skis (animat.skier.gene.standing_genes)
     init_standing: float = option(0.5, "Fraction of generation 0 seeded around the standing pose", ge=0, le=1)
     init_sigma_deg: float = option(20.0, "Noise of those seeds, degrees", ge=0)
+    init_noise: str = option("symmetric", "symmetric (each seeded state its own mirror image) | free (left and right limbs apart)", choices=INIT_NOISE)
+    init_spread_deg: float = option(0.0, "Two-axis hip: the seeds' stance, each leg spread out this much (a wider base to shift weight over)", ge=0, le=45)
     anim_seconds: float = option(10.0, "Seconds in the GIF", gt=0)
     skier: dict = option(help="SkierParams overrides (friction coefficients, timestep, ...)", factory=dict)
 
@@ -87,6 +93,8 @@ class TrainConfig:
         if self.elites < 2 or len(self.parent_probs) != self.elites or any(p < 0 for p in self.parent_probs) or sum(p > 0 for p in self.parent_probs) < 2:
             raise ConfigError(f"parent_probs must be {self.elites} non-negative numbers (one per elite, elites >= 2), at least two "
                               f"of them > 0 (two different parents), got {self.parent_probs}")
+        if self.init_spread_deg and self.hip != "two-axis":
+            raise ConfigError(f"init_spread_deg ({self.init_spread_deg}) needs hip = \"two-axis\" (the one-axis hip cannot spread a leg alone), got hip = {self.hip!r}")
         dt = self.skier_params().timestep
         if not dt <= self.frame_dt <= self.seconds:
             raise ConfigError(f"need timestep ({dt} s) <= frame_dt ({self.frame_dt} s) <= seconds ({self.seconds} s)")

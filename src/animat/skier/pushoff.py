@@ -110,8 +110,21 @@ def pushoffs(t: np.ndarray, force: np.ndarray, yaw: np.ndarray, xy: np.ndarray, 
 def legs_alternate(found: list[dict]) -> bool:
     """True when there are at least two push-offs (in order of their start), each by the other leg than the one
     before, and each starting after the middle of the one before (pushing with both at once is no alternation)."""
-    pairs = list(zip(found, found[1:]))
-    return len(found) >= 2 and all(b["leg"] != a["leg"] and b["start_s"] > (a["start_s"] + a["end_s"]) / 2 for a, b in pairs)
+    return len(found) >= 2 and all(follows(a, b) for a, b in zip(found, found[1:]))
+
+
+def follows(a: dict, b: dict) -> bool:
+    """Push-off ``b`` alternates with ``a``, the one before it: the other leg, starting after the middle of ``a``."""
+    return b["leg"] != a["leg"] and b["start_s"] > (a["start_s"] + a["end_s"]) / 2
+
+
+def skate_score(found: list[dict], min_yaw_deg: float = 10.0) -> float:
+    """Training's V-skate measure of the push-offs ``found`` (in order of their start): +1 for each that is angled
+    outwards by at least ``min_yaw_deg`` and alternates with the one before (:func:`follows`; the first needs no
+    predecessor), -1 for each other one; so a skier scores only by what :func:`legs_alternate` and the mean yaw ask
+    for, and loses by pushing with one leg twice, with both at once or with its ski angled inwards."""
+    return float(sum(1.0 if p["yaw_deg"] >= min_yaw_deg and (i == 0 or follows(found[i - 1], p)) else -1.0
+                     for i, p in enumerate(found)))
 
 
 def summary(found: list[dict]) -> dict:

@@ -3,7 +3,9 @@
 Fitness (maximised): the sum over frames (every ``frame_dt`` s) of the positive forward progress
 of the pelvis along +x (backward progress adds nothing); scoring stops at the first frame where the
 pelvis tilts more than ``fall_deg`` (its up axis more than 80 deg from vertical, whatever the axis
-of the tilt); ``+bonus`` if it never fell.
+of the tilt); ``+bonus`` if it never fell; and, with ``pushoff_bonus`` (m), a skier that never fell gains that
+much per push-off that alternates legs and is angled outwards and loses as much per other push-off
+(:func:`animat.skier.pushoff.skate_score` of the push-offs its ski sensors show, as the replay reports them).
 """
 
 from __future__ import annotations
@@ -16,14 +18,16 @@ import numpy as np
 from mujoco import rollout as mj_rollout
 
 from animat.skier import gene as G
-from animat.skier.model import SkierParams, actuator_order, build_model
+from animat.skier import pushoff
+from animat.skier.model import TOTAL_MASS, SkierParams, actuator_order, build_model, ski_readings
+from animat.skier.model import G as GRAVITY
 
 STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
 
 
 @dataclass
 class Scores:
-    fitness: np.ndarray  # (P,)
+    fitness: np.ndarray  # (P,)  (with the push-off bonus where there is one)
     fell: np.ndarray  # (P,) bool
     net_forward_m: np.ndarray  # (P,) last x - start x of the pelvis, m (last simulated frame; before a divergence)
     scored_seconds: np.ndarray  # (P,) s of motion that counted (until the fall)
@@ -100,7 +104,7 @@ class Evaluator:
 
     def __init__(self, params: SkierParams | None = None, seconds: float = 20.0, frame_dt: float = 0.02, *,
                  fall_deg: float = 80.0, bonus: float = 5.0, tau: float = G.TAU, nthread: int | None = None,
-                 chunk_seconds: float | None = 2.0):
+                 chunk_seconds: float | None = 2.0, pushoff_bonus: float = 0.0, pushoff_min_yaw_deg: float = 10.0):
         self.params = (params or SkierParams()).validate()
         self.model = build_model(self.params)
         self.dt = float(self.model.opt.timestep)
@@ -110,6 +114,7 @@ class Evaluator:
         whole = -(-self.nstep // self.stride) * self.stride
         self.chunk = whole if chunk_seconds is None else min(whole, self.stride * max(1, int(round(chunk_seconds / self.frame_dt))))
         self.fall_deg, self.bonus, self.tau = fall_deg, bonus, tau
+        self.pushoff_bonus, self.pushoff_min_yaw_deg = float(pushoff_bonus), float(pushoff_min_yaw_deg)
         self.nthread = int(nthread or os.cpu_count() or 1)
         self.datas = [mujoco.MjData(self.model) for _ in range(self.nthread)]
         d = mujoco.MjData(self.model)
@@ -138,19 +143,20 @@ class Evaluator:
         ctrl[:, :, self._act] = G.controls(genes, self.nstep, self.dt, self.tau)
         return ctrl
 
-    def _rollout(self, init: np.ndarray, ctrl: np.ndarray) -> np.ndarray:
-        """States (B, K, nstate) after each of the K steps of controls ctrl (B, K, nu) from states init (B, nstate)."""
+    def _rollout(self, init: np.ndarray, ctrl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """States (B, K, nstate) after each of the K steps of controls ctrl (B, K, nu) from states init (B, nstate),
+        and the sensor readings (B, K, nsensordata) of each step (:func:`animat.skier.model.add_ski_sensors`)."""
         if self._pool is not None:
-            state, _ = self._pool.rollout(self.model, self.datas, init, ctrl, nstep=ctrl.shape[1])
+            state, sensors = self._pool.rollout(self.model, self.datas, init, ctrl, nstep=ctrl.shape[1])
         else:
-            state, _ = mj_rollout.rollout(self.model, self.datas[0], init, ctrl, nstep=ctrl.shape[1])
+            state, sensors = mj_rollout.rollout(self.model, self.datas[0], init, ctrl, nstep=ctrl.shape[1])
         self.steps_simulated += ctrl.shape[0] * ctrl.shape[1]
-        return state
+        return state, sensors
 
     def states(self, genes: np.ndarray) -> np.ndarray:
         """(P, nstep, nstate) states after each step (full physics: time, qpos, qvel, ...), one unchunked rollout."""
         genes = np.asarray(genes)
-        return self._rollout(np.tile(self.initial_state, (genes.shape[0], 1)), self.controls(genes))
+        return self._rollout(np.tile(self.initial_state, (genes.shape[0], 1)), self.controls(genes))[0]
 
     def root(self, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Pelvis position (..., 3) and quaternion (..., 4) from full-physics states (qpos starts at 1)."""
@@ -166,23 +172,35 @@ class Evaluator:
         z = np.full((P, nframe + 1), self.initial_state[3])  # pelvis height, m
         quat = np.tile(self.initial_state[4:8], (P, nframe + 1, 1))
         t = self.initial_state[0] + self.frame_dt * np.arange(nframe + 1.0)[None].repeat(P, axis=0)  # simulation time s
+        y = np.zeros((P, nframe + 1))  # pelvis y, m, and ski sensor readings per frame: for the push-offs
+        sensed = np.zeros((P, nframe + 1, self.model.nsensordata)) if self.pushoff_bonus else None
         state = np.tile(self.initial_state, (P, 1))
         alive = np.arange(P)
         for k0 in range(0, self.nstep, self.chunk):
             k1 = min(k0 + self.chunk, self.nstep)
-            st = self._rollout(state[alive], ctrl[alive, k0:k1])
+            st, sens = self._rollout(state[alive], ctrl[alive, k0:k1])
             state[alive] = st[:, -1]
             f0, f1 = k0 // self.stride + 1, k1 // self.stride + 1  # frames inside this chunk
             frames = st[:, self.stride - 1 :: self.stride][:, : f1 - f0]
             pos, q = self.root(frames)
             x[alive, f0:f1], z[alive, f0:f1], quat[alive, f0:f1], t[alive, f0:f1] = pos[..., 0], pos[..., 2], q, frames[..., 0]
+            y[alive, f0:f1] = pos[..., 1]
+            if sensed is not None:
+                sensed[alive, f0:f1] = sens[:, self.stride - 1 :: self.stride][:, : f1 - f0]
             fell = fallen_frames(x[alive, : f1], quat[alive, : f1], self.frame_dt, self.fall_deg, t[alive, : f1], z[alive, : f1])[0].any(axis=1)
             for i in alive[fell]:  # frozen from here (t keeps its frame times): the score stops at the fall anyway
                 x[i, f1:], z[i, f1:], quat[i, f1:] = x[i, f1 - 1], z[i, f1 - 1], quat[i, f1 - 1]
             alive = alive[~fell]
             if alive.size == 0:
                 break
-        return score(x, quat, self.frame_dt, self.fall_deg, self.bonus, t, z)
+        scores = score(x, quat, self.frame_dt, self.fall_deg, self.bonus, t, z)
+        if sensed is not None:
+            cycle = genes.shape[1] * self.tau
+            for i in np.flatnonzero(~scores.fell):  # frames 1.. (frame 0, before any step, has no contact forces yet)
+                force, yaw = ski_readings(sensed[i, 1:])
+                found = pushoff.pushoffs(t[i, 1:], force, yaw, np.stack([x[i, 1:], y[i, 1:]], axis=-1), TOTAL_MASS * GRAVITY, cycle)
+                scores.fitness[i] += self.pushoff_bonus * pushoff.skate_score(found, self.pushoff_min_yaw_deg)
+        return scores
 
     def __call__(self, genes: np.ndarray) -> Scores:
         return self.evaluate(genes)

@@ -29,7 +29,8 @@ METRIC_FIELDS = ["generation", "best", "mean", "median", "fell", "best_net_forwa
 
 def make_evaluator(cfg: TrainConfig, params: SkierParams):
     """The configured backend's evaluator: genes (P, n, m) -> Scores; a context manager."""
-    kwargs = dict(fall_deg=cfg.fall_deg, bonus=cfg.bonus, tau=cfg.tau, chunk_seconds=cfg.chunk_seconds)
+    kwargs = dict(fall_deg=cfg.fall_deg, bonus=cfg.bonus, tau=cfg.tau, chunk_seconds=cfg.chunk_seconds, pushoff_bonus=cfg.pushoff_bonus,
+                  pushoff_min_yaw_deg=cfg.pushoff_min_yaw_deg)
     if cfg.backend == "ray":
         from animat.skier.distributed import RaySkierEvaluator
 
@@ -38,10 +39,12 @@ def make_evaluator(cfg: TrainConfig, params: SkierParams):
 
 
 def first_generation(rng: np.random.Generator, cfg: TrainConfig) -> np.ndarray:
-    """Generation 0 (P, n, 12): ``round(init_standing * P)`` standing-pose genes (the first one exact), then random ones."""
+    """Generation 0 (P, n, m): ``round(init_standing * P)`` standing-pose genes (the first one exact; ``init_spread_deg``,
+    ``init_noise``), then random ones."""
     k = int(round(cfg.init_standing * cfg.population))
-    return np.concatenate([standing_genes(rng, k, cfg.init_sigma_deg, cfg.n_states, cfg.n_joints),
-                           random_genes(rng, cfg.population - k, cfg.n_states, cfg.n_joints)])
+    seeds = standing_genes(rng, k, cfg.init_sigma_deg, cfg.n_states, cfg.n_joints, spread_deg=cfg.init_spread_deg,
+                           symmetric_noise=cfg.init_noise == "symmetric")
+    return np.concatenate([seeds, random_genes(rng, cfg.population - k, cfg.n_states, cfg.n_joints)])
 
 
 def strategy(cfg: TrainConfig):
