@@ -136,16 +136,20 @@ def _push(leg, start, end, yaw):
     return {"leg": leg, "start_s": start, "end_s": end, "yaw_deg": yaw}
 
 
-def test_skate_score_counts_alternating_outward_push_offs_and_takes_one_for_each_other():
+def test_skating_progress_counts_the_strokes_of_alternating_outward_push_offs():
+    t = np.arange(0, 6.0001, 0.5)  # samples every 0.5 s; the pelvis gains 1 m per sample, but 0.5 m from 4.0 to 4.5 s
+    x = np.cumsum(np.r_[0.0, np.ones(12)])
+    x[9:] -= 0.5
     alternating = [_push("left", 0.0, 0.2, 15.0), _push("right", 1.0, 1.2, 12.0), _push("left", 2.0, 2.2, 20.0)]
-    assert P.skate_score(alternating) == 3.0 and P.legs_alternate(alternating)
-    assert P.skate_score(alternating, min_yaw_deg=13.0) == 1.0  # the 12-degree one counts against
-    again = alternating + [_push("left", 3.0, 3.2, 15.0)]  # the same leg twice: -1
-    assert P.skate_score(again) == 2.0 and not P.legs_alternate(again)
+    assert P.skating_progress(alternating, t, x, 1.5) == 2.0 + 2.0 + 3.0  # 0-1 s and 1-2 s (the next one starts), 2-3.5 s
+    assert P.skating_progress(alternating, t, x, 5.0) == 2.0 + 2.0 + 7.5  # the last stroke runs to the end (0.5 m in 4-4.5 s)
+    assert P.skating_progress(alternating, t, x, 1.5, min_yaw_deg=13.0) == 2.0 + 3.0  # the 12-degree one skates nothing
+    again = alternating + [_push("left", 3.0, 3.2, 15.0)]  # the same leg twice: its stroke is not skating, and it cuts the one before
+    assert P.skating_progress(again, t, x, 1.5) == 2.0 + 2.0 + 2.0 and not P.legs_alternate(again)
     inward = [_push("left", 0.0, 0.2, -15.0), _push("right", 1.0, 1.2, 15.0)]  # the first pushes with its ski turned in
-    assert P.skate_score(inward) == 0.0
+    assert P.skating_progress(inward, t, x, 1.5) == 3.0
     both = [_push("left", 0.0, 0.4, 15.0), _push("right", 0.1, 0.5, 15.0)]  # the right starts before the left's middle
-    assert P.skate_score(both) == 0.0 and not P.legs_alternate(both)
-    assert P.skate_score([]) == 0.0
-    t, force, yaw, xy = _gait(yaw_out_deg=15.0)  # the constructed V-skate: four push-offs, all count
-    assert P.skate_score(P.pushoffs(t, force, yaw, xy, W, 2.0)) == 4.0
+    assert P.skating_progress(both, t, x, 1.5) == 0.0 and not P.legs_alternate(both)
+    assert P.skating_progress([], t, x, 1.5) == 0.0
+    tg, force, yaw, xy = _gait(yaw_out_deg=15.0)  # the constructed V-skate at 3 m/s: every stroke skated
+    assert P.skating_progress(P.pushoffs(tg, force, yaw, xy, W, 2.0), tg, xy[:, 0], 1.0) == pytest.approx(xy[-1, 0])

@@ -126,7 +126,7 @@ def test_a_launched_skier_scores_only_what_it_skied_before_the_launch():
     assert 1.0 < s.net_forward_m[0] < 5.0 and s.fitness[0] < 5.0  # it had skied ~2.3 m; 54 m were counted before
 
 
-# a two-axis V-skater bred with pushoff_bonus (keyframes 0.3 s apart, legs spread 12 degrees to start with): 25.5 m in 20 s
+# a two-axis V-skater bred with a push-off bonus (keyframes 0.3 s apart, legs spread 12 degrees to start with): 25.5 m in 20 s
 # without falling on five push-offs that alternate legs, 27 degrees outwards on average
 SKATER = [[0, 40, 25, 21, 26, 0, 0, -20, 0, 11, 0, 0, 12, -37], [-19, 17, -17, 26, 14, 0, 9, -49, 11, 0, 0, 0, 26, -12],
           [-8, 0, 1, 27, 51, 13, 0, -65, 0, 24, 20, 0, -26, -32], [-2, 13, -23, 0, 10, 0, 46, -6, 15, 0, 0, 39, 12, -12],
@@ -135,9 +135,9 @@ SKATER = [[0, 40, 25, 21, 26, 0, 0, -20, 0, 11, 0, 0, 12, -37], [-19, 17, -17, 2
           [-2, 13, -6, 15, 0, 0, 39, -23, 0, 10, 0, 46, 12, -12], [-1, 12, 6, 0, 86, 25, 0, -17, 21, 32, -17, 0, 12, -12]]
 
 
-def test_the_pushoff_bonus_counts_the_push_offs_the_replay_reports():
+def test_the_skate_weight_counts_the_push_offs_the_replay_reports():
     """Training reads the push-offs from the skis' contact sensors in the rollout; the replay from its step loop's
-    contacts: the same push-offs, so the bonus is ``pushoff_bonus`` times the replay's skate score."""
+    contacts: the same push-offs, so the extra fitness is ``skate_weight`` times the metres skated on them."""
     from animat.skier import pushoff
     from animat.skier.model import SkierParams
     from animat.skier.replay import pushoff_report, ski_yaw
@@ -145,13 +145,14 @@ def test_the_pushoff_bonus_counts_the_push_offs_the_replay_reports():
 
     params = SkierParams.from_dict({"hip": "two-axis"})
     genes = np.array([SKATER, np.zeros((10, 14), dtype=np.int64)])  # the skater, and the standing pose (no push-offs)
-    with Evaluator(params, nthread=1, tau=0.3) as plain, Evaluator(params, nthread=1, tau=0.3, pushoff_bonus=2.0) as skating:
+    with Evaluator(params, nthread=1, tau=0.3) as plain, Evaluator(params, nthread=1, tau=0.3, skate_weight=2.0) as skating:
         a, b = plain(genes), skating(genes)
     traj = trajectory(params, np.array(SKATER), 20.0, 0.02, 0.3)
     rep = pushoff_report(traj, ski_yaw(traj), 3.0)
     assert not a.fell.any() and a.net_forward_m[0] > 20.0
     assert rep["pushoff_legs_alternate"] and rep["mean_pushoff_yaw_deg"] >= 10.0
-    assert b.fitness[0] - a.fitness[0] == pytest.approx(2.0 * pushoff.skate_score(rep["pushoffs"])) and b.fitness[0] > a.fitness[0]
+    skated = pushoff.skating_progress(rep["pushoffs"], traj["t"], traj["root_pos"][:, 0], 1.5)
+    assert b.fitness[0] - a.fitness[0] == pytest.approx(2.0 * skated, rel=1e-9) and 3.0 < skated < a.net_forward_m[0]
     assert b.fitness[1] == a.fitness[1]
 
 

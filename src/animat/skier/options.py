@@ -50,8 +50,8 @@ class TrainConfig:
     fall_deg: float = option(80.0, "A tilt beyond this (degrees) is a fall")
     bonus: float = option(5.0, "Fitness bonus of a skier that does not fall")
     # a V-skate term (issue 24): the push-offs the replay reports, counted in training from the skis' contact sensors
-    pushoff_bonus: float = option(0.0, "Fitness (m) per push-off that alternates legs and is angled outwards, minus as much per other push-off (skiers that do not fall)", ge=0)
-    pushoff_min_yaw_deg: float = option(10.0, "Outward ski yaw (degrees) a push-off needs to count for pushoff_bonus")
+    skate_weight: float = option(0.0, "Extra fitness per metre skated on push-offs that alternate legs with the ski angled outwards (skiers that do not fall)", ge=0)
+    skate_min_yaw_deg: float = option(10.0, "Outward ski yaw (degrees) a push-off needs to count for skate_weight")
     nthread: int = option(0, "Rollout threads, or Ray workers (0: one per CPU)", ge=0, label="--threads")
     chunk_seconds: float = option(2.0, "Simulate in chunks this long and stop simulating skiers that fell (same fitness)", gt=0)
     # generation 0: this fraction is the standing pose plus bilaterally symmetric noise (sigma degrees), the rest

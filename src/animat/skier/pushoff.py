@@ -118,13 +118,23 @@ def follows(a: dict, b: dict) -> bool:
     return b["leg"] != a["leg"] and b["start_s"] > (a["start_s"] + a["end_s"]) / 2
 
 
-def skate_score(found: list[dict], min_yaw_deg: float = 10.0) -> float:
-    """Training's V-skate measure of the push-offs ``found`` (in order of their start): +1 for each that is angled
+def skating_progress(found: list[dict], t: np.ndarray, x: np.ndarray, stroke_seconds: float, min_yaw_deg: float = 10.0) -> float:
+    """Metres skated on good push-offs: for each push-off in ``found`` (in order of their start) that is angled
     outwards by at least ``min_yaw_deg`` and alternates with the one before (:func:`follows`; the first needs no
-    predecessor), -1 for each other one; so a skier scores only by what :func:`legs_alternate` and the mean yaw ask
-    for, and loses by pushing with one leg twice, with both at once or with its ski angled inwards."""
-    return float(sum(1.0 if p["yaw_deg"] >= min_yaw_deg and (i == 0 or follows(found[i - 1], p)) else -1.0
-                     for i, p in enumerate(found)))
+    predecessor), the forward progress (the positive steps of ``x (T,)`` m, sampled at ``t (T,)`` s, as the fitness
+    counts it) from its start until the next push-off starts or ``stroke_seconds`` have passed, whichever comes
+    first. A skier that pushes every stroke with alternating legs, skis angled outwards, scores all its progress;
+    one that pushes with one leg twice, with both at once or with a ski turned in scores nothing for that stroke."""
+    t, x = np.asarray(t, dtype=np.float64), np.asarray(x, dtype=np.float64)
+    step = np.maximum(np.diff(x), 0.0)  # progress from sample k to k + 1
+    total = 0.0
+    for i, p in enumerate(found):
+        if p["yaw_deg"] >= min_yaw_deg and (i == 0 or follows(found[i - 1], p)):
+            end = p["start_s"] + stroke_seconds
+            if i + 1 < len(found):
+                end = min(end, found[i + 1]["start_s"])
+            total += float(step[(t[:-1] >= p["start_s"] - 1e-9) & (t[1:] <= end + 1e-9)].sum())
+    return total
 
 
 def summary(found: list[dict]) -> dict:

@@ -3,9 +3,9 @@
 Fitness (maximised): the sum over frames (every ``frame_dt`` s) of the positive forward progress
 of the pelvis along +x (backward progress adds nothing); scoring stops at the first frame where the
 pelvis tilts more than ``fall_deg`` (its up axis more than 80 deg from vertical, whatever the axis
-of the tilt); ``+bonus`` if it never fell; and, with ``pushoff_bonus`` (m), a skier that never fell gains that
-much per push-off that alternates legs and is angled outwards and loses as much per other push-off
-(:func:`animat.skier.pushoff.skate_score` of the push-offs its ski sensors show, as the replay reports them).
+of the tilt); ``+bonus`` if it never fell; and, a skier that never fell, ``skate_weight`` times the metres it skated on
+push-offs that alternate legs with the ski angled outwards (:func:`animat.skier.pushoff.skating_progress`, a stroke
+being half a keyframe cycle; the push-offs the replay reports, read here from the skis' contact sensors).
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ class Evaluator:
 
     def __init__(self, params: SkierParams | None = None, seconds: float = 20.0, frame_dt: float = 0.02, *,
                  fall_deg: float = 80.0, bonus: float = 5.0, tau: float = G.TAU, nthread: int | None = None,
-                 chunk_seconds: float | None = 2.0, pushoff_bonus: float = 0.0, pushoff_min_yaw_deg: float = 10.0):
+                 chunk_seconds: float | None = 2.0, skate_weight: float = 0.0, skate_min_yaw_deg: float = 10.0):
         self.params = (params or SkierParams()).validate()
         self.model = build_model(self.params)
         self.dt = float(self.model.opt.timestep)
@@ -114,7 +114,7 @@ class Evaluator:
         whole = -(-self.nstep // self.stride) * self.stride
         self.chunk = whole if chunk_seconds is None else min(whole, self.stride * max(1, int(round(chunk_seconds / self.frame_dt))))
         self.fall_deg, self.bonus, self.tau = fall_deg, bonus, tau
-        self.pushoff_bonus, self.pushoff_min_yaw_deg = float(pushoff_bonus), float(pushoff_min_yaw_deg)
+        self.skate_weight, self.skate_min_yaw_deg = float(skate_weight), float(skate_min_yaw_deg)
         self.nthread = int(nthread or os.cpu_count() or 1)
         self.datas = [mujoco.MjData(self.model) for _ in range(self.nthread)]
         d = mujoco.MjData(self.model)
@@ -173,7 +173,7 @@ class Evaluator:
         quat = np.tile(self.initial_state[4:8], (P, nframe + 1, 1))
         t = self.initial_state[0] + self.frame_dt * np.arange(nframe + 1.0)[None].repeat(P, axis=0)  # simulation time s
         y = np.zeros((P, nframe + 1))  # pelvis y, m, and ski sensor readings per frame: for the push-offs
-        sensed = np.zeros((P, nframe + 1, self.model.nsensordata)) if self.pushoff_bonus else None
+        sensed = np.zeros((P, nframe + 1, self.model.nsensordata)) if self.skate_weight else None
         state = np.tile(self.initial_state, (P, 1))
         alive = np.arange(P)
         for k0 in range(0, self.nstep, self.chunk):
@@ -199,7 +199,7 @@ class Evaluator:
             for i in np.flatnonzero(~scores.fell):  # frames 1.. (frame 0, before any step, has no contact forces yet)
                 force, yaw = ski_readings(sensed[i, 1:])
                 found = pushoff.pushoffs(t[i, 1:], force, yaw, np.stack([x[i, 1:], y[i, 1:]], axis=-1), TOTAL_MASS * GRAVITY, cycle)
-                scores.fitness[i] += self.pushoff_bonus * pushoff.skate_score(found, self.pushoff_min_yaw_deg)
+                scores.fitness[i] += self.skate_weight * pushoff.skating_progress(found, t[i, 1:], x[i, 1:], cycle / 2, self.skate_min_yaw_deg)
         return scores
 
     def __call__(self, genes: np.ndarray) -> Scores:

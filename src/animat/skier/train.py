@@ -29,8 +29,8 @@ METRIC_FIELDS = ["generation", "best", "mean", "median", "fell", "best_net_forwa
 
 def make_evaluator(cfg: TrainConfig, params: SkierParams):
     """The configured backend's evaluator: genes (P, n, m) -> Scores; a context manager."""
-    kwargs = dict(fall_deg=cfg.fall_deg, bonus=cfg.bonus, tau=cfg.tau, chunk_seconds=cfg.chunk_seconds, pushoff_bonus=cfg.pushoff_bonus,
-                  pushoff_min_yaw_deg=cfg.pushoff_min_yaw_deg)
+    kwargs = dict(fall_deg=cfg.fall_deg, bonus=cfg.bonus, tau=cfg.tau, chunk_seconds=cfg.chunk_seconds, skate_weight=cfg.skate_weight,
+                  skate_min_yaw_deg=cfg.skate_min_yaw_deg)
     if cfg.backend == "ray":
         from animat.skier.distributed import RaySkierEvaluator
 
