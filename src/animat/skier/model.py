@@ -359,9 +359,6 @@ def build_spec(params: SkierParams | None = None) -> mujoco.MjSpec:
     return spec
 
 
-SKI_SENSORS = 12  # sensordata columns of add_ski_sensors: the left and right ski's floor force (3 each), then their axes (3 each)
-
-
 def add_ski_sensors(spec: mujoco.MjSpec) -> None:
     """Sensors read by :func:`ski_readings` (they change no physics): per ski (left, right) the net contact force
     of the ski on the floor (``contact`` sensor, ``netforce`` reduction: world frame, N), then per ski its
@@ -381,7 +378,7 @@ def add_ski_sensors(spec: mujoco.MjSpec) -> None:
 
 
 def ski_readings(sensordata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``sensordata (..., SKI_SENSORS)`` of :func:`add_ski_sensors` -> the floor's force on each ski ``(..., 2, 3)`` N
+    """``sensordata (..., 12)`` of :func:`add_ski_sensors` (the left and right ski's force, 3 each, then their axes) -> the floor's force on each ski ``(..., 2, 3)`` N
     (world frame; ski 0 the left) and each ski's heading ``(..., 2)`` rad (its tail-to-tip axis, from +x towards +y)."""
     d = np.asarray(sensordata, dtype=np.float64)
     force = -d[..., 0:6].reshape(*d.shape[:-1], 2, 3)

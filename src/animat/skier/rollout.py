@@ -27,7 +27,7 @@ STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
 
 @dataclass
 class Scores:
-    fitness: np.ndarray  # (P,)  (with the push-off bonus where there is one)
+    fitness: np.ndarray  # (P,)  (with the skating term where skate_weight > 0)
     fell: np.ndarray  # (P,) bool
     net_forward_m: np.ndarray  # (P,) last x - start x of the pelvis, m (last simulated frame; before a divergence)
     scored_seconds: np.ndarray  # (P,) s of motion that counted (until the fall)
@@ -172,8 +172,9 @@ class Evaluator:
         z = np.full((P, nframe + 1), self.initial_state[3])  # pelvis height, m
         quat = np.tile(self.initial_state[4:8], (P, nframe + 1, 1))
         t = self.initial_state[0] + self.frame_dt * np.arange(nframe + 1.0)[None].repeat(P, axis=0)  # simulation time s
-        y = np.zeros((P, nframe + 1))  # pelvis y, m, and ski sensor readings per frame: for the push-offs
-        sensed = np.zeros((P, nframe + 1, self.model.nsensordata)) if self.skate_weight else None
+        skating = bool(self.skate_weight)  # then the pelvis y (m) and the ski sensors per frame: for the push-offs
+        y = np.zeros((P, nframe + 1)) if skating else None
+        sensed = np.zeros((P, nframe + 1, self.model.nsensordata)) if skating else None
         state = np.tile(self.initial_state, (P, 1))
         alive = np.arange(P)
         for k0 in range(0, self.nstep, self.chunk):
@@ -184,8 +185,8 @@ class Evaluator:
             frames = st[:, self.stride - 1 :: self.stride][:, : f1 - f0]
             pos, q = self.root(frames)
             x[alive, f0:f1], z[alive, f0:f1], quat[alive, f0:f1], t[alive, f0:f1] = pos[..., 0], pos[..., 2], q, frames[..., 0]
-            y[alive, f0:f1] = pos[..., 1]
-            if sensed is not None:
+            if skating:
+                y[alive, f0:f1] = pos[..., 1]
                 sensed[alive, f0:f1] = sens[:, self.stride - 1 :: self.stride][:, : f1 - f0]
             fell = fallen_frames(x[alive, : f1], quat[alive, : f1], self.frame_dt, self.fall_deg, t[alive, : f1], z[alive, : f1])[0].any(axis=1)
             for i in alive[fell]:  # frozen from here (t keeps its frame times): the score stops at the fall anyway
@@ -194,7 +195,7 @@ class Evaluator:
             if alive.size == 0:
                 break
         scores = score(x, quat, self.frame_dt, self.fall_deg, self.bonus, t, z)
-        if sensed is not None:
+        if skating:
             cycle = genes.shape[1] * self.tau
             for i in np.flatnonzero(~scores.fell):  # frames 1.. (frame 0, before any step, has no contact forces yet)
                 force, yaw = ski_readings(sensed[i, 1:])
