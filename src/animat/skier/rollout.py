@@ -19,8 +19,7 @@ from mujoco import rollout as mj_rollout
 
 from animat.skier import gene as G
 from animat.skier import pushoff
-from animat.skier.model import TOTAL_MASS, SkierParams, actuator_order, build_model, ski_readings
-from animat.skier.model import G as GRAVITY
+from animat.skier.model import G as GRAVITY, TOTAL_MASS, SkierParams, actuator_order, build_model, ski_readings
 
 STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
 
