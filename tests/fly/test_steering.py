@@ -12,7 +12,7 @@ import pytest
 from animat.errors import CheckpointError, ConfigError
 from animat.fly.commands import COMMANDS, direction, heading
 from animat.fly.model import FlyParams
-from animat.fly.tasks import tracking, window_velocity_error
+from animat.fly.tasks import tracking, window_cone_error, window_velocity_error
 
 L = 4.0  # the paper fly's body length, u
 
@@ -78,6 +78,34 @@ def test_window_velocity_error_reads_the_windows_after_the_hand_over():
     assert window_velocity_error(off, cmd, w, 2.0, power=4.0) == pytest.approx(0.5)  # the same error in every window: any power
 
 
+def test_window_cone_error_is_the_distance_outside_the_cone_per_target_speed():
+    """0 inside the cone at any speed (at rest included), (|cross| - tan(angle) along) / speed outside it, more for a
+    window moving backwards; the hand-over window and hover-command windows are not read."""
+    T, w, speed = 300, 50, 3.0
+    cmd = np.tile([0.0, speed, 0.0], (T, 1))
+    at = lambda deg, v: np.tile([v * math.sin(math.radians(deg)), v * math.cos(math.radians(deg)), 0.0], (T, 1))
+    assert window_cone_error(at(0, 3.0), cmd, w, speed) == 0.0
+    assert window_cone_error(at(19.9, 0.3), cmd, w, speed) == 0.0  # slow but inside 20 deg
+    assert window_cone_error(np.zeros((T, 3)), cmd, w, speed) == 0.0  # at rest: the score's half-speed rule is not this term's
+    v = 3.0  # 40 deg off at full speed: 3 sin 40 - tan 20 x 3 cos 40 = 1.092 u/s outside
+    expected = (v * math.sin(math.radians(40)) - math.tan(math.radians(20)) * v * math.cos(math.radians(40))) / speed
+    assert window_cone_error(at(40, v), cmd, w, speed) == pytest.approx(expected)
+    assert window_cone_error(at(40, v), cmd, w, speed, max_angle_deg=40.0) == pytest.approx(0.0, abs=1e-12)
+    assert window_cone_error(at(180, 1.5), cmd, w, speed) == pytest.approx(math.tan(math.radians(20)) * 1.5 / speed)  # backwards
+    assert window_cone_error(at(90, 3.0), cmd, w, speed) == pytest.approx(1.0)
+    late = at(0, 3.0)
+    late[:w] = [9.0, -9.0, 0.0]  # the hand-over window: not read
+    assert window_cone_error(late, cmd, w, speed) == 0.0
+    late[w:2 * w] = at(90, 3.0)[:w]  # the first window after it, one of five, at 90 deg
+    assert window_cone_error(late, cmd, w, speed) == pytest.approx(1 / 5)
+    hover_then = cmd.copy()
+    hover_then[w:2 * w] = 0.0  # a hover command's window: not read, whatever the fly does
+    assert window_cone_error(at(90, 3.0), hover_then, w, speed) == pytest.approx(4 / 5)
+    np.testing.assert_allclose(window_cone_error(np.stack([at(0, 3.0), at(90, 3.0)])[None], cmd[None, None], w, speed), [[0.0, 1.0]], atol=1e-12)
+    with pytest.raises(ValueError):
+        window_cone_error(cmd[:99], cmd[:99], w, speed)
+
+
 def test_the_velocity_term_of_a_steering_fitness_adds_as_weighted():
     """TrackFitness = position_weight x tracking - velocity_weight x window velocity error, per network."""
     from animat.evolve.network import init_genes, layer_activations, unflatten
@@ -89,10 +117,11 @@ def test_the_velocity_term_of_a_steering_fitness_adds_as_weighted():
     layers = [params.n_inputs, 4, params.n_outputs]
     acts = tuple(layer_activations(layers, "tanh"))
     nets = unflatten(np.asarray(init_genes(jax.random.PRNGKey(3), 3, layers, 0.5)), layers)
-    fit = lambda pw, vw: TrackFitness(params, 1.0, "forward", acts, 2, 0, 2.0, 1.0, 0.2, 0.5, (1.0, 3.0), pw, vw)(nets)
-    tracked, both, velocity = fit(1.0, 0.0), fit(1.0, 2.0), fit(0.0, 1.0)
-    assert (velocity < 0).all() and np.isfinite(tracked).all()
+    fit = lambda pw, vw, cw=0.0: TrackFitness(params, 1.0, "forward", acts, 2, 0, 2.0, 1.0, 0.2, 0.5, (1.0, 3.0), pw, vw, cone_weight=cw)(nets)
+    tracked, both, velocity, cone = fit(1.0, 0.0), fit(1.0, 2.0), fit(0.0, 1.0), fit(0.0, 0.0, 1.0)
+    assert (velocity < 0).all() and np.isfinite(tracked).all() and (cone <= 0).all() and (cone < 0).any()
     np.testing.assert_allclose(both, tracked + 2.0 * velocity, rtol=1e-9)
+    np.testing.assert_allclose(fit(1.0, 2.0, 3.0), both + 3.0 * cone, rtol=1e-9)
     np.testing.assert_allclose(fit(0.5, 0.0), 0.5 * tracked, rtol=1e-12)
 
 

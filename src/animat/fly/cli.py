@@ -166,6 +166,7 @@ def steer_cmd(
     speed: Optional[float] = cli_option(SteerOptions, "speed", "--speed"),
     seed: Optional[int] = cli_option(SteerOptions, "seed", "--seed"),
     anim_seconds: Optional[float] = cli_option(SteerOptions, "anim_seconds", "--anim-seconds"),
+    lookahead: Optional[float] = cli_option(SteerOptions, "lookahead", "--lookahead"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of steer options."),
 ) -> None:
@@ -174,13 +175,14 @@ def steer_cmd(
     from animat.fly.steer_run import fly_request, write_steer_run
     from animat.viz.report import write_report
 
-    opts = SteerOptions.build(config, commands=commands, controller=controller, speed=speed, seed=seed, anim_seconds=anim_seconds)
+    opts = SteerOptions.build(config, commands=commands, controller=controller, speed=speed, seed=seed, anim_seconds=anim_seconds,
+                              lookahead=lookahead)
     if out is not None:
         runs.check_out(out)
     flight, params, target_speed, start = fly_request(source, opts, interactive=interactive)
     run_dir = runs.new_run_dir("fly", "steer", out)
     record = {"steering": source, "commands": opts.commands if not interactive else "interactive", "controller": opts.controller,
-              "speed": target_speed, "seed": opts.seed}
+              "speed": target_speed, "seed": opts.seed, "lookahead": opts.lookahead}
     summary = write_steer_run(run_dir, flight, params=params, speed=target_speed, config=record, anim_seconds=opts.anim_seconds,
                               start=start, title=f"{opts.controller} controller")
     write_report(run_dir, params=params)

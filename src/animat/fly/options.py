@@ -13,6 +13,7 @@ from animat.config import check_instance, option, read_options, same_as
 from animat.errors import ConfigError
 from animat.evolve.options import GAOptions, PopulationOptions
 from animat.evolve.strategies import EVOLUTION_STRATEGIES
+from animat.fly.lookahead import LOOKAHEAD_S
 from animat.fly.model import FlyParams
 
 HIDDEN = (20, 20)  # the default network's hidden layers
@@ -65,6 +66,8 @@ class TrainConfig:
     position_weight: float = option(1.0, "Steering tasks: weight of the reference-point tracking term (position and tilt; animat.fly.tasks.tracking)", ge=0)
     velocity_weight: float = option(0.0, "Steering tasks: weight of the 0.5 s window velocity error (animat.fly.tasks.window_velocity_error)", ge=0)
     window_power: float = option(1.0, "Steering tasks: the window velocity errors' power mean (1: their mean; larger: the worst windows count more)", ge=1)
+    cone_weight: float = option(0.0, "Steering tasks: weight of the windows' distance outside a cone about the command (animat.fly.tasks.window_cone_error)", ge=0)
+    cone_angle_deg: float = option(20.0, "Steering tasks: that cone's half-angle (degrees; the steering score's is 30)", gt=0, lt=90)
     segment: list[float] = option(help="--task goal: each random command lasts between these seconds", factory=lambda: [1.0, 3.0], gt=0, shown="1,3")
     stages: list[dict] = option(help="Later stages of the run (TOML [[stages]] tables), each the stage before with these options changed (animat.fly.curriculum)", factory=list)
     # what a run's config.json records besides these options: "from" = {"path", "generation"} of a --from run
@@ -180,6 +183,8 @@ class SteerOptions:
     speed: float | None = option(None, "Target speed of the direction commands (u/s)", gt=0, shown="the steering set's")
     seed: int = option(0, "Seed of the start state")
     anim_seconds: float = option(20.0, "Seconds of flight in the animation", gt=0)
+    lookahead: float = option(LOOKAHEAD_S, "Where the set has several networks for a command: every 0.5 s fly each this many seconds ahead and "
+                                   "keep the best (animat.fly.lookahead); 0: its first network only", ge=0)
 
     @classmethod
     def build(cls, file: str | Path | None = None, **overrides: Any) -> "SteerOptions":

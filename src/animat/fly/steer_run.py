@@ -40,7 +40,7 @@ def fly_request(source: str, opts, *, interactive: bool = False) -> tuple[dict[s
     if interactive:
         TerminalKeys.check()
     steering = load_steering(source)
-    pilot = Pilot(steering, controller=opts.controller, speed=opts.speed, seed=opts.seed)
+    pilot = Pilot(steering, controller=opts.controller, speed=opts.speed, seed=opts.seed, lookahead=opts.lookahead)
     start = np.asarray(pilot.state.pos, float).reshape(3)
     if interactive:
         records = fly_interactive(pilot)
@@ -48,7 +48,7 @@ def fly_request(source: str, opts, *, interactive: bool = False) -> tuple[dict[s
             raise ConfigError("the flight ended before its first control tick; nothing to write")
         flight = stack_ticks(records)
     else:
-        flight = fly_script(steering, script, controller=opts.controller, speed=opts.speed, seed=opts.seed)
+        flight = fly_script(steering, script, controller=opts.controller, speed=opts.speed, seed=opts.seed, lookahead=opts.lookahead)
     return flight, pilot.params, pilot.speed, start
 
 

@@ -4,20 +4,23 @@ A steering directory ``DIR`` holds ``steering.json``::
 
     {"preset": "paper", "speed": 2.0,                  # the target speed, u/s
      "switch": {"hover": "hover", "forward": "forward", ...},   # command -> network sub-folder
-     "goal": "goal"}                                   # the goal-conditioned network's sub-folder
+     "goal": "goal",                                   # the goal-conditioned network's sub-folder
+     "alternates": {"forward": ["forwardC"], "goal": ["goalD"], ...}}  # optional: more networks per command
 
 and one ordinary fly run directory per network (``config.json`` + ``best_genome.npz``/``.json``),
 trained with ``--task`` (:mod:`animat.fly.tracking`). Two controllers fly it: ``switch`` (the command
 picks its network) and ``goal`` (one network that reads the command). Both observe the fly in the frame
 of the active command and track its reference point, so a hand-over between networks is only a change
 of network and reference (:func:`animat.fly.tracking.command_tick`, the training rollouts' own tick).
+Where a command (or the goal controller) has alternates, the pilot flies, every 0.5 s, whichever of its
+networks a 1 s lookahead scores best (:mod:`animat.fly.lookahead`); ``lookahead=0`` flies the first alone.
 """
 
 from __future__ import annotations
 
 import functools
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -46,13 +49,21 @@ class Network:
 @dataclass(frozen=True)
 class Steering:
     """A loaded steering directory: ``folder``, ``preset``, target ``speed`` u/s, ``switch`` (command ->
-    :class:`Network`, the commands it has) and ``goal`` (a :class:`Network` or None)."""
+    :class:`Network`, the commands it has), ``goal`` (a :class:`Network` or None) and ``alternates``
+    (command or ``"goal"`` -> a tuple of more :class:`Network` of the same shape, for the lookahead)."""
 
     folder: Path
     preset: str
     speed: float
     switch: dict
     goal: Network | None
+    alternates: dict = field(default_factory=dict)
+
+    def candidates(self, controller: str, command: str) -> tuple[Network, ...]:
+        """The networks that may fly ``command`` under ``controller``, the first the plain controller's."""
+        key = "goal" if controller == "goal" else command
+        first = self.goal if controller == "goal" else self.switch[command]
+        return (first, *self.alternates.get(key, ()))
 
     @property
     def params(self):
@@ -89,18 +100,26 @@ def load_steering(path: str | Path) -> Steering:
         raise CheckpointError(f"{str(path)!r} holds no {STEERING_FILE}; is it a steering directory (animat fly train-steering)?")
     try:
         spec = runs.read_json(file)
-        check_known(("preset", "speed", "switch", "goal"), spec, "steering key", file)
+        check_known(("preset", "speed", "switch", "goal", "alternates"), spec, "steering key", file)
         switch = {check_command(cmd): load_network(folder, sub, False) for cmd, sub in dict(spec.get("switch", {})).items()}
         goal = None if spec.get("goal") is None else load_network(folder, spec["goal"], True)
         speed = float(spec["speed"])
+        alternates = {}
+        for key, subs in dict(spec.get("alternates", {})).items():
+            first = goal if key == "goal" else switch.get(check_command(key))
+            if first is None or not isinstance(subs, list):
+                raise ConfigError(f"{str(file)!r}: alternates of {key!r} need a list and the set's own {key!r} network")
+            alternates[key] = tuple(load_network(folder, sub, key == "goal") for sub in subs)
+            if any(n.genome.layers != first.genome.layers or n.genome.activations != first.genome.activations for n in alternates[key]):
+                raise ConfigError(f"{str(file)!r}: the alternates of {key!r} must have the layers and activations of {first.name!r}")
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise ConfigError(f"{str(file)!r} is malformed ({exc})") from None
     if not switch and goal is None:
         raise ConfigError(f"{str(file)!r} lists no network")
-    flies = {n.params for n in [*switch.values(), *([goal] if goal else [])]}
+    flies = {n.params for n in [*switch.values(), *([goal] if goal else []), *(n for nets in alternates.values() for n in nets)]}
     if len(flies) > 1:
         raise ConfigError(f"the networks of {str(file)!r} fly different flies (their fly parameters differ)")
-    return Steering(folder, str(spec.get("preset", "")), speed, switch, goal)
+    return Steering(folder, str(spec.get("preset", "")), speed, switch, goal, alternates)
 
 
 # ---------------------------------------------------------------------------------------- flying
@@ -122,8 +141,12 @@ class Pilot:
     ``controller``: ``switch`` (the active command's network) or ``goal`` (the goal network); ``speed``
     u/s: the target speed (default: the set's). ``seed`` 0: the fly starts at rest, level, at the origin;
     another seed: from that seed's perturbed start (:func:`animat.fly.tracking.varied_starts` with the
-    ranges of the network that flies first). The first command is ``hover``. Attributes: ``dt`` s (the
-    control tick), ``body_length`` u, ``params``, ``speed``, ``t`` s, ``state`` (the fly's, world frame).
+    ranges of the network that flies first). The first command is ``hover``. ``lookahead`` s (default
+    :data:`animat.fly.lookahead.LOOKAHEAD_S`): where the set has alternates for the command, every 0.5 s
+    from the command's start each of its networks is flown that long ahead and the best scored flies on
+    (:mod:`animat.fly.lookahead`); 0: the first network only (the plain controller). Attributes: ``dt`` s
+    (the control tick), ``body_length`` u, ``params``, ``speed``, ``t`` s, ``state`` (the fly's, world
+    frame), ``picks``: how often each candidate (by index) was chosen.
 
     The physics is the training rollouts' (:func:`animat.fly.tracking.command_tick`), one jitted tick per
     call; compiled on its own rather than inside a scan over ticks, it rounds differently in the last
@@ -131,9 +154,10 @@ class Pilot:
     0.5 s of hover from rest; flight being chaotic, the two drift apart over many seconds).
     """
 
-    def __init__(self, steering, controller: str = "switch", speed: float | None = None, seed: int = 0):
+    def __init__(self, steering, controller: str = "switch", speed: float | None = None, seed: int = 0, lookahead: float | None = None):
         import jax.numpy as jnp
 
+        from animat.fly.lookahead import LOOKAHEAD_S
         from animat.fly.tracking import varied_starts
 
         if controller not in CONTROLLERS:
@@ -150,7 +174,11 @@ class Pilot:
         self.params = self.steering.params
         self.dt = float(self.params.control_dt)
         self.body_length = float(self.params.body_length)
+        self.lookahead = float(LOOKAHEAD_S if lookahead is None else lookahead)
+        if not (np.isfinite(self.lookahead) and self.lookahead >= 0):
+            raise ConfigError(f"--lookahead must be a finite number of seconds >= 0, got {lookahead}")
         self.ticks = 0
+        self.picks: dict[int, int] = {}
         first = self._network("hover")
         cfg = TrainConfig.build(None, **runs.read_run_config(self.steering.folder / first.name))
         starts = varied_starts(self.params, 2, int(seed), cfg.start_speed, cfg.start_angle, cfg.start_spin)
@@ -175,6 +203,8 @@ class Pilot:
 
         from animat.fly.tracking import command_velocity
 
+        from animat.fly.lookahead import stack
+
         net = self._network(check_command(name))
         self.name, self.net = name, net
         self._tick, new_frame = _ticker(self.params, tuple(net.genome.activations), net.goal)
@@ -182,24 +212,49 @@ class Pilot:
         self.frame = new_frame(self.state)
         self.direction = direction(name, float(self.frame.yaw))
         self._cmd = jnp.asarray(command_velocity(name, self.speed))
+        ahead = int(round(self.lookahead / self.dt))
+        self._candidates = self.steering.candidates(self.controller, name) if ahead else (net,)
+        self._stacked = stack([n.genome.params for n in self._candidates]) if len(self._candidates) > 1 else None
+        self._since = 0
+
+    def _choose(self) -> None:
+        """The lookahead: fly every candidate ahead from now, keep the best scored (:mod:`animat.fly.lookahead`)."""
+        import jax
+
+        from animat.fly.lookahead import lookahead_cost, lookahead_rollout
+
+        ahead = int(round(self.lookahead / self.dt))
+        fly = lookahead_rollout(self.params, tuple(self.net.genome.activations), self.net.goal, ahead)
+        pos, vel = jax.device_get(fly(self._stacked, self.state, self.frame, self._cmd))
+        cost = lookahead_cost(np.asarray(pos, float), np.asarray(vel, float), self.direction, np.asarray(self.frame.origin, float), self._since,
+                              speed=self.speed, body_length=self.body_length, dt=self.dt)
+        best = int(np.argmin(np.where(np.isfinite(cost), cost, np.inf)))
+        self.picks[best] = self.picks.get(best, 0) + 1
+        self._net = jax.tree_util.tree_map(lambda a: a[best], self._stacked)
 
     def tick(self) -> dict:
         """One control tick: ``{"t": s, "position": (3,), "velocity": (3,), "quat": (4,), "wing": (2, 3),
         "command": name, "command_direction": (3,) world unit vector (zeros for hover), "crashed": bool}``."""
         import jax
 
+        from animat.fly.steer_score import WINDOW_S
+
+        if self._stacked is not None and self._since % int(round(WINDOW_S / self.dt)) == 0:
+            self._choose()
         self.state, self.frame = self._tick(self._net, self.state, self.frame, self._cmd)
         self.ticks += 1
+        self._since += 1
         s = jax.device_get(self.state)
         return {"t": self.t, "position": s.pos, "velocity": s.vel, "quat": s.quat, "wing": s.wing,
                 "command": self.name, "command_direction": self.direction.copy(), "crashed": bool(s.crashed)}
 
 
-def fly_script(steering, script: list[tuple[str, float]], controller: str = "switch", speed: float | None = None, seed: int = 0) -> dict[str, np.ndarray]:
+def fly_script(steering, script: list[tuple[str, float]], controller: str = "switch", speed: float | None = None, seed: int = 0,
+               lookahead: float | None = None) -> dict[str, np.ndarray]:
     """Fly ``script`` (``[(command, seconds), ...]``, e.g. :func:`animat.fly.commands.parse_script`'s) with a
     :class:`Pilot`; the stacked tick dicts: ``t (T,)``, ``position (T, 3)``, ``velocity (T, 3)``, ``quat (T, 4)``,
     ``wing (T, 2, 3)``, ``command (T,)`` str, ``command_direction (T, 3)``, ``crashed (T,)``."""
-    pilot = Pilot(steering, controller, speed, seed)
+    pilot = Pilot(steering, controller, speed, seed, lookahead)
     for name, seconds in script:
         check_command(name)
         if not (np.isfinite(seconds) and seconds > 0):
@@ -225,7 +280,7 @@ def handover_states(steering, scripts: int, seed: int = 0, speed: float | None =
         raise ConfigError(f"a start pool needs at least 1 script, got {scripts}")
     keep: dict[str, list] = {"vel": [], "quat": [], "omega": [], "wing": []}
     for i in range(int(scripts)):
-        pilot = Pilot(steering, "switch", speed)
+        pilot = Pilot(steering, "switch", speed, lookahead=0.0)  # the plain switcher's hand-overs (the pools train its networks)
         for k, (name, seconds) in enumerate(parse_script(random_script(np.random.default_rng(int(seed) + i)))):
             if k and not bool(pilot.state.crashed):
                 for key, values in keep.items():
@@ -271,11 +326,14 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
     network distilled from those networks (:mod:`animat.fly.distill`) that a goal network names as ``from = "NAME"``
     (it goes on by evolution); that network's ``distill`` is then ``{"name", "options", "networks", "tasks", "pool",
     "pool_spec"}``, else None. ``goal = "NAME"``: the set's goal network (default: the last network with ``task =
-    "goal"``); a ``[distill.NAME]`` as distilled, then an entry of its own (``distilled_only``, trained last)."""
+    "goal"``); a ``[distill.NAME]`` as distilled, then an entry of its own (``distilled_only``, trained last).
+    ``alternates = {COMMAND = ["NAME", ...], goal = [...]}``: more networks for a command (of its task, listed) or
+    for the goal controller (goal networks or ``[distill.NAME]``s), which the pilot's lookahead chooses among
+    (:mod:`animat.fly.lookahead`); a network named there is never the set's own for its command."""
     from animat.fly.options import DistillConfig
 
     spec = load_toml(path)
-    check_known(("preset", "speed", "train", "networks", "pools", "distill", "goal"), spec, "steering-set key", path)
+    check_known(("preset", "speed", "train", "networks", "pools", "distill", "goal", "alternates"), spec, "steering-set key", path)
     speed = spec.get("speed", TrainConfig.speed)
     pools = {name: dict(p) for name, p in dict(spec.get("pools", {})).items()}
     distills = {name: dict(d) for name, d in dict(spec.get("distill", {})).items()}
@@ -318,9 +376,20 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
                           "distill": taught}
     if not networks:
         raise ConfigError(f"{str(path)!r} lists no [networks.NAME]")
-    switch = {v["task"]: name for name, v in networks.items() if v["task"] in COMMANDS}
-    goals = [name for name, v in networks.items() if v["task"] == "goal"]
+    alternates = {key: list(names) if isinstance(names, list) else names for key, names in dict(spec.get("alternates", {})).items()}
+    extra = {n for names in alternates.values() if isinstance(names, list) for n in names}
+    switch = {v["task"]: name for name, v in networks.items() if v["task"] in COMMANDS and name not in extra}
+    goals = [name for name, v in networks.items() if v["task"] == "goal" and name not in extra]
     goal = spec.get("goal", goals[-1] if goals else None)
+    for key, names in alternates.items():
+        if (key != "goal" and key not in COMMANDS) or not isinstance(names, list):
+            raise ConfigError(f"{str(path)!r}: alternates must map a command or goal to a list of networks; got {key} = {names!r}")
+        for n in names:
+            if key == "goal" and n in distills and n not in networks:
+                networks[n] = {"options": None, "from": None, "task": "goal", "pool": None, "pool_spec": None, "distill": distill_of(n, "the end"),
+                               "distilled_only": True}
+            elif n not in networks or networks[n]["task"] != key:
+                raise ConfigError(f"{str(path)!r}: alternates of {key}: {n!r} is no {key} network{' or [distill.NAME]' if key == 'goal' else ''} listed")
     if goal in distills and goal not in networks:  # the set's goal network is a distilled one as it is
         networks[goal] = {"options": None, "from": None, "task": "goal", "pool": None, "pool_spec": None, "distill": distill_of(goal, "the end"),
                           "distilled_only": True}
@@ -329,7 +398,8 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
     unused = sorted(set(distills) - {v["distill"]["name"] for v in networks.values() if v["distill"]})
     if unused:
         raise ConfigError(f"{str(path)!r}: [distill.{unused[0]}] is neither a goal network's `from` nor the set's `goal`")
-    record = {"preset": str(spec.get("preset", "paper")), "speed": float(speed), "switch": switch, "goal": goal}
+    record = {"preset": str(spec.get("preset", "paper")), "speed": float(speed), "switch": switch, "goal": goal,
+              **({"alternates": alternates} if alternates else {})}
     return record, networks
 
 

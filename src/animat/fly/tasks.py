@@ -86,6 +86,31 @@ def window_velocity_error(velocity: np.ndarray, cmd_vel: np.ndarray, ticks_per_w
     return errors.mean(axis=-1) if power == 1 else (errors ** power).mean(axis=-1) ** (1.0 / power)
 
 
+def window_cone_error(velocity: np.ndarray, cmd_vel: np.ndarray, ticks_per_window: int, speed: float, max_angle_deg: float = 20.0) -> np.ndarray:
+    """How far the windows are outside the score's cone (:mod:`animat.fly.steer_score`: a window is on course
+    when its mean velocity is within 30° of the commanded direction): per 0.5 s window after the first (the
+    hand-over), with ``m`` its mean velocity and ``d`` the unit direction of its mean command velocity,
+    ``max(0, |m − (m·d) d| − tan(max_angle_deg) · (m·d)) / speed``, the mean over the windows -> ``(...)``.
+    ``velocity`` and ``cmd_vel (..., T, 3)`` u/s, ``speed`` u/s > 0. 0 for every window inside the cone,
+    however slow (the score asks only the segment's mean speed along the direction to reach half the target);
+    a window at 90° at ``speed`` costs 1, one moving backwards more; windows under a hover command (``d`` = 0)
+    cost 0. Unlike :func:`window_velocity_error`, which costs a window 35° off at full speed (0.60) less than
+    one on course at rest (1), this ranks a slow turn onto the course above a fast one past it."""
+    T = velocity.shape[-2]
+    windows = T // ticks_per_window
+    if windows < 2:
+        raise ValueError(f"a window cone error needs at least 2 windows of {ticks_per_window} ticks, got {T} ticks")
+    shape = (windows - 1, ticks_per_window, 3)
+    m = velocity[..., ticks_per_window:windows * ticks_per_window, :].reshape(*velocity.shape[:-2], *shape).mean(axis=-2)
+    c = np.broadcast_to(cmd_vel, velocity.shape)[..., ticks_per_window:windows * ticks_per_window, :].reshape(*velocity.shape[:-2], *shape).mean(axis=-2)
+    norm = np.linalg.norm(c, axis=-1, keepdims=True)
+    d = np.where(norm > 0, c / np.where(norm > 0, norm, 1.0), 0.0)
+    along = (m * d).sum(axis=-1)
+    cross = np.linalg.norm(m - along[..., None] * d, axis=-1)
+    outside = np.maximum(0.0, cross - np.tan(np.radians(max_angle_deg)) * along)
+    return np.where(norm[..., 0] > 0, outside, 0.0).mean(axis=-1) / speed
+
+
 FITNESS = {"mean-height": mean_height, "final-height": final_height, "lateral": lateral, "hover": hover}
 
 
@@ -137,7 +162,8 @@ class FlyFitness:
 @dataclass(frozen=True)
 class TrackFitness:
     """Batched fitness of a steering task (``task`` in :data:`TASKS`): ``position_weight`` × :func:`tracking`
-    − ``velocity_weight`` × :func:`window_velocity_error` (0.5 s windows; their power mean of ``window_power``). Every network flies
+    − ``velocity_weight`` × :func:`window_velocity_error` (0.5 s windows; their power mean of ``window_power``)
+    − ``cone_weight`` × :func:`window_cone_error` (cone of ``cone_angle_deg``). Every network flies
     from ``starts`` start states (:func:`animat.fly.tracking.varied_starts` with ``start_speed`` u/s,
     ``start_angle`` rad, ``start_spin`` rad/s; or with ``start_pool``, a recorded pool's states,
     :func:`animat.fly.tracking.pool_starts`, checked against its ``start_pool_sha256``) through the task's commands at ``speed`` u/s
@@ -160,6 +186,8 @@ class TrackFitness:
     start_pool: str | None = None  # path of a start pool's .npz
     start_pool_sha256: str | None = None
     window_power: float = 1.0  # window_velocity_error's power mean over the windows
+    cone_weight: float = 0.0  # of window_cone_error
+    cone_angle_deg: float = 20.0  # window_cone_error's cone half-angle (the score's is 30°)
 
     def __post_init__(self):
         require("task", self.task, choices=TASKS)
@@ -193,4 +221,8 @@ class TrackFitness:
             window = int(round(WINDOW_S / self.params.control_dt))
             values = values - self.velocity_weight * window_velocity_error(np.asarray(track.velocity, np.float64), cmd_vel[None], window, self.speed,
                                                                                   self.window_power)
+        if self.cone_weight:
+            window = int(round(WINDOW_S / self.params.control_dt))
+            values = values - self.cone_weight * window_cone_error(np.asarray(track.velocity, np.float64), cmd_vel[None], window, self.speed,
+                                                                   self.cone_angle_deg)
         return over_starts(values, np.asarray(track.crashed))

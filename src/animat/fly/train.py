@@ -154,7 +154,8 @@ def fitness_of(cfg: TrainConfig, params, activations: list[str], start_pool_sha2
         return FlyFitness(params, float(cfg.seconds), cfg.fitness, activations, cfg.starts, cfg.seed, cfg.noise)
     return TrackFitness(params, float(cfg.seconds), cfg.task, tuple(activations), cfg.starts, cfg.seed, float(cfg.speed),
                         float(cfg.start_speed), float(cfg.start_angle), float(cfg.start_spin), tuple(float(s) for s in cfg.segment),
-                        float(cfg.position_weight), float(cfg.velocity_weight), cfg.start_pool, start_pool_sha256, float(cfg.window_power))
+                        float(cfg.position_weight), float(cfg.velocity_weight), cfg.start_pool, start_pool_sha256, float(cfg.window_power),
+                        float(cfg.cone_weight), float(cfg.cone_angle_deg))
 
 
 def task_replay(cfg: TrainConfig, out: Path) -> dict:
