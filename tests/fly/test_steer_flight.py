@@ -245,8 +245,6 @@ SCRIPTS = (  # three scripts of our choice for issue 21's acceptance 1, then thr
 
 @needs_paper
 @pytest.mark.slow
-@pytest.mark.xfail(reason="issue 21 acceptance 1 is not met by the shipped set yet (session 29: 5 of these six scripts pass whole with the "
-                          "switch controller, 2 with the distilled goal network; src/animat/pretrained/paper/PROVENANCE.md)", strict=False)
 @pytest.mark.parametrize("controller", ["switch", "goal"])
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_pretrained_paper_steers_by_every_command(controller, script):
