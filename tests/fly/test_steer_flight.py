@@ -80,18 +80,23 @@ anim_seconds = 0.1
 task = "hover"
 [networks.up]
 task = "up"
+[networks.upB]
+task = "up"
+seed = 1
 [networks.forward]
 task = "forward"
 from = "hover"
 [networks.goal]
 task = "goal"
+[alternates]
+up = ["upB"]
 """
 
 
 @pytest.fixture(scope="module")
 def tiny_set(tmp_path_factory):
-    """A steering set trained for one generation of 4 flies (hover, up, forward and the goal network): it flies
-    badly, but through every part of the real code."""
+    """A steering set trained for one generation of 4 flies (hover, up and an alternate, forward and the goal network):
+    it flies badly, but through every part of the real code (the lookahead among the up networks included)."""
     from animat.fly.steering import train_steering
 
     folder = tmp_path_factory.mktemp("steering")
@@ -126,6 +131,8 @@ def test_steer_flies_the_script_and_writes_the_run_directory(controller, tiny_se
     check_follows(traj, script)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["controller"] == controller and summary["speed"] == 2.0 and summary["commands"] == script
+    assert json.loads((tiny_set / "steering.json").read_text())["alternates"] == {"up": ["upB"]}
+    assert json.loads((out / "config.json").read_text())["lookahead"] == 1.0
     assert [s["command"] for s in summary["segments"]] == ["up", "forward", "hover"]
     # the scores are those of the trajectory written
     again = steer_score(traj["t"], traj["position"], traj["velocity"], traj["command"], traj["command_direction"], speed=2.0, body_length=4.0,

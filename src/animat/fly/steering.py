@@ -397,7 +397,7 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
         raise ConfigError(f"{str(path)!r}: goal = {goal!r} names no goal network or [distill.NAME]")
     unused = sorted(set(distills) - {v["distill"]["name"] for v in networks.values() if v["distill"]})
     if unused:
-        raise ConfigError(f"{str(path)!r}: [distill.{unused[0]}] is neither a goal network's `from` nor the set's `goal`")
+        raise ConfigError(f"{str(path)!r}: [distill.{unused[0]}] is neither a goal network's `from`, the set's `goal` nor an alternate")
     record = {"preset": str(spec.get("preset", "paper")), "speed": float(speed), "switch": switch, "goal": goal,
               **({"alternates": alternates} if alternates else {})}
     return record, networks
