@@ -68,7 +68,7 @@ def test_handover_states_are_the_states_at_each_switch_of_the_script(tmp_path, a
     steering = load_steering(PAPER)
     states = handover_states(steering, 1, seed=11)
     script = parse_script(random_script(np.random.default_rng(11)))
-    flight = fly_script(steering, script)
+    flight = fly_script(steering, script, lookahead=0)  # the plain switcher: the pools train its networks
     ends = np.cumsum([int(round(s / 0.01)) for _, s in script])[:-1] - 1  # the tick before each new command
     assert states["vel"].shape == (len(COMMANDS) - 1, 3)
     assert np.allclose(states["vel"], flight["velocity"][ends], atol=1e-5)
