@@ -201,9 +201,8 @@ class Pilot:
         """Switch to command ``name`` now: its network, and a new command frame at the fly's position and heading."""
         import jax.numpy as jnp
 
-        from animat.fly.tracking import command_velocity
-
         from animat.fly.lookahead import stack
+        from animat.fly.tracking import command_velocity
 
         net = self._network(check_command(name))
         self.name, self.net = name, net
