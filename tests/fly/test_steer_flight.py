@@ -133,6 +133,10 @@ def test_steer_flies_the_script_and_writes_the_run_directory(controller, tiny_se
     assert summary["controller"] == controller and summary["speed"] == 2.0 and summary["commands"] == script
     assert json.loads((tiny_set / "steering.json").read_text())["alternates"] == {"up": ["upB"]}
     assert json.loads((out / "config.json").read_text())["lookahead"] == 1.0
+    flown = runs.read_npz(out / "trajectory.npz", keys=("network",))["network"]
+    assert set(flown) <= ({"hover", "up", "upB", "forward"} if controller == "switch" else {"goal"}) and len(flown) == 180
+    assert sum(summary["network_seconds"].values()) == pytest.approx(1.8) and summary["network_seconds"] == {
+        n: pytest.approx(0.01 * int((flown == n).sum())) for n in set(flown)}
     assert [s["command"] for s in summary["segments"]] == ["up", "forward", "hover"]
     # the scores are those of the trajectory written
     again = steer_score(traj["t"], traj["position"], traj["velocity"], traj["command"], traj["command_direction"], speed=2.0, body_length=4.0,

@@ -15,7 +15,7 @@ from animat.viz import plots
 from animat.viz.animate import animate_body
 
 UNIT = "u"  # the paper preset's simulation length unit
-TICK_KEYS = ("t", "position", "velocity", "quat", "wing", "command", "command_direction", "crashed")
+TICK_KEYS = ("t", "position", "velocity", "quat", "wing", "command", "command_direction", "crashed", "network")
 
 
 def stack_ticks(records: list[dict]) -> dict[str, np.ndarray]:
@@ -56,9 +56,9 @@ def write_steer_run(run_dir: Path, flight: dict[str, np.ndarray], *, params: Fly
                     anim_seconds: float, start=None, title: str = "fly steer") -> dict:
     """Write a steered ``flight`` (the arrays of :data:`TICK_KEYS`, as ``fly_script`` returns them) into
     ``run_dir``: ``config.json`` (``config``), ``trajectory.npz`` (``t``, ``position``, ``velocity``,
-    ``command_direction``, ``command``, ``quaternion``, ``wing_angles (T, 6)``, ``crashed``),
-    ``summary.json`` (:func:`~animat.fly.steer_score.steer_score` at target ``speed`` u/s, and
-    ``config``; ``start (3,)`` u: the position before the first sample, default the origin), ``plots/velocity.png``, ``plots/path.png`` and ``media/flight.gif`` (the first
+    ``command_direction``, ``command``, ``quaternion``, ``wing_angles (T, 6)``, ``crashed``, and ``network``: the
+    network that flew each tick, where the flight says), ``summary.json`` (:func:`~animat.fly.steer_score.steer_score`
+    at target ``speed`` u/s, ``config`` and ``network_seconds``: how long each network flew; ``config``; ``start (3,)`` u: the position before the first sample, default the origin), ``plots/velocity.png``, ``plots/path.png`` and ``media/flight.gif`` (the first
     ``anim_seconds`` s, captioned with the active command). Returns the summary."""
     from animat.fly.replay import animation_frames
     from animat.fly.rollout import Trajectory
@@ -71,9 +71,15 @@ def write_steer_run(run_dir: Path, flight: dict[str, np.ndarray], *, params: Fly
     quat, wing = np.asarray(flight["quat"], np.float32), np.asarray(flight["wing"], np.float32).reshape(len(t), 2, 3)
     crashed = np.asarray(flight["crashed"], bool)
     runs.atomic_write_json(run_dir / "config.json", config)
+    network = {"network": np.asarray(flight["network"]).astype(str)} if "network" in flight else {}
     runs.atomic_save_npz(run_dir / "trajectory.npz", t=t, position=pos, velocity=vel, command_direction=direction, command=command,
-                         quaternion=quat, wing_angles=wing.reshape(len(t), 6), crashed=crashed)
-    summary = {**config, "seconds": float(t[-1]),
+                         quaternion=quat, wing_angles=wing.reshape(len(t), 6), crashed=crashed, **network)
+    flown = {}
+    if network:
+        ticks = np.asarray(flight["t"], float)
+        dt = ticks[1] - ticks[0] if len(ticks) > 1 else ticks[0]  # a flight's samples are every control tick from t = dt
+        flown = {str(n): round(int(k) * float(dt), 6) for n, k in zip(*np.unique(network["network"], return_counts=True))}
+    summary = {**config, "seconds": float(t[-1]), **({"network_seconds": flown} if flown else {}),
                **steer_score(t, pos, vel, command, direction, crashed, speed=speed, body_length=params.body_length,
                                  start=np.zeros(3) if start is None else start)}
     runs.atomic_write_json(run_dir / "summary.json", summary)

@@ -215,6 +215,7 @@ class Pilot:
         self._candidates = self.steering.candidates(self.controller, name) if ahead else (net,)
         self._stacked = stack([n.genome.params for n in self._candidates]) if len(self._candidates) > 1 else None
         self._since = 0
+        self.flying = net.name  # the network flying now (the lookahead's choice)
 
     def _choose(self) -> None:
         """The lookahead: fly every candidate ahead from now, keep the best scored (:mod:`animat.fly.lookahead`)."""
@@ -229,11 +230,13 @@ class Pilot:
                               speed=self.speed, body_length=self.body_length, dt=self.dt)
         best = int(np.argmin(np.where(np.isfinite(cost), cost, np.inf)))
         self.picks[best] = self.picks.get(best, 0) + 1
+        self.flying = self._candidates[best].name
         self._net = jax.tree_util.tree_map(lambda a: a[best], self._stacked)
 
     def tick(self) -> dict:
         """One control tick: ``{"t": s, "position": (3,), "velocity": (3,), "quat": (4,), "wing": (2, 3),
-        "command": name, "command_direction": (3,) world unit vector (zeros for hover), "crashed": bool}``."""
+        "command": name, "command_direction": (3,) world unit vector (zeros for hover), "crashed": bool,
+        "network": the name of the network that flew it}``."""
         import jax
 
         from animat.fly.steer_score import WINDOW_S
@@ -245,14 +248,14 @@ class Pilot:
         self._since += 1
         s = jax.device_get(self.state)
         return {"t": self.t, "position": s.pos, "velocity": s.vel, "quat": s.quat, "wing": s.wing,
-                "command": self.name, "command_direction": self.direction.copy(), "crashed": bool(s.crashed)}
+                "command": self.name, "command_direction": self.direction.copy(), "crashed": bool(s.crashed), "network": self.flying}
 
 
 def fly_script(steering, script: list[tuple[str, float]], controller: str = "switch", speed: float | None = None, seed: int = 0,
                lookahead: float | None = None) -> dict[str, np.ndarray]:
     """Fly ``script`` (``[(command, seconds), ...]``, e.g. :func:`animat.fly.commands.parse_script`'s) with a
     :class:`Pilot`; the stacked tick dicts: ``t (T,)``, ``position (T, 3)``, ``velocity (T, 3)``, ``quat (T, 4)``,
-    ``wing (T, 2, 3)``, ``command (T,)`` str, ``command_direction (T, 3)``, ``crashed (T,)``."""
+    ``wing (T, 2, 3)``, ``command (T,)`` str, ``command_direction (T, 3)``, ``crashed (T,)``, ``network (T,)`` str."""
     pilot = Pilot(steering, controller, speed, seed, lookahead)
     for name, seconds in script:
         check_command(name)
