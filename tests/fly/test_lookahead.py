@@ -103,7 +103,7 @@ def test_alternates_are_checked_when_a_set_loads(tmp_path):
 
 
 def test_a_steering_config_names_alternates_of_the_commands_own_task(tmp_path):
-    from animat.fly.steering import read_steering_config
+    from animat.fly.steering_train import read_steering_config
 
     base = ('speed = 2.0\n[networks.hover]\ntask = "hover"\n[networks.up]\ntask = "up"\n[networks.upB]\ntask = "up"\nseed = 1\n'
             '[networks.goal]\ntask = "goal"\n')

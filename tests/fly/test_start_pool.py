@@ -110,7 +110,7 @@ networks = {names}
 
 @needs_paper
 def test_train_steering_records_a_pool_and_trains_a_network_from_it(tmp_path):
-    from animat.fly.steering import read_steering_config, train_steering
+    from animat.fly.steering_train import read_steering_config, train_steering
     from animat.fly.train import fitness_of
     from animat.fly.options import TrainConfig
 

@@ -97,7 +97,7 @@ up = ["upB"]
 def tiny_set(tmp_path_factory):
     """A steering set trained for one generation of 4 flies (hover, up and an alternate, forward and the goal network):
     it flies badly, but through every part of the real code (the lookahead among the up networks included)."""
-    from animat.fly.steering import train_steering
+    from animat.fly.steering_train import train_steering
 
     folder = tmp_path_factory.mktemp("steering")
     (folder / "tiny.toml").write_text(TINY_SET)

@@ -341,7 +341,7 @@ seconds = 0.4
 
 @pytest.fixture(scope="module")
 def steering_dir(tmp_path_factory):
-    from animat.fly.steering import train_steering
+    from animat.fly.steering_train import train_steering
 
     root = tmp_path_factory.mktemp("steer")
     (root / "set.toml").write_text(SMALL)
@@ -350,7 +350,7 @@ def steering_dir(tmp_path_factory):
 
 
 def test_train_steering_writes_the_set_and_resumes(steering_dir):
-    from animat.fly.steering import train_steering
+    from animat.fly.steering_train import train_steering
 
     spec = json.loads((steering_dir / "steering.json").read_text())
     assert spec == {"preset": "paper", "speed": 2.0, "switch": {"hover": "hover", "left": "left"}, "goal": "goal"}

@@ -282,7 +282,7 @@ def train_steering_cmd(
     networks: Optional[str] = typer.Option(None, "--networks", help="Train only these networks, e.g. 'goal' (two processes can share a set)."),
 ) -> None:
     """Train a steering set (hover, directions, goal network) into one directory, resumably."""
-    from animat.fly.steering import train_steering
+    from animat.fly.steering_train import train_steering
 
     only = None if networks is None else [n.strip() for n in networks.split(",") if n.strip()]
     done = train_steering(config, out, only, on_network=lambda name, what: console.print(f"train-steering: {name} {what}"))
