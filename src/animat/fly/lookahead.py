@@ -13,7 +13,6 @@ direction). The prediction is exact here: the pilot's own physics is the world's
 from __future__ import annotations
 
 import functools
-import math
 from typing import Sequence
 
 import numpy as np
@@ -52,6 +51,8 @@ def lookahead_cost(position: np.ndarray, velocity: np.ndarray, direction: np.nda
     ``max(0, |cross| − tan(CONE_DEG) · along) / speed + SPEED_WEIGHT · |along − speed| / speed`` of each window's
     mean velocity. Hover (``direction`` zero): the largest distance from ``anchor (3,)`` (where the hover
     began), body lengths."""
+    from animat.fly.tasks import outside_cone  # (here: animat.fly.options reads this module's constants without JAX)
+
     if not np.any(direction):
         return np.linalg.norm(position - anchor, axis=-1).max(axis=-1) / body_length
     window, hand_over = int(round(WINDOW_S / dt)), int(round(HAND_OVER_S / dt))
@@ -60,10 +61,7 @@ def lookahead_cost(position: np.ndarray, velocity: np.ndarray, direction: np.nda
     if n < 1:
         return np.zeros(len(velocity))
     means = velocity[:, skip:skip + n * window].reshape(len(velocity), n, window, 3).mean(axis=2)
-    along = means @ direction
-    cross = np.linalg.norm(means - along[..., None] * direction, axis=-1)
-    outside = np.maximum(0.0, cross - math.tan(math.radians(CONE_DEG)) * along)
-    return ((outside + SPEED_WEIGHT * np.abs(along - speed)) / speed).sum(axis=-1)
+    return ((outside_cone(means, direction, CONE_DEG) + SPEED_WEIGHT * np.abs(means @ direction - speed)) / speed).sum(axis=-1)
 
 
 def stack(nets: Sequence[dict]) -> dict:

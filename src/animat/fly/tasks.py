@@ -105,10 +105,15 @@ def window_cone_error(velocity: np.ndarray, cmd_vel: np.ndarray, ticks_per_windo
     c = np.broadcast_to(cmd_vel, velocity.shape)[..., ticks_per_window:windows * ticks_per_window, :].reshape(*velocity.shape[:-2], *shape).mean(axis=-2)
     norm = np.linalg.norm(c, axis=-1, keepdims=True)
     d = np.where(norm > 0, c / np.where(norm > 0, norm, 1.0), 0.0)
-    along = (m * d).sum(axis=-1)
-    cross = np.linalg.norm(m - along[..., None] * d, axis=-1)
-    outside = np.maximum(0.0, cross - np.tan(np.radians(max_angle_deg)) * along)
-    return np.where(norm[..., 0] > 0, outside, 0.0).mean(axis=-1) / speed
+    return np.where(norm[..., 0] > 0, outside_cone(m, d, max_angle_deg), 0.0).mean(axis=-1) / speed
+
+
+def outside_cone(velocity: np.ndarray, d: np.ndarray, max_angle_deg: float) -> np.ndarray:
+    """How far (u/s) each velocity ``(..., 3)`` lies outside the cone of half-angle ``max_angle_deg`` about the unit
+    direction ``d`` (broadcast): ``max(0, |v − (v·d) d| − tan(angle) · (v·d))`` -> ``(...)``; 0 inside, at rest included."""
+    along = (velocity * d).sum(axis=-1)
+    cross = np.linalg.norm(velocity - along[..., None] * d, axis=-1)
+    return np.maximum(0.0, cross - np.tan(np.radians(max_angle_deg)) * along)
 
 
 FITNESS = {"mean-height": mean_height, "final-height": final_height, "lateral": lateral, "hover": hover}
