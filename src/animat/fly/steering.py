@@ -145,7 +145,7 @@ class Pilot:
     from the command's start each of its networks is flown that long ahead and the best scored flies on
     (:mod:`animat.fly.lookahead`); 0: the first network only (the plain controller). Attributes: ``dt`` s
     (the control tick), ``body_length`` u, ``params``, ``speed``, ``t`` s, ``state`` (the fly's, world
-    frame), ``picks``: how often each candidate (by index) was chosen.
+    frame), ``flying``: the name of the network flying now.
 
     The physics is the training rollouts' (:func:`animat.fly.tracking.command_tick`), one jitted tick per
     call; compiled on its own rather than inside a scan over ticks, it rounds differently in the last
@@ -176,8 +176,8 @@ class Pilot:
         self.lookahead = float(LOOKAHEAD_S if lookahead is None else lookahead)
         if not (np.isfinite(self.lookahead) and self.lookahead >= 0):
             raise ConfigError(f"--lookahead must be a finite number of seconds >= 0, got {lookahead}")
+        self._ahead = int(round(self.lookahead / self.dt))  # ticks each candidate is flown ahead
         self.ticks = 0
-        self.picks: dict[int, int] = {}
         first = self._network("hover")
         cfg = TrainConfig.build(None, **runs.read_run_config(self.steering.folder / first.name))
         starts = varied_starts(self.params, 2, int(seed), cfg.start_speed, cfg.start_angle, cfg.start_spin)
@@ -210,8 +210,7 @@ class Pilot:
         self.frame = new_frame(self.state)
         self.direction = direction(name, float(self.frame.yaw))
         self._cmd = jnp.asarray(command_velocity(name, self.speed))
-        ahead = int(round(self.lookahead / self.dt))
-        self._candidates = self.steering.candidates(self.controller, name) if ahead else (net,)
+        self._candidates = self.steering.candidates(self.controller, name) if self._ahead else (net,)
         self._stacked = stack([n.genome.params for n in self._candidates]) if len(self._candidates) > 1 else None
         self._since = 0
         self.flying = net.name  # the network flying now (the lookahead's choice)
@@ -222,13 +221,11 @@ class Pilot:
 
         from animat.fly.lookahead import lookahead_cost, lookahead_rollout
 
-        ahead = int(round(self.lookahead / self.dt))
-        fly = lookahead_rollout(self.params, tuple(self.net.genome.activations), self.net.goal, ahead)
+        fly = lookahead_rollout(self.params, tuple(self.net.genome.activations), self.net.goal, self._ahead)
         pos, vel = jax.device_get(fly(self._stacked, self.state, self.frame, self._cmd))
         cost = lookahead_cost(np.asarray(pos, float), np.asarray(vel, float), self.direction, np.asarray(self.frame.origin, float), self._since,
                               speed=self.speed, body_length=self.body_length, dt=self.dt)
         best = int(np.argmin(np.where(np.isfinite(cost), cost, np.inf)))
-        self.picks[best] = self.picks.get(best, 0) + 1
         self.flying = self._candidates[best].name
         self._net = jax.tree_util.tree_map(lambda a: a[best], self._stacked)
 
