@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 import animat
+from animat import systems
 
-SYSTEMS = ("fly", "skier", "swarm", "surrogate", "imitate")
+SYSTEMS = tuple(systems.names())
 ROOT = Path(animat.__file__).parent
 
 

@@ -13,19 +13,12 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from animat import systems
 from animat.errors import AnimatError, CheckpointWarning
-from animat.fly.cli import app as fly_app
-from animat.imitate.cli import app as imitate_app
-from animat.skier.cli import app as skier_app
-from animat.swarm.cli import app as swarm_app
-from animat.surrogate.cli import app as surrogate_app
 
 app = typer.Typer(help="animat: simulate a body, evolve or learn how it moves.", no_args_is_help=True, add_completion=False)
-app.add_typer(fly_app, name="fly")
-app.add_typer(swarm_app, name="swarm")
-app.add_typer(surrogate_app, name="surrogate")
-app.add_typer(skier_app, name="skier")
-app.add_typer(imitate_app, name="imitate")
+for _system in systems.SYSTEMS:
+    app.add_typer(systems.command_group(_system), name=_system.name)
 
 
 @app.callback()
@@ -43,7 +36,8 @@ def report_cmd(run_dir: Path = typer.Argument(..., help="Run directory (any syst
     """Write report.html into a run directory: headline numbers, configuration, plots and a 3D replay."""
     from animat.viz.report import write_report
 
-    Console().print(f"report: [bold]{escape(str(write_report(run_dir)))}[/]", soft_wrap=True)
+    written = write_report(run_dir, builders=systems.scene_builders())
+    Console().print(f"report: [bold]{escape(str(written))}[/]", soft_wrap=True)
 
 
 @app.command("view")
@@ -58,7 +52,7 @@ def view_cmd(
     from animat.viz.serve import serve
 
     if run_dir.is_dir() and not (run_dir / "report.html").is_file():
-        write_report(run_dir)
+        write_report(run_dir, builders=systems.scene_builders())
     serve(run_dir, host=host, port=port, open_browser=browser, say=lambda line: Console().print(escape(line), highlight=False, soft_wrap=True))
 
 

@@ -80,10 +80,11 @@ def test_the_report_rebuilt_later_from_the_evaluate_run_alone_has_its_replay(eva
     the evaluate run's config.json names (once broken by a stale import, which the page only warned about)."""
     import warnings
 
+    from animat import systems
     from animat.viz.report import build_scene
 
     root, _ = evaluated
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        scene, system = build_scene(root / "eval")
+        scene, system = build_scene(root / "eval", systems.scene_builders())
     assert system == "surrogate" and scene is not None

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from animat import runs
+from animat import runs, systems
 from animat.viz.report import write_report
 from animat.viz.scene import Scene, frame_indices, quat_between_z
 from animat.viz.serve import resolve_request
@@ -191,7 +191,7 @@ def test_view_refuses_a_non_directory_and_warns_for_another_host(animat_cli, tmp
 def test_swarm_scene_2d_in_the_plane_with_the_links_within_r(tmp_path):
     from itertools import combinations
 
-    from animat.viz.scenes import swarm
+    from animat.swarm import report as swarm
 
     rng = np.random.default_rng(3)
     pos = rng.uniform(0, 10, (6, 15, 2)).astype(np.float32)
@@ -215,6 +215,6 @@ def test_a_replay_that_cannot_be_built_still_gives_the_page(tmp_path):
                          wing_angles=np.zeros((2, 6)))  # two frames of wings for three of body: a torn file
     runs.atomic_write_json(tmp_path / "summary.json", {"seconds": 3.0})
     with pytest.warns(RuntimeWarning, match="no 3D replay"):
-        write_report(tmp_path)
+        write_report(tmp_path, builders=systems.scene_builders())
     text = (tmp_path / "report.html").read_text()
     assert "could not be built" in text and "seconds" in text and "scene-json" not in text

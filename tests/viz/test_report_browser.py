@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from animat import systems
 from animat.viz.report import three_dir, write_report
 
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -108,7 +109,7 @@ def test_fly_replay_30s_report(browser, artefacts, tmp_path):
     params = FlyParams()
     genome = Genome.random(jax.random.PRNGKey(0), [params.n_inputs, 8, params.n_outputs])
     write_replay(params, genome, 30.0, tmp_path, anim_seconds=0.2)
-    write_report(tmp_path, params=params)
+    write_report(tmp_path, builders=systems.scene_builders(), params=params)
     size = loaded_bytes(tmp_path)
     result = check_page(browser, tmp_path / "report.html", artefacts / "fly.png")
     (artefacts / "fly.json").write_text(json.dumps({**result, "page_and_plots_bytes": size}))
@@ -125,7 +126,7 @@ def test_skier_report(browser, artefacts, tmp_path):
     params = cfg.skier_params()
     gene = mirror(np.random.default_rng(1).uniform(-0.3, 0.3, (cfg.n_states, cfg.n_joints)))
     write_replay(params, gene, 1.0, tmp_path, anim_seconds=0.1, frame_dt=cfg.frame_dt, tau=cfg.tau)
-    write_report(tmp_path, params=params)
+    write_report(tmp_path, builders=systems.scene_builders(), params=params)
     check_page(browser, tmp_path / "report.html", artefacts / "skier.png")
 
 
@@ -141,7 +142,7 @@ def test_surrogate_side_by_side_report(browser, artefacts, tmp_path):
     """Reference and learned cloth as evaluate hands them over (here: the rest sheet, the learned one bent)."""
     from animat.surrogate.play import rest_frame
     from animat.surrogate.scenes import get_scene
-    from animat.viz.scenes.surrogate import side_by_side
+    from animat.surrogate.report import side_by_side
 
     sc = get_scene("sheet", size=7)
     rest, triangles = rest_frame(sc)
@@ -157,7 +158,7 @@ def test_imitate_play_report(browser, artefacts, tmp_path):
     """A play run as `animat imitate play` writes it (the poses of the demo clip for character and ghost)."""
     from animat import runs
     from animat.imitate.train import TrainConfig, make_env
-    from animat.viz.scenes.imitate import clip_poses
+    from animat.imitate.report import clip_poses
 
     env = make_env(TrainConfig.build(None), rsi=False)
     times, qpos = clip_poses(env, cycles=0.5)
@@ -165,5 +166,5 @@ def test_imitate_play_report(browser, artefacts, tmp_path):
     sunk[:, 2] -= np.linspace(0, 0.5, len(times))  # the character falls behind its ghost
     runs.atomic_save_npz(tmp_path / "trajectory.npz", time=times, r_imitation=np.ones(len(times)), root_pos=sunk[:, :3],
                          qpos_time=times, qpos=sunk, ghost_qpos=qpos)
-    write_report(tmp_path, model=env.model)
+    write_report(tmp_path, builders=systems.scene_builders(), model=env.model)
     check_page(browser, tmp_path / "report.html", artefacts / "imitate.png")

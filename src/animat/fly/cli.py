@@ -136,7 +136,7 @@ def replay_cmd(
 ) -> None:
     """Re-simulate a saved genome for any duration: trajectory.npz, plots, animation, summary.json."""
     from animat.fly.replay import write_replay
-    from animat.viz.report import write_report
+    from animat.fly.report import write_fly_report
 
     from animat.fly.drosophila import replay as drosophila_replay
     from animat.pretrained import resolve
@@ -152,7 +152,7 @@ def replay_cmd(
     summary = write_replay(params, genome, seconds, run_dir, anim_seconds=anim_seconds, title=f"replay of {source.name}")
     summary["source"] = str(source)
     runs.atomic_write_json(run_dir / "summary.json", summary)
-    write_report(run_dir, params=params)
+    write_fly_report(run_dir, params=params)
     keys = drosophila_replay.SUMMARY_KEYS if drosophila else FLIGHT_KEYS
     print_summary(summary, run_dir, keys + [k for k in summary if k.startswith("check_")])
 
@@ -173,7 +173,7 @@ def steer_cmd(
     """Fly by command: a command script (or the keyboard) steers the fly; writes its trajectory, the
     steering score per command (summary.json), plots, an animation and report.html."""
     from animat.fly.steer_run import fly_request, write_steer_run
-    from animat.viz.report import write_report
+    from animat.fly.report import write_fly_report
 
     opts = SteerOptions.build(config, commands=commands, controller=controller, speed=speed, seed=seed, anim_seconds=anim_seconds,
                               lookahead=lookahead)
@@ -185,7 +185,7 @@ def steer_cmd(
               "speed": target_speed, "seed": opts.seed, "lookahead": opts.lookahead}
     summary = write_steer_run(run_dir, flight, params=params, speed=target_speed, config=record, anim_seconds=opts.anim_seconds,
                               start=start, title=f"{opts.controller} controller")
-    write_report(run_dir, params=params)
+    write_fly_report(run_dir, params=params)
     print_summary(summary, run_dir, ["controller", "commands", "speed", "seconds", "all_ok", "segments_ok", "segments_scored",
                                      "min_direction_ok_fraction", "max_hover_distance_body_lengths", "crashed", "fell"],
                   where="summary.json holds the score of each command")

@@ -257,7 +257,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, from_run: Path |
     }
     runs.atomic_write_json(out / "summary.json", summary)
     if cfg.task is None:
-        from animat.viz.report import write_report
+        from animat.fly.report import write_fly_report
 
-        write_report(out, params=params)
+        write_fly_report(out, params=params)
     return summary

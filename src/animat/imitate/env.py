@@ -42,7 +42,7 @@ from animat.imitate.character import CONTROL_HZ, SUBSTEPS, Layout, apply_ball_pd
 from animat.imitate.clip import HINGE_AXIS, Clip
 from animat.imitate.demo import demo_clip
 from animat.imitate.goal import GoalConfig, draw_goal, heading_reward
-from animat.imitate.reward import PRESETS, RewardConfig, imitation_reward, total_reward
+from animat.imitate.reward import PRESETS, RewardConfig, imitation_reward, preset, total_reward
 
 
 class ImitateEnv(gym.Env):
@@ -192,3 +192,14 @@ class ImitateEnv(gym.Env):
             reward = 0.0
         truncated = self.t - self.t0 >= self.max_seconds - 1e-9
         return self._obs(sim, ref), float(reward), bool(terminated), bool(truncated), info
+
+
+def make_env(cfg, clip=None, **overrides):
+    """One :class:`ImitateEnv` as ``cfg`` (an :class:`animat.imitate.options.TrainConfig`) describes it
+    (``overrides``: env keyword arguments)."""
+    weights = dict(w_imitation=cfg.goal_weights[0], w_goal=cfg.goal_weights[1]) if cfg.goal else {}
+    kw = dict(reward=preset(cfg.reward, **weights), rsi=cfg.rsi, early_termination=cfg.early_termination,
+              max_seconds=cfg.max_seconds, residual=cfg.residual, goal=cfg.goal_config(), joint_limits=cfg.joint_limits,
+              substeps=cfg.substeps, pose_termination=cfg.pose_termination, target_obs=cfg.target_obs)
+    kw.update(overrides)
+    return ImitateEnv(clip if clip is not None else cfg.load_clip(), **kw)

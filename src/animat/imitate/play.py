@@ -24,10 +24,11 @@ import numpy as np
 from animat import runs
 from animat.config import require
 from animat.errors import CheckpointError, ConfigError
+from animat.imitate.policy import load_run
+from animat.imitate.report import GHOST_OFFSET, write_imitate_report
 
 RENDERERS = ("auto", "mujoco", "matplotlib")
 
-GHOST_OFFSET = np.array([0.0, 0.8, 0.0])  # m: where the reference is drawn relative to the character
 _SIGNS = np.array(list(itertools.product((-1.0, 1.0), repeat=3)))  # box_faces' corner order
 
 
@@ -58,26 +59,10 @@ def frame_polygons(sim: list[np.ndarray], ghost: list[np.ndarray]) -> list[dict]
     return polys
 
 
-def load_run(run_dir: Path):
-    """(TrainConfig, SavedPolicy) of a training run directory."""
-    from animat.imitate.policy import load_policy
-    from animat.imitate.options import TrainConfig
-
-    run_dir = Path(run_dir)
-    if not run_dir.is_dir():
-        raise CheckpointError(f"{str(run_dir)!r} is not a directory; give a run directory written by animat imitate train")
-    stored = runs.read_run_config(run_dir, "an imitate training run directory")
-    try:
-        cfg = TrainConfig.build(None, **stored)
-    except (ValueError, TypeError) as exc:
-        raise CheckpointError(f"{str(run_dir / 'config.json')!r} is not a training config ({exc})") from None
-    return cfg, load_policy(run_dir / "policy")
-
-
 def play(run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render: bool = True, renderer: str = "auto") -> dict:
     """Run the policy of ``run_dir`` for up to ``seconds``; write the GIF, trajectory and summary into ``out``."""
     from animat.imitate.character import set_pose
-    from animat.imitate.train import make_env
+    from animat.imitate.env import make_env
 
     require("--seconds", seconds, gt=0)
     require("--renderer", renderer, choices=RENDERERS)
@@ -133,9 +118,7 @@ def play(run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render:
                                  fps=real_fps, renderer=renderer))
         summary["gif"] = str(Path(summary["gif"]).relative_to(out))
     runs.atomic_write_json(out / "summary.json", summary)
-    from animat.viz.report import write_report
-
-    write_report(out, model=env.model)
+    write_imitate_report(out, model=env.model)
     return summary
 
 

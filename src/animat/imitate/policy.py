@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from animat import runs
 from animat.errors import CheckpointError
 from animat.checkpoint import read_checkpoint, write_checkpoint
 
@@ -154,3 +155,18 @@ def to_sb3_policy(saved: SavedPolicy):
     policy.load_state_dict(state)
     policy.set_training_mode(False)
     return policy
+
+
+def load_run(run_dir: Path):
+    """(TrainConfig, SavedPolicy) of a training run directory."""
+    from animat.imitate.options import TrainConfig
+
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise CheckpointError(f"{str(run_dir)!r} is not a directory; give a run directory written by animat imitate train")
+    stored = runs.read_run_config(run_dir, "an imitate training run directory")
+    try:
+        cfg = TrainConfig.build(None, **stored)
+    except (ValueError, TypeError) as exc:
+        raise CheckpointError(f"{str(run_dir / 'config.json')!r} is not a training config ({exc})") from None
+    return cfg, load_policy(run_dir / "policy")

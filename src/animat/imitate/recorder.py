@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from stable_baselines3.common.callbacks import BaseCallback
 
-from animat.imitate.train import LOSS_FIELDS, RolloutEpisodes, Session
+from animat.imitate.metrics import LOSS_FIELDS, RolloutEpisodes
 
 
 class Recorder(BaseCallback):
@@ -17,7 +17,7 @@ class Recorder(BaseCallback):
     learning stops once ``max_minutes`` have passed. Torch runs on ``rollout_torch_threads`` while a rollout
     is collected and on ``torch_threads`` for the update."""
 
-    def __init__(self, session: Session, on_iteration: Callable[[dict], Any] | None = None):
+    def __init__(self, session: "Session", on_iteration: Callable[[dict], Any] | None = None):
         super().__init__()
         self.session, self.on_iteration = session, on_iteration
         self.episodes = RolloutEpisodes(session.start, time.perf_counter())

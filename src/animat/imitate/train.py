@@ -49,27 +49,15 @@ import numpy as np
 
 from animat import runs
 from animat.errors import CheckpointError
+from animat.imitate.env import make_env
+from animat.imitate.metrics import LOSS_FIELDS, RolloutEpisodes
 from animat.imitate.options import TrainConfig
 
 CHARACTER = "humanoid3d"  # what a policy saved here drives (policy.json's "character")
-LOSS_FIELDS = ["approx_kl", "clip_fraction", "entropy_loss", "value_loss", "policy_gradient_loss", "explained_variance"]
 METRIC_FIELDS = [
     "iteration", "timesteps", "episodes", "ep_return_mean", "ep_len_mean", "r_i_per_step_mean", "ep_seconds_mean",
     "nonfinite", "fps", "seconds", *LOSS_FIELDS, "std",
 ]
-
-
-def make_env(cfg: TrainConfig, clip=None, **overrides):
-    """One :class:`ImitateEnv` as ``cfg`` describes it (``overrides``: env keyword arguments)."""
-    from animat.imitate.env import ImitateEnv
-    from animat.imitate.reward import preset
-
-    weights = dict(w_imitation=cfg.goal_weights[0], w_goal=cfg.goal_weights[1]) if cfg.goal else {}
-    kw = dict(reward=preset(cfg.reward, **weights), rsi=cfg.rsi, early_termination=cfg.early_termination,
-              max_seconds=cfg.max_seconds, residual=cfg.residual, goal=cfg.goal_config(), joint_limits=cfg.joint_limits,
-              substeps=cfg.substeps, pose_termination=cfg.pose_termination, target_obs=cfg.target_obs)
-    kw.update(overrides)
-    return ImitateEnv(clip if clip is not None else cfg.load_clip(), **kw)
 
 
 def batch_options(cfg: TrainConfig) -> dict:
@@ -174,39 +162,6 @@ class TrainState:
         resume.restore_train_state(model, vec_normalize, arrays, meta)
         return cls(initial_eval=meta["initial_eval"], eval_seconds=meta["eval_seconds"], last_checkpoint=int(meta["last_checkpoint"]),
                    train_seconds=meta["train_seconds"], pending_losses=dict(meta.get("pending_losses", {})))
-
-
-@dataclass
-class RolloutEpisodes:
-    """The episodes that ended during one PPO rollout, from the environments' ``infos``, and where the
-    rollout started (``timesteps``, wall-clock ``started`` s)."""
-
-    timesteps: int
-    started: float
-    returns: list[float] = field(default_factory=list)
-    lengths: list[int] = field(default_factory=list)
-    nonfinite: int = 0
-
-    def add(self, infos: list[dict]) -> None:
-        """Count one step of every environment (``VecMonitor``'s ``episode`` entries, ImitateEnv's ``nonfinite``)."""
-        for info in infos:
-            self.nonfinite += bool(info.get("nonfinite"))
-            ep = info.get("episode")
-            if ep is not None:
-                self.returns.append(float(ep["r"]))
-                self.lengths.append(int(ep["l"]))
-
-    def stats(self, timesteps: int, now: float) -> dict:
-        """The metrics row's episode columns, and the steps per second since the rollout started."""
-        ret, ln = np.array(self.returns), np.array(self.lengths)
-        return {
-            "episodes": len(ret), "nonfinite": self.nonfinite,
-            "ep_return_mean": float(ret.mean()) if len(ret) else math.nan,
-            "ep_len_mean": float(ln.mean()) if len(ln) else math.nan,
-            "r_i_per_step_mean": float(ret.sum() / ln.sum()) if len(ln) else math.nan,
-            "ep_seconds_mean": float(ln.mean() / 30.0) if len(ln) else math.nan,
-            "fps": round((timesteps - self.timesteps) / max(now - self.started, 1e-9), 1),
-        }
 
 
 @dataclass
@@ -384,9 +339,9 @@ def finish(session: Session) -> dict:
         "logs": "logs/progress.csv" + (" + TensorBoard events" if tensorboard_available() else " (tensorboard not installed: CSV only)"),
     }
     runs.atomic_write_json(out / "summary.json", summary)
-    from animat.viz.report import write_report
+    from animat.imitate.report import write_imitate_report
 
-    write_report(out)
+    write_imitate_report(out)
     return summary
 
 

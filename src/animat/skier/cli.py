@@ -80,7 +80,7 @@ def replay_cmd(
     from animat.skier.model import JOINTS
     from animat.skier.replay import write_replay
     from animat.skier.options import REPLAY_SETTINGS
-    from animat.viz.report import write_report
+    from animat.skier.report import write_skier_report
 
     if source.is_dir():
         stored = runs.read_run_config(source, "a skier training run directory")
@@ -107,6 +107,6 @@ def replay_cmd(
                            title=f"replay of {source.name}", fall_deg=cfg.fall_deg, bonus=cfg.bonus, tau=cfg.tau)
     summary.update(source=str(source), friction=cfg.friction)
     runs.atomic_write_json(run_dir / "summary.json", summary)
-    write_report(run_dir, params=cfg.skier_params())
+    write_skier_report(run_dir, params=cfg.skier_params())
     print_summary(summary, run_dir, ["seconds", "fitness", "net_forward_m", "fell", "max_tilt_deg", "renderer",
                                         "pushoff_legs_alternate", "mean_pushoff_yaw_deg"])

@@ -88,7 +88,7 @@ import numpy as np
 
 from animat.config import check_instance, check_known, check_types, is_finite_number, option
 from animat.errors import ConfigError
-from animat.skier.options import FRICTION_MODES, HIP_MODES
+from animat.skier.modes import FRICTION_MODES, HIP_MODES
 
 JOINTS: tuple[str, ...] = (
     "head", "torso",

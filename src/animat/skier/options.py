@@ -12,10 +12,9 @@ from typing import Any, ClassVar
 from animat.config import check_instance, option, read_options
 from animat.errors import ConfigError
 from animat.evolve.strategies import EVOLUTION_STRATEGIES
+from animat.skier.modes import FRICTION_MODES, HIP_MODES
 
 BACKENDS = ("local", "ray")  # as animat.evolve.evaluate's (not imported here: it loads JAX)
-FRICTION_MODES = ("anisotropic", "isotropic")  # of the skis on the plane (animat.skier.model)
-HIP_MODES = ("one-axis", "two-axis")  # one tilted hinge (the original) | vertical and forward hinges
 INIT_NOISE = ("symmetric", "free")  # the noise of generation 0's standing seeds (animat.skier.gene.standing_genes)
 TAU = 0.5  # s per keyframe state of a gene (animat.skier.gene)
 REPLAY_SETTINGS = ("seconds", "frame_dt", "fall_deg", "bonus")  # what a gene file carries so that its replay scores as training did

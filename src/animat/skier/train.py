@@ -116,7 +116,7 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
         **{f"replay_{k}": v for k, v in flight.items()},
     }
     runs.atomic_write_json(out / "summary.json", summary)
-    from animat.viz.report import write_report
+    from animat.skier.report import write_skier_report
 
-    write_report(out, params=params)
+    write_skier_report(out, params=params)
     return summary

@@ -203,10 +203,10 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
                                                      "stability_frames": int(stability_frames), "settle_frames": int(settle_frames),
                                                      "rest_seconds": float(rest_seconds)})
     runs.atomic_write_json(run_dir / "summary.json", summary)
-    from animat.viz.report import write_report
+    from animat.surrogate.report import write_surrogate_report
 
     runs.atomic_save_npz(run_dir / "trajectory.npz", reference=Xref.astype(np.float16), learned=shown.astype(np.float16), Y=Yseg, triangles=ds.topology["triangles"])
-    write_report(run_dir, cloth_scene=sc)
+    write_surrogate_report(run_dir, cloth_scene=sc)
     return summary
 
 

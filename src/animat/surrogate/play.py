@@ -38,6 +38,7 @@ from animat.surrogate.model import external_input
 from animat.surrogate.runtime import BACKENDS, BLAS_THREADS, Runtime
 from animat.surrogate.subspace import PCA, range_ratios
 from animat.surrogate.options import load_run_config
+from animat.surrogate.scenes import rest_frame, start_state
 
 INSIDE_TOLERANCE_M = 1e-5  # float32 rounding of positions ~1 m from the origin is ~1e-7 m
 
@@ -102,20 +103,6 @@ def external_path(scene, frames: Optional[int], path: str = "random", seed: int 
         raise ConfigError(f"--path {str(path)!r}: external states must be finite real numbers, got dtype {Y.dtype}")
     require(f"--frames (at most the {len(Y)} frames in {str(path)!r})", frames, le=len(Y))
     return Y[: len(Y) if frames is None else int(frames)].astype(np.float32)
-
-
-def rest_frame(scene) -> tuple[np.ndarray, np.ndarray]:
-    """(rest positions (V, 3) m in the recorded frame, triangles (F, 3)). The rest grid is where MuJoCo
-    starts the cloth, with the external object at its warm-up pose (for the cape, the torso at its
-    start pose: X is recorded in the torso's frame)."""
-    topo = scene.topology()
-    return np.asarray(scene.record(topo["rest"], start_state(scene)), np.float32), topo["triangles"]
-
-
-def start_state(scene) -> np.ndarray:
-    """(y_dim,) the external object's pose during the scene's warm-up (the torso upright at the
-    origin, facing +y; the sphere away from the cloth; a wind)."""
-    return scene.controls(1, np.random.default_rng(0))[0].astype(np.float32)
 
 
 def inside_count(X: np.ndarray, spheres: np.ndarray, capsules: np.ndarray, tol: float = INSIDE_TOLERANCE_M) -> int:
@@ -207,9 +194,9 @@ def play(model: Model, Y: np.ndarray, run_dir: str | os.PathLike, *, every: int 
         play_video(np.stack(shown["X"]), np.stack(shown["N"]), Y[shown["t"]], triangles, path, scene=scene, captions=captions, fps=video_fps, on_frame=on_draw)
         summary.update(video=str(path.relative_to(run_dir)), video_frames=len(shown["t"]), render_seconds=time.perf_counter() - start)
     runs.atomic_write_json(run_dir / "summary.json", summary)
-    from animat.viz.report import write_report
+    from animat.surrogate.report import write_surrogate_report
 
-    write_report(run_dir, normals=np.stack(shown["N"]) if video else None, cloth_scene=scene)
+    write_surrogate_report(run_dir, normals=np.stack(shown["N"]) if video else None, cloth_scene=scene)
     return summary
 
 

@@ -316,9 +316,9 @@ def finish(trainer: Trainer, learner: Learner, state: TrainState) -> dict:
     }
     runs.atomic_write_csv(trainer.run_dir / "pca_table.csv", table, list(table[0]))
     runs.atomic_write_json(trainer.run_dir / "summary.json", summary)
-    from animat.viz.report import write_report
+    from animat.surrogate.report import write_surrogate_report
 
-    write_report(trainer.run_dir)
+    write_surrogate_report(trainer.run_dir)
     return summary
 
 

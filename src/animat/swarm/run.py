@@ -308,7 +308,7 @@ def write_run(cfg: SwarmConfig, run_dir: Path, on_progress: Callable[[int], None
     """Simulate and write the run directory; returns the summary (also in summary.json)."""
     from animat.viz import plots
     from animat.viz.points import animate_points
-    from animat.viz.report import write_report
+    from animat.swarm.report import write_swarm_report
 
     run_dir = Path(run_dir)
     runs.atomic_write_json(run_dir / "config.json", asdict(cfg))
@@ -338,5 +338,5 @@ def write_run(cfg: SwarmConfig, run_dir: Path, on_progress: Callable[[int], None
         except Exception as exc:  # the run's numbers matter more than its movie
             summary["warnings"].append(f"animation skipped: {exc}")
     runs.atomic_write_json(run_dir / "summary.json", summary)
-    write_report(run_dir)
+    write_swarm_report(run_dir)
     return summary

@@ -6,28 +6,42 @@ is three.js, read from the npm package ``three`` that ``make setup`` installs in
 it the page is written all the same, saying how to get the replay. Plots are loaded from the run
 directory beside the page (``plots/*.png``).
 
-The replay comes from the run's own files (``trajectory.npz``, ``config.json``, ...) through one
-scene builder per system (:mod:`animat.viz.scenes`), or from a :class:`~animat.viz.scene.Scene` a
-verb hands over directly.
+The replay comes from the run's own files (``trajectory.npz``, ``config.json``, ...) through the scene
+builders a caller hands over (:class:`SceneBuilder`: each system's own, in ``<system>/report.py``; the
+``animat report`` command takes them all from the registry, :mod:`animat.systems`), or from a
+:class:`~animat.viz.scene.Scene` a verb hands over directly. This module knows no system.
 """
 
 from __future__ import annotations
 
 import base64
 import html
-import importlib
 import json
 import os
 import warnings
 from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
 
 from animat import runs
 from animat.errors import RunDirError
 from animat.viz.scene import Scene
 
 WEB = Path(__file__).with_name("web")
-SCENE_BUILDERS = ("drosophila", "fly", "skier", "swarm", "surrogate", "imitate")  # modules of animat.viz.scenes, tried in this order
+
+
+@dataclass(frozen=True)
+class SceneBuilder:
+    """How one kind of run directory becomes its replay.
+
+    ``name``: shown in the page's title (a system's or a preset's name); ``recognises(run_dir) -> bool``:
+    is this one of my run directories?; ``build(run_dir, **context) -> Scene | None``: the replay from the
+    directory's files, ``context`` holding what the verb that wrote it has in memory (model parameters, ...).
+    A builder imports its system's heavy modules only inside ``build``."""
+
+    name: str
+    recognises: Callable[[Path], bool]
+    build: Callable[..., Scene | None]
 
 
 def three_dir() -> Path | None:
@@ -75,13 +89,12 @@ def _table(summary: dict) -> str:
     return f"<table class='numbers'>{''.join(rows)}</table>" if rows else "<p>no summary.json</p>"
 
 
-def build_scene(run_dir: Path, **context: Any) -> tuple[Scene | None, str]:
-    """The replay of ``run_dir`` from the first scene builder that recognises it: ``(scene or None, system or "")``.
-    ``context`` passes what a verb has in memory (e.g. ``params``) to the builders."""
-    for name in SCENE_BUILDERS:
-        module = importlib.import_module(f"animat.viz.scenes.{name}")
-        if module.recognises(run_dir):
-            return module.build(run_dir, **context), name
+def build_scene(run_dir: Path, builders: Sequence[SceneBuilder] = (), **context: Any) -> tuple[Scene | None, str]:
+    """The replay of ``run_dir`` from the first of ``builders`` that recognises it: ``(scene or None, its name or "")``.
+    ``context`` passes what a verb has in memory (e.g. ``params``) to the builder."""
+    for builder in builders:
+        if builder.recognises(run_dir):
+            return builder.build(run_dir, **context), builder.name
     return None, ""
 
 
@@ -126,16 +139,17 @@ def render_page(run_dir: Path, scene: Scene | None, system: str = "", why_none: 
     return template
 
 
-def write_report(run_dir: str | os.PathLike, scene: Scene | None = None, **context: Any) -> Path:
+def write_report(run_dir: str | os.PathLike, scene: Scene | None = None, builders: Sequence[SceneBuilder] = (), **context: Any) -> Path:
     """Write ``run_dir/report.html`` (atomically) and return its path. Without ``scene`` the replay is built
-    from the run directory's files; ``context`` goes to the scene builders (see :func:`build_scene`)."""
+    from the run directory's files by the first of ``builders`` that recognises them; ``context`` goes to that
+    builder (see :func:`build_scene`)."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise RunDirError(f"{str(run_dir)!r} is not a directory; give a run directory")
     system, why_none = "", "this run directory holds nothing to replay"
     if scene is None:
         try:
-            scene, system = build_scene(run_dir, **context)
+            scene, system = build_scene(run_dir, builders, **context)
         except Exception as exc:  # the run's numbers and plots matter more than its replay: the page is written all the same
             why_none = f"it could not be built from this run's files ({type(exc).__name__}: {exc})"
             warnings.warn(f"report.html of {run_dir} has no 3D replay: {why_none}", RuntimeWarning, stacklevel=2)

@@ -157,3 +157,9 @@ class Scene:
                 "captions": self.captions, "follow": self._buf(self.follow), "view": list(self.view) if self.view is not None else None,
                 "ground": self.ground, "focus": self.focus, "bounds": self.bounds(), "notes": self.notes}
         return desc, self._buffers
+
+
+def box_triangles() -> np.ndarray:
+    """Triangles ``(12, 3)`` of a box whose 8 corners are indexed 4*ix + 2*iy + iz (0 = minus side)."""
+    quads = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+    return np.array([t for a, b, c, d in quads for t in ((a, b, c), (a, c, d))], np.uint32)

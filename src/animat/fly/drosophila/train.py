@@ -60,7 +60,7 @@ def train(cfg: DrosophilaTrainConfig, out: Path, *, resume: bool = False, from_r
         **{f"replay_{k}": v for k, v in flight.items() if k != "preset"},
     }
     runs.atomic_write_json(out / "summary.json", summary)
-    from animat.viz.report import write_report
+    from animat.fly.report import write_fly_report
 
-    write_report(out, params=params)
+    write_fly_report(out, params=params)
     return summary

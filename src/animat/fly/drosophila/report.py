@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from animat.viz.scene import Scene
-from animat.viz.scenes import from_run_config, read_json_or_none, read_trajectory, trajectory_keys
+from animat.viz.report import SceneBuilder
+from animat.viz.run_files import from_run_config, read_json_or_none, read_trajectory, trajectory_keys
 
 BEATS = 10  # wingbeats shown (about 50 ms of flight)
 FRAMES = 300  # at most
@@ -57,3 +58,6 @@ def build(run_dir: Path, params=None, **_) -> Scene:
     scene.notes.append(f"the first {BEATS} wingbeats ({(t[idx[-1]] - t[0]) * 1e3:.0f} ms of flight) slowed down {SLOW_DOWN}×: "
                        f"the replay's clock shows slowed time; lengths in mm")
     return scene
+
+
+BUILDERS = (SceneBuilder("drosophila", recognises, build),)

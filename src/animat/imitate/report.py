@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from animat.viz.scene import Scene
-from animat.viz.scenes import read_json_or_none, read_trajectory, trajectory_keys
+from animat.viz.report import SceneBuilder, write_report
+from animat.viz.run_files import read_json_or_none, read_trajectory, trajectory_keys
 
 GHOST_RGB = (0.95, 0.55, 0.15)
 GHOST_OPACITY = 0.4
 CLIP_FPS = 30.0
+GHOST_OFFSET = np.array([0.0, 0.8, 0.0])  # m: where the reference is drawn relative to the character
 
 
 def recognises(run_dir: Path) -> bool:
@@ -20,8 +23,8 @@ def recognises(run_dir: Path) -> bool:
 
 
 def _env(training_run: Path):
-    from animat.imitate.play import load_run
-    from animat.imitate.train import make_env
+    from animat.imitate.env import make_env
+    from animat.imitate.policy import load_run
 
     cfg, _ = load_run(training_run)
     return make_env(cfg, rsi=False)
@@ -45,8 +48,7 @@ def clip_poses(env, cycles: float = 2.0) -> tuple[np.ndarray, np.ndarray]:
 def build(run_dir: Path, model=None, **_) -> Scene:
     """``play``: the character and the ghost from trajectory.npz (``model``: the MjModel, else rebuilt from the
     training run its summary names). ``train``: the reference clip the policy learns."""
-    from animat.imitate.play import GHOST_OFFSET
-    from animat.viz.scenes.mujoco_bodies import add_model
+    from animat.viz.mujoco_bodies import add_model
 
     run_dir = Path(run_dir)
     if "r_imitation" not in trajectory_keys(run_dir):  # a training run: its clip
@@ -74,3 +76,9 @@ def build(run_dir: Path, model=None, **_) -> Scene:
     scene.add_label("character", root[0] + [0, 0, 0.9])
     scene.add_label("reference", root[0] + GHOST_OFFSET + [0, 0, 0.9])
     return scene
+
+
+BUILDERS = (SceneBuilder("imitate", recognises, build),)
+
+write_imitate_report = partial(write_report, builders=BUILDERS)
+"""``write_imitate_report(run_dir, scene=None, **context)``: :func:`animat.viz.report.write_report` with this system's builders."""

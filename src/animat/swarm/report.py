@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from animat.viz.scene import Scene, frame_indices, quat_between_z
-from animat.viz.scenes import read_json_or_none, read_trajectory, trajectory_keys
+from animat.viz.report import SceneBuilder, write_report
+from animat.viz.run_files import read_json_or_none, read_trajectory, trajectory_keys
 
 MAX_TRAILS = 200  # agents with a trail of their own at most
 TRAIL_FRAMES = 12
@@ -88,3 +90,9 @@ def build(run_dir: Path, **_) -> Scene:
     _obstacles(scene, summary.get("obstacles") or {}, dim, max(span, 1.0))
     scene.notes.append(f"{pos.shape[1]} agents in {dim}D" + (f"; links join agents closer than r = {params['r']:g}" if "r" in params else ""))
     return scene
+
+
+BUILDERS = (SceneBuilder("swarm", recognises, build),)
+
+write_swarm_report = partial(write_report, builders=BUILDERS)
+"""``write_swarm_report(run_dir, scene=None, **context)``: :func:`animat.viz.report.write_report` with this system's builders."""

@@ -3,12 +3,14 @@ the external object; ``evaluate``'s reference and learned cloth side by side."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from animat.viz.scene import Scene, quat_between_z
-from animat.viz.scenes import read_json_or_none, read_trajectory, trajectory_keys
+from animat.viz.report import SceneBuilder, write_report
+from animat.viz.run_files import read_json_or_none, read_trajectory, trajectory_keys
 
 CLOTH_BYTES = 2_500_000  # stored bytes of cloth a replay keeps at most (frames are thinned to fit)
 REFERENCE_RGB = (0.85, 0.55, 0.25)
@@ -89,7 +91,7 @@ def model_scene(run_dir: Path):
 
 def _play_scene(run_dir: Path, normals: np.ndarray | None, cloth_scene) -> Scene:
     """``animat surrogate play``'s run: the learned cloth on the frames its video drew."""
-    from animat.surrogate.play import rest_frame
+    from animat.surrogate.scenes import rest_frame
 
     traj = read_trajectory(run_dir, keys=("Y", "shown_frames", "shown_vertices"))
     cloth_scene = cloth_scene if cloth_scene is not None else model_scene(run_dir)
@@ -113,3 +115,9 @@ def build(run_dir: Path, normals=None, cloth_scene=None, **_) -> Scene:
     traj = read_trajectory(run_dir, keys=("reference", "learned", "Y", "triangles"))
     cloth_scene = cloth_scene if cloth_scene is not None else model_scene(run_dir)
     return side_by_side(cloth_scene, traj["reference"], traj["learned"], traj["Y"], traj["triangles"])
+
+
+BUILDERS = (SceneBuilder("surrogate", recognises, build),)
+
+write_surrogate_report = partial(write_report, builders=BUILDERS)
+"""``write_surrogate_report(run_dir, scene=None, **context)``: :func:`animat.viz.report.write_report` with this system's builders."""

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from animat.viz.scene import Scene, frame_indices
-from animat.viz.scenes import box_triangles, from_run_config, read_trajectory, trajectory_keys
+from animat.fly.drosophila import report as drosophila_report
+from animat.viz.report import SceneBuilder, write_report
+from animat.viz.run_files import from_run_config, read_trajectory, trajectory_keys
+from animat.viz.scene import Scene, box_triangles, frame_indices
 
 UNIT = "u"  # the paper preset's simulation length unit
 
@@ -19,7 +22,7 @@ def recognises(run_dir: Path) -> bool:
 def _params(run_dir: Path, notes: list):
     """The fly's parameters: this run's config.json (training), its source run's (replay), else the preset."""
     from animat.fly.model import FlyParams
-    from animat.fly.train import TrainConfig
+    from animat.fly.options import TrainConfig
 
     params = from_run_config(run_dir, lambda stored: TrainConfig.build(None, **stored).fly_params())
     if params is not None:
@@ -48,3 +51,10 @@ def build(run_dir: Path, params=None, **_) -> Scene:
     if crashed is not None and np.asarray(crashed).any():
         scene.notes.append(f"crashed at t = {float(traj['t'][int(np.argmax(crashed))]):.2f} s")
     return scene
+
+
+BUILDERS = (*drosophila_report.BUILDERS, SceneBuilder("fly", recognises, build))
+"""The fly system's scene builders, tried in this order: the drosophila preset's runs first (they have wings too)."""
+
+write_fly_report = partial(write_report, builders=BUILDERS)
+"""``write_fly_report(run_dir, scene=None, **context)``: :func:`animat.viz.report.write_report` with this system's builders."""

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from animat.viz.scene import Scene, frame_indices
-from animat.viz.scenes import from_run_config, read_trajectory, trajectory_keys
+from animat.viz.report import SceneBuilder, write_report
+from animat.viz.run_files import from_run_config, read_trajectory, trajectory_keys
 
 TRACK_RGB = (0.35, 0.45, 0.6)
 TRACK_TAIL_S = 4.0  # seconds of ski track shown behind the skier
@@ -21,7 +23,7 @@ def recognises(run_dir: Path) -> bool:
 def _params(run_dir: Path, notes: list):
     """This run's config.json (training), its source run's (replay), else the default skier."""
     from animat.skier.model import SkierParams
-    from animat.skier.train import TrainConfig
+    from animat.skier.options import TrainConfig
 
     params = from_run_config(run_dir, lambda stored: TrainConfig.build(None, **stored).skier_params())
     if params is not None:
@@ -45,7 +47,7 @@ def build(run_dir: Path, params=None, **_) -> Scene:
     import mujoco
 
     from animat.skier.model import build_model
-    from animat.viz.scenes.mujoco_bodies import add_model
+    from animat.viz.mujoco_bodies import add_model
 
     model = build_model(params if params is not None else _params(Path(run_dir), scene.notes))
     ids, centres = add_model(scene, "skier", model, traj["qpos"][idx].astype(float))
@@ -57,3 +59,9 @@ def build(run_dir: Path, params=None, **_) -> Scene:
             scene.add_path(f"{side} ski track", track, color=TRACK_RGB, tail=max(2, int(TRACK_TAIL_S / dt)))
     scene.add_path("pelvis path", root * [1, 1, 0] + [0, 0, 0.001], color=(0.84, 0.15, 0.16))
     return scene
+
+
+BUILDERS = (SceneBuilder("skier", recognises, build),)
+
+write_skier_report = partial(write_report, builders=BUILDERS)
+"""``write_skier_report(run_dir, scene=None, **context)``: :func:`animat.viz.report.write_report` with this system's builders."""

@@ -1,9 +1,6 @@
-"""Scene builders for report.html, one module per system.
+"""Reading a run directory's files for its report's scene: the trajectory, JSON files, the run's config.
 
-Each module has ``recognises(run_dir) -> bool`` (is this one of my run directories?) and
-``build(run_dir, **context) -> Scene | None`` (the replay from the directory's files; ``context``
-holds what the verb that wrote the directory has in memory, such as model parameters). A builder
-imports its system's package only inside ``build``.
+The scene builders themselves live in their systems (``<system>/report.py``, see :class:`animat.viz.report.SceneBuilder`).
 """
 
 from __future__ import annotations
@@ -52,9 +49,3 @@ def from_run_config(run_dir: Path, build: Callable[[dict], Any]) -> Any | None:
             except (AnimatError, TypeError, ValueError):
                 pass
     return None
-
-
-def box_triangles() -> np.ndarray:
-    """Triangles ``(12, 3)`` of a box whose 8 corners are indexed 4*ix + 2*iy + iz (0 = minus side)."""
-    quads = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
-    return np.array([t for a, b, c, d in quads for t in ((a, b, c), (a, c, d))], np.uint32)

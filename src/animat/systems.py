@@ -1,0 +1,70 @@
+"""The one registry of animat's systems: name -> command group and report scenes.
+
+A system is a package (``animat.<name>``) with a Typer app of its verbs (``commands``: ``"module:attribute"``)
+and a module of scene builders for its report pages (``report``: a module whose ``BUILDERS`` is a tuple of
+:class:`animat.viz.report.SceneBuilder`, tried in order). The command line (:mod:`animat.cli`), ``animat report``,
+``animat view`` and the tests read this table; nothing else names the systems. Entries are import strings,
+so reading the registry loads no system; :func:`scene_builders` and :func:`command_group` import on demand.
+
+Run directories are recognised by the builders' ``recognises`` (the files a run holds), tried system by system
+in the registry's order, so runs made before this registry existed are recognised as they always were.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from animat.errors import AnimatError
+
+
+@dataclass(frozen=True)
+class System:
+    """``name``: the command word (``animat NAME VERB``); ``commands``: ``"module:attribute"`` of its Typer app;
+    ``report``: the module holding its ``BUILDERS``; ``help``: one line for listings."""
+
+    name: str
+    commands: str
+    report: str
+    help: str = ""
+
+
+SYSTEMS: list[System] = [
+    System("fly", "animat.fly.cli:app", "animat.fly.report", "a flapping fly a neural network drives"),
+    System("skier", "animat.skier.cli:app", "animat.skier.report", "a MuJoCo humanoid on skis"),
+    System("swarm", "animat.swarm.cli:app", "animat.swarm.report", "consensus, formations and flocking"),
+    System("surrogate", "animat.surrogate.cli:app", "animat.surrogate.report", "subspace neural physics for cloth"),
+    System("imitate", "animat.imitate.cli:app", "animat.imitate.report", "DeepMimic-style imitation with PPO"),
+]
+"""Every system, in the order their scene builders are tried on a run directory."""
+
+
+def names() -> list[str]:
+    """The systems' names, in registry order."""
+    return [s.name for s in SYSTEMS]
+
+
+def get(name: str) -> System:
+    """The system called ``name`` (a one-line :class:`~animat.errors.AnimatError` naming the known ones else)."""
+    for system in SYSTEMS:
+        if system.name == name:
+            return system
+    raise AnimatError(f"unknown system {name!r}; known: {', '.join(names())}")
+
+
+def register(system: System) -> None:
+    """Add ``system`` to the registry (its name must be new): the way a system outside the package plugs in."""
+    if system.name in names():
+        raise AnimatError(f"a system called {system.name!r} is registered already")
+    SYSTEMS.append(system)
+
+
+def command_group(system: System):
+    """The Typer app of ``system``'s verbs (imports its command module)."""
+    module, attribute = system.commands.split(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def scene_builders() -> list:
+    """Every system's scene builders (:class:`animat.viz.report.SceneBuilder`), in registry order."""
+    return [b for system in SYSTEMS for b in importlib.import_module(system.report).BUILDERS]
