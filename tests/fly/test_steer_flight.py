@@ -45,13 +45,13 @@ def synthetic_flight(script: str, speed: float = 2.0, dt: float = 0.01) -> dict[
 def test_steer_run_directory_of_a_flight(tmp_path):
     from animat.fly.model import FlyParams
     from animat.fly.steer_run import write_steer_run
-    from animat.viz.report import write_report
+    from animat.fly.report import write_fly_report
 
     flight = synthetic_flight("up:1,left:1.5,hover:1")
     params = FlyParams()
     summary = write_steer_run(tmp_path, flight, params=params, speed=2.0, config={"controller": "switch", "commands": "up:1,left:1.5,hover:1"},
                               anim_seconds=0.3)
-    write_report(tmp_path, params=params)
+    write_fly_report(tmp_path, params=params)
     for name in ("config.json", "trajectory.npz", "summary.json", "plots/velocity.png", "plots/path.png", "media/flight.gif", "report.html"):
         assert (tmp_path / name).is_file(), name
     traj = runs.read_npz(tmp_path / "trajectory.npz", keys=("t", "position", "velocity", "command_direction", "command", "quaternion", "wing_angles"))
