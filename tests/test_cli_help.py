@@ -20,3 +20,10 @@ def test_no_help_text_loses_a_bracket_to_rich_markup():
     assert len(helps) > 100  # every system's verbs and options
     lost = [(where, text) for where, text in helps if Text.from_markup(text).plain != text.replace("\\[", "[")]
     assert not lost
+
+
+def test_version(animat_cli):
+    from animat import __version__
+
+    code, out, _ = animat_cli("--version")
+    assert code == 0 and out == f"animat {__version__}\n" and __version__.count(".") == 2

@@ -21,8 +21,19 @@ for _system in systems.SYSTEMS:
     app.add_typer(systems.command_group(_system), name=_system.name)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from animat import __version__
+
+        print(f"animat {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def root(json_output: bool = typer.Option(False, "--json", help="Machine output: each verb's summary as one JSON document on stdout; progress and notes go to stderr.")) -> None:
+def root(
+    json_output: bool = typer.Option(False, "--json", help="Machine output: each verb's summary as one JSON document on stdout; progress and notes go to stderr."),
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True, help="Print animat's version and exit."),
+) -> None:
     """animat: simulate a body, evolve or learn how it moves."""
     from animat.console import use_json
 
