@@ -38,7 +38,7 @@ import mujoco
 import numpy as np
 
 from animat.imitate.batch import ImitateBatch
-from animat.imitate.clip import load_clip, resolve_clip
+from animat.character.clip import load_clip, resolve_clip
 from animat.imitate.env import ImitateEnv
 from animat.imitate.vecenv import BatchVecEnv
 

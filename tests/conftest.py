@@ -3,7 +3,7 @@
 * ``@pytest.mark.slow`` tests get a larger per-test timeout (:data:`SLOW_TIMEOUT_S`) than the default
   one of the pytest configuration (``timeout`` in pyproject.toml), unless they set their own.
 * ``@pytest.mark.deepmimic`` tests read the shared DeepMimic data (``shared/data/deepmimic``, see
-  :func:`animat.imitate.clip.find_shared_deepmimic`): without it they are skipped, except under
+  :func:`animat.character.clip.find_shared_deepmimic`): without it they are skipped, except under
   ``CI=true`` (CI always lays the shared data out), where they fail: a missing data folder must not
   pass CI as a row of skips.
 """
@@ -38,7 +38,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT_S))
         if item.get_closest_marker("deepmimic") is not None:
             if shared is None:
-                from animat.imitate.clip import find_shared_deepmimic
+                from animat.character.clip import find_shared_deepmimic
 
                 shared = find_shared_deepmimic() is not None
             if not shared and not in_ci():  # a skip marker: -ra names the test's own file and line
@@ -47,7 +47,7 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_runtest_setup(item):
     if item.get_closest_marker("deepmimic") is not None and in_ci():
-        from animat.imitate.clip import find_shared_deepmimic
+        from animat.character.clip import find_shared_deepmimic
 
         if find_shared_deepmimic() is None:
             pytest.fail(f"CI=true but {NO_SHARED_DATA}: CI always has the shared data", pytrace=False)

@@ -12,7 +12,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv  # noqa: E402
 from animat.errors import ConfigError  # noqa: E402
 from animat import quaternions as quat  # noqa: E402
 from animat.imitate.batch import ImitateBatch, pose_arrays, target_observation  # noqa: E402
-from animat.imitate.demo import demo_clip  # noqa: E402
+from animat.character.demo import demo_clip  # noqa: E402
 from animat.imitate.env import ImitateEnv  # noqa: E402
 from animat.imitate.reward import preset  # noqa: E402
 from animat.imitate.vecenv import BatchVecEnv  # noqa: E402

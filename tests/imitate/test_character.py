@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from animat import quaternions as quat
-from animat.imitate.character import (
+from animat.character.model import (
     SUBSTEPS, TIMESTEP, Layout, apply_ball_pd, build_model, default_skeleton, get_pose, load_skeleton, pose_kinematics,
     set_pd_targets, set_pose,
 )
 from animat.imitate.check import replay_rewards, wrap_seam_deg
-from animat.imitate.clip import JOINT_NAMES, find_shared_deepmimic, load_clip
-from animat.imitate.demo import demo_clip
+from animat.character.clip import JOINT_NAMES, find_shared_deepmimic, load_clip
+from animat.character.demo import demo_clip
 from animat.imitate.reward import PRESETS, imitation_reward
 
 SHARED = find_shared_deepmimic()
@@ -144,8 +144,8 @@ def test_mujoco_ball_servo_agrees_with_python_pd(model):
 def test_ball_joint_limits_hold():
     """Servo targets far past DeepMimic's per-axis limits (chest x 1.2, right shoulder y 1.5, right hip z −1.57 rad):
     without limits the joints reach the targets; with them they stop at the bound plus at most τ_max / k."""
-    from animat.imitate.character import LIMIT_STIFFNESS, PD_GAINS
-    from animat.imitate.clip import vec_dm_to_zup, vec_zup_to_dm
+    from animat.character.model import LIMIT_STIFFNESS, PD_GAINS
+    from animat.character.clip import vec_dm_to_zup, vec_zup_to_dm
 
     cases = [(0, 0, 0, 2.5, 1.2, "chest"), (5, 4, 1, 2.5, 1.5, "right_shoulder"), (2, 2, 2, -2.5, -1.57, "right_hip")]
     reached = {}

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from animat import quaternions as quat
-from animat.imitate.clip import (
+from animat.character.clip import (
     FRAME_SIZE, R_DM_TO_ZUP, ClipError, find_shared_deepmimic, load_clip, parse_clip, quat_dm_to_zup, vec_dm_to_zup,
     write_clip,
 )
-from animat.imitate.demo import demo_clip, demo_frames
+from animat.character.demo import demo_clip, demo_frames
 
 SHARED = find_shared_deepmimic()
 needs_shared = pytest.mark.deepmimic  # skipped without the data, failed under CI=true (tests/conftest.py)
@@ -167,8 +167,8 @@ def test_the_walk_clip_stands_and_walks_the_right_way_up():
     left at +y (Z up, walking along +x), and the root moves forward."""
     import mujoco
 
-    from animat.imitate.character import build_model, pose_kinematics
-    from animat.imitate.clip import find_shared_deepmimic, load_clip
+    from animat.character.model import build_model, pose_kinematics
+    from animat.character.clip import find_shared_deepmimic, load_clip
 
     folder = find_shared_deepmimic()
     if folder is None:
@@ -186,7 +186,7 @@ def test_the_walk_clip_stands_and_walks_the_right_way_up():
 
 
 def test_absurd_numbers_in_a_clip_file_are_one_line_errors(tmp_path):
-    from animat.imitate.clip import ClipError, clip_to_frames, load_clip
+    from animat.character.clip import ClipError, clip_to_frames, load_clip
 
     frames = clip_to_frames(demo_clip())
     for bad in ("1" + "0" * 400, "1" + "0" * 5000):  # isfinite overflows on the first; json refuses the second

@@ -92,7 +92,7 @@ def test_rewards_see_the_state_the_step_reached():
     (as a full mj_forward of it gives), not those of the last substep's start."""
     import mujoco
 
-    from animat.imitate.character import kinematics
+    from animat.character.model import kinematics
 
     env = ImitateEnv(rsi=False, early_termination=False)
     env.reset(seed=0)

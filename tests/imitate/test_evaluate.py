@@ -82,7 +82,7 @@ def test_missing_clip_names_where_it_looked(run, tmp_path, animat_cli):
 
 def test_missing_shared_clip_names_the_shared_folder(run, animat_cli, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
-    import animat.imitate.clip as clip
+    import animat.character.clip as clip
 
     monkeypatch.setattr(clip, "find_shared_deepmimic", lambda start=None: None)
     _one_line_error(*_evaluate(animat_cli, run, "--clip", "shared:humanoid3d_walk.txt"), "shared/data/deepmimic", "ANIMAT_SHARED_DATA")

@@ -10,8 +10,8 @@ import pytest
 
 from animat import quaternions as quat
 from animat.errors import ConfigError
-from animat.imitate.character import build_model, pose_kinematics
-from animat.imitate.demo import demo_clip
+from animat.character.model import build_model, pose_kinematics
+from animat.character.demo import demo_clip
 from animat.imitate.reward import (
     PRESETS, RewardConfig, code_joint_weights, imitation_reward, imitation_terms, pose_error, preset, term, total_reward,
 )

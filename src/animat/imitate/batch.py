@@ -6,7 +6,7 @@ each has its own ``MjData`` (so each keeps its own solver warm start and contact
 ``ImitateEnv`` does), and a step is ``mj_step(nstep=substeps)`` plus the kinematic stages the
 reward needs, run for a share of the characters on each of ``threads`` threads (MuJoCo's Python
 bindings release the GIL inside every ``mj_*`` call, so the threads run the physics in parallel);
-the reference poses (:meth:`~animat.imitate.clip.Clip.sample_batch`), actions, observations,
+the reference poses (:meth:`~animat.character.clip.Clip.sample_batch`), actions, observations,
 rewards and terminations are NumPy over the N axis. Per character it yields the states one
 ``ImitateEnv`` with the same seed and actions reaches, bit for bit, and the same observations and
 rewards to float rounding (``tests/imitate/test_batch.py``).
@@ -30,8 +30,8 @@ from gymnasium.utils import seeding
 
 from animat import quaternions as quat
 from animat.errors import ConfigError
-from animat.imitate.character import CONTROL_HZ, SUBSTEPS, Layout, build_spec
-from animat.imitate.clip import HINGE_AXIS, Clip, MotionState
+from animat.character.model import CONTROL_HZ, SUBSTEPS, Layout, build_spec
+from animat.character.clip import HINGE_AXIS, Clip, MotionState
 from animat.imitate.reward import PRESETS, RewardConfig
 
 FALL_BODIES = ("root", "chest", "neck")  # geoms whose floor contact is a fall (ImitateEnv's)
@@ -57,7 +57,7 @@ def batch_model(substeps: int, joint_limits: bool) -> mujoco.MjModel:
 
 
 def pose_arrays(state: MotionState, layout: Layout, qpos0: np.ndarray, nv: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(qpos (N, nq), qvel (N, nv))`` of a batched clip state, as :func:`~animat.imitate.character.set_pose`
+    """``(qpos (N, nq), qvel (N, nv))`` of a batched clip state, as :func:`~animat.character.model.set_pose`
     writes them (hinges: the angle about ``HINGE_AXIS``; quaternions normalised) over ``qpos0``."""
     n = state.root_pos.shape[0]
     qpos, qvel = np.tile(qpos0, (n, 1)), np.zeros((n, nv))
@@ -75,7 +75,7 @@ def pose_arrays(state: MotionState, layout: Layout, qpos0: np.ndarray, nv: int) 
 def joint_rotations(qpos: np.ndarray, qvel: np.ndarray, layout: Layout) -> tuple[np.ndarray, np.ndarray]:
     """``(quats (N, 13, 4), angvel (N, 13, 3))``: the root's world rotation and angular velocity (root
     frame) then the 12 joints' (clip order; hinges as rotations about ``HINGE_AXIS``), read from
-    ``qpos``/``qvel`` as :func:`~animat.imitate.character.get_pose` reads them."""
+    ``qpos``/``qvel`` as :func:`~animat.character.model.get_pose` reads them."""
     n = qpos.shape[0]
     jq, jw = np.empty((n, 12, 4)), np.empty((n, 12, 3))
     h, b = np.nonzero(layout.hinge)[0], layout.balls

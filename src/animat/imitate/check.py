@@ -20,8 +20,8 @@ import mujoco
 import numpy as np
 
 from animat import quaternions as quat
-from animat.imitate.character import CONTROL_HZ, Layout, build_model, kinematics, pose_kinematics, set_pose
-from animat.imitate.clip import Clip
+from animat.character.model import CONTROL_HZ, Layout, build_model, kinematics, pose_kinematics, set_pose
+from animat.character.clip import Clip
 from animat.imitate.reward import PRESETS, RewardConfig, imitation_reward
 
 

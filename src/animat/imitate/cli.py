@@ -22,7 +22,7 @@ def check_cmd(
 ) -> None:
     """Print a clip's facts and its kinematic replay reward on the humanoid, as JSON."""
     from animat.imitate.check import check_clip
-    from animat.imitate.clip import load_clip, resolve_clip
+    from animat.character.clip import load_clip, resolve_clip
     from animat.imitate.reward import preset
 
     cfg = preset(reward)
@@ -35,8 +35,8 @@ def make_demo_clip_cmd(
     force: bool = typer.Option(False, "--force", help="Overwrite an existing file."),
 ) -> None:
     """Write the project's own demo walk cycle (made in code) as a DeepMimic clip."""
-    from animat.imitate.clip import write_clip
-    from animat.imitate.demo import demo_clip
+    from animat.character.clip import write_clip
+    from animat.character.demo import demo_clip
 
     if out.is_dir():
         raise ConfigError(f"{str(out)!r} is a folder; give a file name")

@@ -17,10 +17,10 @@ whose physics blew up, ending the episode with reward 0). Reference state initia
 start at a random clip time) and early termination (``early_termination``: the root, chest or neck
 touches the floor) can be switched off. Episodes are truncated after ``max_seconds``. The ball joints' servos run inside
 MuJoCo (``mujoco_servos=True``, default; one ``mj_step`` call per control step) or as the Python
-quaternion PD of :func:`~animat.imitate.character.apply_ball_pd` each physics step (the reference,
-~2× slower; ``benchmarks/imitate_env.py``); see :mod:`animat.imitate.character`. ``joint_limits``
+quaternion PD of :func:`~animat.character.model.apply_ball_pd` each physics step (the reference,
+~2× slower; ``benchmarks/imitate_env.py``); see :mod:`animat.character.model`. ``joint_limits``
 adds the per-axis ball-joint limits of DeepMimic's character file
-(:func:`~animat.imitate.character.add_ball_limits`; off by default). ``substeps``: physics steps per
+(:func:`~animat.character.model.add_ball_limits`; off by default). ``substeps``: physics steps per
 control step (default 20: 600 Hz). ``pose_termination`` (m; 0, the default: off): an episode also
 ends when a key body (:data:`~animat.imitate.batch.KEY_BODIES`: head, hands, feet) is farther than
 that from the reference's (MimicKit's ``pose_termination_dist``). ``target_obs`` (off by default) appends
@@ -38,9 +38,9 @@ import numpy as np
 from animat import quaternions as quat
 from animat.errors import ConfigError
 from animat.imitate.batch import FALL_BODIES, KEY_BODIES, physics_timestep, target_observation
-from animat.imitate.character import CONTROL_HZ, SUBSTEPS, Layout, apply_ball_pd, build_model, kinematics, pose_kinematics, set_pd_targets, set_pose
-from animat.imitate.clip import HINGE_AXIS, Clip
-from animat.imitate.demo import demo_clip
+from animat.character.model import CONTROL_HZ, SUBSTEPS, Layout, apply_ball_pd, build_model, kinematics, pose_kinematics, set_pd_targets, set_pose
+from animat.character.clip import HINGE_AXIS, Clip
+from animat.character.demo import demo_clip
 from animat.imitate.goal import GoalConfig, draw_goal, heading_reward
 from animat.imitate.reward import PRESETS, RewardConfig, imitation_reward, preset, total_reward
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from animat import pretrained, runs
 from animat.errors import CheckpointError, ConfigError
-from animat.imitate.character import CONTROL_HZ
+from animat.character.model import CONTROL_HZ
 
 EPISODE_FIELDS = ["episode", "start_seconds", "seconds", "steps", "r_i_per_step", "ended"]
 

@@ -88,7 +88,7 @@ class TrainConfig:
         if self.progress_bar and (importlib.util.find_spec("tqdm") is None or importlib.util.find_spec("rich") is None):
             raise ConfigError("progress_bar = true needs the tqdm and rich packages (SB3's bar); the CLI shows its own")
         if self.clip is not None:
-            from animat.imitate.clip import resolve_clip
+            from animat.character.clip import resolve_clip
 
             resolve_clip(self.clip)
         if self.batched and (self.goal or preset(self.reward).variant != "paper"):
@@ -127,7 +127,7 @@ class TrainConfig:
         return cfg.validate()
 
     def load_clip(self):
-        from animat.imitate.clip import load_clip, resolve_clip
-        from animat.imitate.demo import demo_clip
+        from animat.character.clip import load_clip, resolve_clip
+        from animat.character.demo import demo_clip
 
         return demo_clip() if self.clip is None else load_clip(resolve_clip(self.clip))

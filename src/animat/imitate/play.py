@@ -61,7 +61,7 @@ def frame_polygons(sim: list[np.ndarray], ghost: list[np.ndarray]) -> list[dict]
 
 def play(run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render: bool = True, renderer: str = "auto") -> dict:
     """Run the policy of ``run_dir`` for up to ``seconds``; write the GIF, trajectory and summary into ``out``."""
-    from animat.imitate.character import set_pose
+    from animat.character.model import set_pose
     from animat.imitate.env import make_env
 
     require("--seconds", seconds, gt=0)

@@ -34,7 +34,7 @@ def clip_poses(env, cycles: float = 2.0) -> tuple[np.ndarray, np.ndarray]:
     """Times ``(F,)`` s and qpos ``(F, nq)`` of the reference clip of ``env``, ``cycles`` times through, at 30 fps."""
     import mujoco
 
-    from animat.imitate.character import set_pose
+    from animat.character.model import set_pose
 
     data = mujoco.MjData(env.model)
     times = np.arange(0.0, cycles * env.clip.cycle_seconds + 1e-9, 1.0 / CLIP_FPS)

@@ -37,8 +37,8 @@ import numpy as np
 from animat import quaternions as quat
 from animat.config import check_instance, option
 from animat.errors import ConfigError
-from animat.imitate.character import Kinematics, Skeleton, default_skeleton
-from animat.imitate.clip import JOINT_NAMES
+from animat.character.model import Kinematics, Skeleton, default_skeleton
+from animat.character.clip import JOINT_NAMES
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from animat import quaternions as quat
-from animat.imitate.clip import JOINT_NAMES, REVOLUTE, Clip, parse_clip
+from animat.character.clip import JOINT_NAMES, REVOLUTE, Clip, parse_clip
 
 X, Y, Z = np.eye(3)
 

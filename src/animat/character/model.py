@@ -3,7 +3,7 @@
 Skeleton: 15 links, 45 kg. A free root (pelvis); ball joints at chest, neck, hips, ankles and
 shoulders; hinges at knees and elbows; the wrists are fixed (a hand body welded to the forearm).
 Offsets, shapes and masses are DeepMimic's ``humanoid3d_character.txt`` (MIT, © 2018 Xue Bin Peng),
-transcribed below in its own Y-up frame and mapped to Z-up by :mod:`animat.imitate.clip`'s R;
+transcribed below in its own Y-up frame and mapped to Z-up by :mod:`animat.character.clip`'s R;
 :func:`load_skeleton` reads the file itself and a test checks the transcription against it.
 
 Bodies carry DeepMimic's joint names (a body is named after the joint that moves it) and
@@ -43,7 +43,7 @@ import numpy as np
 
 from animat import quaternions as quat
 from animat.errors import ConfigError
-from animat.imitate.clip import HINGE_AXIS, JOINT_NAMES, MotionState, vec_dm_to_zup
+from animat.character.clip import HINGE_AXIS, JOINT_NAMES, MotionState, vec_dm_to_zup
 
 TIMESTEP = 1.0 / 600.0  # s
 CONTROL_HZ = 30.0
