@@ -187,7 +187,7 @@ def distill(steering, cfg: DistillConfig, out: Path, *, resume: bool = False, te
     from animat.evolve.network import layer_activations
     from animat.fly.tracking import read_start_pool
     from animat.fly.train import task_replay
-    from animat.viz import plots
+    from animat.fly.report import distill_plot
 
     check_teacher(steering)
     out = Path(out)
@@ -249,7 +249,7 @@ def distill(steering, cfg: DistillConfig, out: Path, *, resume: bool = False, te
     seconds = sum(float(r["seconds"]) for r in rows)
     save_genome(out / "best_genome.npz", Genome(layers, genes, activations), float("nan"),
                 {"fly": params.to_dict(), "task": "goal", "distilled": True})
-    plots.distill_plot(rows, out / "plots" / "distill.png", title=f"goal network distilled from {steering.folder.name}")
+    distill_plot(rows, out / "plots" / "distill.png", title=f"goal network distilled from {steering.folder.name}")
     flight = task_replay(train_cfg, out)
     summary = {"task": "goal", "distilled": True, "rounds": len(rows), "samples": rows[-1]["samples"], "final_loss": rows[-1]["loss"],
                "final_on_policy_loss": rows[-1]["on_policy_loss"], "goal_crashes": sum(int(r["goal_crashes"]) for r in rows),

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from functools import partial
 from pathlib import Path
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -51,6 +53,36 @@ def build(run_dir: Path, params=None, **_) -> Scene:
     if crashed is not None and np.asarray(crashed).any():
         scene.notes.append(f"crashed at t = {float(traj['t'][int(np.argmax(crashed))]):.2f} s")
     return scene
+
+
+def distill_plot(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike, title: str) -> Path:
+    """A distillation (DAgger) per round: the student's mean squared error on the records so far after fitting
+    them, and on the round's new records before (in the states its own flying reached; log scale, top); the
+    episodes it flew and crashed (bottom). ``rows``: ``animat.fly.distill`` metrics rows."""
+    from matplotlib.ticker import MaxNLocator
+
+    from animat.viz.plots import column, save_figure, subplots
+
+    r = column(rows, "round")
+    fig, (a1, a2) = subplots(2, 1, figsize=(7.0, 5.6), sharex=True)
+    for key, label, colour in (("loss", "after fitting (all records)", "C0"), ("on_policy_loss", "before fitting (the round's new records)", "C3")):
+        y = column(rows, key)
+        ok = np.isfinite(y) & (y > 0)
+        a1.plot(r[ok], y[ok], color=colour, lw=1.6, marker="o", ms=3, label=label)
+    a1.set_yscale("log")
+    a1.set_ylabel("mean squared error of the outputs", fontsize=9)
+    a1.legend(frameon=False, fontsize=8)
+    a2.plot(r, column(rows, "goal_episodes"), color="C1", lw=1.6, marker="o", ms=3, label="flown by the student")
+    a2.plot(r, column(rows, "goal_crashes"), color="C3", lw=1.2, ls="--", marker="x", ms=4, label="of those, crashed")
+    a2.set_ylim(bottom=0.0)
+    a2.set_ylabel("episodes", fontsize=9)
+    a2.set_xlabel("round")
+    a2.xaxis.set_major_locator(MaxNLocator(integer=True))
+    a2.legend(frameon=False, fontsize=8)
+    for ax in (a1, a2):
+        ax.grid(alpha=0.3)
+    a1.set_title(title, fontsize=10)
+    return save_figure(fig, path)
 
 
 BUILDERS = (*drosophila_report.BUILDERS, SceneBuilder("fly", recognises, build))

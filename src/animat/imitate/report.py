@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from functools import partial
 from pathlib import Path
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -76,6 +78,31 @@ def build(run_dir: Path, model=None, **_) -> Scene:
     scene.add_label("character", root[0] + [0, 0, 0.9])
     scene.add_label("reference", root[0] + GHOST_OFFSET + [0, 0, 0.9])
     return scene
+
+
+def imitation_curve_plot(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike, title: str) -> Path:
+    """Imitation against samples (left) and wall time (right): mean r_I per step (top, 0 to 1) and mean episode
+    length in s (bottom) of the training episodes. ``rows``: metrics rows with ``timesteps``, ``seconds``
+    (training wall time, s), ``r_i_per_step_mean`` and ``ep_seconds_mean`` (NaN or empty before an episode ends)."""
+    from animat.viz.plots import column, save_figure, subplots
+
+    t, minutes = column(rows, "timesteps"), column(rows, "seconds") / 60.0
+    fig, axes = subplots(2, 2, figsize=(9.0, 5.6), sharey="row")
+    for col, (x, xlabel) in enumerate(((t, "samples (30 Hz control steps)"), (minutes, "wall time (min)"))):
+        for row, (key, ylabel, colour) in enumerate((("r_i_per_step_mean", "mean r_I per step", "C2"),
+                                                     ("ep_seconds_mean", "mean episode length (s)", "C1"))):
+            y, ax = column(rows, key), axes[row, col]
+            ok = np.isfinite(x) & np.isfinite(y)
+            ax.plot(x[ok], y[ok], color=colour, lw=1.5, marker="o" if ok.sum() == 1 else None)
+            ax.grid(alpha=0.3)
+            if col == 0:
+                ax.set_ylabel(ylabel, fontsize=9)
+            if row == 1:
+                ax.set_xlabel(xlabel)
+        axes[0, col].set_ylim(0.0, 1.0)
+    axes[1, 0].set_ylim(bottom=0.0)
+    fig.suptitle(title, fontsize=10)
+    return save_figure(fig, path)
 
 
 BUILDERS = (SceneBuilder("imitate", recognises, build),)

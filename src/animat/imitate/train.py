@@ -236,7 +236,7 @@ class Session:
 
     def plot_imitation(self) -> None:
         """``plots/imitation_curve.png``: r_I per step and episode length against samples and wall time, from the metrics rows."""
-        from animat.viz.plots import imitation_curve_plot
+        from animat.imitate.report import imitation_curve_plot
 
         imitation_curve_plot(self.history, self.out / "plots" / "imitation_curve.png", self.title())
 

@@ -236,6 +236,6 @@ def write_run(run_dir, summary: dict, gaps: np.ndarray, fps: int) -> None:
              "episodes": int(finite[:, t].sum())} for t in range(gaps.shape[1])]
     runs.atomic_write_csv(run_dir / "metrics.csv", rows, list(rows[0]))
     runs.atomic_write_json(run_dir / "summary.json", summary)
-    from animat.viz.plots import divergence_plot
+    from animat.surrogate.report import divergence_plot
 
     divergence_plot(gaps, mean, summary, fps, run_dir / "plots" / "divergence.png")

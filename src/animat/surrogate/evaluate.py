@@ -154,7 +154,7 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
     shown = first.get("surrogate_projected", first["surrogate"])
     Yseg = ds.Y[first["episode"]][first["start"] : first["start"] + horizon]
     if video:  # side by side, with the error colour map
-        from animat.viz.cloth import side_by_side_gif
+        from animat.surrogate.video import side_by_side_gif
 
         side_by_side_gif({"reference": Xref, "surrogate": shown}, ds.topology["triangles"], Yseg, run_dir / "media" / "rollout.gif",
                          scene=sc, error=np.linalg.norm(shown - Xref, axis=-1))

@@ -185,7 +185,7 @@ def play(model: Model, Y: np.ndarray, run_dir: str | os.PathLike, *, every: int 
     runs.atomic_save_npz(run_dir / "trajectory.npz", Y=np.asarray(Y, np.float32), z=np.stack(Z).astype(np.float32),
                          shown_frames=np.array(shown["t"]), shown_vertices=np.stack(shown["X"]))
     if video:
-        from animat.viz.cloth import play_video
+        from animat.surrogate.video import play_video
         from animat.viz.animate import ffmpeg_available
 
         path = run_dir / "media" / ("play.mp4" if ffmpeg_available() else "play.gif")
@@ -296,7 +296,7 @@ class Live:
         (with the NumPy runtime its buffer, overwritten by the next frame)."""
         from matplotlib.tri import Triangulation
 
-        from animat.viz.cloth import FRONT_LIGHT, draw_proxies, lit
+        from animat.surrogate.video import FRONT_LIGHT, draw_proxies, lit
 
         y = self.control.next()
         seconds, _, X, N = self.player.step(y)

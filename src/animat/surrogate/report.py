@@ -3,8 +3,10 @@ the external object; ``evaluate``'s reference and learned cloth side by side."""
 
 from __future__ import annotations
 
+import os
 from functools import partial
 from pathlib import Path
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -115,6 +117,40 @@ def build(run_dir: Path, normals=None, cloth_scene=None, **_) -> Scene:
     traj = read_trajectory(run_dir, keys=("reference", "learned", "Y", "triangles"))
     cloth_scene = cloth_scene if cloth_scene is not None else model_scene(run_dir)
     return side_by_side(cloth_scene, traj["reference"], traj["learned"], traj["Y"], traj["triangles"])
+
+
+def divergence_plot(gaps: np.ndarray, mean: np.ndarray, summary: Mapping[str, Any], fps: float, path: str | os.PathLike) -> Path:
+    """The gap between two runs that should agree (``gaps``: (episodes, frames), % of the cloth's side;
+    ``mean``: (frames,) their mean) against time (s, ``fps`` frames per second), log scale, with the 3 %
+    accuracy target and, when ``summary["frames_per_doubling"]``, the growth fit between
+    ``fit_first_frame`` and ``fit_last_frame``; titled by ``summary``'s scene, restart and perturbation
+    (:func:`animat.surrogate.divergence.divergence`'s summary)."""
+    from animat.viz.plots import save_figure, subplots
+
+    t = np.arange(gaps.shape[1]) / fps
+    fig, ax = subplots(figsize=(7.0, 4.2))
+    for g in gaps:
+        ax.plot(t, np.where(g > 0, g, np.nan), color="0.7", lw=0.7)
+    ax.plot(t, np.where(mean > 0, mean, np.nan), color="C0", lw=2.0, label=f"mean of {len(gaps)} episodes")
+    ax.axhline(3.0, color="C3", ls="--", lw=1.0, label="3 % (accuracy target)")
+    if summary["frames_per_doubling"]:
+        a, b = summary["fit_first_frame"], summary["fit_last_frame"]
+        ax.plot(t[[a, b]], summary["fit_gap_percent_at_first_frame"] * 2.0 ** ((np.array([a, b]) - a) / summary["frames_per_doubling"]), "k:", lw=1.2,
+                label=f"x2 every {summary['frames_per_doubling']:.1f} frames")
+    if (gaps > 0).any():
+        ax.set_yscale("log")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("gap between reference runs (% of side)")
+    parts = []
+    if summary.get("restart", "none") != "none":
+        k = summary.get("restart_components")
+        parts.append(f"restart from {'frames' if k is None else f'{k} PCA components'}")
+    if summary["perturb_std"] or not parts:
+        parts.append(f"{summary['perturb_noise']} input noise, std {summary['perturb_std']:g} {summary['perturb_units']}")
+    ax.set_title(f"{summary['scene']}: " + "; ".join(parts))
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(loc="best", frameon=False)
+    return save_figure(fig, path)
 
 
 BUILDERS = (SceneBuilder("surrogate", recognises, build),)

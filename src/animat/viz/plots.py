@@ -25,11 +25,16 @@ from animat.runs import atomic_write_bytes  # noqa: E402
 class VizError(AnimatError, ValueError):
     """Bad input to a plot or animation (mismatched lengths, unknown file type, ...)."""
 
-__all__ = ["VizError", "fitness_plot", "height_plot", "topview_plot", "series_plot", "metrics_panel", "learning_curve_plot", "imitation_curve_plot",
-           "divergence_plot", "commanded_velocity_plot", "path_views_plot", "save_figure"]
+__all__ = ["VizError", "fitness_plot", "height_plot", "topview_plot", "series_plot", "metrics_panel", "learning_curve_plot",
+           "commanded_velocity_plot", "path_views_plot", "save_figure", "subplots", "column"]
 
 _FIGSIZE = (7.0, 4.2)
 _DPI = 100
+
+
+def subplots(*args, **kwargs):
+    """``matplotlib.pyplot.subplots`` on the Agg backend this module sets (for plots written outside it)."""
+    return plt.subplots(*args, **kwargs)
 
 
 def save_figure(fig: "matplotlib.figure.Figure", path: str | os.PathLike, *, dpi: int = _DPI) -> Path:
@@ -42,7 +47,7 @@ def save_figure(fig: "matplotlib.figure.Figure", path: str | os.PathLike, *, dpi
     return atomic_write_bytes(path, buf.getvalue())
 
 
-def _col(rows: Sequence[Mapping[str, Any]], key: str) -> np.ndarray:
+def column(rows: Sequence[Mapping[str, Any]], key: str) -> np.ndarray:
     """Column ``key`` as float64; missing, None or non-numeric entries become NaN."""
     out = np.full(len(rows), np.nan)
     for i, r in enumerate(rows):
@@ -69,10 +74,10 @@ def fitness_plot(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike, tit
     if not rows:
         ax.text(0.5, 0.5, "no generations", ha="center", va="center", transform=ax.transAxes)
     else:
-        gen = _col(rows, "generation")
+        gen = column(rows, "generation")
         if np.all(np.isnan(gen)):
             gen = np.arange(len(rows), dtype=float)
-        best, mean, median = _col(rows, "best"), _col(rows, "mean"), _col(rows, "median")
+        best, mean, median = column(rows, "best"), column(rows, "mean"), column(rows, "median")
         for arr in (best, mean, median):
             arr[~np.isfinite(arr)] = np.nan
         marker = "o" if len(rows) == 1 else None
@@ -84,7 +89,7 @@ def fitness_plot(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike, tit
             ok = np.isfinite(arr) & np.isfinite(gen)  # skip NaN generations, keep the line joined
             if ok.any():
                 ax.plot(gen[ok], arr[ok], style, color=colour, lw=lw, label=name, marker=marker)
-        crashes = _col(rows, "crashes")
+        crashes = column(rows, "crashes")
         if np.nansum(crashes) > 0:
             ax2 = ax.twinx()
             ax2.bar(gen, np.nan_to_num(crashes), color="0.6", alpha=0.3, width=0.8, label="crashes")
@@ -237,11 +242,11 @@ def learning_curve_plot(
     and ``r_i_per_step_mean`` (empty or NaN before the first episode ends); ``evals``: (timesteps,
     evaluation) pairs whose ``return_mean`` and ``len_mean`` are drawn as black diamonds (the
     deterministic policy)."""
-    t = _col(rows, "timesteps")
+    t = column(rows, "timesteps")
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(7.0, 6.0), sharex=True)
     for ax, key, label, colour in ((a1, "ep_return_mean", "mean episode return (Σ r; Σ r_I without a goal)", "C0"),
                                    (a2, "ep_len_mean", "mean episode length (steps, 30 Hz)", "C1")):
-        y = _col(rows, key)
+        y = column(rows, key)
         ok = np.isfinite(y) & np.isfinite(t)
         ax.plot(t[ok], y[ok], color=colour, lw=1.8, marker="o" if ok.sum() == 1 else None, label="training episodes (stochastic)")
         if evals:
@@ -250,7 +255,7 @@ def learning_curve_plot(
             ax.legend(loc="upper left", frameon=False, fontsize=8)
         ax.set_ylabel(label, fontsize=9)
         ax.grid(alpha=0.3)
-    per_step = _col(rows, "r_i_per_step_mean")
+    per_step = column(rows, "r_i_per_step_mean")
     ok = np.isfinite(per_step) & np.isfinite(t)
     if ok.any():
         ax3 = a1.twinx()
@@ -259,87 +264,6 @@ def learning_curve_plot(
         ax3.set_ylim(0.0, 1.0)
     a2.set_xlabel("timesteps")
     a1.set_title(title)
-    return save_figure(fig, path)
-
-
-def imitation_curve_plot(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike, title: str) -> Path:
-    """Imitation against samples (left) and wall time (right): mean r_I per step (top, 0 to 1) and mean episode
-    length in s (bottom) of the training episodes. ``rows``: metrics rows with ``timesteps``, ``seconds``
-    (training wall time, s), ``r_i_per_step_mean`` and ``ep_seconds_mean`` (NaN or empty before an episode ends)."""
-    t, minutes = _col(rows, "timesteps"), _col(rows, "seconds") / 60.0
-    fig, axes = plt.subplots(2, 2, figsize=(9.0, 5.6), sharey="row")
-    for col, (x, xlabel) in enumerate(((t, "samples (30 Hz control steps)"), (minutes, "wall time (min)"))):
-        for row, (key, ylabel, colour) in enumerate((("r_i_per_step_mean", "mean r_I per step", "C2"),
-                                                     ("ep_seconds_mean", "mean episode length (s)", "C1"))):
-            y, ax = _col(rows, key), axes[row, col]
-            ok = np.isfinite(x) & np.isfinite(y)
-            ax.plot(x[ok], y[ok], color=colour, lw=1.5, marker="o" if ok.sum() == 1 else None)
-            ax.grid(alpha=0.3)
-            if col == 0:
-                ax.set_ylabel(ylabel, fontsize=9)
-            if row == 1:
-                ax.set_xlabel(xlabel)
-        axes[0, col].set_ylim(0.0, 1.0)
-    axes[1, 0].set_ylim(bottom=0.0)
-    fig.suptitle(title, fontsize=10)
-    return save_figure(fig, path)
-
-
-def distill_plot(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike, title: str) -> Path:
-    """A distillation (DAgger) per round: the student's mean squared error on the records so far after fitting
-    them, and on the round's new records before (in the states its own flying reached; log scale, top); the
-    episodes it flew and crashed (bottom). ``rows``: ``animat.fly.distill`` metrics rows."""
-    r = _col(rows, "round")
-    fig, (a1, a2) = plt.subplots(2, 1, figsize=(7.0, 5.6), sharex=True)
-    for key, label, colour in (("loss", "after fitting (all records)", "C0"), ("on_policy_loss", "before fitting (the round's new records)", "C3")):
-        y = _col(rows, key)
-        ok = np.isfinite(y) & (y > 0)
-        a1.plot(r[ok], y[ok], color=colour, lw=1.6, marker="o", ms=3, label=label)
-    a1.set_yscale("log")
-    a1.set_ylabel("mean squared error of the outputs", fontsize=9)
-    a1.legend(frameon=False, fontsize=8)
-    a2.plot(r, _col(rows, "goal_episodes"), color="C1", lw=1.6, marker="o", ms=3, label="flown by the student")
-    a2.plot(r, _col(rows, "goal_crashes"), color="C3", lw=1.2, ls="--", marker="x", ms=4, label="of those, crashed")
-    a2.set_ylim(bottom=0.0)
-    a2.set_ylabel("episodes", fontsize=9)
-    a2.set_xlabel("round")
-    a2.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
-    a2.legend(frameon=False, fontsize=8)
-    for ax in (a1, a2):
-        ax.grid(alpha=0.3)
-    a1.set_title(title, fontsize=10)
-    return save_figure(fig, path)
-
-
-def divergence_plot(gaps: np.ndarray, mean: np.ndarray, summary: Mapping[str, Any], fps: float, path: str | os.PathLike) -> Path:
-    """The gap between two runs that should agree (``gaps``: (episodes, frames), % of the cloth's side;
-    ``mean``: (frames,) their mean) against time (s, ``fps`` frames per second), log scale, with the 3 %
-    accuracy target and, when ``summary["frames_per_doubling"]``, the growth fit between
-    ``fit_first_frame`` and ``fit_last_frame``; titled by ``summary``'s scene, restart and perturbation
-    (:func:`animat.surrogate.divergence.divergence`'s summary)."""
-    t = np.arange(gaps.shape[1]) / fps
-    fig, ax = plt.subplots(figsize=(7.0, 4.2))
-    for g in gaps:
-        ax.plot(t, np.where(g > 0, g, np.nan), color="0.7", lw=0.7)
-    ax.plot(t, np.where(mean > 0, mean, np.nan), color="C0", lw=2.0, label=f"mean of {len(gaps)} episodes")
-    ax.axhline(3.0, color="C3", ls="--", lw=1.0, label="3 % (accuracy target)")
-    if summary["frames_per_doubling"]:
-        a, b = summary["fit_first_frame"], summary["fit_last_frame"]
-        ax.plot(t[[a, b]], summary["fit_gap_percent_at_first_frame"] * 2.0 ** ((np.array([a, b]) - a) / summary["frames_per_doubling"]), "k:", lw=1.2,
-                label=f"x2 every {summary['frames_per_doubling']:.1f} frames")
-    if (gaps > 0).any():
-        ax.set_yscale("log")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("gap between reference runs (% of side)")
-    parts = []
-    if summary.get("restart", "none") != "none":
-        k = summary.get("restart_components")
-        parts.append(f"restart from {'frames' if k is None else f'{k} PCA components'}")
-    if summary["perturb_std"] or not parts:
-        parts.append(f"{summary['perturb_noise']} input noise, std {summary['perturb_std']:g} {summary['perturb_units']}")
-    ax.set_title(f"{summary['scene']}: " + "; ".join(parts))
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(loc="best", frameon=False)
     return save_figure(fig, path)
 
 
