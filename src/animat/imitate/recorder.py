@@ -15,9 +15,10 @@ class Recorder(BaseCallback):
     """One metrics.csv row per PPO iteration, from the episodes that ended during its rollout; a policy
     checkpoint when one is due, and after the update that follows it, a training state to resume from;
     learning stops once ``max_minutes`` have passed. Torch runs on ``rollout_torch_threads`` while a rollout
-    is collected and on ``torch_threads`` for the update."""
+    is collected and on ``torch_threads`` for the update. ``session``: the :class:`animat.imitate.train.Session`
+    (not imported here: train imports this module)."""
 
-    def __init__(self, session: "Session", on_iteration: Callable[[dict], Any] | None = None):
+    def __init__(self, session, on_iteration: Callable[[dict], Any] | None = None):
         super().__init__()
         self.session, self.on_iteration = session, on_iteration
         self.episodes = RolloutEpisodes(session.start, time.perf_counter())
