@@ -73,6 +73,6 @@ def run_generate(scene: str, options: dict, scene_options: dict, out: Path, *,
         earlier = {int(r["index"]): r for r in runs.read_csv(out / "metrics.csv")}
         earlier.update({int(r["index"]): r for r in rows})
         runs.atomic_write_csv(out / "metrics.csv", [earlier[i] for i in sorted(earlier)], METRIC_FIELDS)
-    runs.atomic_write_json(out / "config.json", {"scene": scene, **options, "scene_options": scene_options})  # this session's request
+    runs.atomic_write_json(out / "config.json", {"scene": scene, **options, "scene_options": scene_options})
     runs.atomic_write_json(out / "summary.json", summary)
     return summary
