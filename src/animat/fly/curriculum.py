@@ -39,8 +39,9 @@ OWN = ("checkpoints", "config.json", "metrics.csv", "summary.json")
 
 def stage_configs(cfg) -> list:
     """The configs of ``cfg``'s stages, first to last (``stages`` empty in each); ConfigError (one line) for
-    a stage that changes one of :data:`FIXED` or sets an invalid value (the config's types checked each
-    stage is a table)."""
+    a stage that changes one of :data:`FIXED`, sets an invalid value (the config's types checked each
+    stage is a table) or changes the population from one paper-GA stage to the next (it starts from the
+    stage before's final population)."""
     first = type(cfg).build(None, **{**asdict(cfg), "stages": []})
     out = [first]
     for k, changes in enumerate(cfg.stages, 2):
@@ -50,6 +51,11 @@ def stage_configs(cfg) -> list:
             out.append(type(cfg).build(None, **{**asdict(out[-1]), **changes}))
         except ConfigError as exc:
             raise ConfigError(f"stage {k}: {exc}") from None
+        before, stage = out[-2], out[-1]
+        # a paper_ga stage starts from the stage before's final population (animat.fly.train.source_population)
+        if stage.strategy == before.strategy == "paper_ga" and stage.population != before.population:
+            raise ConfigError(f"stage {k} changes population ({before.population} -> {stage.population}): a paper_ga "
+                              "stage starts from the stage before's final population")
     return out
 
 

@@ -1,8 +1,8 @@
 """``animat surrogate generate`` in one call: its options (defaults < the config file's ``[generate]``
 table < the command line, see :func:`generate_options`) and the dataset folder's records of the
-sessions that filled it (``metrics.csv``, one row per episode, kept across resumed sessions, and
-``summary.json``), around :func:`animat.surrogate.data.generate`. Also :func:`config_table`, the
-reading of one table of a surrogate config file, which ``divergence`` shares."""
+sessions that filled it (``config.json``, the last session's resolved options; ``metrics.csv``, one row
+per episode, kept across resumed sessions; and ``summary.json``), around :func:`animat.surrogate.data.generate`.
+Also :func:`config_table`, the reading of one table of a surrogate config file, which ``divergence`` shares."""
 
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ def generate_options(config: Optional[str | Path] = None, size: Optional[int] = 
 
     section = config_table(config, "generate")
     check_known((f.name for f in fields(GenerateOptions)), section, "generate option", repr(str(config)))
+    given = {k: v for k, v in given.items() if v is not None}  # an option not given must not hide the file's value
     values = asdict(GenerateOptions(**read_options(GenerateOptions, None, {**section, **given}, what="generate option")))
     scene_options = config_table(config, "scene")
     if size is not None:
@@ -51,7 +52,8 @@ def generate_options(config: Optional[str | Path] = None, size: Optional[int] = 
 
 def run_generate(scene: str, options: dict, scene_options: dict, out: Path, *,
                  on_episode: Optional[Callable[[dict, int], None]] = None, on_skipped: Optional[Callable[[int], None]] = None) -> dict:
-    """Fill the dataset folder ``out`` per ``options`` (:func:`generate_options`) and write its records;
+    """Fill the dataset folder ``out`` per ``options`` (:func:`generate_options`) and write its records
+    (``config.json``: this session's resolved options, ``metrics.csv``, ``summary.json``);
     ``on_episode(row, dropped)`` after each new episode (``dropped``: frames dropped so far in this
     session), ``on_skipped(count)`` once before them. Returns ``summary.json``'s content."""
     from animat.surrogate.data import generate
@@ -71,5 +73,6 @@ def run_generate(scene: str, options: dict, scene_options: dict, out: Path, *,
         earlier = {int(r["index"]): r for r in runs.read_csv(out / "metrics.csv")}
         earlier.update({int(r["index"]): r for r in rows})
         runs.atomic_write_csv(out / "metrics.csv", [earlier[i] for i in sorted(earlier)], METRIC_FIELDS)
+    runs.atomic_write_json(out / "config.json", {"scene": scene, **options, "scene_options": scene_options})
     runs.atomic_write_json(out / "summary.json", summary)
     return summary
