@@ -142,8 +142,9 @@ def test_box_faces_cover_the_cuboid():
             assert np.count_nonzero(a != b) == 1
         seen |= idx
     assert seen == set(range(8))
-    with pytest.raises(VizError):
+    with pytest.raises(VizError, match=r"shape \(8, 3\)") as err:
         box_faces(np.zeros((4, 3)))
+    assert str(err.value) and "\n" not in str(err.value)
 
 
 def test_animate_body_gif_frames(tmp_path):

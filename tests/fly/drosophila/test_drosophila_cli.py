@@ -1,5 +1,5 @@
 """``animat fly train --preset drosophila``, ``fly replay`` and ``report`` end to end in the default suite, on a
-budget: 4 flies (the least the GA takes) × 1–2 generations × 5 ms of flight (one wingbeat). Nearly all the cost is
+budget: 4 flies (the least the GA takes) × 1–3 generations × 5 ms of flight (one wingbeat). Nearly all the cost is
 XLA compiling the population's and the replay's rollouts once (about 25 s of CPU); every later run in this module
 reuses them, so the resume, ``--from`` and staged runs below cost seconds. The longer versions (more generations,
 a resumed ``--from`` stage) are the ``slow`` tests of test_drosophila_preset.py."""
@@ -17,7 +17,9 @@ import pytest
 
 from animat import runs
 
-TINY = ["--preset", "drosophila", "--population", "4", "--seconds", "0.005", "--replay-seconds", "0.005", "--seed", "5"]
+TINY = ["--population", "4", "--seconds", "0.005", "--replay-seconds", "0.005", "--seed", "5"]
+FLY = {"thorax_resonance_hz": 218.0, "induced_power_factor": 1.2}  # the shipped hover's fly, not the defaults
+TOML = 'preset = "drosophila"\ndrosophila = {thorax_resonance_hz = 218.0, induced_power_factor = 1.2}\n'
 RUN_FILES = ("config.json", "summary.json", "metrics.csv", "best_genome.npz", "best_genome.json",
              "checkpoints/latest.json", "plots/fitness.png", "plots/height.png", "plots/topview.png",
              "plots/wings.png", "media/wingbeat.gif", "trajectory.npz", "report.html")
@@ -29,7 +31,9 @@ FLIGHT = ("wingbeat_hz", "mean_stroke_amplitude_deg", "mechanical_power_w_per_kg
 
 @pytest.fixture(scope="module")
 def tiny_runs(tmp_path_factory):
-    """Three tiny trainings sharing one compile: ``whole`` (2 generations), ``part`` (1, then resumed to 2)."""
+    """Three tiny trainings sharing one compile, from a config file that sets the fly (:data:`FLY`) and flags
+    for the rest: ``whole`` (3 generations), ``part`` (1, then resumed to 3: the third generation is the first
+    bred after the resume, from the restored breeding key)."""
     import sys
 
     from animat import cli
@@ -46,13 +50,15 @@ def tiny_runs(tmp_path_factory):
         return 0
 
     root = tmp_path_factory.mktemp("drosophila")
+    (root / "tiny.toml").write_text(TOML)
+    tiny = ["--config", str(root / "tiny.toml"), *TINY]
     part_first = root / "part_gen1"
-    assert run("fly", "train", *TINY, "--generations", "1", "--out", str(root / "part")) == 0
+    assert run("fly", "train", *tiny, "--generations", "1", "--out", str(root / "part")) == 0
     part_first.mkdir()
     for name in ("metrics.csv", "summary.json", "config.json"):
         (part_first / name).write_bytes((root / "part" / name).read_bytes())
-    assert run("fly", "train", *TINY, "--generations", "2", "--out", str(root / "whole")) == 0
-    assert run("fly", "train", "--resume", str(root / "part"), "--generations", "2") == 0
+    assert run("fly", "train", *tiny, "--generations", "3", "--out", str(root / "whole")) == 0
+    assert run("fly", "train", "--resume", str(root / "part"), "--generations", "3") == 0
     return root
 
 
@@ -74,7 +80,7 @@ def test_a_one_generation_run_holds_its_files_and_finite_figures(tiny_runs):
     config = json.loads((first / "config.json").read_text())
     assert (config["preset"], config["population"], config["generations"], config["seed"]) == ("drosophila", 4, 1, 5)
     assert config["seconds"] == 0.005 and config["replay_seconds"] == 0.005 and config["fitness"] == "hover"
-    assert config["layers"] == [12, 20, 20, 11] and config["strategy"] == "paper_ga"
+    assert config["layers"] == [12, 20, 20, 11] and config["strategy"] == "paper_ga" and config["drosophila"] == FLY
     (row,) = _rows(first)
     best, mean, median = (float(row[k]) for k in ("best", "mean", "median"))
     assert row["generation"] == "0" and int(row["crashes"]) == 0
@@ -85,6 +91,7 @@ def test_a_one_generation_run_holds_its_files_and_finite_figures(tiny_runs):
     assert all(math.isfinite(v) for v in flight.values()) and summary["replay_crashed"] is False, flight
     assert summary["replay_seconds"] == pytest.approx(0.005) and summary["replay_body_length"] == 2.5e-3
     assert 50.0 <= flight["mean_set_frequency_hz"] <= 400.0  # the pattern generator's range
+    assert summary["replay_induced_power_w_per_kg"] > 0.0  # induced_power_factor 1.2 reached the replay (0 by default)
     genome = load_genome(run / "best_genome.npz").genome
     assert list(genome.layers) == [12, 20, 20, 11]
     traj = runs.read_npz(run / "trajectory.npz")
@@ -92,18 +99,20 @@ def test_a_one_generation_run_holds_its_files_and_finite_figures(tiny_runs):
     assert np.isfinite(traj["position"]).all()
 
 
-def test_two_generations_in_one_go_equal_one_and_a_resumed_one(tiny_runs):
-    """The resumed run's metrics (but the wall time) and best genome are the uninterrupted run's, bit for bit."""
+def test_three_generations_in_one_go_equal_one_and_two_resumed(tiny_runs):
+    """The resumed run's metrics (but the wall time) and best genome are the uninterrupted run's, bit for bit
+    (with 2 generations the resumed run would only evaluate the genes its checkpoint holds: a lost breeding
+    key would pass)."""
     strip = lambda run: [{k: v for k, v in r.items() if k != "seconds"} for r in _rows(run)]
-    assert strip(tiny_runs / "whole") == strip(tiny_runs / "part") and len(_rows(tiny_runs / "whole")) == 2
+    assert strip(tiny_runs / "whole") == strip(tiny_runs / "part") and len(_rows(tiny_runs / "whole")) == 3
     genes = lambda run: np.load(run / "best_genome.npz")["genes"]
     np.testing.assert_array_equal(genes(tiny_runs / "whole"), genes(tiny_runs / "part"))
-    assert json.loads((tiny_runs / "part" / "summary.json").read_text())["generations"] == 2
+    assert json.loads((tiny_runs / "part" / "summary.json").read_text())["generations"] == 3
 
 
 def test_replay_repeats_the_runs_own_replay_and_report_shows_its_figures(tiny_runs, tmp_path, animat_cli):
-    """``fly replay RUN --seconds 0.005`` flies the run's best genome again: the same flight, so the same
-    summary as the one the training wrote (``replay_*``); the trajectory's largest height change and drift
+    """``fly replay RUN --seconds 0.005`` flies the run's best genome again with the run's fly (config.json's
+    ``drosophila``): the same flight, so the same summary as the one the training wrote (``replay_*``); the trajectory's largest height change and drift
     are the summary's; ``animat report`` rewrites each report.html with the run's figures in its table."""
     run, out = tiny_runs / "whole", tmp_path / "replay"
     code, stdout, err = animat_cli("fly", "replay", str(run), "--seconds", "0.005", "--out", str(out))
@@ -115,6 +124,7 @@ def test_replay_repeats_the_runs_own_replay_and_report_shows_its_figures(tiny_ru
     assert again["preset"] == "drosophila" and again["crashed"] is False
     for key in FLIGHT:
         assert again[key] == trained[f"replay_{key}"], key
+    assert "slowed down 200" in (out / "report.html").read_text()  # the drosophila scene
     traj = runs.read_npz(out / "trajectory.npz")
     pos, L = traj["position"].astype(np.float64), again["body_length"]
     height, drift = np.abs(pos[:, 2] - pos[0, 2]).max() / L, np.hypot(*(pos[:, :2] - pos[0, :2]).T).max() / L
@@ -141,11 +151,11 @@ def test_from_centres_an_evolution_strategy_on_the_runs_best_genome(tiny_runs, t
     from animat.fly.train import evolution_strategy
 
     old, new = tiny_runs / "whole", tmp_path / "stage"
-    code, _, err = animat_cli("fly", "train", *TINY, "--generations", "1", "--strategy", "open_es", "--from", str(old),
-                              "--out", str(new))
+    code, _, err = animat_cli("fly", "train", "--config", str(tiny_runs / "tiny.toml"), *TINY, "--generations", "1",
+                              "--strategy", "open_es", "--from", str(old), "--out", str(new))
     assert code == 0, err
     config = json.loads((new / "config.json").read_text())
-    assert config["from"] == {"path": str(old), "generation": 2} and config["strategy"] == "open_es"
+    assert config["from"] == {"path": str(old), "generation": 3} and config["strategy"] == "open_es"
     best = load_genome(old / "best_genome.npz").genome.genes
     options = {k: v for k, v in config.items() if k != "from"}
     strategy = evolution_strategy(DrosophilaTrainConfig.build(None, **options), best)
