@@ -89,7 +89,7 @@ WALK_HEADLINE = {2026: 0.830, 1: 0.828, 2: 0.834, 3: 0.827, 4: 0.829, 5: 0.831}
 """pretrained/walk/PROVENANCE.md's table: seed -> mean_imitation_reward of 20 × 10 s episodes, every one full."""
 
 
-@pytest.mark.slow  # 6 × 20 episodes of 10 s: about 20 s each on 2 cores
+@pytest.mark.slow  # 6 × 20 episodes of 10 s: 7–12 s each on a shared 2-core machine, about a minute in all
 @pytest.mark.deepmimic
 @pytest.mark.parametrize("seed", sorted(WALK_HEADLINE))
 def test_pretrained_walk_reproduces_its_provenance_table(seed, tmp_path, animat_cli):
