@@ -200,7 +200,12 @@ def test_bad_options_are_one_line_errors():
 
 
 def test_ppo_learns_through_the_interface():
-    """Stable-Baselines3 PPO trains on FlyHover for a few thousand ticks; the policy's return is finite."""
+    """Stable-Baselines3 PPO (seed 0) trains on FlyHover for 2048 ticks and then hovers better than its own
+    untrained start, the same network before ``learn``, flown deterministically from the same 8 reset seeds
+    of a separate environment. Measured on 2026-12-06: untrained −1.216 on every seed (SB3 starts the action
+    mean at about 0), learned −1.203 (+0.013; +0.01 to +0.03 on seeds 0–2 of PPO, rising with more ticks:
+    +0.03 to +0.05 after 8192), no episode worse. Hence the bounds: the mean gains ≥ 0.005 and no episode loses
+    more than 0.002; an environment whose action or reward does not reach PPO gains nothing. About 6 s."""
     pytest.importorskip("stable_baselines3")
     import torch
     from stable_baselines3 import PPO
@@ -209,15 +214,27 @@ def test_ppo_learns_through_the_interface():
     env = gym.make("animat/FlyHover-v0", seconds=1.0)
     model = PPO("MlpPolicy", env, n_steps=512, batch_size=128, n_epochs=2, seed=0, device="cpu",
                 policy_kwargs={"net_arch": [32, 32]})
+    judge = gym.make("animat/FlyHover-v0", seconds=1.0)
+
+    def returns() -> np.ndarray:
+        out = []
+        for seed in range(100, 108):
+            obs, _ = judge.reset(seed=seed)
+            total, done, ticks = 0.0, False, 0
+            while not done:
+                action, _ = model.predict(obs, deterministic=True)
+                assert judge.action_space.contains(action.astype(np.float32))
+                obs, r, term, trunc, _ = judge.step(action)
+                total, done, ticks = total + r, term or trunc, ticks + 1
+            assert ticks == 100 and np.isfinite(total)
+            out.append(total)
+        return np.array(out)
+
+    untrained = returns()
     model.learn(total_timesteps=2048)
     assert model.num_timesteps >= 2048
     losses = {k: v for k, v in model.logger.name_to_value.items() if "loss" in k}
     assert losses and all(np.isfinite(v) for v in losses.values())
-    obs, _ = env.reset(seed=1)
-    total, done, ticks = 0.0, False, 0
-    while not done:
-        action, _ = model.predict(obs, deterministic=True)
-        assert env.action_space.contains(action.astype(np.float32))
-        obs, r, term, trunc, _ = env.step(action)
-        total, done, ticks = total + r, term or trunc, ticks + 1
-    assert np.isfinite(total) and total < 0 and ticks == 100
+    learned = returns()
+    assert learned.mean() - untrained.mean() >= 0.005, (untrained, learned)
+    assert (learned - untrained).min() >= -0.002, (untrained, learned)

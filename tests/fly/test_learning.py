@@ -14,7 +14,9 @@ def test_fly_best_fitness_improves_by_half_a_unit_in_15_generations(tmp_path, an
     the margin; seeds 1 and 2 gained +0.44 and +1.31), median -1.46 -> 0.61 over the last 5 (+2.07 u).
     About 15 s on 2 cores. Elitism alone only keeps the best from falling; at this size the best alone is
     no better than random search's (240 random flies: 0.94), so the median carries the selection: it
-    fails when breeding stops favouring the fitter flies."""
+    fails when breeding stops favouring the fitter flies. Generation 0 is the untrained start: the random
+    population, scored from the same starts as every later generation (the fitness's starts are fixed by the
+    run's seed), so both comparisons are against it on the same seeds."""
     out = tmp_path / "run"
     code, _, err = animat_cli("fly", "train", "--generations", "15", "--population", "16", "--seconds", "0.5", "--fitness", "lateral",
                               "--seed", "0", "--replay-seconds", "0.5", "--out", str(out))

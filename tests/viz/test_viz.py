@@ -81,15 +81,49 @@ def test_height_topview_series_plots(tmp_path):
         height_plot(t, z[:-1], tmp_path / "bad.png")
 
 
+def _near(path, rgb, tol=3):
+    """Mask (H, W) of a PNG's pixels within ``tol`` (0–255, per channel) of the colour ``rgb``."""
+    with Image.open(path) as im:
+        pixels = np.asarray(im.convert("RGB"), dtype=int)
+    return (np.abs(pixels - np.asarray(rgb)) <= tol).all(axis=-1)
+
+
+C0, C1, C2 = (31, 119, 180), (255, 127, 14), (44, 160, 44)  # matplotlib's cycle: tab:blue, tab:orange, tab:green
+
+
+def _shade(rgb, alpha=0.12):
+    """``rgb`` drawn at ``alpha`` over white (the command spans)."""
+    return tuple(255 - alpha * (255 - c) for c in rgb)
+
+
 def test_command_plots_colour_each_command(tmp_path):
+    """Each command keeps one colour of matplotlib's cycle, in order of first appearance (up: tab:blue, forward:
+    tab:orange), however often it comes back: read from the PNGs' pixels. The velocity plot shades the first
+    and last thirds of its time axis (up) in tab:blue at alpha 0.12 and the middle third (forward) in
+    tab:orange; the path is drawn in those two line colours and no third one (a colour per stretch, not per
+    command, would draw the second up in tab:green)."""
     t = np.arange(1, 301) * 0.01
     labels = np.array(["up"] * 100 + ["forward"] * 100 + ["up"] * 100)
     commanded = np.where((labels == "up")[:, None], [0.0, 0.0, 2.0], [0.0, 2.0, 0.0])
     velocity = commanded + 0.1 * np.sin(t)[:, None]
-    _png_ok(commanded_velocity_plot(t, velocity, commanded, labels, tmp_path / "v.png", unit="u"))
-    _png_ok(path_views_plot(np.cumsum(velocity * 0.01, axis=0), labels, tmp_path / "p.png", body_length=4.0))
-    with pytest.raises(VizError, match="same length"):
+    v = commanded_velocity_plot(t, velocity, commanded, labels, tmp_path / "v.png", unit="u")
+    _png_ok(v)
+    up, forward = _near(v, _shade(C0), 2), _near(v, _shade(C1), 2)
+    assert up.sum() > 2000 and forward.sum() > 1000, (up.sum(), forward.sum())
+    assert not _near(v, _shade(C2), 2).any()
+    cols = lambda mask: np.flatnonzero(mask.sum(axis=0) > 100)  # a span runs down 3 panels, a legend patch is small
+    span = np.concatenate([cols(up), cols(forward)])
+    third = (span.max() - span.min()) / 3
+    lo, hi = span.min() + third, span.max() - third
+    assert abs(cols(forward).min() - lo) < 6 and abs(cols(forward).max() - hi) < 6, (cols(forward)[[0, -1]], lo, hi)
+    assert (cols(up) < lo + 3).any() and (cols(up) > hi - 3).any()
+    assert not ((cols(up) > lo + 6) & (cols(up) < hi - 6)).any()
+    p = path_views_plot(np.cumsum(velocity * 0.01, axis=0), labels, tmp_path / "p.png", body_length=4.0)
+    _png_ok(p)
+    assert _near(p, C0).sum() > 200 and _near(p, C1).sum() > 100 and not _near(p, C2).any()
+    with pytest.raises(VizError, match="same length") as err:
         path_views_plot(np.zeros((5, 3)), labels, tmp_path / "bad.png")
+    assert "\n" not in str(err.value)
     assert not list(tmp_path.rglob("*.tmp"))
 
 
@@ -108,8 +142,9 @@ def test_box_faces_cover_the_cuboid():
             assert np.count_nonzero(a != b) == 1
         seen |= idx
     assert seen == set(range(8))
-    with pytest.raises(VizError):
+    with pytest.raises(VizError, match=r"shape \(8, 3\)") as err:
         box_faces(np.zeros((4, 3)))
+    assert str(err.value) and "\n" not in str(err.value)
 
 
 def test_animate_body_gif_frames(tmp_path):

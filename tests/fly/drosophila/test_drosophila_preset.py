@@ -1,6 +1,8 @@
 """The drosophila preset's pieces around the physics: parameters to and from dicts, the stroke cap, the
 inertial power against a numerical derivative, the power cost in the fitness, the FFT wingbeat, the
-preset's selection on the command line and a train / resume / replay run through the CLI."""
+preset's selection on the command line, the shipped hover genome against its PROVENANCE.md and the slow
+``--from`` and staged runs through the CLI (a tiny train / resume / replay / report run is
+test_drosophila_cli.py, in the default suite)."""
 
 from __future__ import annotations
 
@@ -175,33 +177,6 @@ def test_the_paper_presets_own_flags_are_refused_in_one_line(tmp_path, animat_cl
     assert not (tmp_path / "run").exists()
 
 
-@pytest.mark.slow  # three short trainings and a replay: several minutes of compiling on a loaded 2-core machine
-def test_train_resume_and_replay_through_the_cli(tmp_path, animat_cli):
-    """Two generations in one go equal one plus a resumed one (bit for bit); the run and its replay hold
-    the preset's outputs."""
-    common = ["--preset", "drosophila", "--population", "4", "--seconds", "0.01", "--replay-seconds", "0.01", "--seed", "5"]
-    code, out, err = animat_cli("fly", "train", *common, "--generations", "2", "--out", str(tmp_path / "whole"))
-    assert code == 0, err
-    code, _, err = animat_cli("fly", "train", *common, "--generations", "1", "--out", str(tmp_path / "part"))
-    assert code == 0, err
-    code, _, err = animat_cli("fly", "train", "--resume", str(tmp_path / "part"), "--generations", "2")
-    assert code == 0, err
-    rows = lambda run: [line.split(",")[:5] for line in (run / "metrics.csv").read_text().splitlines()]  # all but the wall time
-    assert rows(tmp_path / "whole") == rows(tmp_path / "part") and len(rows(tmp_path / "whole")) == 3
-    config = json.loads((tmp_path / "whole" / "config.json").read_text())
-    assert config["preset"] == "drosophila" and config["drosophila"] == {}
-    for name in ("best_genome.npz", "plots/fitness.png", "plots/wings.png", "media/wingbeat.gif", "report.html", "trajectory.npz"):
-        assert (tmp_path / "whole" / name).is_file(), name
-    code, _, err = animat_cli("fly", "replay", str(tmp_path / "whole"), "--seconds", "0.02", "--out", str(tmp_path / "replay"))
-    assert code == 0, err
-    traj = runs.read_npz(tmp_path / "replay" / "trajectory.npz")
-    assert traj["position"].shape == (100, 3) and traj["wing_angles"].shape == (100, 6)
-    np.testing.assert_allclose(np.diff(traj["t"]), 2e-4, rtol=1e-3)  # 5 kHz
-    summary = json.loads((tmp_path / "replay" / "summary.json").read_text())
-    assert summary["preset"] == "drosophila" and summary["body_length"] == 2.5e-3
-    assert "slowed down 200" in (tmp_path / "replay" / "report.html").read_text()  # the drosophila scene
-
-
 def test_replay_reads_pretrained_names_and_refuses_an_unknown_one_in_one_line(tmp_path, animat_cli):
     code, _, err = animat_cli("fly", "replay", "pretrained:no-such-genome", "--seconds", "1", "--out", str(tmp_path / "r"))
     assert code == 2 and "no pretrained artefact 'pretrained:no-such-genome'" in err and len(err.strip().splitlines()) == 1
@@ -269,21 +244,65 @@ def test_from_refuses_a_run_of_the_other_preset(tmp_path):
         check_source(TrainConfig.build(None), fly_run)
 
 
-def test_the_shipped_hover_genome_flies_its_first_half_second_near_the_start():
-    """pretrained:drosophila-hover (its PROVENANCE.md: 30 s within 0.61 body lengths of height at 220.3 Hz)
-    flies 0.5 s from rest without crashing, within 1 body length of its start height, its set wingbeat
-    within 215–235 Hz (225 Hz over the take-off's half second)."""
+HOVER_30S = {"wingbeat_hz": 220.3, "max_height_change_body_lengths": 0.61, "max_horizontal_drift_body_lengths": 3.57,
+             "mechanical_power_w_per_kg": 24.2, "induced_power_w_per_kg": 6.6, "inertial_power_w_per_kg": 0.14}
+"""pretrained/drosophila-hover/PROVENANCE.md's row for the shipped genome (30 s from rest in the hover posture)."""
+
+
+def _shipped_hover():
     from animat import pretrained
     from animat.evolve.genome_file import load_genome
     from animat.fly.drosophila.options import DrosophilaTrainConfig
-    from animat.fly.drosophila.replay import flight_summary, fly_genome
 
     folder = pretrained.resolve("pretrained:drosophila-hover")
     params = DrosophilaTrainConfig.build(None, **json.loads((folder / "config.json").read_text())).fly_params()
+    return params, load_genome(folder / "best_genome.npz").genome
+
+
+def test_the_shipped_hover_genome_flies_three_seconds_inside_its_thirty_second_envelope():
+    """pretrained:drosophila-hover flies 3 s from rest without crashing inside the envelope its
+    PROVENANCE.md states for 30 s (:data:`HOVER_30S`): the take-off's first half second reaches the
+    flight's largest height change (0.612 BL) and drift (3.565 BL), so over 3 s they must already lie
+    within those figures' rounding, 0.62 and 3.60 BL (issue 22 allows 1 and 5: a genome read wrong, a fly
+    heavier by a few percent or a changed aerodynamic term leaves them); after the take-off the fly stays
+    within 3.6 BL of the start and ends within 2.5 (measured 1.94). Its wingbeat (FFT, 0.33 Hz bins over
+    3 s) is 220.3 Hz ± 1, the network's set frequency 215–230 Hz (measured 221.0), the aerodynamic power
+    within 5 % of 24.2 W/kg (measured 24.7: the take-off costs more) and the induced part 6.6 ± 0.1 W/kg.
+    About 15 s, nearly all of it compiling the 3 s rollout."""
+    from animat.fly.drosophila.replay import acceptance, flight_summary, fly_genome
+
+    params, genome = _shipped_hover()
     assert params.thorax_resonance_hz == 218.0 and params.induced_power_factor == 1.2
-    summary = flight_summary(params, fly_genome(params, load_genome(folder / "best_genome.npz").genome, 0.5))
-    assert not summary["crashed"] and summary["max_height_change_body_lengths"] < 1.0
-    assert 215.0 <= summary["mean_set_frequency_hz"] <= 235.0
+    flight = fly_genome(params, genome, 3.0)
+    summary = flight_summary(params, flight)
+    assert summary["seconds"] == pytest.approx(3.0) and not summary["crashed"], summary
+    assert all(acceptance(summary).values()), summary
+    assert summary["max_height_change_body_lengths"] <= 0.62, summary
+    assert summary["max_horizontal_drift_body_lengths"] <= 3.60, summary
+    late = flight.t >= 0.5
+    horiz = np.hypot(*(flight.pos[late, :2] - flight.pos[0, :2]).T) / params.body_length
+    assert horiz.max() <= 3.6 and horiz[-1] <= 2.5, (horiz.max(), horiz[-1])
+    assert abs(summary["wingbeat_hz"] - HOVER_30S["wingbeat_hz"]) <= 1.0, summary
+    assert 215.0 <= summary["mean_set_frequency_hz"] <= 230.0, summary
+    assert abs(summary["mechanical_power_w_per_kg"] / HOVER_30S["mechanical_power_w_per_kg"] - 1) <= 0.05, summary
+    assert abs(summary["induced_power_w_per_kg"] - HOVER_30S["induced_power_w_per_kg"]) <= 0.1, summary
+
+
+@pytest.mark.slow  # a 30 s flight at 10 kHz physics, its plots and animation: about a minute on 2 cores
+def test_the_shipped_hover_genome_reproduces_its_provenance_row(tmp_path, animat_cli):
+    """``animat fly replay pretrained:drosophila-hover --seconds 30``, PROVENANCE.md's own command: the
+    summary repeats :data:`HOVER_30S` to its printed digits (within one unit of the last digit, for CPUs
+    that round XLA's float32 otherwise), no crash, and issue 22's four checks pass."""
+    out = tmp_path / "r"
+    code, _, err = animat_cli("fly", "replay", "pretrained:drosophila-hover", "--seconds", "30", "--out", str(out))
+    assert code == 0, err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["seconds"] == pytest.approx(30.0) and summary["crashed"] is False, summary
+    for key, want in HOVER_30S.items():
+        unit = 0.1 if key in ("wingbeat_hz", "mechanical_power_w_per_kg", "induced_power_w_per_kg") else 0.01
+        assert abs(summary[key] - want) <= unit, (key, summary[key], want)
+    checks = {k: v for k, v in summary.items() if k.startswith("check_")}
+    assert len(checks) == 4 and all(checks.values()), checks
 
 
 @pytest.mark.slow  # two short trainings and a replay: minutes of compiling on a loaded 2-core machine
