@@ -128,6 +128,15 @@ class Golden:
         found = mismatches(want, value, rtol=self.rtol(key) if rtol is None else rtol, arrays=self.stored_arrays())
         assert not found, f"{key!r} differs from {self.path.name}: " + "; ".join(found[:6]) + (" …" if len(found) > 6 else "")
 
+    @staticmethod
+    def assert_agrees(recorded: dict, got: dict, system: str, what: str):
+        """``got`` holds the figures that a run ``recorded`` itself (both as :meth:`summary` writes them: floats
+        as reprs), within ``system``'s tolerance (:data:`RTOL`): an old run's own record, not a golden
+        written later by newer code."""
+        found = mismatches(recorded, {k: got.get(k, "<missing>") for k in recorded}, rtol=RTOL[system])
+        more = " …" if len(found) > 6 else ""
+        assert not found, f"{what} differs from what the run recorded: " + "; ".join(found[:6]) + more
+
     # not reproducible, so never compared: wall times, paths, what the machine offers
     WALL_COLUMNS = ("seconds", "fps", "microseconds", "seconds_per_frame")
     WALL_ENTRIES = (
@@ -174,8 +183,8 @@ class Golden:
     @staticmethod
     def same(a: dict, b: dict) -> bool:
         """Two dicts of arrays (:meth:`npz`) equal bit for bit: the same keys, dtypes, shapes and values."""
-        return a.keys() == b.keys() and all(a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k], equal_nan=a[k].dtype.kind == "f")
-                                            for k in a)
+        return a.keys() == b.keys() and all(
+            a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k], equal_nan=a[k].dtype.kind == "f") for k in a)
 
 
 RTOL = {"fly": 5e-5, "skier": 0.0, "surrogate": 1e-4, "imitate": 1e-4}
@@ -285,7 +294,9 @@ def _array_mismatches(want: dict, got, rtol: float, arrays: dict, where: str) ->
     if not bad.any():
         return []
     i = np.unravel_index(int(np.argmax(bad)), bad.shape) if bad.ndim else ()
-    return [f"{where or '.'}: {int(bad.sum())} of {bad.size} entries differ, first at {list(map(int, i))}: stored {w[i]!r}, got {got[i]!r}"]
+    first = list(map(int, i))
+    where = f"{where or '.'}: {int(bad.sum())} of {bad.size} entries differ, first at {first}"
+    return [f"{where}: stored {w[i]!r}, got {got[i]!r}"]
 
 
 def mismatches(want, got, where: str = "", rtol: float = 0.0, arrays: dict | None = None) -> list[str]:
