@@ -1,8 +1,8 @@
 """Behaviour kept by the newer verbs (issue 53): short runs with fixed seeds give the outputs that the code
 of commit 7d03f59 wrote, stored in ``tests/golden/fly-verbs.json`` and ``tests/golden/imitate-verbs.json``
 (their arrays in the ``.npz`` files beside them), compared as in tests/test_golden.py: each system's
-tolerance (``RTOL`` in tests/conftest.py), ``ROLLOUT_RTOL`` for an evaluation's figures, arrays element by
-element, wall times and paths left out.
+tolerance (``RTOL`` in tests/conftest.py), ``ROLLOUT_RTOL`` for the evaluation returns of a freshly trained
+policy, arrays element by element, wall times and paths left out.
 
 Pinned:
 
@@ -117,5 +117,6 @@ def test_imitate_evaluate_pretrained_walk(animat_cli, golden, tmp_path, monkeypa
     summary = g.summary(tmp_path / "evaluate" / "summary.json", drop=("run_dir",))
     printed = {k: repr(v) if isinstance(v, float) else v for k, v in line.items() if k in summary}
     assert printed == summary  # the line printed is the summary
-    g.check("evaluate/walk/summary", summary, rtol=g.ROLLOUT_RTOL)
-    g.check("evaluate/walk/episodes", g.columns(tmp_path / "evaluate" / "episodes.csv"), rtol=g.ROLLOUT_RTOL)
+    # a fixed policy's rollouts: the imitate tolerance (the old PPO run's play moved by 1e-16 between CPUs)
+    g.check("evaluate/walk/summary", summary)
+    g.check("evaluate/walk/episodes", g.columns(tmp_path / "evaluate" / "episodes.csv"))
