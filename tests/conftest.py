@@ -194,8 +194,9 @@ Measured (2026-12-06) between the machine that stored the goldens and an AMD EPY
 repeated bit for bit, the others moved (largest moves below). On that EPYC, XLA limited to AVX
 (``XLA_FLAGS=--xla_cpu_max_isa=AVX``, no FMA) moved the fly's generation means and medians by at most
 1.4e-5 of their column's scale (its genes by 4e-9), and nothing of the skier; NumPy's kernels limited to
-SSE4 (``NPY_DISABLE_CPU_FEATURES=X86_V3``) and OpenBLAS's (``OPENBLAS_CORETYPE=Prescott``) changed no skier
-figure.
+SSE4 (``NPY_DISABLE_CPU_FEATURES=X86_V3``) and OpenBLAS's (``OPENBLAS_CORETYPE=Prescott``, its generic
+kernels) changed no skier figure. The chaotic flights of tests/test_golden_verbs.py are another matter (its
+docstring): without FMA they diverge beyond any tolerance.
 
 - skier (MuJoCo and NumPy in float64): exact, bit for bit; but a GA's population figures:
   :data:`ROLLOUT_RTOL`.
@@ -203,8 +204,8 @@ figure.
 - surrogate (JAX float32): 1e-4; measured: training metrics 6e-7, its best model's parameters 5e-5 (of
   their moments; the arrays themselves were stored as fingerprints then), roundoff figures such as the
   PCA floor error (1e-6 %) by up to 2e-4 of themselves, which :data:`ATOL` covers.
-- imitate (torch float32 PPO): 1e-4; measured: training metrics 6e-5 of their column, the policy's
-  parameters 7e-5 (of their moments).
+- imitate (torch float32 PPO, MuJoCo float64): 1e-4; measured: training metrics 6e-5 of their column, the
+  policy's parameters 7e-5 (of their moments), a fixed policy's play 1e-16 (its reference poses and rewards).
 
 A behaviour change (a resumed run's lost random state, a changed formula, a physics constant moved by
 1e-4 of itself) moves them by far more; torch's unvectorised kernels (``ATEN_CPU_CAPABILITY=default``, a
@@ -214,11 +215,12 @@ Check a change of tolerance on one machine by limiting the instruction sets, as 
 
 ROLLOUT_RTOL = 1e-3
 """The tolerance of figures that long or chaotic rollouts make (a test passes it as ``rtol``): evaluations
-and plays (the surrogate's, a PPO policy's evaluation returns) and a GA's population figures (a generation's
-mean, which a one-ulp change of one fitness can send through another parent). Measured between those two
+and plays of the surrogate, the evaluation returns of a freshly trained PPO policy, and a GA's population
+figures (a generation's mean, which one individual's changed fitness moves). Measured between those two
 machines: the surrogate's play's range ratio 2.2e-4 of its column, the PPO run's evaluation return gain
-3.7e-4 of itself, the two-axis skier's last generation mean 5.7e-4 (one skier of ten bred otherwise; its
-best and median repeated bit for bit)."""
+3.7e-4 of itself, the two-axis skier's last generation mean 5.7e-4 (one of the ten skiers' fitness moved
+by 0.026 m while the generation's best and median repeated bit for bit; so the skier's GA is not exact
+across CPUs, though its replays are)."""
 
 Golden.ROLLOUT_RTOL = ROLLOUT_RTOL  # the tests' g.check(key, value, rtol=g.ROLLOUT_RTOL)
 
