@@ -82,7 +82,10 @@ def main() -> None:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
-            app(standalone_mode=False)
+            code = app(standalone_mode=False)
+        if code == 130:  # Ctrl-C: typer turns KeyboardInterrupt into Exit(130), which standalone_mode=False returns, not raises
+            err.print("interrupted")
+            sys.exit(130)
     except AnimatError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from animat import pretrained
-from animat.errors import ConfigError
+from animat.errors import CheckpointError, ConfigError
 from animat.fly.lookahead import CONE_DEG, SPEED_WEIGHT, lookahead_cost
 
 DT, SPEED, L = 0.01, 3.0, 4.0
@@ -90,16 +90,22 @@ def test_lookahead_zero_flies_the_plain_controller(controller):
 
 
 def test_alternates_are_checked_when_a_set_loads(tmp_path):
+    """A broken ``alternates`` entry is refused when the set loads, each with its own class and a one-line message:
+    an unknown command, a network of the wrong shape and a non-list are ConfigError (a malformed set), a listed
+    network that is not there is CheckpointError (as for the set's own networks)."""
     from animat.fly.steering import load_steering
 
     folder = tmp_path / "set"
     shutil.copytree(pretrained.resolve("pretrained:paper"), folder)
     spec = json.loads((folder / "steering.json").read_text())
-    for alternates, match in (({"sideways": ["forward"]}, "unknown command"), ({"goal": ["forward"]}, "does not fit"),
-                              ({"forward": "forwardC"}, "list"), ({"left": ["nothing"]}, "nothing")):
+    for alternates, error, match in (({"sideways": ["forward"]}, ConfigError, "unknown command 'sideways'"),
+                                     ({"goal": ["forward"]}, ConfigError, "does not fit its fly as a goal network"),
+                                     ({"forward": "forwardC"}, ConfigError, "alternates of 'forward' need a list"),
+                                     ({"left": ["nothing"]}, CheckpointError, "lists network 'nothing'")):
         (folder / "steering.json").write_text(json.dumps({**spec, "alternates": alternates}))
-        with pytest.raises(Exception, match=match):
+        with pytest.raises(error, match=match) as caught:
             load_steering(folder)
+        assert type(caught.value) is error and len(str(caught.value).splitlines()) == 1, caught.value
 
 
 def test_a_steering_config_names_alternates_of_the_commands_own_task(tmp_path):
@@ -112,8 +118,9 @@ def test_a_steering_config_names_alternates_of_the_commands_own_task(tmp_path):
     assert record["switch"]["up"] == "up" and record["alternates"] == {"up": ["upB"]}  # an alternate is never the set's own
     for bad, match in (('up = ["hover"]', "no up network"), ('goal = ["up"]', "no goal network"), ('sideways = ["up"]', "command or goal")):
         (tmp_path / "b.toml").write_text(base + f"[alternates]\n{bad}\n")
-        with pytest.raises(ConfigError, match=match):
+        with pytest.raises(ConfigError, match=match) as caught:
             read_steering_config(tmp_path / "b.toml")
+        assert len(str(caught.value).splitlines()) == 1, caught.value
 
 
 def test_steer_refuses_a_negative_lookahead(tmp_path, animat_cli):

@@ -146,6 +146,104 @@ def test_steer_flies_the_script_and_writes_the_run_directory(controller, tiny_se
     assert "all_ok" in stdout
 
 
+def gif_frames(path) -> int:
+    from PIL import Image
+
+    with Image.open(path) as gif:
+        return gif.n_frames
+
+
+def test_steer_options_in_a_config_file_take_effect_and_the_command_line_overrides_them(tiny_set, tmp_path, animat_cli):
+    """``animat fly steer --config FILE``: every option set only in the file (script, controller, target speed, seed,
+    lookahead, animation length) reaches config.json, the flight, its score and its animation; each one also given on
+    the command line (``--speed`` among them) wins. The flight is compared bit for bit with :func:`fly_script` at the
+    values meant, and shown to differ from the flight at the value used if the option were dropped (the set's 2 u/s,
+    seed 0, the 1 s lookahead), so an option recorded but not flown fails; the score is the one at the target speed."""
+    from animat.fly.commands import parse_script
+    from animat.fly.replay import ANIMATION_FPS
+    from animat.fly.steering import Pilot, fly_script, load_steering
+    from animat.viz.animate import frame_stride
+
+    steering = load_steering(tiny_set)
+    dt = steering.params.control_dt
+    file = tmp_path / "steer.toml"
+    file.write_text('commands = "up:0.7,forward:0.6"\ncontroller = "switch"\nspeed = 1.5\nseed = 2\nlookahead = 0.0\n'
+                    'anim_seconds = 0.2\n')
+    override = ["--commands", "up:1.1,hover:0.3", "--controller", "goal", "--speed", "2.5", "--seed", "1",
+                "--lookahead", "0.5", "--anim-seconds", "0.4"]
+    cases = {"file": ([], "up:0.7,forward:0.6", "switch", 1.5, 2, 0.0, 0.2),
+             "override": (override, "up:1.1,hover:0.3", "goal", 2.5, 1, 0.5, 0.4)}
+    for name, (args, commands, controller, speed, seed, lookahead, anim) in cases.items():
+        out = tmp_path / name
+        code, _, err = animat_cli("fly", "steer", str(tiny_set), "--config", str(file), *args, "--out", str(out))
+        assert code == 0, err
+        options = {"speed": speed, "seed": seed, "lookahead": lookahead}
+        recorded = {"steering": str(tiny_set), "commands": commands, "controller": controller, **options}
+        assert json.loads((out / "config.json").read_text()) == recorded
+        traj = runs.read_npz(out / "trajectory.npz")
+        script = parse_script(commands)
+        fly = lambda **kw: fly_script(steering, script, controller, **{**options, **kw})
+        want = fly()
+        np.testing.assert_array_equal(traj["position"], want["position"])
+        np.testing.assert_array_equal(traj["network"], want["network"])
+        assert not np.array_equal(fly(speed=None)["position"], want["position"])  # the target speed steers the flight
+        assert not np.array_equal(fly(seed=0)["position"], want["position"])
+        if controller == "switch":  # the tiny set's up alternate: with the lookahead the pilot picks it at times
+            assert set(want["network"]) == {"up", "forward"} and "upB" in set(fly(lookahead=None)["network"])
+        summary = json.loads((out / "summary.json").read_text())
+        start = np.asarray(Pilot(steering, controller, speed, seed).state.pos, float).reshape(3)
+        score = steer_score(traj["t"], traj["position"], traj["velocity"], traj["command"], traj["command_direction"],
+                            traj["crashed"], speed=speed, body_length=steering.params.body_length, start=start)
+        assert summary["speed"] == summary["target_speed"] == speed
+        assert summary["segments"] == json.loads(json.dumps(score["segments"]))
+        stride = frame_stride(dt, ANIMATION_FPS)[0]
+        assert gif_frames(out / "media" / "flight.gif") == len(range(0, int(round(anim / dt)), stride))
+
+
+def test_an_interrupted_train_steering_resumes_to_the_set_of_an_uninterrupted_run(tiny_set, tmp_path, animat_cli,
+                                                                                  monkeypatch):
+    """``animat fly train-steering`` stopped twice, then run again with the same command: first a run limited to two
+    networks (``--networks hover,up``), then one interrupted (Ctrl-C, exit 130) inside ``upB`` after its generation
+    was checkpointed and before its replay and summary. The run that follows keeps the finished networks, resumes
+    ``upB`` from its checkpoint and trains the rest, and the set equals the ``tiny_set`` fixture trained in one go:
+    steering.json, and every network's best genome bit for bit (its arrays) and best fitness."""
+    import importlib
+
+    fly_train = importlib.import_module("animat.fly.train")  # the module (animat.fly's `train` is its function)
+    (tmp_path / "tiny.toml").write_text(TINY_SET)
+    out = tmp_path / "set"
+    command = ["fly", "train-steering", "--config", str(tmp_path / "tiny.toml"), "--out", str(out)]
+    code, _, err = animat_cli(*command, "--networks", "hover,up")
+    assert code == 0, err
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["hover", "up"]
+    replay = fly_train.task_replay
+
+    def interrupted_in_upb(cfg, where):
+        if where.name == "upB":
+            raise KeyboardInterrupt
+        return replay(cfg, where)
+
+    monkeypatch.setattr(fly_train, "task_replay", interrupted_in_upb)
+    code, stdout, err = animat_cli(*command)
+    assert code == 130 and err.strip().splitlines()[-1] == "interrupted", stdout + err
+    assert (out / "upB" / "checkpoints").is_dir() and not (out / "upB" / "summary.json").exists()
+    assert not (out / "forward").exists()
+    monkeypatch.setattr(fly_train, "task_replay", replay)
+    code, stdout, err = animat_cli(*command)
+    assert code == 0, err
+    told = [line.split("train-steering: ")[1] for line in stdout.splitlines() if line.startswith("train-steering: ")]
+    assert told[:3] == ["upB resumed", "upB finished", "forward started"]
+    assert not any(t.startswith(("hover ", "up ")) for t in told)  # the finished networks are kept
+    assert (out / "steering.json").read_text() == (tiny_set / "steering.json").read_text()
+    for name in ("hover", "up", "upB", "forward", "goal"):
+        got, want = (runs.read_npz(d / name / "best_genome.npz") for d in (out, tiny_set))
+        assert got.keys() == want.keys()
+        for key in want:
+            np.testing.assert_array_equal(got[key], want[key], err_msg=f"{name}: {key}")
+        fitness = [json.loads((d / name / "summary.json").read_text())["best_fitness"] for d in (out, tiny_set)]
+        assert fitness[0] == fitness[1], name
+
+
 def test_a_script_command_the_switch_set_has_no_network_for_is_a_one_line_error(tiny_set, tmp_path, animat_cli):
     code, _, err = animat_cli("fly", "steer", str(tiny_set), "--commands", "up:1,left:1", "--out", str(tmp_path / "out"))
     assert code == 2 and "'left'" in err and len(err.strip().splitlines()) == 1, err

@@ -142,9 +142,9 @@ def test_segments_split_on_a_new_command_or_a_new_heading():
 
 def test_bad_input_is_a_one_line_error():
     t, p, v, c, d = flight([("forward", FORWARD, at_angle(0.0, 2.0, 1.0))])
-    with pytest.raises(ConfigError, match="evenly spaced"):
-        steer_score(t ** 2, p, v, c, d, speed=2.0, body_length=L)
-    with pytest.raises(ConfigError, match="speed"):
-        steer_score(t, p, v, c, d, speed=0.0, body_length=L)
-    with pytest.raises(ConfigError, match=r"\(T, 3\)"):
-        steer_score(t, p[:-1], v, c, d, speed=2.0, body_length=L)
+    bad = (((t ** 2, p, v, c, d), 2.0, "evenly spaced"), ((t, p, v, c, d), 0.0, "speed"),
+           ((t, p[:-1], v, c, d), 2.0, r"\(T, 3\)"), ((t[:1], p[:1], v[:1], c[:1], d[:1]), 2.0, "2 samples"))
+    for args, speed, match in bad:
+        with pytest.raises(ConfigError, match=match) as caught:
+            steer_score(*args, speed=speed, body_length=L)
+        assert len(str(caught.value).splitlines()) == 1, caught.value
