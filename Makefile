@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 WEB := src/animat/viz/web
 THREE := $(WEB)/node_modules/three/package.json
 
-.PHONY: setup run test test-all bench clean browser
+.PHONY: setup run test test-all bench clean browser lint
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -34,6 +34,11 @@ setup: $(STAMP) $(THREE)
 
 run: $(STAMP) $(THREE)
 	$(VENV)/bin/animat fly train --config configs/fly_default.toml
+
+# ruff (pyproject.toml [tool.ruff]): lint and formatting of src, tests and benchmarks
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
 
 test: $(STAMP) $(THREE) browser
 	$(PY) -m pytest -m "not slow" -q

@@ -40,7 +40,7 @@ import numpy as np  # noqa: E402
 from scipy.spatial import cKDTree  # noqa: E402
 
 from animat.swarm.flocking import FlockParams, FlockState, Obstacles  # noqa: E402
-from animat.swarm.simulate import DEFAULT_SKIN, fitted_spec, default_max_cells, make_chunk  # noqa: E402
+from animat.swarm.simulate import DEFAULT_SKIN, default_max_cells, fitted_spec, make_chunk  # noqa: E402
 from animat.swarm.verlet import ListSpec  # noqa: E402
 
 PRM = FlockParams.build(algorithm=1)
@@ -104,7 +104,9 @@ def jax_rates(q: np.ndarray, p: np.ndarray, specs: list[ListSpec | None], steps:
     for (_, out, spec), (sec, share) in zip(runs, timed):
         info = {"cpu_per_wall": round(share, 2)}
         if spec is not None:
-            info.update(width=spec.width, capacity=spec.capacity, builds=int(out[2][3]), steps=steps, devices=spec.shards)
+            info.update(
+                width=spec.width, capacity=spec.capacity, builds=int(out[2][3]), steps=steps, devices=spec.shards
+            )
         res.append((n * steps / sec, info))
     return res
 
@@ -117,7 +119,9 @@ def kdtree_accel(q: np.ndarray, p: np.ndarray) -> np.ndarray:
     s = np.sqrt(1.0 + PRM.eps * np.sum(dq * dq, axis=1, dtype=np.float32))
     z = (s - 1.0) / PRM.eps
     x = z / PRM.r_alpha
-    rho = np.where(x < PRM.h_alpha, 1.0, np.where(x <= 1.0, 0.5 * (1 + np.cos(np.pi * (x - PRM.h_alpha) / (1 - PRM.h_alpha))), 0.0)).astype(np.float32)
+    rho = np.where(
+        x < PRM.h_alpha, 1.0, np.where(x <= 1.0, 0.5 * (1 + np.cos(np.pi * (x - PRM.h_alpha) / (1 - PRM.h_alpha))), 0.0)
+    ).astype(np.float32)
     w = z - PRM.d_alpha + PRM.c_phi
     phi = 0.5 * ((PRM.a + PRM.b) * w / np.sqrt(1 + w * w) + (PRM.a - PRM.b))
     f = (rho * phi / s)[:, None] * dq + rho[:, None] * dp
@@ -141,21 +145,34 @@ def kdtree_rate(q0: np.ndarray, p0: np.ndarray, steps: int) -> float:
 
 
 def main() -> None:
-    res = {"benchmark": "flocking", "algorithm": 1, "dim": 2, "dtype": "float32",
-           "start": "hex alpha-lattice spacing d, jitter 0.05 d, velocity (1, 0.5) + N(0, 0.1^2), settled 500 steps",
-           "skin": round(DEFAULT_SKIN * PRM.r, 3), "cores": os.cpu_count(), "loadavg_1min": os.getloadavg()[0],
-           "machine": platform.processor() or platform.machine(), "jax": jax.__version__, "devices": jax.device_count()}
+    res = {
+        "benchmark": "flocking",
+        "algorithm": 1,
+        "dim": 2,
+        "dtype": "float32",
+        "start": "hex alpha-lattice spacing d, jitter 0.05 d, velocity (1, 0.5) + N(0, 0.1^2), settled 500 steps",
+        "skin": round(DEFAULT_SKIN * PRM.r, 3),
+        "cores": os.cpu_count(),
+        "loadavg_1min": os.getloadavg()[0],
+        "machine": platform.processor() or platform.machine(),
+        "jax": jax.__version__,
+        "devices": jax.device_count(),
+    }
     for n, tag, gs, ks, ap in ((1000, "1e3", 2000, 100, 100), (10000, "1e4", 500, 20, 4), (100000, "1e5", 200, 4, 0)):
         q, p = start(n)
         specs = [ListSpec(DEFAULT_SKIN * PRM.r, 8, 8, default_max_cells(n), shards) for shards in (1, 2)]
         for shards, (rate, info) in zip((1, 2), jax_rates(q, p, specs, gs)):
             res[f"agent_steps_per_s_grid_{shards}dev_{tag}"], res[f"grid_list_{shards}dev_{tag}"] = rate, info
-        res[f"two_devices_gain_{tag}"] = res[f"agent_steps_per_s_grid_2dev_{tag}"] / res[f"agent_steps_per_s_grid_1dev_{tag}"]
+        res[f"two_devices_gain_{tag}"] = (
+            res[f"agent_steps_per_s_grid_2dev_{tag}"] / res[f"agent_steps_per_s_grid_1dev_{tag}"]
+        )
         res[f"grid_devices_{tag}"] = devices = 2 if n >= TWO_DEVICES_FROM else 1
         res[f"agent_steps_per_s_grid_{tag}"] = res[f"agent_steps_per_s_grid_{devices}dev_{tag}"]
         res[f"agent_steps_per_s_ckdtree_{tag}"] = kdtree_rate(q, p, ks)
         res[f"agent_steps_per_s_allpairs_{tag}"] = jax_rates(q, p, [None], ap)[0][0] if ap else None
-        res[f"speedup_vs_ckdtree_{tag}"] = res[f"agent_steps_per_s_grid_{tag}"] / res[f"agent_steps_per_s_ckdtree_{tag}"]
+        res[f"speedup_vs_ckdtree_{tag}"] = (
+            res[f"agent_steps_per_s_grid_{tag}"] / res[f"agent_steps_per_s_ckdtree_{tag}"]
+        )
     res["target_grid_1e4"] = 1e7
     res["target_speedup_1e5"] = 10.0
     print(json.dumps({k: (float(f"{v:.4g}") if isinstance(v, float) else v) for k, v in res.items()}))

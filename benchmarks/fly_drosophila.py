@@ -10,7 +10,7 @@ import json
 import os
 import platform
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import jax
 import numpy as np
@@ -24,8 +24,12 @@ from animat.fly.model import FlyParams
 PRESETS = {
     # name: (params, simulate_population, network layers, episode seconds timed)
     "paper": (FlyParams(), paper_rollout.simulate_population, [15, 20, 20, 3], 3.0),
-    "drosophila": (DrosophilaParams(), drosophila_rollout.simulate_population,
-                   [drosophila_rollout.N_INPUTS, 20, 20, drosophila_rollout.N_OUTPUTS], 0.3),
+    "drosophila": (
+        DrosophilaParams(),
+        drosophila_rollout.simulate_population,
+        [drosophila_rollout.N_INPUTS, 20, 20, drosophila_rollout.N_OUTPUTS],
+        0.3,
+    ),
 }
 
 
@@ -48,7 +52,7 @@ def main() -> None:
     dt = {name: PRESETS[name][0].dt for name in PRESETS}
     out = {
         "benchmark": "fly_drosophila",
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "machine": f"{platform.machine()} {os.cpu_count()} cpus, {platform.processor() or platform.platform()}",
         "jax_backend": jax.default_backend(),
     }

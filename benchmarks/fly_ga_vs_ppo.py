@@ -47,22 +47,47 @@ def run_ga(budget: float, episode: float, population: int, seed: int) -> dict:
     """The paper's GA (``animat fly train``'s defaults but the sizes) until ``budget`` fly-seconds."""
     per_generation = population * episode
     generations = max(1, math.ceil(budget / per_generation))
-    cfg = TrainConfig.build(None, fitness="hover", population=population, generations=generations, seconds=episode, seed=seed)
+    cfg = TrainConfig.build(
+        None, fitness="hover", population=population, generations=generations, seconds=episode, seed=seed
+    )
     (w0, c0) = clocks()
-    ga = PaperGA(cfg.population, tuple(cfg.layers), cfg.init_std, cfg.pool_frac, cfg.elite_frac, cfg.crossover_prob,
-                 cfg.mutation_rate, cfg.mutation, cfg.mutation_std)
+    ga = PaperGA(
+        cfg.population,
+        tuple(cfg.layers),
+        cfg.init_std,
+        cfg.pool_frac,
+        cfg.elite_frac,
+        cfg.crossover_prob,
+        cfg.mutation_rate,
+        cfg.mutation,
+        cfg.mutation_std,
+    )
     activations = layer_activations(cfg.layers, cfg.activations)
-    evaluator = make_evaluator(FlyFitness(cfg.fly_params(), episode, "hover", activations), cfg.layers, activations, True)
+    evaluator = make_evaluator(
+        FlyFitness(cfg.fly_params(), episode, "hover", activations), cfg.layers, activations, True
+    )
     wall, cpu = [], []
     try:
-        state, _ = loop.run(ga, loop.start(ga, seed), evaluator, generations,
-                            on_generation=lambda st: (wall.append(time.perf_counter() - w0), cpu.append(time.process_time() - c0)))
+        state, _ = loop.run(
+            ga,
+            loop.start(ga, seed),
+            evaluator,
+            generations,
+            on_generation=lambda st: (wall.append(time.perf_counter() - w0), cpu.append(time.process_time() - c0)),
+        )
     finally:
         evaluator.close()
     h = state.history
-    return {"fly_seconds": [per_generation * (i + 1) for i in range(len(h))], "wall_seconds": wall, "cpu_seconds": cpu,
-            "best": [r["best"] for r in h], "mean": [r["mean"] for r in h], "crashes": int(sum(r["crashes"] for r in h)),
-            "final_best_ever": float(state.best_fitness), "generations": generations}
+    return {
+        "fly_seconds": [per_generation * (i + 1) for i in range(len(h))],
+        "wall_seconds": wall,
+        "cpu_seconds": cpu,
+        "best": [r["best"] for r in h],
+        "mean": [r["mean"] for r in h],
+        "crashes": int(sum(r["crashes"] for r in h)),
+        "final_best_ever": float(state.best_fitness),
+        "generations": generations,
+    }
 
 
 def run_ppo(budget: float, episode: float, seed: int, n_steps: int) -> dict:
@@ -90,8 +115,13 @@ def run_ppo(budget: float, episode: float, seed: int, n_steps: int) -> dict:
 
         def _on_rollout_end(self) -> None:
             if self.returns:
-                for key, value in (("fly_seconds", self.num_timesteps * dt), ("wall_seconds", time.perf_counter() - w0),
-                                   ("cpu_seconds", time.process_time() - c0), ("best", max(self.returns)), ("mean", float(np.mean(self.returns)))):
+                for key, value in (
+                    ("fly_seconds", self.num_timesteps * dt),
+                    ("wall_seconds", time.perf_counter() - w0),
+                    ("cpu_seconds", time.process_time() - c0),
+                    ("best", max(self.returns)),
+                    ("mean", float(np.mean(self.returns))),
+                ):
                     curve[key].append(value)
             self.returns = []
 
@@ -103,14 +133,22 @@ def run_ppo(budget: float, episode: float, seed: int, n_steps: int) -> dict:
     while not done:
         obs, r, term, trunc, info = env.step(model.predict(obs, deterministic=True)[0])
         total, done = total + r, term or trunc
-    return {**curve, "ticks": int(model.num_timesteps), "deterministic_return": float(total), "crashes": int(info["crashes"])}
+    return {
+        **curve,
+        "ticks": int(model.num_timesteps),
+        "deterministic_return": float(total),
+        "crashes": int(info["crashes"]),
+    }
 
 
 def plot(ga: dict, ppo: dict, path: Path, title: str) -> None:
     from animat.viz.plots import plt, save_figure
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.4), sharey=True)
-    for ax, x, label in ((axes[0], "fly_seconds", "simulated flight time (fly-seconds)"), (axes[1], "wall_seconds", "wall time (s, set-up included)")):
+    for ax, x, label in (
+        (axes[0], "fly_seconds", "simulated flight time (fly-seconds)"),
+        (axes[1], "wall_seconds", "wall time (s, set-up included)"),
+    ):
         for run, name, color in ((ga, "GA", "C0"), (ppo, "PPO", "C1")):
             ax.plot(run[x], run["best"], color=color, label=f"{name}: best")
             ax.plot(run[x], run["mean"], color=color, ls="--", alpha=0.7, label=f"{name}: mean")
@@ -137,22 +175,51 @@ def main() -> None:
     ga = run_ga(args.fly_seconds, args.episode, args.population, args.seed)
     ppo = run_ppo(args.fly_seconds, args.episode, args.seed, args.n_steps)
     args.out.mkdir(parents=True, exist_ok=True)
-    plot(ga, ppo, args.out / "fly_ga_vs_ppo.png",
-         f"fly hover, {args.episode:g} s episodes from rest, {args.fly_seconds:g} fly-seconds each (seed {args.seed})")
+    plot(
+        ga,
+        ppo,
+        args.out / "fly_ga_vs_ppo.png",
+        f"fly hover, {args.episode:g} s episodes from rest, {args.fly_seconds:g} fly-seconds each (seed {args.seed})",
+    )
     (args.out / "fly_ga_vs_ppo.json").write_text(json.dumps({"ga": ga, "ppo": ppo}))
 
     def last(run: dict) -> dict:
-        return {"fly_seconds": round(run["fly_seconds"][-1], 1), "wall_seconds": round(run["wall_seconds"][-1], 1),
-                "cpu_seconds": round(run["cpu_seconds"][-1], 1), "best_last": round(run["best"][-1], 4),
-                "best_overall": round(max(run["best"]), 4), "mean_last": round(run["mean"][-1], 4), "crashes": run["crashes"]}
+        return {
+            "fly_seconds": round(run["fly_seconds"][-1], 1),
+            "wall_seconds": round(run["wall_seconds"][-1], 1),
+            "cpu_seconds": round(run["cpu_seconds"][-1], 1),
+            "best_last": round(run["best"][-1], 4),
+            "best_overall": round(max(run["best"]), 4),
+            "mean_last": round(run["mean"][-1], 4),
+            "crashes": run["crashes"],
+        }
 
-    print(json.dumps({
-        "benchmark": "fly_ga_vs_ppo", "machine": platform.machine(), "cores": os.cpu_count(), "load_average_1min_at_start": load,
-        "episode_seconds": args.episode, "fly_seconds_budget": args.fly_seconds, "seed": args.seed,
-        "ga": {**last(ga), "population": args.population, "generations": ga["generations"], "best_ever": round(ga["final_best_ever"], 4)},
-        "ppo": {**last(ppo), "ticks": ppo["ticks"], "n_steps": args.n_steps, "deterministic_return": round(ppo["deterministic_return"], 4)},
-        "plot": str(args.out / "fly_ga_vs_ppo.png"),
-    }))
+    print(
+        json.dumps(
+            {
+                "benchmark": "fly_ga_vs_ppo",
+                "machine": platform.machine(),
+                "cores": os.cpu_count(),
+                "load_average_1min_at_start": load,
+                "episode_seconds": args.episode,
+                "fly_seconds_budget": args.fly_seconds,
+                "seed": args.seed,
+                "ga": {
+                    **last(ga),
+                    "population": args.population,
+                    "generations": ga["generations"],
+                    "best_ever": round(ga["final_best_ever"], 4),
+                },
+                "ppo": {
+                    **last(ppo),
+                    "ticks": ppo["ticks"],
+                    "n_steps": args.n_steps,
+                    "deterministic_return": round(ppo["deterministic_return"], 4),
+                },
+                "plot": str(args.out / "fly_ga_vs_ppo.png"),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import json
 import os
 import platform
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import jax
 import numpy as np
@@ -45,18 +45,26 @@ def _rz(a):
 
 def _qmat(q):
     w, x, y, z = q
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
 
 
 def _qmul(a, b):
     aw, ax, ay, az = a
     bw, bx, by, bz = b
-    return np.array([aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw])
+    return np.array(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ]
+    )
 
 
 def numpy_fly(p: FlyParams, net: dict, seconds: float) -> np.ndarray:
@@ -72,9 +80,11 @@ def numpy_fly(p: FlyParams, net: dict, seconds: float) -> np.ndarray:
     out = []
     for _ in range(int(round(seconds / p.control_dt))):
         q = quat
-        euler = [np.arctan2(2 * (q[0] * q[1] + q[2] * q[3]), 1 - 2 * (q[1] ** 2 + q[2] ** 2)),
-                 np.arcsin(np.clip(2 * (q[0] * q[2] - q[3] * q[1]), -1, 1)),
-                 np.arctan2(2 * (q[0] * q[3] + q[1] * q[2]), 1 - 2 * (q[2] ** 2 + q[3] ** 2))]
+        euler = [
+            np.arctan2(2 * (q[0] * q[1] + q[2] * q[3]), 1 - 2 * (q[1] ** 2 + q[2] ** 2)),
+            np.arcsin(np.clip(2 * (q[0] * q[2] - q[3] * q[1]), -1, 1)),
+            np.arctan2(2 * (q[0] * q[3] + q[1] * q[2]), 1 - 2 * (q[2] ** 2 + q[3] ** 2)),
+        ]
         obs = np.concatenate([pos / p.body_length, euler, vel / VEL_SCALE, omega / VEL_SCALE, wing[0] / lim])[:, None]
         act = obs
         for k in range(1, len(LAYERS)):
@@ -87,7 +97,11 @@ def numpy_fly(p: FlyParams, net: dict, seconds: float) -> np.ndarray:
             for side, sign in ((0, 1.0), (1, -1.0)):
                 f, fe, sw = wing[side]
                 Rw = _rz(sw) @ _ry(-f) @ _rx(fe)
-                w_ang = rates[side, 2] * np.array([0, 0, 1.0]) - rates[side, 0] * _rz(sw)[:, 1] + rates[side, 1] * (_rz(sw) @ _ry(-f))[:, 0]
+                w_ang = (
+                    rates[side, 2] * np.array([0, 0, 1.0])
+                    - rates[side, 0] * _rz(sw)[:, 1]
+                    + rates[side, 1] * (_rz(sw) @ _ry(-f))[:, 0]
+                )
                 arm = cents @ Rw.T
                 m = np.array([sign, 1.0, 1.0])
                 pts.append((hinge + arm) * m)
@@ -102,11 +116,13 @@ def numpy_fly(p: FlyParams, net: dict, seconds: float) -> np.ndarray:
             acc = force / p.mass + np.array([0, 0, -p.gravity])
             torque = np.cross(pts, f_body).sum(0)
             omega = omega + (torque - np.cross(omega, inertia * omega)) / inertia * p.dt
-            pos = pos + vel * p.dt + 0.5 * acc * p.dt ** 2
+            pos = pos + vel * p.dt + 0.5 * acc * p.dt**2
             vel = vel + acc * p.dt
             rv = omega * p.dt
             ang = np.linalg.norm(rv)
-            dq = np.concatenate([[np.cos(ang / 2)], np.sin(ang / 2) / ang * rv]) if ang > 0 else np.array([1.0, 0, 0, 0])
+            dq = (
+                np.concatenate([[np.cos(ang / 2)], np.sin(ang / 2) / ang * rv]) if ang > 0 else np.array([1.0, 0, 0, 0])
+            )
             quat = _qmul(quat, dq)
             quat /= np.linalg.norm(quat)
             wing = np.clip(wing + rates * p.dt, -lim, lim)
@@ -151,21 +167,25 @@ def main() -> None:
         fit(nets)
         gen_times.append(time.perf_counter() - t0)
 
-    print(json.dumps({
-        "benchmark": "fly_rollout",
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
-        "machine": f"{platform.machine()} {os.cpu_count()} cpus, {platform.processor() or platform.platform()}",
-        "jax_backend": jax.default_backend(),
-        "episode_seconds": seconds,
-        "fly_steps_per_second_jax_pop1000": rate_1000,
-        "fly_steps_per_second_jax_pop100": rate_100,
-        "fly_steps_per_second_numpy_loop": np_rate,
-        "speedup_vs_numpy_loop": rate_1000 / np_rate,
-        "speedup_vs_numpy_loop_pop100": rate_100 / np_rate,
-        "seconds_per_generation": float(np.median(gen_times)),
-        "seconds_per_generation_note": "100 flies x 3 s, fitness included",
-        "numpy_vs_jax_max_position_difference": agreement,
-    }))
+    print(
+        json.dumps(
+            {
+                "benchmark": "fly_rollout",
+                "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+                "machine": f"{platform.machine()} {os.cpu_count()} cpus, {platform.processor() or platform.platform()}",
+                "jax_backend": jax.default_backend(),
+                "episode_seconds": seconds,
+                "fly_steps_per_second_jax_pop1000": rate_1000,
+                "fly_steps_per_second_jax_pop100": rate_100,
+                "fly_steps_per_second_numpy_loop": np_rate,
+                "speedup_vs_numpy_loop": rate_1000 / np_rate,
+                "speedup_vs_numpy_loop_pop100": rate_100 / np_rate,
+                "seconds_per_generation": float(np.median(gen_times)),
+                "seconds_per_generation_note": "100 flies x 3 s, fitness included",
+                "numpy_vs_jax_max_position_difference": agreement,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

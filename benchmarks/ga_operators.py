@@ -18,7 +18,7 @@ import os
 import platform
 import statistics
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import jax
 import numpy as np
@@ -34,7 +34,14 @@ def time_ours(repeats: int) -> dict:
     key = jax.random.PRNGKey(0)
     genes = network.init_genes(key, POP, LAYERS, 1.0)
     fitness = jax.random.normal(jax.random.PRNGKey(1), (POP,))
-    kw = dict(pool_frac=POOL_FRAC, elite_frac=ELITE_FRAC, crossover_prob=CROSSOVER_PROB, mutation_rate=MUTATION_RATE, mutation="normal", mutation_std=1.0)
+    kw = dict(
+        pool_frac=POOL_FRAC,
+        elite_frac=ELITE_FRAC,
+        crossover_prob=CROSSOVER_PROB,
+        mutation_rate=MUTATION_RATE,
+        mutation="normal",
+        mutation_std=1.0,
+    )
     t0 = time.perf_counter()
     operators.next_generation(key, genes, fitness, **kw).block_until_ready()
     compile_s = time.perf_counter() - t0
@@ -47,7 +54,11 @@ def time_ours(repeats: int) -> dict:
         genes = operators.next_generation(k, genes, fitness, **kw)
         genes.block_until_ready()
         times.append(time.perf_counter() - t0)
-    return {"ms": 1e3 * statistics.median(times), "p90_ms": 1e3 * float(np.percentile(times, 90)), "compile_s": compile_s}
+    return {
+        "ms": 1e3 * statistics.median(times),
+        "p90_ms": 1e3 * float(np.percentile(times, 90)),
+        "compile_s": compile_s,
+    }
 
 
 def time_pygad(generations: int) -> dict:
@@ -65,12 +76,24 @@ def time_pygad(generations: int) -> dict:
 
     def make(n):
         return pygad.GA(
-            num_generations=n, num_parents_mating=int(round(POOL_FRAC * POP)), fitness_func=fitness_func,
-            fitness_batch_size=POP, initial_population=init.copy(), gene_type=float,
-            parent_selection_type="sss", keep_elitism=int(round(ELITE_FRAC * POP)), crossover_type="uniform",
-            mutation_type="random", mutation_probability=MUTATION_RATE, mutation_by_replacement=True,
-            random_mutation_min_val=-1.0, random_mutation_max_val=1.0, random_seed=0,
-            suppress_warnings=True, save_best_solutions=False, save_solutions=False,
+            num_generations=n,
+            num_parents_mating=int(round(POOL_FRAC * POP)),
+            fitness_func=fitness_func,
+            fitness_batch_size=POP,
+            initial_population=init.copy(),
+            gene_type=float,
+            parent_selection_type="sss",
+            keep_elitism=int(round(ELITE_FRAC * POP)),
+            crossover_type="uniform",
+            mutation_type="random",
+            mutation_probability=MUTATION_RATE,
+            mutation_by_replacement=True,
+            random_mutation_min_val=-1.0,
+            random_mutation_max_val=1.0,
+            random_seed=0,
+            suppress_warnings=True,
+            save_best_solutions=False,
+            save_solutions=False,
         )
 
     make(3).run()  # warm-up (imports, caches)
@@ -84,7 +107,12 @@ def time_pygad(generations: int) -> dict:
         per_gen = (total - sum(fit_calls)) / generations
         if best is None or per_gen < best[0]:
             best = (per_gen, total / generations, sum(fit_calls) / generations)
-    return {"ms": 1e3 * best[0], "ms_including_fitness": 1e3 * best[1], "fitness_ms": 1e3 * best[2], "version": pygad.__version__}
+    return {
+        "ms": 1e3 * best[0],
+        "ms_including_fitness": 1e3 * best[1],
+        "fitness_ms": 1e3 * best[2],
+        "version": pygad.__version__,
+    }
 
 
 def main() -> None:
@@ -103,7 +131,9 @@ def main() -> None:
         "p90_ms_per_generation": round(ours["p90_ms"], 4),
         "jit_compile_s": round(ours["compile_s"], 3),
         "pygad_ms_per_generation": None if theirs is None else round(theirs["ms"], 4),
-        "pygad_ms_per_generation_including_fitness": None if theirs is None else round(theirs["ms_including_fitness"], 4),
+        "pygad_ms_per_generation_including_fitness": None
+        if theirs is None
+        else round(theirs["ms_including_fitness"], 4),
         "pygad_version": None if theirs is None else theirs["version"],
         "speedup_vs_pygad": None if theirs is None else round(theirs["ms"] / ours["ms"], 2),
         "target_ms": 5.0,
@@ -111,13 +141,22 @@ def main() -> None:
         "population": POP,
         "genes": network.param_count(LAYERS),
         "layers": LAYERS,
-        "settings": {"pool_frac": POOL_FRAC, "elite_frac": ELITE_FRAC, "crossover_prob": CROSSOVER_PROB, "mutation_rate": MUTATION_RATE},
+        "settings": {
+            "pool_frac": POOL_FRAC,
+            "elite_frac": ELITE_FRAC,
+            "crossover_prob": CROSSOVER_PROB,
+            "mutation_rate": MUTATION_RATE,
+        },
         "repeats": args.repeats,
         "pygad_generations": args.pygad_generations,
         "jax_version": jax.__version__,
         "jax_backend": jax.default_backend(),
-        "machine": {"processor": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(), "platform": platform.platform()},
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "machine": {
+            "processor": platform.processor() or platform.machine(),
+            "cpu_count": os.cpu_count(),
+            "platform": platform.platform(),
+        },
+        "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     print(json.dumps(result))
 

@@ -37,8 +37,8 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from animat.imitate.batch import ImitateBatch
 from animat.character.clip import load_clip, resolve_clip
+from animat.imitate.batch import ImitateBatch
 from animat.imitate.env import ImitateEnv
 from animat.imitate.vecenv import BatchVecEnv
 
@@ -140,18 +140,31 @@ def ppo_fps(minutes: float, key: str = "ppo_fps", **overrides) -> dict:
     steps, seconds = rows[-1]["timesteps"], rows[-1]["seconds"]
     if overrides:
         return {key: round(steps / seconds, 1)}
-    return {key: round(steps / seconds, 1), "ppo_iteration_fps": [r["fps"] for r in rows], "ppo_samples": steps,
-            "ppo_envs": cfg.envs, "ppo_substeps": cfg.substeps, "ppo_net_arch": cfg.net_arch,
-            "ppo_torch_threads": {"rollout": cfg.rollout_torch_threads, "update": cfg.torch_threads}}
+    return {
+        key: round(steps / seconds, 1),
+        "ppo_iteration_fps": [r["fps"] for r in rows],
+        "ppo_samples": steps,
+        "ppo_envs": cfg.envs,
+        "ppo_substeps": cfg.substeps,
+        "ppo_net_arch": cfg.net_arch,
+        "ppo_torch_threads": {"rollout": cfg.rollout_torch_threads, "update": cfg.torch_threads},
+    }
 
 
 def main() -> None:
     quick = "--quick" in sys.argv
     n, substeps, threads = arg("--envs", 32), arg("--substeps", 10), arg("--threads", 2)
     clip = load_clip(resolve_clip("shared:humanoid3d_walk.txt"))
-    res = {"benchmark": "imitate_env", "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()), "cores": os.cpu_count(),
-           "machine": platform.processor() or platform.machine(), "mujoco": mujoco.__version__,
-           "load_average_1min_before": round(os.getloadavg()[0], 2), "envs": n, "threads": threads}
+    res = {
+        "benchmark": "imitate_env",
+        "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "cores": os.cpu_count(),
+        "machine": platform.processor() or platform.machine(),
+        "mujoco": mujoco.__version__,
+        "load_average_1min_before": round(os.getloadavg()[0], 2),
+        "envs": n,
+        "threads": threads,
+    }
     steps = 30 if quick else 90
     for s in sorted({substeps, 20}):
         raw, vec = [], []
@@ -171,7 +184,9 @@ def main() -> None:
         res.update(ppo_fps(0.5 if quick else 2.0))
         res.update(ppo_fps(0.5 if quick else 2.0, "ppo_fps_rollouts_on_update_threads", rollout_torch_threads=0))
         res["ppo_fraction_of_physics_limit"] = round(res["ppo_fps"] / res["physics_limit_steps_per_s"], 3)
-        res["ppo_fraction_rollouts_on_update_threads"] = round(res["ppo_fps_rollouts_on_update_threads"] / res["physics_limit_steps_per_s"], 3)
+        res["ppo_fraction_rollouts_on_update_threads"] = round(
+            res["ppo_fps_rollouts_on_update_threads"] / res["physics_limit_steps_per_s"], 3
+        )
     res["load_average_1min_after"] = round(os.getloadavg()[0], 2)
     print(json.dumps(res))
 

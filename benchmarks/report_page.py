@@ -43,7 +43,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="animat-report-bench-") as tmp:
         run = Path(tmp)
         params = FlyParams()
-        write_replay(params, Genome.random(jax.random.PRNGKey(0), [params.n_inputs, 8, params.n_outputs]), 30.0, run, anim_seconds=0.2)
+        write_replay(
+            params,
+            Genome.random(jax.random.PRNGKey(0), [params.n_inputs, 8, params.n_outputs]),
+            30.0,
+            run,
+            anim_seconds=0.2,
+        )
         start = time.perf_counter()
         write_report(run, params=params)
         write_seconds = time.perf_counter() - start
@@ -58,12 +64,23 @@ def main() -> None:
                 frames = page.evaluate("window.__replay.frames")
                 page.close()
             browser.close()
-        print(json.dumps({
-            "benchmark": "report_page", "date": time.strftime("%Y-%m-%d"), "machine": platform.machine(), "cpus": os.cpu_count(),
-            "replay_seconds": 30.0, "frames": frames, "report_html_bytes": (run / "report.html").stat().st_size,
-            "page_and_plots_bytes": loaded_bytes(run), "first_frame_ms_best": min(times), "first_frame_ms_median": statistics.median(times),
-            "write_report_seconds": round(write_seconds, 3),
-        }))
+        print(
+            json.dumps(
+                {
+                    "benchmark": "report_page",
+                    "date": time.strftime("%Y-%m-%d"),
+                    "machine": platform.machine(),
+                    "cpus": os.cpu_count(),
+                    "replay_seconds": 30.0,
+                    "frames": frames,
+                    "report_html_bytes": (run / "report.html").stat().st_size,
+                    "page_and_plots_bytes": loaded_bytes(run),
+                    "first_frame_ms_best": min(times),
+                    "first_frame_ms_median": statistics.median(times),
+                    "write_report_seconds": round(write_seconds, 3),
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -48,9 +48,16 @@ def main() -> None:
     cfg = TrainConfig.build(None, population=args.population, seconds=args.seconds)
     gen0 = first_generation(np.random.default_rng(cfg.seed), cfg)
     standing = np.zeros_like(gen0)
-    out = {"benchmark": "skier_generation", "population": args.population, "seconds_per_evaluation": args.seconds, "threads": args.threads}
-    with Evaluator(cfg.skier_params(), args.seconds, nthread=args.threads) as ev, \
-            Evaluator(cfg.skier_params(), args.seconds, nthread=args.threads, chunk_seconds=None) as whole:
+    out = {
+        "benchmark": "skier_generation",
+        "population": args.population,
+        "seconds_per_evaluation": args.seconds,
+        "threads": args.threads,
+    }
+    with (
+        Evaluator(cfg.skier_params(), args.seconds, nthread=args.threads) as ev,
+        Evaluator(cfg.skier_params(), args.seconds, nthread=args.threads, chunk_seconds=None) as whole,
+    ):
         ev.evaluate(gen0[:2])  # start the pool
         for name, e, genes in (("", ev, gen0), ("no_falls_", ev, standing), ("unchunked_", whole, gen0)):
             wall, cpu = timed(e, genes, args.repeat)
@@ -60,21 +67,33 @@ def main() -> None:
         # rollout vs Python loop: the same skiers (standing, full length), steps per wall second and per CPU second
         t0, c0 = time.perf_counter(), time.process_time()
         ev.evaluate(standing)
-        rollout_sps, rollout_cpu_sps = (args.population * ev.nstep / d for d in (time.perf_counter() - t0, time.process_time() - c0))
+        rollout_sps, rollout_cpu_sps = (
+            args.population * ev.nstep / d for d in (time.perf_counter() - t0, time.process_time() - c0)
+        )
         t0, c0 = time.perf_counter(), time.process_time()
         step_loop_states(ev.model, standing[: args.loop_genes], ev.nstep)
-        loop_sps, loop_cpu_sps = (args.loop_genes * ev.nstep / d for d in (time.perf_counter() - t0, time.process_time() - c0))
+        loop_sps, loop_cpu_sps = (
+            args.loop_genes * ev.nstep / d for d in (time.perf_counter() - t0, time.process_time() - c0)
+        )
         out.update(timestep_s=ev.dt, chunk_seconds=ev.chunk * ev.dt, generation0_fell=fell)
     gen_s = out["seconds_per_generation"]
-    out.update({
-        "original_seconds_per_generation": args.seconds, "speedup_vs_realtime": round(args.seconds / gen_s, 2),
-        "no_falls_speedup_vs_realtime": round(args.seconds / out["no_falls_seconds_per_generation"], 2),
-        "target_seconds_per_generation": 2.0, "meets_target": gen_s <= 2.0, "no_falls_meets_target": out["no_falls_seconds_per_generation"] <= 2.0,
-        "rollout_steps_per_second": round(rollout_sps), "python_loop_steps_per_second": round(loop_sps),
-        "rollout_vs_python_loop": round(rollout_sps / loop_sps, 2),
-        "rollout_vs_python_loop_per_cpu_second": round(rollout_cpu_sps / loop_cpu_sps, 2),
-        "cpus": os.cpu_count(), "load_average_1min": round(os.getloadavg()[0], 2), "machine": platform.processor() or platform.machine(),
-    })
+    out.update(
+        {
+            "original_seconds_per_generation": args.seconds,
+            "speedup_vs_realtime": round(args.seconds / gen_s, 2),
+            "no_falls_speedup_vs_realtime": round(args.seconds / out["no_falls_seconds_per_generation"], 2),
+            "target_seconds_per_generation": 2.0,
+            "meets_target": gen_s <= 2.0,
+            "no_falls_meets_target": out["no_falls_seconds_per_generation"] <= 2.0,
+            "rollout_steps_per_second": round(rollout_sps),
+            "python_loop_steps_per_second": round(loop_sps),
+            "rollout_vs_python_loop": round(rollout_sps / loop_sps, 2),
+            "rollout_vs_python_loop_per_cpu_second": round(rollout_cpu_sps / loop_cpu_sps, 2),
+            "cpus": os.cpu_count(),
+            "load_average_1min": round(os.getloadavg()[0], 2),
+            "machine": platform.processor() or platform.machine(),
+        }
+    )
     print(json.dumps(out))
 
 

@@ -42,15 +42,31 @@ from animat.skier import train as skier_train
 
 def fly_task(population: int, generations: int, seconds: float):
     """``(strategies {name: strategy}, evaluator factory, fitness_of)`` of the fly's hover task."""
-    base = fly_train.TrainConfig.build(None, fitness="hover", population=population, generations=generations, seconds=seconds)
-    ga = PaperGA(base.population, tuple(base.layers), base.init_std, base.pool_frac, base.elite_frac, base.crossover_prob,
-                 base.mutation_rate, base.mutation, base.mutation_std)
-    es = {name: fly_train.evolution_strategy(fly_train.TrainConfig.build(None, **{**vars(base), "strategy": name})) for name in EVOLUTION_STRATEGIES}
+    base = fly_train.TrainConfig.build(
+        None, fitness="hover", population=population, generations=generations, seconds=seconds
+    )
+    ga = PaperGA(
+        base.population,
+        tuple(base.layers),
+        base.init_std,
+        base.pool_frac,
+        base.elite_frac,
+        base.crossover_prob,
+        base.mutation_rate,
+        base.mutation,
+        base.mutation_std,
+    )
+    es = {
+        name: fly_train.evolution_strategy(fly_train.TrainConfig.build(None, **{**vars(base), "strategy": name}))
+        for name in EVOLUTION_STRATEGIES
+    }
 
     def evaluator(seed: int):
         cfg = fly_train.TrainConfig.build(None, **{**vars(base), "seed": seed})
         activations = layer_activations(cfg.layers, cfg.activations)
-        fitness = FlyFitness(cfg.fly_params(), float(cfg.seconds), cfg.fitness, activations, cfg.starts, cfg.seed, cfg.noise)
+        fitness = FlyFitness(
+            cfg.fly_params(), float(cfg.seconds), cfg.fitness, activations, cfg.starts, cfg.seed, cfg.noise
+        )
         return make_evaluator(fitness, cfg.layers, activations, True)
 
     return {"paper_ga": ga, **es}, evaluator, None
@@ -59,8 +75,10 @@ def fly_task(population: int, generations: int, seconds: float):
 def skier_task(population: int, generations: int, seconds: float):
     """``(strategies, evaluator factory, fitness_of)`` of the skier's default task."""
     base = skier_train.TrainConfig.build(None, population=population, generations=generations, seconds=seconds)
-    strategies = {name: skier_train.strategy(skier_train.TrainConfig.build(None, **{**vars(base), "strategy": name}))
-                  for name in skier_train.STRATEGIES}
+    strategies = {
+        name: skier_train.strategy(skier_train.TrainConfig.build(None, **{**vars(base), "strategy": name}))
+        for name in skier_train.STRATEGIES
+    }
     return strategies, lambda seed: skier_train.make_evaluator(base, base.skier_params()), attrgetter("fitness")
 
 
@@ -72,8 +90,13 @@ def run_one(strategy, evaluator, fitness_of, seed: int, generations: int) -> dic
     finally:
         ev.close()
     best = np.fmax.accumulate([r["best"] for r in state.history])
-    print(json.dumps({"strategy": strategy.name, "seed": seed, "best": float(best[-1])}), file=sys.stderr, flush=True)  # progress
-    return {"curve": [float(b) for b in best], "seconds_per_generation": float(np.mean([r["seconds"] for r in state.history]))}
+    print(
+        json.dumps({"strategy": strategy.name, "seed": seed, "best": float(best[-1])}), file=sys.stderr, flush=True
+    )  # progress
+    return {
+        "curve": [float(b) for b in best],
+        "seconds_per_generation": float(np.mean([r["seconds"] for r in state.history])),
+    }
 
 
 def plot(results: dict, sizes: dict, path: Path) -> None:
@@ -109,32 +132,55 @@ def main() -> None:
     ap.add_argument("--skier-seconds", type=float, default=20.0)
     args = ap.parse_args()
     tasks = {
-        "fly_hover": (fly_task(args.fly_population, args.fly_generations, args.fly_seconds), args.fly_generations, args.fly_population),
-        "skier": (skier_task(args.skier_population, args.skier_generations, args.skier_seconds), args.skier_generations, args.skier_population),
+        "fly_hover": (
+            fly_task(args.fly_population, args.fly_generations, args.fly_seconds),
+            args.fly_generations,
+            args.fly_population,
+        ),
+        "skier": (
+            skier_task(args.skier_population, args.skier_generations, args.skier_seconds),
+            args.skier_generations,
+            args.skier_population,
+        ),
     }
     t0 = time.perf_counter()
     results, summary = {}, {}
     for task, ((strategies, evaluator, fitness_of), generations, _) in tasks.items():
-        results[task] = {name: {seed: run_one(s, evaluator, fitness_of, seed, generations) for seed in args.seeds} for name, s in strategies.items()}
+        results[task] = {
+            name: {seed: run_one(s, evaluator, fitness_of, seed, generations) for seed in args.seeds}
+            for name, s in strategies.items()
+        }
         ga_name = next(iter(strategies))
         ga_best = {seed: r["curve"][-1] for seed, r in results[task][ga_name].items()}
         summary[task] = {
             name: {
                 "final_best": [round(r["curve"][-1], 4) for r in runs.values()],
-                "seconds_per_generation": round(float(np.mean([r["seconds_per_generation"] for r in runs.values()])), 4),
-                "beats_ga_on_seeds": None if name == ga_name else [seed for seed, r in runs.items() if r["curve"][-1] > ga_best[seed]],
+                "seconds_per_generation": round(
+                    float(np.mean([r["seconds_per_generation"] for r in runs.values()])), 4
+                ),
+                "beats_ga_on_seeds": None
+                if name == ga_name
+                else [seed for seed, r in runs.items() if r["curve"][-1] > ga_best[seed]],
             }
             for name, runs in results[task].items()
         }
     plot(results, {task: size for task, (_, _, size) in tasks.items()}, args.out / "strategies.png")
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "strategies.json").write_text(json.dumps(results))
-    print(json.dumps({
-        "benchmark": "strategies", "machine": platform.machine(), "seeds": args.seeds,
-        "evaluations": {task: g * p for task, (_, g, p) in tasks.items()},
-        "sizes": {task: {"population": p, "generations": g} for task, (_, g, p) in tasks.items()},
-        "results": summary, "plot": str(args.out / "strategies.png"), "wall_seconds": round(time.perf_counter() - t0, 1),
-    }))
+    print(
+        json.dumps(
+            {
+                "benchmark": "strategies",
+                "machine": platform.machine(),
+                "seeds": args.seeds,
+                "evaluations": {task: g * p for task, (_, g, p) in tasks.items()},
+                "sizes": {task: {"population": p, "generations": g} for task, (_, g, p) in tasks.items()},
+                "results": summary,
+                "plot": str(args.out / "strategies.png"),
+                "wall_seconds": round(time.perf_counter() - t0, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

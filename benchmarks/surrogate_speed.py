@@ -36,12 +36,14 @@ import json
 import os
 import platform
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy loads OpenBLAS
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")  # before JAX starts
+os.environ.setdefault(
+    "XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+)  # before JAX starts
 
 import numpy as np  # noqa: E402
 
@@ -78,10 +80,18 @@ def cheapest(scene: str, frames: int, seed: int, base: dict, full: dict, toleran
         if run["dropped"] == 0:
             deviation = 100 * float(np.linalg.norm(run["X"] - full["X"], axis=-1).mean()) / side
             if deviation <= tolerance:
-                return {"substeps": substeps, "solver_iterations": iterations, "deviation_percent_of_size": deviation,
-                        "seconds_per_frame": run["seconds_per_frame"]}
-    return {"substeps": int(base.get("substeps", 4)), "solver_iterations": 30, "deviation_percent_of_size": 0.0,
-            "seconds_per_frame": full["seconds_per_frame"]}
+                return {
+                    "substeps": substeps,
+                    "solver_iterations": iterations,
+                    "deviation_percent_of_size": deviation,
+                    "seconds_per_frame": run["seconds_per_frame"],
+                }
+    return {
+        "substeps": int(base.get("substeps", 4)),
+        "solver_iterations": 30,
+        "deviation_percent_of_size": 0.0,
+        "seconds_per_frame": full["seconds_per_frame"],
+    }
 
 
 def _best_seconds(fn, calls: int, repeats: int) -> float:
@@ -104,7 +114,9 @@ def _rollout(rt, W: np.ndarray, Y: np.ndarray, k: int) -> None:
     np.asarray(X)  # waits for JAX's last frame
 
 
-def surrogate_seconds_per_frame(scene_name: str, options: dict, k: int, frames: int, repeats: int = 20, framed: bool = False) -> dict:
+def surrogate_seconds_per_frame(
+    scene_name: str, options: dict, k: int, frames: int, repeats: int = 20, framed: bool = False
+) -> dict:
     """Seconds per frame of each backend (and the NumPy path's stages); ``framed``: the model in the
     flag's own frame (``cloth_frame = "azimuth"``: one more state entry, the wind turned in and the
     cloth turned out every frame)."""
@@ -123,9 +135,18 @@ def surrogate_seconds_per_frame(scene_name: str, options: dict, k: int, frames: 
     s = k + int(framed)  # the state: the subspace's coefficients (and the flag's azimuth)
     rest = scene.topology()["rest"]
     arrays = {k_: np.asarray(v) for k_, v in init_mlp(jax.random.PRNGKey(0), 2 * s + w, s, int(1.5 * k), 10).items()}
-    arrays.update(alpha=np.full(s, 0.99), beta=np.full(s, 0.5), in_mean=np.zeros(2 * s + w), in_std=np.ones(2 * s + w),
-                  out_mean=np.zeros(s), out_std=np.ones(s), components=rng.normal(size=(k, 3 * V)) / np.sqrt(3 * V),
-                  mean=rest.reshape(-1), normals=rng.normal(size=(k + 1, 3 * V)), singular_values=np.geomspace(100.0, 1.0, k))
+    arrays.update(
+        alpha=np.full(s, 0.99),
+        beta=np.full(s, 0.5),
+        in_mean=np.zeros(2 * s + w),
+        in_std=np.ones(2 * s + w),
+        out_mean=np.zeros(s),
+        out_std=np.ones(s),
+        components=rng.normal(size=(k, 3 * V)) / np.sqrt(3 * V),
+        mean=rest.reshape(-1),
+        normals=rng.normal(size=(k + 1, 3 * V)),
+        singular_values=np.geomspace(100.0, 1.0, k),
+    )
     if framed:
         arrays.update(frame_scale=np.float32(0.3 * np.sqrt(V)), frame_pole=rest[scene.pinned, :2].mean(0))
     out = {}
@@ -164,12 +185,20 @@ def main() -> None:
 
     import jax
 
-    result = {"benchmark": "surrogate_speed", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-              "machine": platform.machine(), "cpus": os.cpu_count(), "jax_backend": jax.default_backend(),
-              "blas_threads": os.environ["OPENBLAS_NUM_THREADS"], "xla_flags": os.environ["XLA_FLAGS"],
-              "load_average_1min": os.getloadavg()[0],
-              "frames": args.frames, "reference_repeats": args.reference_repeats, "components": args.components,
-              "tolerance_percent_of_size": args.tolerance}
+    result = {
+        "benchmark": "surrogate_speed",
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "jax_backend": jax.default_backend(),
+        "blas_threads": os.environ["OPENBLAS_NUM_THREADS"],
+        "xla_flags": os.environ["XLA_FLAGS"],
+        "load_average_1min": os.getloadavg()[0],
+        "frames": args.frames,
+        "reference_repeats": args.reference_repeats,
+        "components": args.components,
+        "tolerance_percent_of_size": args.tolerance,
+    }
     for scene in args.scenes.split(","):
         base = data_settings(scene)
         full = reference(scene, args.frames, 0, args.reference_repeats, **base)
@@ -178,19 +207,25 @@ def main() -> None:
         sur = surrogate_seconds_per_frame(scene, base, args.components, args.frames, framed=framed)
         fastest = min(FAST_BACKENDS, key=lambda b: sur[b])
         result.setdefault("numba_setup_seconds", sur["numba_setup"])
-        result.update({
-            f"vertices_{scene}": int(full["X"].shape[1]), f"substeps_{scene}": int(base.get("substeps", 4)), f"cloth_frame_{scene}": framed,
-            f"reference_ms_per_frame_{scene}": full["seconds_per_frame"] * 1e3,
-            f"cheapest_reference_{scene}": f"substeps={cheap['substeps']} iterations={cheap['solver_iterations']}",
-            f"cheapest_reference_deviation_percent_{scene}": cheap["deviation_percent_of_size"],
-            f"cheapest_reference_ms_per_frame_{scene}": cheap["seconds_per_frame"] * 1e3,
-            **{f"surrogate_{b}_ms_per_frame_{scene}": sur[b] * 1e3 for b in FAST_BACKENDS}, f"surrogate_fastest_backend_{scene}": fastest,
-            f"surrogate_numpy_plain_ms_per_frame_{scene}": sur["reference"] * 1e3,
-            **{f"surrogate_numpy_{stage}_us_{scene}": sec * 1e6 for stage, sec in sur["stages"].items()},
-            f"surrogate_megabytes_{scene}": sur["megabytes"], f"normals_rank_{scene}": sur["normals_rank"],
-            f"speedup_vs_reference_{scene}": full["seconds_per_frame"] / sur[fastest],
-            f"speedup_vs_cheapest_reference_{scene}": cheap["seconds_per_frame"] / sur[fastest],
-        })
+        result.update(
+            {
+                f"vertices_{scene}": int(full["X"].shape[1]),
+                f"substeps_{scene}": int(base.get("substeps", 4)),
+                f"cloth_frame_{scene}": framed,
+                f"reference_ms_per_frame_{scene}": full["seconds_per_frame"] * 1e3,
+                f"cheapest_reference_{scene}": f"substeps={cheap['substeps']} iterations={cheap['solver_iterations']}",
+                f"cheapest_reference_deviation_percent_{scene}": cheap["deviation_percent_of_size"],
+                f"cheapest_reference_ms_per_frame_{scene}": cheap["seconds_per_frame"] * 1e3,
+                **{f"surrogate_{b}_ms_per_frame_{scene}": sur[b] * 1e3 for b in FAST_BACKENDS},
+                f"surrogate_fastest_backend_{scene}": fastest,
+                f"surrogate_numpy_plain_ms_per_frame_{scene}": sur["reference"] * 1e3,
+                **{f"surrogate_numpy_{stage}_us_{scene}": sec * 1e6 for stage, sec in sur["stages"].items()},
+                f"surrogate_megabytes_{scene}": sur["megabytes"],
+                f"normals_rank_{scene}": sur["normals_rank"],
+                f"speedup_vs_reference_{scene}": full["seconds_per_frame"] / sur[fastest],
+                f"speedup_vs_cheapest_reference_{scene}": cheap["seconds_per_frame"] / sur[fastest],
+            }
+        )
     print(json.dumps(result))
 
 

@@ -126,7 +126,9 @@ class Golden:
             if rows is not None:
                 want, value = ({k: v[:rows] for k, v in d.items()} for d in (want, value))
         found = mismatches(want, value, rtol=self.rtol(key) if rtol is None else rtol, arrays=self.stored_arrays())
-        assert not found, f"{key!r} differs from {self.path.name}: " + "; ".join(found[:6]) + (" …" if len(found) > 6 else "")
+        assert not found, (
+            f"{key!r} differs from {self.path.name}: " + "; ".join(found[:6]) + (" …" if len(found) > 6 else "")
+        )
 
     @staticmethod
     def assert_agrees(recorded: dict, got: dict, system: str, what: str):
@@ -140,11 +142,29 @@ class Golden:
     # not reproducible, so never compared: wall times, paths, what the machine offers
     WALL_COLUMNS = ("seconds", "fps", "microseconds", "seconds_per_frame")
     WALL_ENTRIES = (
-        "train_seconds_this_session", "mean_seconds_per_generation", "seconds_per_generation", "train_seconds",
-        "steps_per_second", "eval_seconds_each", "reference_seconds_per_frame", "reference_seconds_per_frame_recorded",
-        "runtime_numba_seconds_per_frame", "runtime_numpy_seconds_per_frame", "runtime_jax_seconds_per_frame",
-        "speedup_vs_reference", "per_frame_us_mean", "per_frame_us_median", "per_frame_us_p99", "frames_per_second",
-        "source", "data", "model", "logs", "renderer", "replay_renderer", "jax_backend",
+        "train_seconds_this_session",
+        "mean_seconds_per_generation",
+        "seconds_per_generation",
+        "train_seconds",
+        "steps_per_second",
+        "eval_seconds_each",
+        "reference_seconds_per_frame",
+        "reference_seconds_per_frame_recorded",
+        "runtime_numba_seconds_per_frame",
+        "runtime_numpy_seconds_per_frame",
+        "runtime_jax_seconds_per_frame",
+        "speedup_vs_reference",
+        "per_frame_us_mean",
+        "per_frame_us_median",
+        "per_frame_us_p99",
+        "frames_per_second",
+        "source",
+        "data",
+        "model",
+        "logs",
+        "renderer",
+        "replay_renderer",
+        "jax_backend",
     )
 
     @classmethod
@@ -184,7 +204,8 @@ class Golden:
     def same(a: dict, b: dict) -> bool:
         """Two dicts of arrays (:meth:`npz`) equal bit for bit: the same keys, dtypes, shapes and values."""
         return a.keys() == b.keys() and all(
-            a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k], equal_nan=a[k].dtype.kind == "f") for k in a)
+            a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k], equal_nan=a[k].dtype.kind == "f") for k in a
+        )
 
 
 RTOL = {"fly": 5e-5, "skier": 0.0, "surrogate": 1e-4, "imitate": 1e-4}
@@ -291,8 +312,11 @@ def _array_mismatches(want: dict, got, rtol: float, arrays: dict, where: str) ->
         finite = np.isfinite(w64)
         scale = float(np.abs(w64[finite]).max()) if finite.any() else 0.0
         with np.errstate(invalid="ignore"):
-            bad = np.where(finite, ~(np.abs(w64 - g64) <= rtol * np.maximum(np.abs(w64), max(scale, ATOL))),
-                           ~((np.isnan(w64) & np.isnan(g64)) | (w64 == g64)))
+            bad = np.where(
+                finite,
+                ~(np.abs(w64 - g64) <= rtol * np.maximum(np.abs(w64), max(scale, ATOL))),
+                ~((np.isnan(w64) & np.isnan(g64)) | (w64 == g64)),
+            )
     if not bad.any():
         return []
     i = np.unravel_index(int(np.argmax(bad)), bad.shape) if bad.ndim else ()

@@ -84,12 +84,24 @@ def test_population_checkpoints_keep_last_three_and_latest(tmp_path):
     for gen in range(1, 7):
         checkpoint.save_checkpoint(tmp_path, gen, {"genes": np.full((2, 3), gen, np.float32)}, {"generation": gen})
     names = sorted(p.name for p in (tmp_path / "checkpoints").iterdir())
-    assert names == ["gen-000004.json", "gen-000004.npz", "gen-000005.json", "gen-000005.npz", "gen-000006.json", "gen-000006.npz", "latest.json"]
+    assert names == [
+        "gen-000004.json",
+        "gen-000004.npz",
+        "gen-000005.json",
+        "gen-000005.npz",
+        "gen-000006.json",
+        "gen-000006.npz",
+        "latest.json",
+    ]
     arrays, meta = checkpoint.read_checkpoint(tmp_path)
     assert meta["generation"] == 6 and arrays["genes"][0, 0] == 6
     arrays, meta = checkpoint.read_checkpoint(tmp_path / "checkpoints" / "gen-000005.npz")
     assert meta["generation"] == 5
-    assert [p.name for p in checkpoint.list_checkpoints(tmp_path)] == ["gen-000004.json", "gen-000005.json", "gen-000006.json"]
+    assert [p.name for p in checkpoint.list_checkpoints(tmp_path)] == [
+        "gen-000004.json",
+        "gen-000005.json",
+        "gen-000006.json",
+    ]
 
 
 def test_a_resumed_lineage_replaces_the_later_checkpoints_of_the_one_it_left(tmp_path):
@@ -136,7 +148,6 @@ def test_damaged_newest_checkpoint_falls_back_to_the_newest_valid_one(tmp_path):
     # a checkpoint named explicitly is never replaced by another
     with pytest.raises(CheckpointError, match="gen-000003.npz"):
         checkpoint.read_checkpoint(ckpt / "gen-000003.json")
-
 
 
 def test_checkpoints_of_the_first_format_still_load_and_fall_back(tmp_path):

@@ -24,15 +24,30 @@ print("MODULES", " ".join(sorted(sys.modules)))
 def _loaded(*args: str) -> tuple[str, set[str]]:
     """(stdout before the module list, top-level packages loaded) of ``animat ARGS`` in a new interpreter."""
     src = str(Path(animat.__file__).resolve().parents[1])
-    done = subprocess.run([sys.executable, "-c", RUN, *args], capture_output=True, text=True, timeout=120,
-                          env={"PYTHONPATH": src, "PATH": "/usr/bin:/bin", "COLUMNS": "100"})
+    done = subprocess.run(
+        [sys.executable, "-c", RUN, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": src, "PATH": "/usr/bin:/bin", "COLUMNS": "100"},
+    )
     out, _, modules = done.stdout.rpartition("MODULES ")
     assert done.returncode == 0 and modules, done.stderr
     return out, {name.split(".")[0] for name in modules.split()}
 
 
-@pytest.mark.parametrize("args", [("--help",), ("swarm", "--help"), ("swarm", "run", "--help"), ("fly", "train", "--help"),
-                                  ("imitate", "train", "--help"), ("surrogate", "train", "--help"), ("skier", "train", "--help")])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--help",),
+        ("swarm", "--help"),
+        ("swarm", "run", "--help"),
+        ("fly", "train", "--help"),
+        ("imitate", "train", "--help"),
+        ("surrogate", "train", "--help"),
+        ("skier", "train", "--help"),
+    ],
+)
 def test_help_loads_no_heavy_library(args):
     out, loaded = _loaded(*args)
     assert "Usage" in out

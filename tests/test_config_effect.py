@@ -63,8 +63,13 @@ def test_surrogate_generate_runs_the_small_sheet_config_as_written(animat_cli, t
     run(animat_cli, "surrogate", "generate", "sheet", "--config", small, "--out", str(out))
     meta, config = read_json(out / "dataset.json"), read_json(out / "config.json")
     assert (meta["episodes"], meta["frames"], meta["seed"], meta["scene"]["size"]) == (6, 180, 0, 15)
-    assert {k: config[k] for k in ("episodes", "frames", "seed", "workers", "backend")} == \
-        {"episodes": 6, "frames": 180, "seed": 0, "workers": 2, "backend": "local"}
+    assert {k: config[k] for k in ("episodes", "frames", "seed", "workers", "backend")} == {
+        "episodes": 6,
+        "frames": 180,
+        "seed": 0,
+        "workers": 2,
+        "backend": "local",
+    }
     assert spy_workers == [(6, 2)]  # the 6 episodes went to one process map over 2 workers
     assert sorted(p.name for p in out.glob("episode_*.npz")) == [f"episode_{i:05d}.npz" for i in range(6)]
     assert [int(r["frames"]) for r in rows(out / "metrics.csv")] == [180] * 6
@@ -80,8 +85,20 @@ def test_surrogate_generate_file_values_apply_and_the_command_line_overrides_the
     config_file = tmp_path / "c.toml"
     config_file.write_text("[generate]\nepisodes = 2\nframes = 9\nseed = 3\nworkers = 1\n\n[scene]\nsize = 5\n")
     out = tmp_path / "data"
-    run(animat_cli, "surrogate", "generate", "sheet", "--config", str(config_file), "--frames", "4", "--size", "4",
-        "--out", str(out))
+    run(
+        animat_cli,
+        "surrogate",
+        "generate",
+        "sheet",
+        "--config",
+        str(config_file),
+        "--frames",
+        "4",
+        "--size",
+        "4",
+        "--out",
+        str(out),
+    )
     meta, config = read_json(out / "dataset.json"), read_json(out / "config.json")
     assert (meta["episodes"], meta["frames"], meta["seed"], meta["scene"]["size"]) == (2, 4, 3, 4)
     resolved = (config["episodes"], config["frames"], config["seed"], config["workers"], config["scene_options"])
@@ -100,8 +117,24 @@ def test_surrogate_divergence_reads_frames_and_seed_from_generate_and_the_scene_
     each), a 4 x 4 sheet, seed 1 from --seed over the file's 2."""
     (tmp_path / "c.toml").write_text("[generate]\nframes = 9\nseed = 2\n\n[scene]\nsize = 4\n")
     out = tmp_path / "div"
-    run(animat_cli, "surrogate", "divergence", "sheet", "--config", str(tmp_path / "c.toml"), "--episodes", "1",
-        "--horizon", "3", "--stride", "3", "--seed", "1", "--out", str(out))
+    run(
+        animat_cli,
+        "surrogate",
+        "divergence",
+        "sheet",
+        "--config",
+        str(tmp_path / "c.toml"),
+        "--episodes",
+        "1",
+        "--horizon",
+        "3",
+        "--stride",
+        "3",
+        "--seed",
+        "1",
+        "--out",
+        str(out),
+    )
     config, summary = read_json(out / "config.json"), read_json(out / "summary.json")
     assert (config["frames"], config["seed"], config["scene"]["size"]) == (9, 1, 4)
     assert (summary["frames"], summary["seed"], summary["segments"]) == (9, 1, 3)  # 9 frames: 3 segments of 3
@@ -112,13 +145,39 @@ def test_surrogate_train_takes_its_train_table_and_the_command_line_over_it(anim
     """[train] components = 3 (file only) is the fitted subspace's size; --epochs 1 over the file's 2 is
     one metrics row."""
     data = tmp_path / "data"
-    run(animat_cli, "surrogate", "generate", "sheet", "--episodes", "3", "--frames", "12", "--size", "4",
-        "--out", str(data))
-    (tmp_path / "c.toml").write_text("[train]\ncomponents = 3\nepochs = 2\nbatches_per_epoch = 2\nwindow = 4\n"
-                                     "batch = 2\nlayers = 2\ntest_episodes = 1\n")
+    run(
+        animat_cli,
+        "surrogate",
+        "generate",
+        "sheet",
+        "--episodes",
+        "3",
+        "--frames",
+        "12",
+        "--size",
+        "4",
+        "--out",
+        str(data),
+    )
+    (tmp_path / "c.toml").write_text(
+        "[train]\ncomponents = 3\nepochs = 2\nbatches_per_epoch = 2\nwindow = 4\n"
+        "batch = 2\nlayers = 2\ntest_episodes = 1\n"
+    )
     out = tmp_path / "train"
-    run(animat_cli, "surrogate", "train", "sheet", "--data", str(data), "--config", str(tmp_path / "c.toml"),
-        "--epochs", "1", "--out", str(out))
+    run(
+        animat_cli,
+        "surrogate",
+        "train",
+        "sheet",
+        "--data",
+        str(data),
+        "--config",
+        str(tmp_path / "c.toml"),
+        "--epochs",
+        "1",
+        "--out",
+        str(out),
+    )
     config = read_json(out / "config.json")
     assert (config["components"], config["epochs"], config["window"], config["layers"]) == (3, 1, 4, 2)
     assert [r["epoch"] for r in rows(out / "metrics.csv")] == ["0"]
@@ -164,8 +223,18 @@ def test_fly_train_takes_the_top_level_its_fly_table_and_stages_and_the_command_
 
     (tmp_path / "replay.toml").write_text("seconds = 0.3\nanim_seconds = 0.1\n")
     replay = tmp_path / "replay"
-    run(animat_cli, "fly", "replay", str(out), "--config", str(tmp_path / "replay.toml"), "--seconds", "0.2",
-        "--out", str(replay))
+    run(
+        animat_cli,
+        "fly",
+        "replay",
+        str(out),
+        "--config",
+        str(tmp_path / "replay.toml"),
+        "--seconds",
+        "0.2",
+        "--out",
+        str(replay),
+    )
     assert read_json(replay / "summary.json")["seconds"] == pytest.approx(0.2)
     with np.load(replay / "trajectory.npz") as traj:
         assert traj["t"].shape == (20,)  # 0.2 s at the 100 Hz control rate
@@ -191,8 +260,9 @@ def test_fly_train_drosophila_preset_and_table_reach_its_trainer(animat_cli, tmp
 
     got = []
     monkeypatch.setattr(drosophila_train, "train", lambda cfg, run_dir, **kw: got.append(cfg) or {})
-    (tmp_path / "d.toml").write_text('preset = "drosophila"\ngenerations = 3\npopulation = 6\n'
-                                     "drosophila = {thorax_resonance_hz = 150.0}\n")
+    (tmp_path / "d.toml").write_text(
+        'preset = "drosophila"\ngenerations = 3\npopulation = 6\ndrosophila = {thorax_resonance_hz = 150.0}\n'
+    )
     run(animat_cli, "fly", "train", "--config", str(tmp_path / "d.toml"), "-g", "1", "--out", str(tmp_path / "d"))
     [cfg] = got
     assert (cfg.preset, cfg.generations, cfg.population) == ("drosophila", 1, 6)
@@ -202,11 +272,23 @@ def test_fly_train_drosophila_preset_and_table_reach_its_trainer(animat_cli, tmp
 def test_fly_distill_takes_its_file_and_the_command_line_over_it(animat_cli, tmp_path):
     """Distilling the shipped paper set from a file: 2 episodes x 0.2 s per round (file) are 40 samples at the
     100 Hz control rate, and --hidden 5 over the file's [4] is the goal network's one hidden layer."""
-    (tmp_path / "d.toml").write_text("rounds = 1\nepisodes = 2\nseconds = 0.2\nsegment = [0.1, 0.2]\nepochs = 1\n"
-                                     "batch = 8\nhidden = [4]\nreplay_seconds = 0.1\nanim_seconds = 0.05\n")
+    (tmp_path / "d.toml").write_text(
+        "rounds = 1\nepisodes = 2\nseconds = 0.2\nsegment = [0.1, 0.2]\nepochs = 1\n"
+        "batch = 8\nhidden = [4]\nreplay_seconds = 0.1\nanim_seconds = 0.05\n"
+    )
     out = tmp_path / "distill"
-    run(animat_cli, "fly", "distill", "pretrained:paper", "--config", str(tmp_path / "d.toml"), "--hidden", "5",
-        "--out", str(out))
+    run(
+        animat_cli,
+        "fly",
+        "distill",
+        "pretrained:paper",
+        "--config",
+        str(tmp_path / "d.toml"),
+        "--hidden",
+        "5",
+        "--out",
+        str(out),
+    )
     config = read_json(out / "config.json")
     distilled = config["distilled"]
     resolved = (distilled["episodes"], distilled["seconds"], distilled["hidden"], distilled["segment"])
@@ -235,13 +317,20 @@ def test_skier_train_takes_the_top_level_and_the_skier_table_and_the_command_lin
     under the 5 ms step, not under the default 10 ms one: the table reached the evaluator."""
     from animat.skier.gene import load_gene_json
 
-    (tmp_path / "s.toml").write_text("generations = 3\npopulation = 6\nelites = 3\nparent_probs = [0.5, 0.3, 0.2]\n"
-                                     "seconds = 0.5\nanim_seconds = 0.1\nnthread = 1\n\n[skier]\ntimestep = 0.005\n")
+    (tmp_path / "s.toml").write_text(
+        "generations = 3\npopulation = 6\nelites = 3\nparent_probs = [0.5, 0.3, 0.2]\n"
+        "seconds = 0.5\nanim_seconds = 0.1\nnthread = 1\n\n[skier]\ntimestep = 0.005\n"
+    )
     out = tmp_path / "skier"
     run(animat_cli, "skier", "train", "--config", str(tmp_path / "s.toml"), "-g", "1", "--out", str(out))
     config = read_json(out / "config.json")
-    assert (config["generations"], config["population"], config["elites"], config["seconds"], config["skier"]) == \
-        (1, 6, 3, 0.5, {"timestep": 0.005})
+    assert (config["generations"], config["population"], config["elites"], config["seconds"], config["skier"]) == (
+        1,
+        6,
+        3,
+        0.5,
+        {"timestep": 0.005},
+    )
     [row] = rows(out / "metrics.csv")
     gene, _ = load_gene_json(out / "best_gene.json")
     best = float(row["best"])
@@ -296,17 +385,43 @@ def test_the_vskate_configs_skate_options_reach_the_evaluator_and_generation_zer
 def test_swarm_run_takes_the_top_level_and_the_params_table_and_the_command_line_over_them(animat_cli, tmp_path):
     """5 agents, seed 3, every step recorded, no animation and [params] alpha = 2 from the file; --steps 7 over the
     file's 40 is 8 recorded states. The same run without the params table moves the agents otherwise."""
-    (tmp_path / "s.toml").write_text("agents = 5\nsteps = 40\nseed = 3\nrecord_every = 1\nanimation = false\n\n"
-                                     "[params]\nalpha = 2.0\n")
+    (tmp_path / "s.toml").write_text(
+        "agents = 5\nsteps = 40\nseed = 3\nrecord_every = 1\nanimation = false\n\n[params]\nalpha = 2.0\n"
+    )
     out, plain = tmp_path / "swarm", tmp_path / "plain"
-    run(animat_cli, "swarm", "run", "second-order", "--config", str(tmp_path / "s.toml"), "--steps", "7",
-        "--out", str(out))
+    run(
+        animat_cli,
+        "swarm",
+        "run",
+        "second-order",
+        "--config",
+        str(tmp_path / "s.toml"),
+        "--steps",
+        "7",
+        "--out",
+        str(out),
+    )
     config = read_json(out / "config.json")
     resolved = (config["agents"], config["steps"], config["seed"], config["record_every"], config["animation"])
     assert resolved == (5, 7, 3, 1, False) and config["params"] == {"alpha": 2.0}
     assert not (out / "media").exists()
-    run(animat_cli, "swarm", "run", "second-order", "--agents", "5", "--steps", "7", "--seed", "3",
-        "--record-every", "1", "--no-animation", "--out", str(plain))
+    run(
+        animat_cli,
+        "swarm",
+        "run",
+        "second-order",
+        "--agents",
+        "5",
+        "--steps",
+        "7",
+        "--seed",
+        "3",
+        "--record-every",
+        "1",
+        "--no-animation",
+        "--out",
+        str(plain),
+    )
     with np.load(out / "trajectory.npz") as a, np.load(plain / "trajectory.npz") as b:
         assert a["positions"].shape == (8, 5, 2) and np.array_equal(a["positions"][0], b["positions"][0])
         assert not np.array_equal(a["positions"][-1], b["positions"][-1])
@@ -319,9 +434,11 @@ def test_imitate_train_takes_its_file_and_the_command_line_over_it(animat_cli, t
     """PPO from a file: 2 environments x 16 steps per iteration (32 timesteps), 0.5 s episodes (15 control
     steps at 30 Hz) and an [8] network; --timesteps 32 over the file's 64 is one iteration."""
     pytest.importorskip("stable_baselines3")
-    (tmp_path / "i.toml").write_text('net_arch = [8]\nn_steps = 16\nbatch_size = 16\nn_epochs = 1\neval_episodes = 1\n'
-                                     'max_seconds = 0.5\ncheckpoint_every = 0\nenvs = 2\nvec_env = "dummy"\n'
-                                     'timesteps = 64\n')
+    (tmp_path / "i.toml").write_text(
+        "net_arch = [8]\nn_steps = 16\nbatch_size = 16\nn_epochs = 1\neval_episodes = 1\n"
+        'max_seconds = 0.5\ncheckpoint_every = 0\nenvs = 2\nvec_env = "dummy"\n'
+        "timesteps = 64\n"
+    )
     out = tmp_path / "imitate"
     run(animat_cli, "imitate", "train", "--config", str(tmp_path / "i.toml"), "--timesteps", "32", "--out", str(out))
     config = read_json(out / "config.json")

@@ -20,7 +20,10 @@ BUSY = "already exists and is not empty"
 
 
 def _params():
-    return [pytest.param(path, id=path.name, marks=[pytest.mark.deepmimic] if path.name in NEEDS_SHARED_DATA else []) for path in CONFIGS]
+    return [
+        pytest.param(path, id=path.name, marks=[pytest.mark.deepmimic] if path.name in NEEDS_SHARED_DATA else [])
+        for path in CONFIGS
+    ]
 
 
 def test_the_configs_folder_holds_every_systems_configs():
@@ -39,12 +42,16 @@ def test_shipped_config_is_accepted_by_its_command(path, tmp_path, animat_cli):
         assert code == 2 and "does not exist" in err, err
         assert load_toml(path) == {"seconds": 30.0, "anim_seconds": 6.0}
     elif path.name.startswith("fly_steer"):  # a steering set's TOML: checked whole before any network is picked
-        code, _, err = animat_cli("fly", "train-steering", "--config", str(path), "--out", str(busy), "--networks", "no-such-network")
+        code, _, err = animat_cli(
+            "fly", "train-steering", "--config", str(path), "--out", str(busy), "--networks", "no-such-network"
+        )
         assert code == 2 and "unknown network" in err, err
         assert not (busy / "steering.json").exists()
     elif system in ("fly", "skier", "imitate"):
         code, _, err = animat_cli(system, "train", "--config", str(path), "--out", str(busy))
-        assert code == 2 and (BUSY in err or (system == "imitate" and "install the rl extra" in err)), err  # imitate checks torch next
+        assert code == 2 and (BUSY in err or (system == "imitate" and "install the rl extra" in err)), (
+            err
+        )  # imitate checks torch next
     elif system == "swarm":
         scheme = load_toml(path)["scheme"]
         code, _, err = animat_cli("swarm", "run", scheme, "--config", str(path), "--out", str(busy))
@@ -53,9 +60,13 @@ def test_shipped_config_is_accepted_by_its_command(path, tmp_path, animat_cli):
         from animat.surrogate.scenes import get_scene
 
         scene = path.stem.split("_")[1]
-        code, _, err = animat_cli("surrogate", "train", scene, "--config", str(path), "--data", str(tmp_path / "no-data"), "--out", str(busy))
+        code, _, err = animat_cli(
+            "surrogate", "train", scene, "--config", str(path), "--data", str(tmp_path / "no-data"), "--out", str(busy)
+        )
         assert code == 2 and "no-data" in err and "dataset" in err, err
-        code, _, err = animat_cli("surrogate", "generate", scene, "--config", str(path), "--episodes", "0", "--out", str(busy))
+        code, _, err = animat_cli(
+            "surrogate", "generate", scene, "--config", str(path), "--episodes", "0", "--out", str(busy)
+        )
         assert code == 2 and "--episodes must be an integer >= 1, got 0" in err, err  # the [generate] table passed
         assert get_scene(scene, **load_toml(path)["scene"]).name == scene  # what generate checks next
     assert sorted(p.name for p in busy.iterdir()) == ["earlier.txt"]  # nothing written

@@ -68,8 +68,19 @@ lr = 1e-3
 test_episodes = 1
 checkpoint_every = 3
 """
-SURROGATE_EVAL = ["--horizon", "30", "--stability-frames", "300", "--settle-frames", "60", "--rest-seconds", "0.5",
-                  "--no-video", "--reference-frames", "0"]
+SURROGATE_EVAL = [
+    "--horizon",
+    "30",
+    "--stability-frames",
+    "300",
+    "--settle-frames",
+    "60",
+    "--rest-seconds",
+    "0.5",
+    "--no-video",
+    "--reference-frames",
+    "0",
+]
 
 IMITATE_TOML = """\
 net_arch = [16, 16]
@@ -92,7 +103,20 @@ def run(animat_cli, *args: str) -> None:
 def test_fly_train(fitness, animat_cli, golden, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     g = golden("fly")
-    run(animat_cli, "fly", "train", "-g", "10", *FLY, "-f", fitness, "--seed", str(FLY_FITNESS[fitness]), "--out", "full")
+    run(
+        animat_cli,
+        "fly",
+        "train",
+        "-g",
+        "10",
+        *FLY,
+        "-f",
+        fitness,
+        "--seed",
+        str(FLY_FITNESS[fitness]),
+        "--out",
+        "full",
+    )
     g.check(f"{fitness}/metrics", g.columns(tmp_path / "full" / "metrics.csv"))
     g.check(f"{fitness}/summary", g.summary(tmp_path / "full" / "summary.json"))
     g.check(f"{fitness}/best_genes", g.npz(tmp_path / "full" / "best_genome.npz")["genes"])
@@ -102,7 +126,9 @@ def test_fly_train(fitness, animat_cli, golden, tmp_path, monkeypatch):
 def test_fly_resumed_run_equals_the_uninterrupted_one(fitness, animat_cli, golden, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     g = golden("fly")
-    run(animat_cli, "fly", "train", "-g", "5", *FLY, "-f", fitness, "--seed", str(FLY_FITNESS[fitness]), "--out", "part")
+    run(
+        animat_cli, "fly", "train", "-g", "5", *FLY, "-f", fitness, "--seed", str(FLY_FITNESS[fitness]), "--out", "part"
+    )
     run(animat_cli, "fly", "train", "--resume", "part", "-g", "10")
     g.equal(f"{fitness}/metrics", g.columns(tmp_path / "part" / "metrics.csv"))
     g.equal(f"{fitness}/best_genes", g.npz(tmp_path / "part" / "best_genome.npz")["genes"])
@@ -137,18 +163,49 @@ def test_surrogate_generate_train_resume_evaluate(animat_cli, golden, tmp_path, 
     monkeypatch.chdir(tmp_path)
     g = golden("surrogate")
     (tmp_path / "sheet7.toml").write_text(SURROGATE_TOML)
-    run(animat_cli, "surrogate", "generate", "sheet", "-e", "4", "-f", "60", "--seed", "0", "--config", "sheet7.toml", "--out", "data")
+    run(
+        animat_cli,
+        "surrogate",
+        "generate",
+        "sheet",
+        "-e",
+        "4",
+        "-f",
+        "60",
+        "--seed",
+        "0",
+        "--config",
+        "sheet7.toml",
+        "--out",
+        "data",
+    )
     episodes = sorted((tmp_path / "data").glob("episode_*.npz"))
     g.check("data/episodes", {p.name: g.npz(p) for p in episodes})
     g.check("data/metrics", g.columns(tmp_path / "data" / "metrics.csv"))
 
     run(animat_cli, "surrogate", "train", "sheet", "--data", "data", "--config", "sheet7.toml", "--out", "full")
-    metrics, model = g.columns(tmp_path / "full" / "metrics.csv"), g.npz(tmp_path / "full" / "checkpoints" / "model.npz")
+    metrics, model = (
+        g.columns(tmp_path / "full" / "metrics.csv"),
+        g.npz(tmp_path / "full" / "checkpoints" / "model.npz"),
+    )
     g.check("train/metrics", metrics)
     g.check("train/summary", g.summary(tmp_path / "full" / "summary.json", drop=("seconds",)))
     g.check("train/best_model", model)
 
-    run(animat_cli, "surrogate", "train", "sheet", "--data", "data", "--config", "sheet7.toml", "--epochs", "3", "--out", "part")
+    run(
+        animat_cli,
+        "surrogate",
+        "train",
+        "sheet",
+        "--data",
+        "data",
+        "--config",
+        "sheet7.toml",
+        "--epochs",
+        "3",
+        "--out",
+        "part",
+    )
     run(animat_cli, "surrogate", "train", "sheet", "--resume", "part", "--epochs", "6")
     assert g.columns(tmp_path / "part" / "metrics.csv") == metrics  # bit for bit, on any machine
     assert g.same(g.npz(tmp_path / "part" / "checkpoints" / "model.npz"), model)

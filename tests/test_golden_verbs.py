@@ -69,8 +69,20 @@ def _fly_run(g, key, run_dir):
 def test_fly_steer_pretrained_paper(controller, animat_cli, golden, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     g = golden("fly-verbs")
-    run(animat_cli, "fly", "steer", "pretrained:paper", "--commands", STEER_SCRIPT, "--controller", controller,
-        "--anim-seconds", "0.1", "--out", "steer")
+    run(
+        animat_cli,
+        "fly",
+        "steer",
+        "pretrained:paper",
+        "--commands",
+        STEER_SCRIPT,
+        "--controller",
+        controller,
+        "--anim-seconds",
+        "0.1",
+        "--out",
+        "steer",
+    )
     g.check(f"steer/{controller}/summary", g.summary(tmp_path / "steer" / "summary.json"))
     g.check(f"steer/{controller}/trajectory", g.npz(tmp_path / "steer" / "trajectory.npz", every=5))
 
@@ -79,8 +91,26 @@ def test_fly_distill(animat_cli, golden, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "distill.toml").write_text(DISTILL_TOML)
     g = golden("fly-verbs")
-    run(animat_cli, "fly", "distill", "pretrained:paper", "--rounds", "2", "--episodes", "2", "--seconds", "0.5",
-        "--hidden", "8", "--epochs", "1", "--config", "distill.toml", "--out", "distill")
+    run(
+        animat_cli,
+        "fly",
+        "distill",
+        "pretrained:paper",
+        "--rounds",
+        "2",
+        "--episodes",
+        "2",
+        "--seconds",
+        "0.5",
+        "--hidden",
+        "8",
+        "--epochs",
+        "1",
+        "--config",
+        "distill.toml",
+        "--out",
+        "distill",
+    )
     _fly_run(g, "distill", tmp_path / "distill")
 
 
@@ -89,8 +119,18 @@ def test_fly_drosophila_train_and_replay(animat_cli, golden, tmp_path, monkeypat
     g = golden("fly-verbs")
     run(animat_cli, "fly", "train", *DROSOPHILA, "--out", "train")
     _fly_run(g, "drosophila/train", tmp_path / "train")
-    run(animat_cli, "fly", "replay", "pretrained:drosophila-hover", "--seconds", "2", "--anim-seconds", "0.1",
-        "--out", "replay")
+    run(
+        animat_cli,
+        "fly",
+        "replay",
+        "pretrained:drosophila-hover",
+        "--seconds",
+        "2",
+        "--anim-seconds",
+        "0.1",
+        "--out",
+        "replay",
+    )
     g.check("drosophila/replay/summary", g.summary(tmp_path / "replay" / "summary.json"))
     g.check("drosophila/replay/trajectory", g.npz(tmp_path / "replay" / "trajectory.npz", every=50))  # 100 Hz
 
@@ -109,8 +149,23 @@ def test_imitate_batched_train(animat_cli, golden, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "imitate.toml").write_text(IMITATE_TOML)
     g = golden("imitate-verbs")
-    run(animat_cli, "imitate", "train", "--timesteps", "512", "--envs", "2", "--vec-env", "batched", "--seed", "3",
-        "--config", "imitate.toml", "--out", "batched")
+    run(
+        animat_cli,
+        "imitate",
+        "train",
+        "--timesteps",
+        "512",
+        "--envs",
+        "2",
+        "--vec-env",
+        "batched",
+        "--seed",
+        "3",
+        "--config",
+        "imitate.toml",
+        "--out",
+        "batched",
+    )
     g.check("batched/metrics", g.columns(tmp_path / "batched" / "metrics.csv"))
     # evaluation returns
     g.check("batched/summary", g.summary(tmp_path / "batched" / "summary.json"), rtol=g.ROLLOUT_RTOL)
@@ -121,8 +176,20 @@ def test_imitate_batched_train(animat_cli, golden, tmp_path, monkeypatch):
 def test_imitate_evaluate_pretrained_walk(animat_cli, golden, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     g = golden("imitate-verbs")
-    out = run(animat_cli, "imitate", "evaluate", "pretrained:walk", "--episodes", "4", "--seed", "1", "--seconds", "2",
-              "--out", "evaluate")
+    out = run(
+        animat_cli,
+        "imitate",
+        "evaluate",
+        "pretrained:walk",
+        "--episodes",
+        "4",
+        "--seed",
+        "1",
+        "--seconds",
+        "2",
+        "--out",
+        "evaluate",
+    )
     line = json.loads(out.strip().splitlines()[-1])
     summary = g.summary(tmp_path / "evaluate" / "summary.json", drop=("run_dir",))
     printed = {k: repr(v) if isinstance(v, float) else v for k, v in line.items() if k in summary}

@@ -53,7 +53,11 @@ def imported_names(path: Path, root: Path = ROOT) -> list[tuple[int, str]]:
             arg = node.args[0] if node.args else None
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                 found.append((node.lineno, arg.value.split(":")[0]))
-            elif isinstance(arg, ast.JoinedStr) and arg.values and str(getattr(arg.values[0], "value", "")).startswith("animat"):
+            elif (
+                isinstance(arg, ast.JoinedStr)
+                and arg.values
+                and str(getattr(arg.values[0], "value", "")).startswith("animat")
+            ):
                 found.append((node.lineno, DYNAMIC))  # an animat module named at run time: no rule can see it
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("animat."):
             if ":" in node.value and node.value.replace(":", ".").replace("_", "").replace(".", "").isalnum():
@@ -63,7 +67,12 @@ def imported_names(path: Path, root: Path = ROOT) -> list[tuple[int, str]]:
 
 def dynamic_imports(root: Path = ROOT) -> list[str]:
     """``file:line`` of every ``import_module(f"animat...")``: the graph cannot follow them, so none may exist."""
-    return [f"{p.relative_to(root.parent)}:{line}" for p in sorted(root.rglob("*.py")) for line, n in imported_names(p, root) if n == DYNAMIC]
+    return [
+        f"{p.relative_to(root.parent)}:{line}"
+        for p in sorted(root.rglob("*.py"))
+        for line, n in imported_names(p, root)
+        if n == DYNAMIC
+    ]
 
 
 def graph(root: Path = ROOT) -> dict[str, set[str]]:
@@ -146,8 +155,10 @@ def test_the_graph_sees_every_form_of_import(tmp_path):
     edges = graph(pkg)
     assert edges["animat.viz.report"] == {"animat.fly.model", "animat.fly.cli"}
     assert cycles(edges) == [["animat.fly.cli", "animat.fly.model"]]
-    assert violations(edges) == ["animat.viz.report imports animat.fly.cli (shared layer)",
-                                 "animat.viz.report imports animat.fly.model (shared layer)"]
+    assert violations(edges) == [
+        "animat.viz.report imports animat.fly.cli (shared layer)",
+        "animat.viz.report imports animat.fly.model (shared layer)",
+    ]
     assert dynamic_imports(pkg) == ["animat/viz/report.py:8"]
 
 

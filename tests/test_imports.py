@@ -58,8 +58,17 @@ def test_no_system_package_imports_another(system):
     assert bad == []
 
 
-@pytest.mark.parametrize("module", ["animat.skier.train", "animat.imitate.env", "animat.imitate.policy", "animat.checkpoint", "animat.parallel",
-                                    "animat.quaternions"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "animat.skier.train",
+        "animat.imitate.env",
+        "animat.imitate.policy",
+        "animat.checkpoint",
+        "animat.parallel",
+        "animat.quaternions",
+    ],
+)
 def test_light_modules_load_neither_jax_nor_torch_nor_ray(module):
     code = f"import sys, {module}; print(sorted(m for m in ('jax', 'jaxlib', 'torch', 'ray') if m in sys.modules))"
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

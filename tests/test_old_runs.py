@@ -57,7 +57,20 @@ RESUMES = {  # system -> (run directory, the options it was made with (with -g 3
     "skier": ("skier-train", ["-p", "8", "-s", "1", "--seed", "4", "--threads", "1"], "symmetric = false\n"),
 }
 DATA = ["-f", "60", "--size", "7", "--seed", "0"]  # surrogate-data's (with -e 4)
-SURROGATE = ["--components", "8", "--batches-per-epoch", "4", "--window", "12", "--lr", "1e-3", "--test-episodes", "1", "--seed", "2"]
+SURROGATE = [
+    "--components",
+    "8",
+    "--batches-per-epoch",
+    "4",
+    "--window",
+    "12",
+    "--lr",
+    "1e-3",
+    "--test-episodes",
+    "1",
+    "--seed",
+    "2",
+]
 SURROGATE_TOML = "[train]\nlayers = 4\ncheckpoint_every = 2\n"  # surrogate-train's, with SURROGATE and --epochs 4
 
 
@@ -107,8 +120,9 @@ def test_fly_and_skier_runs_replay_to_their_own_records(system, old, animat_cli,
     summary = g.summary(old / run_dir / "summary.json")
     best = g.columns(old / run_dir / "metrics.csv")["best"][-1]
     assert float(best) == float(summary["best_fitness"])  # the record agrees with itself
-    recorded = {k.removeprefix("replay_"): v for k, v in summary.items()
-                if k.startswith("replay_") and k not in g.WALL_ENTRIES}
+    recorded = {
+        k.removeprefix("replay_"): v for k, v in summary.items() if k.startswith("replay_") and k not in g.WALL_ENTRIES
+    }
     recorded[fitness] = summary["best_fitness"]
     if system == "skier":
         recorded["net_forward_m"] = summary["best_net_forward_m"]
@@ -123,7 +137,9 @@ def test_fly_and_skier_runs_resume(system, old, animat_cli, golden):
     run_dir, options, config = RESUMES[system]
     if g.REGEN:
         (old / "uninterrupted.toml").write_text(config)
-        run(animat_cli, system, "train", "-g", "5", *options, "--config", "uninterrupted.toml", "--out", "uninterrupted")
+        run(
+            animat_cli, system, "train", "-g", "5", *options, "--config", "uninterrupted.toml", "--out", "uninterrupted"
+        )
         g.check(f"{system}/resumed/metrics", g.columns(old / "uninterrupted" / "metrics.csv"))
     recorded = g.columns(old / run_dir / "metrics.csv")
     run(animat_cli, system, "train", "--resume", run_dir, "-g", "5")
@@ -134,11 +150,46 @@ def test_fly_and_skier_runs_resume(system, old, animat_cli, golden):
 
 def test_surrogate_run_evaluates_and_plays(old, animat_cli, golden):
     g = golden("old_runs")
-    run(animat_cli, "surrogate", "evaluate", "sheet", "--model", "surrogate-train", "--horizon", "20", "--stride", "20", "--stability-frames", "200",
-        "--settle-frames", "40", "--rest-seconds", "0.5", "--no-video", "--reference-frames", "0", "--out", "eval")
+    run(
+        animat_cli,
+        "surrogate",
+        "evaluate",
+        "sheet",
+        "--model",
+        "surrogate-train",
+        "--horizon",
+        "20",
+        "--stride",
+        "20",
+        "--stability-frames",
+        "200",
+        "--settle-frames",
+        "40",
+        "--rest-seconds",
+        "0.5",
+        "--no-video",
+        "--reference-frames",
+        "0",
+        "--out",
+        "eval",
+    )
     g.check("surrogate/evaluate/metrics", g.columns(old / "eval" / "metrics.csv"), rtol=g.ROLLOUT_RTOL)
     g.check("surrogate/evaluate/summary", g.summary(old / "eval" / "summary.json"), rtol=g.ROLLOUT_RTOL)
-    run(animat_cli, "surrogate", "play", "sheet", "--model", "surrogate-train", "--frames", "60", "--seed", "1", "--no-video", "--out", "play")
+    run(
+        animat_cli,
+        "surrogate",
+        "play",
+        "sheet",
+        "--model",
+        "surrogate-train",
+        "--frames",
+        "60",
+        "--seed",
+        "1",
+        "--no-video",
+        "--out",
+        "play",
+    )
     g.check("surrogate/play/metrics", g.columns(old / "play" / "metrics.csv"), rtol=g.ROLLOUT_RTOL)
     g.check("surrogate/play/summary", g.summary(old / "play" / "summary.json"), rtol=g.ROLLOUT_RTOL)
 
@@ -147,8 +198,21 @@ def test_surrogate_run_and_dataset_resume(old, animat_cli, golden):
     g = golden("old_runs")
     if g.REGEN:
         (old / "surrogate.toml").write_text(SURROGATE_TOML)
-        run(animat_cli, "surrogate", "train", "sheet", "--data", "surrogate-data", "--config", "surrogate.toml", *SURROGATE,
-            "--epochs", "6", "--out", "uninterrupted")
+        run(
+            animat_cli,
+            "surrogate",
+            "train",
+            "sheet",
+            "--data",
+            "surrogate-data",
+            "--config",
+            "surrogate.toml",
+            *SURROGATE,
+            "--epochs",
+            "6",
+            "--out",
+            "uninterrupted",
+        )
         g.check("surrogate/resumed/metrics", g.columns(old / "uninterrupted" / "metrics.csv"))
         run(animat_cli, "surrogate", "generate", "sheet", "-e", "5", *DATA, "--out", "uninterrupted-data")
         g.check("surrogate/data/episode_00004", g.npz(old / "uninterrupted-data" / "episode_00004.npz"))
@@ -190,15 +254,20 @@ def test_surrogate_run_reproduces_its_recorded_losses(old, golden):
 
     g = golden("old_runs")
     run_dir = old / "surrogate-train"
-    recorded = {k: v for k, v in g.summary(run_dir / "summary.json").items()
-                if k in ("best_test_loss_m", "final_test_loss_m", "final_train_rollout_loss_m")}
+    recorded = {
+        k: v
+        for k, v in g.summary(run_dir / "summary.json").items()
+        if k in ("best_test_loss_m", "final_test_loss_m", "final_train_rollout_loss_m")
+    }
     assert recorded["final_test_loss_m"] == repr(float(g.columns(run_dir / "metrics.csv")["test_loss_m"][-1]))
     cfg = TrainConfig.build(None, **{**runs.read_run_config(run_dir, "the old surrogate run"), "epochs": 6})
     trainer, learner, _ = setup(cfg, run_dir, resume=True)  # reads the run: its data, best model and last state
     held, train = trainer.windows.held, trainer.windows.fixed_train
-    got = {"best_test_loss_m": trainer.eval_loss(Surrogate.load(trainer.ckpt_dir).params, held),
-           "final_test_loss_m": trainer.eval_loss(learner.params, held),
-           "final_train_rollout_loss_m": trainer.eval_loss(learner.params, train)}
+    got = {
+        "best_test_loss_m": trainer.eval_loss(Surrogate.load(trainer.ckpt_dir).params, held),
+        "final_test_loss_m": trainer.eval_loss(learner.params, held),
+        "final_train_rollout_loss_m": trainer.eval_loss(learner.params, train),
+    }
     g.assert_agrees(recorded, {k: repr(float(v)) for k, v in got.items()}, "surrogate", "the surrogate run's losses")
 
 
@@ -210,8 +279,9 @@ def test_imitate_run_reproduces_its_recorded_evaluations(old, golden):
 
     g = golden("old_runs")
     cfg, policy, run_dir = load_policy_run(old / "imitate-train")
-    recorded = {k: v for k, v in g.summary(run_dir / "summary.json").items()
-                if k.startswith(("initial_eval_", "final_eval_"))}
+    recorded = {
+        k: v for k, v in g.summary(run_dir / "summary.json").items() if k.startswith(("initial_eval_", "final_eval_"))
+    }
     assert len(recorded) == 8, recorded  # episodes, return, length and r_I per step, before and after
     got = {}
     for when, pol in (("initial", load_policy(run_dir / "checkpoints" / "policy_0")), ("final", policy)):

@@ -25,9 +25,22 @@ def _api_error(values: dict) -> str:
     return str(err.value)
 
 
-@pytest.mark.parametrize("values", [BAD_GA, {"elite_frac": 1}, {"elite_frac": 1.5}, {"pool_frac": 0}, {"mutation_rate": -1},
-                                    {"mutation": "cauchy"}, {"delta_fitness": 0}, {"save_every": 0}])
-def test_a_bad_ga_value_gets_the_same_one_line_error_from_the_cli_a_toml_file_and_the_library(values, tmp_path, animat_cli, monkeypatch):
+@pytest.mark.parametrize(
+    "values",
+    [
+        BAD_GA,
+        {"elite_frac": 1},
+        {"elite_frac": 1.5},
+        {"pool_frac": 0},
+        {"mutation_rate": -1},
+        {"mutation": "cauchy"},
+        {"delta_fitness": 0},
+        {"save_every": 0},
+    ],
+)
+def test_a_bad_ga_value_gets_the_same_one_line_error_from_the_cli_a_toml_file_and_the_library(
+    values, tmp_path, animat_cli, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     bad = _toml(tmp_path / "bad.toml", values)
     api = _api_error(values)
@@ -40,7 +53,9 @@ def test_a_bad_ga_value_gets_the_same_one_line_error_from_the_cli_a_toml_file_an
 
 
 def test_the_first_bad_ga_value_is_named_with_its_rule():
-    assert _api_error(BAD_GA) == "mutation_rate must be in [0, 1], got -1"  # declaration order: mutation_rate before pool_frac, elite_frac
+    assert (
+        _api_error(BAD_GA) == "mutation_rate must be in [0, 1], got -1"
+    )  # declaration order: mutation_rate before pool_frac, elite_frac
     assert _api_error({"elite_frac": 1}) == "elite_frac must be in [0, 1), got 1"
     assert _api_error({"pool_frac": 0}) == "pool_frac must be in (0, 1], got 0"
 
@@ -48,7 +63,13 @@ def test_the_first_bad_ga_value_is_named_with_its_rule():
 def test_values_the_declarations_accept_pass_every_front_door(tmp_path):
     good = {"elite_frac": 0.0, "pool_frac": 1.0, "mutation_rate": 1, "crossover_prob": 0}
     cfg = FlyConfig.build(_toml(tmp_path / "good.toml", good), generations=2)
-    assert (cfg.elite_frac, cfg.pool_frac, cfg.mutation_rate, cfg.crossover_prob, cfg.generations) == (0.0, 1.0, 1, 0, 2)
+    assert (cfg.elite_frac, cfg.pool_frac, cfg.mutation_rate, cfg.crossover_prob, cfg.generations) == (
+        0.0,
+        1.0,
+        1,
+        0,
+        2,
+    )
     res = Population(8, [3, 2], seed=0).run(lambda genomes: [0.0] * len(genomes), 1, **good)
     assert res.generation == 1
 
@@ -64,9 +85,13 @@ class Options:
 
 def test_rules_in_words_and_help_with_its_default():
     check_options(Options, {"rate": 0, "count": 1, "mode": "b", "sizes": [1], "note": None})
-    for bad, message in [({"rate": 1}, "rate must be in [0, 1), got 1"), ({"count": 0}, "count must be > 0, got 0"),
-                         ({"mode": "c"}, "unknown mode 'c'; mode must be one of ['a', 'b']"), ({"sizes": [3, 0]}, "sizes must be >= 1, got [3, 0]"),
-                         ({"count": 1.5}, "count must be an integer, got 1.5")]:
+    for bad, message in [
+        ({"rate": 1}, "rate must be in [0, 1), got 1"),
+        ({"count": 0}, "count must be > 0, got 0"),
+        ({"mode": "c"}, "unknown mode 'c'; mode must be one of ['a', 'b']"),
+        ({"sizes": [3, 0]}, "sizes must be >= 1, got [3, 0]"),
+        ({"count": 1.5}, "count must be an integer, got 1.5"),
+    ]:
         with pytest.raises(ConfigError) as err:
             check_options(Options, bad)
         assert str(err.value) == message
@@ -80,6 +105,12 @@ def test_rules_in_words_and_help_with_its_default():
 
 
 def test_a_toml_file_with_an_unknown_key_names_it(tmp_path):
-    with pytest.raises(ConfigError, match=r"unknown training option\(s\) \['colour'\] in .*; expected some of \['count', 'mode', 'note', 'rate', 'sizes'\]"):
+    with pytest.raises(
+        ConfigError,
+        match=r"unknown training option\(s\) \['colour'\] in .*; expected some of \['count', 'mode', 'note', 'rate', 'sizes'\]",
+    ):
         read_options(Options, _toml(tmp_path / "c.toml", {"colour": 1}), {})
-    assert read_options(Options, _toml(tmp_path / "c.toml", {"rate": 0.25}), {"count": 2, "mode": None}) == {"rate": 0.25, "count": 2}
+    assert read_options(Options, _toml(tmp_path / "c.toml", {"rate": 0.25}), {"count": 2, "mode": None}) == {
+        "rate": 0.25,
+        "count": 2,
+    }

@@ -47,7 +47,7 @@ def _stat(pid: int) -> list[str] | None:
             text = f.read()
     except OSError:
         return None
-    return text[text.rindex(")") + 2:].split()
+    return text[text.rindex(")") + 2 :].split()
 
 
 def _descendants(root: int) -> dict[int, str]:
@@ -102,7 +102,9 @@ def _ray_worker(pid: int) -> bool:
     return cmd.startswith("ray::") and "Agent" not in cmd
 
 
-def _kill_and_list_survivors(cmd: list[str], is_worker, workers: int, tmp_path, start_s: float = 300.0, grace_s: float = 10.0) -> list[str]:
+def _kill_and_list_survivors(
+    cmd: list[str], is_worker, workers: int, tmp_path, start_s: float = 300.0, grace_s: float = 10.0
+) -> list[str]:
     """Run ``cmd``; once ``workers`` of its descendants satisfy ``is_worker(pid)``, ``kill -9`` it and
     return the command lines of its descendants still alive ``grace_s`` s later (polled; [] as soon as
     none is). The survivors are killed before returning."""
@@ -120,7 +122,9 @@ def _kill_and_list_survivors(cmd: list[str], is_worker, workers: int, tmp_path, 
                 log.close()
                 if "timed out during startup" in (tmp_path / "stderr.txt").read_text():
                     pytest.skip("Ray could not start its node within its 30 s on this machine (overloaded)")
-                pytest.fail(f"the workers never appeared (exit {proc.poll()}): {(tmp_path / 'stderr.txt').read_text()[-2000:]}")
+                pytest.fail(
+                    f"the workers never appeared (exit {proc.poll()}): {(tmp_path / 'stderr.txt').read_text()[-2000:]}"
+                )
             time.sleep(0.2)
         time.sleep(1.0)  # let the workers get going
         seen.update(_descendants(proc.pid))
@@ -161,8 +165,24 @@ def test_kill_9_of_a_process_pool_leaves_no_worker(tmp_path):
 @linux_only
 def test_kill_9_of_surrogate_generate_leaves_no_worker(tmp_path):
     """Before the fix its two pool workers (and multiprocessing's resource tracker) stayed, idle, for good."""
-    cmd = [sys.executable, "-m", "animat.cli", "surrogate", "generate", "sheet", "--episodes", "4", "--frames", "100000",
-           "--size", "11", "--workers", "2", "--out", str(tmp_path / "data")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "animat.cli",
+        "surrogate",
+        "generate",
+        "sheet",
+        "--episodes",
+        "4",
+        "--frames",
+        "100000",
+        "--size",
+        "11",
+        "--workers",
+        "2",
+        "--out",
+        str(tmp_path / "data"),
+    ]
     survivors = _kill_and_list_survivors(cmd, _pool_worker, 2, tmp_path)
     assert survivors == []
 
@@ -173,8 +193,23 @@ def test_kill_9_of_fly_train_on_local_ray_leaves_no_process(tmp_path):
     """The fly's multi-process path is its Ray backend. Before the fix Ray's dashboard and runtime-env
     agents outlived the killed command by a minute."""
     pytest.importorskip("ray")
-    cmd = [sys.executable, "-m", "animat.cli", "fly", "train", "--backend", "ray", "--generations", "1000", "--population", "8",
-           "--seconds", "0.2", "--out", str(tmp_path / "run")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "animat.cli",
+        "fly",
+        "train",
+        "--backend",
+        "ray",
+        "--generations",
+        "1000",
+        "--population",
+        "8",
+        "--seconds",
+        "0.2",
+        "--out",
+        str(tmp_path / "run"),
+    ]
     survivors = _kill_and_list_survivors(cmd, _ray_worker, 2, tmp_path)
     assert survivors == []
 
@@ -184,8 +219,11 @@ def test_a_ray_pool_checks_its_settings_before_importing_ray(monkeypatch):
     from animat.parallel import RayPool
 
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` would raise ImportError
-    for kwargs, message in ((dict(workers=0), "num_workers must be >= 1"), (dict(chunks=0), "chunks must be >= 1"),
-                            (dict(max_retries=-1), "max_retries must be >= 0"), ({}, r"pip install 'animat\[distributed\]'")):
+    for kwargs, message in (
+        (dict(workers=0), "num_workers must be >= 1"),
+        (dict(chunks=0), "chunks must be >= 1"),
+        (dict(max_retries=-1), "max_retries must be >= 0"),
+        ({}, r"pip install 'animat\[distributed\]'"),
+    ):
         with pytest.raises(ConfigError, match=message):
             RayPool(**kwargs)
-

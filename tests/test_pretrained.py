@@ -63,15 +63,22 @@ def test_every_command_a_provenance_states_parses_with_this_cli(name):
     lines = commands(_text(name))
     verbs = {tuple(dry_parse(words)) for words in lines}
     assert len(lines) >= 2 and verbs, lines
-    own = {"walk": ("animat", "imitate", "train"), "drosophila-hover": ("animat", "fly", "train"),
-           "paper": ("animat", "fly", "train-steering")}
+    own = {
+        "walk": ("animat", "imitate", "train"),
+        "drosophila-hover": ("animat", "fly", "train"),
+        "paper": ("animat", "fly", "train-steering"),
+    }
     assert own[name] in verbs, verbs
 
 
 def test_the_dry_parse_refuses_what_the_cli_refuses():
     """The check above can fail: an unknown verb, an unknown option, a mistyped value, a stray word."""
-    for bad in ("animat fly trian --out x", "animat fly train --generation 3",
-                "animat imitate evaluate x --episodes many", "animat fly train --from pretrained:paper's NAME --out x"):
+    for bad in (
+        "animat fly trian --out x",
+        "animat fly train --generation 3",
+        "animat imitate evaluate x --episodes many",
+        "animat fly train --from pretrained:paper's NAME --out x",
+    ):
         with pytest.raises(TyperException) as err:  # the CLI's own usage error: NoSuchOption, BadParameter, UsageError
             dry_parse(bad.split())
         assert type(err.value).__name__ in ("NoSuchOption", "BadParameter", "UsageError"), repr(err.value)
@@ -80,8 +87,9 @@ def test_the_dry_parse_refuses_what_the_cli_refuses():
 
 def _git_commits_here() -> bool:
     try:
-        out = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--is-shallow-repository"],
-                             capture_output=True, text=True, timeout=10)
+        out = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--is-shallow-repository"], capture_output=True, text=True, timeout=10
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return out.returncode == 0 and out.stdout.strip() == "false"
@@ -102,8 +110,9 @@ def test_the_commits_a_provenance_names_are_commit_ids_of_this_repository(name):
         assert re.fullmatch(r"[0-9a-f]{7,40}", c), (name, c)
     if _git_commits_here():
         for c in named:
-            found = subprocess.run(["git", "-C", str(REPO), "cat-file", "-e", f"{c}^{{commit}}"],
-                                   capture_output=True, timeout=10)
+            found = subprocess.run(
+                ["git", "-C", str(REPO), "cat-file", "-e", f"{c}^{{commit}}"], capture_output=True, timeout=10
+            )
             assert found.returncode == 0, f"{name}: commit {c} is not in this repository"
 
 
@@ -153,14 +162,14 @@ def test_the_paper_set_ships_exactly_the_networks_its_steering_json_names_each_w
     alternates = {n for names in steering.get("alternates", {}).values() for n in names}
     named = set(steering["switch"].values()) | {steering["goal"]} | alternates
     subfolders = {p.name for p in folder.iterdir() if p.is_dir()}
-    assert named == subfolders, (named ^ subfolders)
+    assert named == subfolders, named ^ subfolders
     assert {p.name for p in folder.iterdir() if p.is_file()} == {"PROVENANCE.md", "steering.json"}
     seeds = {int(s) for s in re.findall(r"\bseeds? =? ?(\d+)", text)}
     seeds |= {int(s) for lst in re.findall(r"\bseeds ((?:\d+, )+\d+)", text) for s in lst.split(", ")}
     for net in sorted(subfolders):
         assert {p.name for p in (folder / net).iterdir()} == {"config.json", "best_genome.npz", "best_genome.json"}, net
         base = next((d for d in DIRECTIONS if net.startswith(d)), None)
-        assert net in text or (base and f"NAME{net[len(base):]}" in text), net
+        assert net in text or (base and f"NAME{net[len(base) :]}" in text), net
         config = json.loads((folder / net / "config.json").read_text())
         assert list(load_genome(folder / net / "best_genome.npz").genome.layers) == config["layers"], net
         assert config["seed"] in seeds, (net, config["seed"], sorted(seeds))

@@ -35,4 +35,6 @@ def test_jax_product_is_the_same_product():
 def test_exp_log_round_trip_and_angle():
     r = np.random.default_rng(5).uniform(-1.0, 1.0, size=(40, 3)) * 3.0 / np.sqrt(3.0)  # |r| < pi
     np.testing.assert_allclose(quat.log(quat.exp(r)), r, atol=1e-12)
-    np.testing.assert_allclose(quat.angle_between(quat.exp(np.zeros(3)), quat.exp(r)), np.linalg.norm(r, axis=-1), atol=1e-7)
+    np.testing.assert_allclose(
+        quat.angle_between(quat.exp(np.zeros(3)), quat.exp(r)), np.linalg.norm(r, axis=-1), atol=1e-7
+    )

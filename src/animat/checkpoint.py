@@ -17,8 +17,9 @@ from __future__ import annotations
 import os
 import re
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +34,9 @@ _GEN_RE = re.compile(r"^gen-(\d+)\.json$")
 _NUMBERED_RE = re.compile(r"^(.+)-(\d+)\.json$")
 
 
-def write_checkpoint(manifest_path: str | os.PathLike, arrays: Mapping[str, np.ndarray], kind: str, meta: Mapping[str, Any]) -> Path:
+def write_checkpoint(
+    manifest_path: str | os.PathLike, arrays: Mapping[str, np.ndarray], kind: str, meta: Mapping[str, Any]
+) -> Path:
     """Write ``<stem>.npz`` then the manifest ``manifest_path`` (``<stem>.json``), both atomically.
 
     ``arrays`` must be plain numeric arrays (no objects); ``meta`` JSON-serialisable. Returns the manifest path.
@@ -67,7 +70,9 @@ def _manifest_for(path: Path) -> tuple[Path, Path | None]:
         if (path / CHECKPOINT_DIR).is_dir():
             path = path / CHECKPOINT_DIR
         elif path.name != CHECKPOINT_DIR and not (path / LATEST).exists():
-            raise CheckpointError(f"no checkpoint in {str(path)!r} (no {CHECKPOINT_DIR}/ folder: did the run stop before its first one?)")
+            raise CheckpointError(
+                f"no checkpoint in {str(path)!r} (no {CHECKPOINT_DIR}/ folder: did the run stop before its first one?)"
+            )
         path = path / LATEST
     if path.suffix == ".npz":
         path = path.with_suffix(".json")
@@ -124,7 +129,9 @@ class DamagedPointer(CheckpointError):
 def _older_manifests(failed: Path, pointer: Path) -> list[Path]:
     """Numbered manifests (``<name>-<number>.json``) beside ``pointer``, newest first: those older than
     ``failed`` when it is one of them, else all."""
-    numbered = sorted((int(m.group(2)), m.group(1), p) for p in pointer.parent.glob("*.json") if (m := _NUMBERED_RE.match(p.name)))
+    numbered = sorted(
+        (int(m.group(2)), m.group(1), p) for p in pointer.parent.glob("*.json") if (m := _NUMBERED_RE.match(p.name))
+    )
     m = _NUMBERED_RE.match(failed.name)
     if m:
         numbered = [t for t in numbered if t[1] == m.group(1) and t[0] < int(m.group(2))]
@@ -147,13 +154,17 @@ def _read_manifest(manifest_path: Path, kind: str | None) -> tuple[dict[str, np.
     try:
         data = npz_path.read_bytes()
     except OSError:
-        raise CheckpointError(f"checkpoint data {str(npz_path)!r} is missing (named by {str(manifest_path)!r})") from None
+        raise CheckpointError(
+            f"checkpoint data {str(npz_path)!r} is missing (named by {str(manifest_path)!r})"
+        ) from None
     if runs.sha256_hex(data) != manifest.get("sha256"):
         raise CheckpointError(f"checkpoint data {str(npz_path)!r} is corrupt (sha256 does not match its manifest)")
     arrays = runs.read_npz(npz_path, data=data, what="checkpoint data")
     expected = manifest.get("arrays", {})
     if set(expected) != set(arrays):
-        raise CheckpointError(f"checkpoint data {str(npz_path)!r} holds arrays {sorted(arrays)}, manifest lists {sorted(expected)}")
+        raise CheckpointError(
+            f"checkpoint data {str(npz_path)!r} holds arrays {sorted(arrays)}, manifest lists {sorted(expected)}"
+        )
     for name, spec in expected.items():
         arr = arrays[name]
         if list(arr.shape) != list(spec["shape"]) or arr.dtype.str != spec["dtype"]:
@@ -178,7 +189,13 @@ def checkpoint_name(generation: int) -> str:
     return f"gen-{int(generation):06d}.json"
 
 
-def save_checkpoint(out_dir: str | os.PathLike, generation: int, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], keep: int = 3) -> Path:
+def save_checkpoint(
+    out_dir: str | os.PathLike,
+    generation: int,
+    arrays: Mapping[str, np.ndarray],
+    meta: Mapping[str, Any],
+    keep: int = 3,
+) -> Path:
     """Write ``out_dir/checkpoints/gen-<generation>.{npz,json}``, point ``latest.json`` at it, keep the last ``keep``.
 
     Checkpoints of later generations (left by a run that was resumed from an earlier one, whose lineage

@@ -16,7 +16,9 @@ from rich.markup import escape
 from animat import systems
 from animat.errors import AnimatError, CheckpointWarning
 
-app = typer.Typer(help="animat: simulate a body, evolve or learn how it moves.", no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="animat: simulate a body, evolve or learn how it moves.", no_args_is_help=True, add_completion=False
+)
 for _system in systems.SYSTEMS:
     app.add_typer(systems.command_group(_system), name=_system.name)
 
@@ -31,19 +33,28 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def root(
-    json_output: bool = typer.Option(False, "--json", help="Machine output: each verb's summary as one JSON document on stdout; progress and notes go to stderr."),
-    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True, help="Print animat's version and exit."),
+    json_output: bool = typer.Option(
+        False,
+        "--json",
+        help="Machine output: each verb's summary as one JSON document on stdout; progress and notes go to stderr.",
+    ),
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print animat's version and exit."
+    ),
 ) -> None:
     """animat: simulate a body, evolve or learn how it moves."""
     from animat.console import use_json
 
     use_json(json_output)
 
+
 err = Console(stderr=True)
 
 
 @app.command("report")
-def report_cmd(run_dir: Path = typer.Argument(..., help="Run directory (any system's); runs made before reports existed too.")) -> None:
+def report_cmd(
+    run_dir: Path = typer.Argument(..., help="Run directory (any system's); runs made before reports existed too."),
+) -> None:
     """Write report.html into a run directory: headline numbers, configuration, plots and a 3D replay."""
     from animat.viz.report import write_report
 
@@ -53,9 +64,13 @@ def report_cmd(run_dir: Path = typer.Argument(..., help="Run directory (any syst
 
 @app.command("view")
 def view_cmd(
-    run_dir: Path = typer.Argument(..., help="Run directory to serve (its report.html is written first if it has none)."),
+    run_dir: Path = typer.Argument(
+        ..., help="Run directory to serve (its report.html is written first if it has none)."
+    ),
     port: int = typer.Option(8000, "--port", help="Port (0: any free one)."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on; anything but this machine's own gets a warning."),
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="Address to listen on; anything but this machine's own gets a warning."
+    ),
     browser: bool = typer.Option(True, "--browser/--no-browser", help="Open a browser where there is a display."),
 ) -> None:
     """Serve a run directory on localhost and print its address; only files inside it are served."""
@@ -64,7 +79,13 @@ def view_cmd(
 
     if run_dir.is_dir() and not (run_dir / "report.html").is_file():
         write_report(run_dir, builders=systems.scene_builders())
-    serve(run_dir, host=host, port=port, open_browser=browser, say=lambda line: Console().print(escape(line), highlight=False, soft_wrap=True))
+    serve(
+        run_dir,
+        host=host,
+        port=port,
+        open_browser=browser,
+        say=lambda line: Console().print(escape(line), highlight=False, soft_wrap=True),
+    )
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
@@ -83,14 +104,18 @@ def main() -> None:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             code = app(standalone_mode=False)
-        if code == 130:  # Ctrl-C: typer turns KeyboardInterrupt into Exit(130), which standalone_mode=False returns, not raises
+        if (
+            code == 130
+        ):  # Ctrl-C: typer turns KeyboardInterrupt into Exit(130), which standalone_mode=False returns, not raises
             err.print("interrupted")
             sys.exit(130)
     except AnimatError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except MemoryError:
-        err.print("[bold red]error:[/] out of memory; is a size or duration far too large?", highlight=False, soft_wrap=True)
+        err.print(
+            "[bold red]error:[/] out of memory; is a size or duration far too large?", highlight=False, soft_wrap=True
+        )
         sys.exit(1)
     except KeyboardInterrupt:
         err.print("interrupted")
@@ -106,6 +131,7 @@ def main() -> None:
             err.print(f"[bold red]error:[/] {escape(exc.format_message())}", highlight=False, soft_wrap=True)
             sys.exit(exc.exit_code)
         raise
+
 
 if __name__ == "__main__":
     main()

@@ -15,9 +15,10 @@ import math
 import tomllib
 import types
 import typing
+from collections.abc import Iterable
 from dataclasses import MISSING, field, fields
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +29,9 @@ def load_toml(path: str | Path) -> dict:
     """The table in TOML file ``path``; ConfigError if it is missing or not valid TOML."""
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"config file {str(path)!r} {'is a directory; give a TOML file' if path.is_dir() else 'not found'}")
+        raise ConfigError(
+            f"config file {str(path)!r} {'is a directory; give a TOML file' if path.is_dir() else 'not found'}"
+        )
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)
@@ -36,16 +39,34 @@ def load_toml(path: str | Path) -> dict:
         raise ConfigError(f"config file {str(path)!r} is not valid TOML: {exc}") from None
 
 
-def option(default: Any = MISSING, help: str = "", *, factory: Any = None, ge: float | None = None, gt: float | None = None,
-           le: float | None = None, lt: float | None = None, choices: Iterable | None = None, shown: str | None = None,
-           label: str | None = None) -> Any:
+def option(
+    default: Any = MISSING,
+    help: str = "",
+    *,
+    factory: Any = None,
+    ge: float | None = None,
+    gt: float | None = None,
+    le: float | None = None,
+    lt: float | None = None,
+    choices: Iterable | None = None,
+    shown: str | None = None,
+    label: str | None = None,
+) -> Any:
     """A declared option: a dataclass field with its default (or ``factory`` for a mutable one), its one-line
     ``help`` (what the command line shows, with the default appended: ``shown`` where the default is not
     itself what a user writes) and the rule its value keeps: bounds ``ge``/``gt``/``le``/``lt`` or ``choices``.
     ``None`` always passes the rule (an option declared ``float | None`` means "not set"). ``label``: how
     an error names the option where that is not the class's way (a flag spelt otherwise, ``--threads``)."""
-    meta = {"help": help, "ge": ge, "gt": gt, "le": le, "lt": lt, "choices": tuple(choices) if choices is not None else None, "shown": shown,
-            "label": label}
+    meta = {
+        "help": help,
+        "ge": ge,
+        "gt": gt,
+        "le": le,
+        "lt": lt,
+        "choices": tuple(choices) if choices is not None else None,
+        "shown": shown,
+        "label": label,
+    }
     if factory is not None:
         return field(default_factory=factory, metadata=meta)
     return field(default=default, metadata=meta)
@@ -72,8 +93,10 @@ def _num(x: float) -> str:
 
 def rule_text(ge=None, gt=None, le=None, lt=None) -> str:
     """The bounds in words: ``> 0``, ``>= 1``, ``in [0, 1]``, ``in (0, 1]``, ..."""
-    low, high = (("[", ge) if ge is not None else ("(", gt) if gt is not None else (None, None)), \
-        (("]", le) if le is not None else (")", lt) if lt is not None else (None, None))
+    low, high = (
+        (("[", ge) if ge is not None else ("(", gt) if gt is not None else (None, None)),
+        (("]", le) if le is not None else (")", lt) if lt is not None else (None, None)),
+    )
     if low[0] and high[0]:
         return f"in {low[0]}{_num(low[1])}, {_num(high[1])}{high[0]}"
     if low[0]:
@@ -85,7 +108,9 @@ def _show(value: Any) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-def require(name: str, value: Any, *, ge=None, gt=None, le=None, lt=None, choices: Iterable | None = None, integer: bool = False) -> Any:
+def require(
+    name: str, value: Any, *, ge=None, gt=None, le=None, lt=None, choices: Iterable | None = None, integer: bool = False
+) -> Any:
     """``value`` when it keeps its rule (see :func:`option`; ``integer``: also a whole number; a list or tuple:
     each item), else the one-line ConfigError naming ``name``, the rule and the value: ``'steps must be >= 1, got 0'``,
     ``"unknown backend 'dask'; backend must be one of ['local', 'ray']"``. ``None`` passes."""
@@ -98,10 +123,23 @@ def require(name: str, value: Any, *, ge=None, gt=None, le=None, lt=None, choice
     bounds = {"ge": ge, "gt": gt, "le": le, "lt": lt}
     if all(b is None for b in bounds.values()) and not integer:
         return value
-    keeps = lambda v: (is_finite_number(v) and (not integer or is_int(v)) and (ge is None or v >= ge) and (gt is None or v > gt)
-                       and (le is None or v <= le) and (lt is None or v < lt))
+    keeps = lambda v: (
+        is_finite_number(v)
+        and (not integer or is_int(v))
+        and (ge is None or v >= ge)
+        and (gt is None or v > gt)
+        and (le is None or v <= le)
+        and (lt is None or v < lt)
+    )
     if not all(map(keeps, value if isinstance(value, (list, tuple)) else [value])):  # a list's rule is each item's
-        words = " ".join(w for w in ("an integer" if integer else "", rule_text(**bounds) if any(b is not None for b in bounds.values()) else "") if w)
+        words = " ".join(
+            w
+            for w in (
+                "an integer" if integer else "",
+                rule_text(**bounds) if any(b is not None for b in bounds.values()) else "",
+            )
+            if w
+        )
         raise ConfigError(f"{name} must be {words}, got {_show(value)}")
     return value
 
@@ -111,7 +149,9 @@ def check_known(known: Iterable[str], values: Iterable[str], what: str, where: A
     known = set(known)
     unknown = sorted(set(values) - known)
     if unknown:
-        raise ConfigError(f"unknown {what}(s) {unknown}{f' in {where}' if where is not None else ''}; expected some of {sorted(known)}")
+        raise ConfigError(
+            f"unknown {what}(s) {unknown}{f' in {where}' if where is not None else ''}; expected some of {sorted(known)}"
+        )
 
 
 def check_options(cls, values: dict[str, Any]) -> None:
@@ -126,7 +166,12 @@ def check_options(cls, values: dict[str, Any]) -> None:
         if f.name in values and f.metadata:
             meta = f.metadata
             name = meta["label"] or label.format(name=f.name, flag="--" + f.name.replace("_", "-"))
-            require(name, values[f.name], integer=typed and hints.get(f.name) is int, **{k: meta[k] for k in ("ge", "gt", "le", "lt", "choices")})
+            require(
+                name,
+                values[f.name],
+                integer=typed and hints.get(f.name) is int,
+                **{k: meta[k] for k in ("ge", "gt", "le", "lt", "choices")},
+            )
 
 
 def check_instance(obj: Any) -> Any:
@@ -135,7 +180,9 @@ def check_instance(obj: Any) -> Any:
     return obj
 
 
-def read_options(cls, file: str | Path | None, overrides: dict[str, Any], what: str = "training option", table: str | None = None) -> dict[str, Any]:
+def read_options(
+    cls, file: str | Path | None, overrides: dict[str, Any], what: str = "training option", table: str | None = None
+) -> dict[str, Any]:
     """Values for dataclass ``cls``: its TOML ``file`` (if any; its table ``[table]`` where it has one)
     overlaid by the ``overrides`` that are not None, every key a field of ``cls`` (:func:`check_known`),
     every value checked (:func:`check_options`). Overrides named in ``cls.RUN_RECORD`` (if any: what a run's
@@ -159,7 +206,9 @@ def parse_list(text: str | None, flag: str, example: str, kind: type = int) -> l
     try:
         return [kind(x) for x in text.replace(",", " ").split()]
     except ValueError:
-        raise ConfigError(f"{flag} must be {'integers' if kind is int else 'numbers'} like {example!r}, got {text!r}") from None
+        raise ConfigError(
+            f"{flag} must be {'integers' if kind is int else 'numbers'} like {example!r}, got {text!r}"
+        ) from None
 
 
 def _default_text(meta: dict[str, Any]) -> str | None:

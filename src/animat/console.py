@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -56,10 +57,18 @@ def print_summary(summary: dict, out: Path, keys: Iterable[str] | None = None, *
     console.print(f"results: [bold]{out}[/]" + (f" ({where})" if where else ""))
 
 
-def progress(label: str = "{task.description}", fields: str = "", *, transient: bool = False, eta: bool = True) -> Progress:
+def progress(
+    label: str = "{task.description}", fields: str = "", *, transient: bool = False, eta: bool = True
+) -> Progress:
     """The progress bar of every verb: ``label``, done/total, the bar, ``fields`` (a rich format of the
     task's fields, e.g. ``"best {task.fields[best]}"``), elapsed time and, with ``eta``, the time left.
     Use as ``with progress(...) as bar: task = bar.add_task(...)``."""
-    columns = [TextColumn(label), MofNCompleteColumn(), BarColumn(), *([TextColumn(fields)] if fields else []), TimeElapsedColumn(),
-               *([TextColumn("ETA"), TimeRemainingColumn()] if eta else [])]
+    columns = [
+        TextColumn(label),
+        MofNCompleteColumn(),
+        BarColumn(),
+        *([TextColumn(fields)] if fields else []),
+        TimeElapsedColumn(),
+        *([TextColumn("ETA"), TimeRemainingColumn()] if eta else []),
+    ]
     return Progress(*columns, console=console, transient=transient)

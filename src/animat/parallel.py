@@ -27,8 +27,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -57,8 +58,12 @@ def process_map(fn: Callable[..., Any], args: Sequence[tuple], workers: int) -> 
             yield i, fn(*a)
         return
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(int(workers), len(args)), mp_context=context,
-                             initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
+    with ProcessPoolExecutor(
+        max_workers=min(int(workers), len(args)),
+        mp_context=context,
+        initializer=die_with_parent,
+        initargs=(os.getpid(),),
+    ) as pool:
         futures = {pool.submit(fn, *a): i for i, a in enumerate(args)}
         for fut in as_completed(futures):
             yield futures[fut], fut.result()
@@ -200,7 +205,9 @@ class RayPool:
     cluster's CPU count). Settings are checked (ConfigError) before Ray is imported.
     """
 
-    def __init__(self, *, address: str | None = None, workers: int | None = None, chunks: int | None = None, max_retries: int = 3):
+    def __init__(
+        self, *, address: str | None = None, workers: int | None = None, chunks: int | None = None, max_retries: int = 3
+    ):
         for name, value in (("num_workers", workers), ("chunks", chunks)):
             if value is not None and int(value) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {value}")
@@ -241,8 +248,13 @@ class RayPool:
         if not (sys.platform.startswith("linux") and os.path.isdir("/proc")):
             yield
             return
-        self._reaper = subprocess.Popen([sys.executable, "-c", _REAPER, str(os.getpid())], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, start_new_session=True)
+        self._reaper = subprocess.Popen(
+            [sys.executable, "-c", _REAPER, str(os.getpid())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         self._reaper.stdout.readline()  # "ok": it has noted the children we had before Ray
         yield
         self._reaper.stdin.write(b"ready\n")
@@ -267,7 +279,9 @@ class RayPool:
             self._remotes[fn] = self._ray.remote(max_retries=self.max_retries, retry_exceptions=False)(fn)
         return self._remotes[fn]
 
-    def map(self, fn: Callable[..., Any], args: Sequence[tuple], name: Callable[[int], str] | None = None) -> Iterator[tuple[int, Any]]:
+    def map(
+        self, fn: Callable[..., Any], args: Sequence[tuple], name: Callable[[int], str] | None = None
+    ) -> Iterator[tuple[int, Any]]:
         """``(i, fn(*args[i]))`` for every task, in order of completion (ObjectRefs among the arguments
         arrive as their values). ``name(i)`` names a task in the error of one that failed after its
         retries (default ``"task i"``). On a failure the other tasks are left to finish and their results
@@ -285,7 +299,9 @@ class RayPool:
                 raise  # the task itself raised: not retried, propagate its error
             except ray.exceptions.RayError as err:
                 what = name(i) if name is not None else f"task {i}"
-                raise RuntimeError(f"Ray {what} failed after {self.max_retries} retries: {type(err).__name__}: {_first_line(err)}") from err
+                raise RuntimeError(
+                    f"Ray {what} failed after {self.max_retries} retries: {type(err).__name__}: {_first_line(err)}"
+                ) from err
             yield i, value
 
     def actor(self, cls: type, *args: Any):
@@ -308,7 +324,11 @@ class RayPool:
         chunk that failed names its rows: ``"chunk of <what> [a, b)"``."""
         spans = chunk_spans(len(rows), self.chunks)
         out: list = [None] * len(spans)
-        for i, value in self.map(fn, [(rows[a:b], *shared) for a, b in spans], name=lambda i: f"chunk of {what} [{spans[i][0]}, {spans[i][1]})"):
+        for i, value in self.map(
+            fn,
+            [(rows[a:b], *shared) for a, b in spans],
+            name=lambda i: f"chunk of {what} [{spans[i][0]}, {spans[i][1]})",
+        ):
             out[i] = value
         return out
 
@@ -319,7 +339,7 @@ class RayPool:
         self._owns_ray = False
         self._stop_reaper()
 
-    def __enter__(self) -> "RayPool":
+    def __enter__(self) -> RayPool:
         return self
 
     def __exit__(self, *exc) -> None:

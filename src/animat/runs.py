@@ -16,10 +16,11 @@ import os
 import tempfile
 import zipfile
 import zlib
+from collections.abc import Iterable, Mapping
 from dataclasses import fields
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -115,8 +116,14 @@ def atomic_save_npz(path: str | os.PathLike, **arrays: np.ndarray) -> Path:
     return atomic_write_bytes(path, npz_bytes(arrays))
 
 
-def read_npz(path: str | os.PathLike, *, data: bytes | None = None, keys: Iterable[str] = (), what: str = "npz file",
-             error: type[Exception] = CheckpointError) -> dict[str, np.ndarray]:
+def read_npz(
+    path: str | os.PathLike,
+    *,
+    data: bytes | None = None,
+    keys: Iterable[str] = (),
+    what: str = "npz file",
+    error: type[Exception] = CheckpointError,
+) -> dict[str, np.ndarray]:
     """All arrays of the ``.npz`` file ``path`` (or of its bytes ``data``, already read), never unpickling.
     A file that is missing, truncated, not an npz archive, or lacks one of ``keys`` raises ``error``
     in one line that names it as ``what``."""
@@ -159,7 +166,7 @@ def read_run_config(run_dir: str | os.PathLike, what: str = "an animat run direc
 
 
 def utc_stamp() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
 def check_out(out: str | os.PathLike) -> Path:
@@ -194,8 +201,16 @@ def new_run_dir(system: str, verb: str, out: str | os.PathLike | None = None, ro
             path = base.with_name(f"{base.name}-{n}")
 
 
-def start_or_resume(system: str, config_cls, *, resume: Path | None, config: Path | None, out: Path | None,
-                    options: dict[str, Any], may_change: dict[str, str]):
+def start_or_resume(
+    system: str,
+    config_cls,
+    *,
+    resume: Path | None,
+    config: Path | None,
+    out: Path | None,
+    options: dict[str, Any],
+    may_change: dict[str, str],
+):
     """``(config, run_dir)`` for ``animat SYSTEM train``: a new run directory for ``config`` + ``options``;
     or, with ``resume``, that run's own ``config.json`` where only the options named in ``may_change``
     (option key -> flag shown to the user) may be given (an option repeated with the run's own value is no
@@ -209,13 +224,20 @@ def start_or_resume(system: str, config_cls, *, resume: Path | None, config: Pat
     stored = read_run_config(resume, f"a {system} training run directory (--resume)")
     changed = [k for k, v in options.items() if v is not None and k not in may_change and stored.get(k, object()) != v]
     if config is not None or out is not None or changed:
-        raise ConfigError(f"--resume continues a run with its own config; only {', '.join(may_change.values())} may change"
-                          + (f" (this call changes {', '.join(changed)})" if changed else ""))
+        raise ConfigError(
+            f"--resume continues a run with its own config; only {', '.join(may_change.values())} may change"
+            + (f" (this call changes {', '.join(changed)})" if changed else "")
+        )
     unknown = sorted(set(stored) - {f.name for f in fields(config_cls)} - set(getattr(config_cls, "RUN_RECORD", ())))
     if unknown:
-        raise CheckpointError(f"--resume {str(resume)!r}: its config.json is not a {system} training config (it sets "
-                              f"{', '.join(unknown[:4])}{', ...' if len(unknown) > 4 else ''}); is it another system's run?")
-    return config_cls.build(None, **{**getattr(config_cls, "OLD_DEFAULTS", {}), **stored, **{k: v for k, v in options.items() if v is not None}}), resume
+        raise CheckpointError(
+            f"--resume {str(resume)!r}: its config.json is not a {system} training config (it sets "
+            f"{', '.join(unknown[:4])}{', ...' if len(unknown) > 4 else ''}); is it another system's run?"
+        )
+    return config_cls.build(
+        None,
+        **{**getattr(config_cls, "OLD_DEFAULTS", {}), **stored, **{k: v for k, v in options.items() if v is not None}},
+    ), resume
 
 
 def refuse_finished(run_dir: str | os.PathLike, done: int, total: int, unit: str, option: str) -> None:
@@ -223,4 +245,6 @@ def refuse_finished(run_dir: str | os.PathLike, done: int, total: int, unit: str
     ``summary.json`` has nothing to do: refused in one line that says how to continue it (``option``).
     A run at its total without ``summary.json`` (a crash before the outputs) passes: resuming writes them."""
     if int(done) >= int(total) and (Path(run_dir) / "summary.json").is_file():
-        raise RunDirError(f"run {str(run_dir)!r} already finished its {int(done)} {unit}; pass {option} > {int(done)} to continue it")
+        raise RunDirError(
+            f"run {str(run_dir)!r} already finished its {int(done)} {unit}; pass {option} > {int(done)} to continue it"
+        )

@@ -47,13 +47,19 @@ def test_a_turn_rotates_the_path_about_the_hand_over_point_and_the_heading_by_th
         got = pb.sample(t).root_pos - joint
         want = quat.rotate(quat.about_axis(Z, turn), straight.sample(t).root_pos - straight.sample(1.0).root_pos)
         np.testing.assert_allclose(got[:2], want[:2], atol=1e-9)
-        dh = quat.angle_about(quat.heading(pb.sample(t).root_quat), Z) - quat.angle_about(quat.heading(straight.sample(t).root_quat), Z)
+        dh = quat.angle_about(quat.heading(pb.sample(t).root_quat), Z) - quat.angle_about(
+            quat.heading(straight.sample(t).root_quat), Z
+        )
         assert np.isclose(np.angle(np.exp(1j * dh)), turn, atol=1e-9)
 
 
 def test_root_is_continuous_at_every_cut_and_blend():
     clip = demo_clip()
-    segs = [Segment(clip, 1.3), Segment(clip, 0.9, speed=1.3, turn=1.0, offset=0.2), Segment(clip, 1.1, speed=0.7, turn=-2.0)]
+    segs = [
+        Segment(clip, 1.3),
+        Segment(clip, 0.9, speed=1.3, turn=1.0, offset=0.2),
+        Segment(clip, 1.1, speed=0.7, turn=-2.0),
+    ]
     for blend in (0.0, 0.3):
         pb = Playback(segs, blend=blend)
         for t in (1.3, 2.2):
@@ -80,18 +86,23 @@ def test_sampled_velocities_are_the_rates_of_the_sampled_poses_through_blends():
 
 def test_one_shot_clips_hold_their_last_pose_when_continued_into_a_blend():
     clip = demo_clip()
-    held = type(clip)(loop="none", times=clip.times, root_pos=clip.root_pos, root_quat=clip.root_quat, joint_quats=clip.joint_quats)
+    held = type(clip)(
+        loop="none", times=clip.times, root_pos=clip.root_pos, root_quat=clip.root_quat, joint_quats=clip.joint_quats
+    )
     pb = Playback([Segment(held, held.cycle_seconds), Segment(clip, 1.0)], blend=0.5)
     end = held.sample(held.cycle_seconds)
     start = pb.sample(held.cycle_seconds)  # w = 0: the held last pose
     np.testing.assert_allclose(start.joint_quats, end.joint_quats, atol=1e-9)
 
 
-@pytest.mark.parametrize("bad, match", [
-    (dict(seconds=0.0), "segment 0 seconds must be > 0"),
-    (dict(speed=-1.0), "segment 0 speed must be > 0"),
-    (dict(offset=-0.1), "segment 0 offset"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (dict(seconds=0.0), "segment 0 seconds must be > 0"),
+        (dict(speed=-1.0), "segment 0 speed must be > 0"),
+        (dict(offset=-0.1), "segment 0 offset"),
+    ],
+)
 def test_bad_segments_are_one_line_errors(bad, match):
     with pytest.raises(ConfigError, match=match) as err:
         Playback([Segment(demo_clip(), **{"seconds": 1.0, **bad})])

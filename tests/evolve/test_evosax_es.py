@@ -89,7 +89,9 @@ def test_resume_from_a_checkpoint_is_bit_exact(name, tmp_path):
     full, part = tmp_path / "full", tmp_path / "part"
     a, _ = loop.run(es, loop.start(es, 3), sphere, 8, out_dir=full, meta={"seed": 3})
     loop.run(es, loop.start(es, 3), sphere, 5, out_dir=part, meta={"seed": 3})
-    restored, meta = loop.load(part, EvosaxES(name, 16, START, 1.0))  # a fresh strategy object: nothing carried in memory
+    restored, meta = loop.load(
+        part, EvosaxES(name, 16, START, 1.0)
+    )  # a fresh strategy object: nothing carried in memory
     assert meta == {"seed": 3} and restored.generation == 5
     b, _ = loop.run(es, restored, sphere, 8)
     np.testing.assert_array_equal(a.strategy.es_state, b.strategy.es_state)

@@ -18,7 +18,11 @@ LAYERS = (3, 5, 2)
 
 
 def _genome(seed=0):
-    return Genome(LAYERS, np.random.default_rng(seed).normal(size=network.param_count(LAYERS)).astype(np.float32), ("relu", "tanh"))
+    return Genome(
+        LAYERS,
+        np.random.default_rng(seed).normal(size=network.param_count(LAYERS)).astype(np.float32),
+        ("relu", "tanh"),
+    )
 
 
 def _flip_byte(path, where=0.5):
@@ -89,8 +93,15 @@ def test_object_arrays_never_unpickled(tmp_path):
     np.savez(buf, genes=np.array([{"evil": 1}], dtype=object))
     data = buf.getvalue()
     (tmp_path / "x.npz").write_bytes(data)
-    manifest = {"format": checkpoint.FORMAT, "version": 1, "kind": "genome", "npz": "x.npz", "sha256": hashlib.sha256(data).hexdigest(),
-                "arrays": {"genes": {"shape": [1], "dtype": "|O"}}, "meta": {"layers": [1, 1], "activations": ["tanh"]}}
+    manifest = {
+        "format": checkpoint.FORMAT,
+        "version": 1,
+        "kind": "genome",
+        "npz": "x.npz",
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "arrays": {"genes": {"shape": [1], "dtype": "|O"}},
+        "meta": {"layers": [1, 1], "activations": ["tanh"]},
+    }
     (tmp_path / "x.json").write_text(json.dumps(manifest))
     with pytest.raises(CheckpointError, match="x.npz"):
         genome_file.load_genome(tmp_path / "x.npz")

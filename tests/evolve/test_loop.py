@@ -26,8 +26,12 @@ LAYERS = (2, 3, 1)
 TARGET = np.linspace(-1.0, 1.0, network.param_count(LAYERS))
 
 # a toy keyframe layout: 4 columns in 2 groups, the mirror swaps columns 0<->1 and negates column 3
-LAYOUT = keyframe_ga.KeyframeLayout(np.array([[-30, 30], [-30, 30], [0, 90], [-45, 45]], dtype=np.int64), ((0, 1), (2, 3)),
-                                    np.array([1, 0, 2, 3]), np.array([3]))
+LAYOUT = keyframe_ga.KeyframeLayout(
+    np.array([[-30, 30], [-30, 30], [0, 90], [-45, 45]], dtype=np.int64),
+    ((0, 1), (2, 3)),
+    np.array([1, 0, 2, 3]),
+    np.array([3]),
+)
 
 
 def _first(rng):
@@ -35,8 +39,12 @@ def _first(rng):
     return keyframe_ga.mirror(rng.integers(r[:, 0], r[:, 1] + 1, size=(9, 6, 4)), LAYOUT.swap, LAYOUT.flip)
 
 
-KEYFRAME = keyframe_ga.KeyframeGA(LAYOUT, _first, keyframe_ga.KeyframeParams(elites=3, parent_probs=(0.5, 0.3, 0.2), mutation_rate=0.1))
-PAPER = PaperGA(12, LAYERS, 1.0, pool_frac=0.25, elite_frac=0.1, mutation="additive", mutation_rate=0.2, mutation_std=0.3)
+KEYFRAME = keyframe_ga.KeyframeGA(
+    LAYOUT, _first, keyframe_ga.KeyframeParams(elites=3, parent_probs=(0.5, 0.3, 0.2), mutation_rate=0.1)
+)
+PAPER = PaperGA(
+    12, LAYERS, 1.0, pool_frac=0.25, elite_frac=0.1, mutation="additive", mutation_rate=0.2, mutation_std=0.3
+)
 
 
 def paper_fitness(genes):
@@ -55,7 +63,7 @@ def assert_same_state(a, b):
     for name in ("genes", "base_key", "rng_state", "generation"):
         if hasattr(a, name):
             x, y = getattr(a, name), getattr(b, name)
-            assert (np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y), name
+            assert np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y, name
 
 
 @pytest.mark.parametrize("strategy, key, fitness", CASES, ids=IDS)
@@ -107,14 +115,24 @@ class Stop(Exception):
 @pytest.mark.parametrize("strategy, key, fitness", CASES, ids=IDS)
 @pytest.mark.parametrize("stop_at", [0, 3])
 def test_interrupted_run_resumes_bit_exact(tmp_path, strategy, key, fitness, stop_at):
-    full, _ = loop.run(strategy, loop.start(strategy, key), fitness, 6, out_dir=tmp_path / "full", metric_fields=loop.METRIC_FIELDS)
+    full, _ = loop.run(
+        strategy, loop.start(strategy, key), fitness, 6, out_dir=tmp_path / "full", metric_fields=loop.METRIC_FIELDS
+    )
 
     def crash(state):
         if state.generation == stop_at + 1:
             raise Stop
 
     with pytest.raises(Stop):
-        loop.run(strategy, loop.start(strategy, key), fitness, 6, out_dir=tmp_path / "cut", metric_fields=loop.METRIC_FIELDS, on_generation=crash)
+        loop.run(
+            strategy,
+            loop.start(strategy, key),
+            fitness,
+            6,
+            out_dir=tmp_path / "cut",
+            metric_fields=loop.METRIC_FIELDS,
+            on_generation=crash,
+        )
     state, _ = loop.load(tmp_path / "cut", strategy)
     assert state.generation == stop_at + 1
     resumed, ckpt = loop.run(strategy, state, fitness, 6, out_dir=tmp_path / "cut", metric_fields=loop.METRIC_FIELDS)
@@ -137,8 +155,20 @@ def test_threshold_hits_through_the_loop(tmp_path):
 
     state = loop.start(PAPER, 5)
     first = paper_fitness(state.strategy.genes).max()
-    end, _ = loop.run(PAPER, replace(state, threshold=float(first) - 1.0), paper_fitness, 8, out_dir=tmp_path, delta_fitness=0.5, save_genome=save_genome)
-    assert end.threshold_hits[0]["generation"] == 0 and saved[0] == ("threshold-000000", end.threshold_hits[0]["fitness"], first - 1.0)
+    end, _ = loop.run(
+        PAPER,
+        replace(state, threshold=float(first) - 1.0),
+        paper_fitness,
+        8,
+        out_dir=tmp_path,
+        delta_fitness=0.5,
+        save_genome=save_genome,
+    )
+    assert end.threshold_hits[0]["generation"] == 0 and saved[0] == (
+        "threshold-000000",
+        end.threshold_hits[0]["fitness"],
+        first - 1.0,
+    )
     assert [h["path"] for h in end.threshold_hits] == [str(tmp_path / "genomes" / f"{name}.npz") for name, *_ in saved]
     assert end.threshold >= max(h["fitness"] for h in end.threshold_hits)
 
@@ -157,7 +187,9 @@ def test_population_checkpoint_written_before_the_loop_resumes(tmp_path):
     assert pop.generation == 2 and pop.settings["mutation"] == "additive"
     res = pop.run(per_genome, 4)
     assert [{k: v for k, v in r.items() if k != "seconds"} for r in res.history] == expected["history"]
-    np.testing.assert_array_equal(res.genes, np.asarray(expected["genes"], dtype=np.float32))  # the last evaluated generation
+    np.testing.assert_array_equal(
+        res.genes, np.asarray(expected["genes"], dtype=np.float32)
+    )  # the last evaluated generation
     assert res.best_fitness == expected["best_fitness"]
     assert [[h["generation"], h["threshold"]] for h in res.threshold_hits] == expected["threshold_hits"]
 

@@ -54,7 +54,9 @@ def test_counts_and_validation():
 def test_elites_bit_identical_in_first_rows():
     genes = _distinct_genes() + 100.0  # far from the N(0, 1) redraws
     fitness = jnp.asarray(np.random.default_rng(1).normal(size=P))
-    new = np.asarray(operators.next_generation(jax.random.PRNGKey(0), genes, fitness, elite_frac=0.05, mutation_rate=1.0))
+    new = np.asarray(
+        operators.next_generation(jax.random.PRNGKey(0), genes, fitness, elite_frac=0.05, mutation_rate=1.0)
+    )
     assert new.shape == (P, G) and new.dtype == np.float32
     best5 = np.argsort(-np.asarray(fitness), kind="stable")[:5]
     np.testing.assert_array_equal(new[:5], np.asarray(genes)[best5])
@@ -66,7 +68,11 @@ def test_nan_individuals_never_elite_or_parent():
     genes = _distinct_genes(20, 50)
     fit = np.arange(20, dtype=np.float32)
     fit[15:] = np.nan  # the would-be best five crashed
-    new = np.asarray(operators.next_generation(jax.random.PRNGKey(3), genes, jnp.asarray(fit), pool_frac=0.5, elite_frac=0.1, mutation_rate=0.0))
+    new = np.asarray(
+        operators.next_generation(
+            jax.random.PRNGKey(3), genes, jnp.asarray(fit), pool_frac=0.5, elite_frac=0.1, mutation_rate=0.0
+        )
+    )
     g = np.asarray(genes)
     np.testing.assert_array_equal(new[:2], g[[14, 13]])
     crashed = g[15:]
@@ -79,19 +85,29 @@ def test_with_fewer_survivors_than_elites_crashes_are_neither_elites_nor_parents
     genes = _distinct_genes(30, 40)
     fit = np.full(30, -np.inf, np.float32)
     fit[[7, 3]] = [-0.0, -1.0]  # rank scores: 7 best, 3 second, the rest crashed
-    new = np.asarray(operators.next_generation(jax.random.PRNGKey(0), genes, jnp.asarray(fit), pool_frac=0.1, elite_frac=0.1, mutation_rate=0.0))
+    new = np.asarray(
+        operators.next_generation(
+            jax.random.PRNGKey(0), genes, jnp.asarray(fit), pool_frac=0.1, elite_frac=0.1, mutation_rate=0.0
+        )
+    )
     g = np.asarray(genes)
     np.testing.assert_array_equal(new[:2], g[[7, 3]])
     assert np.all((new[2:, None, :] == g[[7, 3]][None]).any(axis=1))
     # all crashed: the ranking's order stands (there is nothing better to breed from)
-    none = np.asarray(operators.next_generation(jax.random.PRNGKey(0), genes, jnp.full(30, -jnp.inf), pool_frac=0.1, elite_frac=0.1))
+    none = np.asarray(
+        operators.next_generation(jax.random.PRNGKey(0), genes, jnp.full(30, -jnp.inf), pool_frac=0.1, elite_frac=0.1)
+    )
     np.testing.assert_array_equal(none[:3], g[:3])
 
 
 def test_children_come_only_from_pool_without_mutation():
     genes = _distinct_genes()
     fitness = jnp.asarray(np.random.default_rng(2).normal(size=P))
-    new = np.asarray(operators.next_generation(jax.random.PRNGKey(1), genes, fitness, pool_frac=0.1, elite_frac=0.05, mutation_rate=0.0))
+    new = np.asarray(
+        operators.next_generation(
+            jax.random.PRNGKey(1), genes, fitness, pool_frac=0.1, elite_frac=0.05, mutation_rate=0.0
+        )
+    )
     g = np.asarray(genes)
     pool = np.argsort(-np.asarray(fitness), kind="stable")[:10]
     # every child gene j equals gene j of some pool member; none come from outside the pool
@@ -154,7 +170,9 @@ def test_next_generation_touches_only_rate_fraction():
     """Children differ from their crossover parents in ~rate of genes, not ~90% as in the original."""
     rate = 0.05
     genes = jnp.zeros((P, G), dtype=jnp.float32)  # all parents identical: any nonzero gene is a mutation
-    new = np.asarray(operators.next_generation(jax.random.PRNGKey(7), genes, jnp.arange(P, dtype=jnp.float32), mutation_rate=rate))
+    new = np.asarray(
+        operators.next_generation(jax.random.PRNGKey(7), genes, jnp.arange(P, dtype=jnp.float32), mutation_rate=rate)
+    )
     n_child = P - 5
     changed = int((new[5:] != 0).sum())
     assert _binomial_ok(changed, n_child * G, rate)
@@ -181,7 +199,15 @@ def test_crossover_prob_and_mutation_settings_reach_the_children():
     kw = dict(pool_frac=0.1, elite_frac=0.05, crossover_prob=1.0)
     copies = np.asarray(operators.next_generation(jax.random.PRNGKey(4), genes, fitness, mutation_rate=0.0, **kw))[5:]
     assert all((child[None] == pool).all(axis=1).any() for child in copies)
-    added = np.asarray(operators.next_generation(jax.random.PRNGKey(4), genes, fitness, mutation_rate=1.0, mutation="additive", mutation_std=0.01, **kw))[5:]
+    added = np.asarray(
+        operators.next_generation(
+            jax.random.PRNGKey(4), genes, fitness, mutation_rate=1.0, mutation="additive", mutation_std=0.01, **kw
+        )
+    )[5:]
     assert np.std(added - copies) == pytest.approx(0.01, rel=0.1)  # same key: the same parents as the copies
-    drawn = np.asarray(operators.next_generation(jax.random.PRNGKey(4), genes, fitness, mutation_rate=1.0, mutation="normal", mutation_std=3.0, **kw))[5:]
+    drawn = np.asarray(
+        operators.next_generation(
+            jax.random.PRNGKey(4), genes, fitness, mutation_rate=1.0, mutation="normal", mutation_std=3.0, **kw
+        )
+    )[5:]
     assert np.std(drawn) == pytest.approx(3.0, rel=0.1) and abs(np.corrcoef(drawn.ravel(), copies.ravel())[0, 1]) < 0.1

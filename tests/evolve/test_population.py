@@ -60,7 +60,11 @@ def test_run_improves_best_never_decreases_and_size_constant():
 
 
 def test_initial_genes_gaussian_and_seeded():
-    a, b, c = Population(SIZE, LAYERS, init_std=0.5, seed=1), Population(SIZE, LAYERS, init_std=0.5, seed=1), Population(SIZE, LAYERS, seed=2)
+    a, b, c = (
+        Population(SIZE, LAYERS, init_std=0.5, seed=1),
+        Population(SIZE, LAYERS, init_std=0.5, seed=1),
+        Population(SIZE, LAYERS, seed=2),
+    )
     np.testing.assert_array_equal(a.genes, b.genes)
     assert not np.array_equal(a.genes, c.genes)
     assert a.genes.dtype == np.float32 and a.genes.shape == (SIZE, G)
@@ -97,7 +101,11 @@ def test_crashes_counted_and_excluded():
     assert 0 < crashed.sum() < SIZE
     assert row["crashes"] == int(crashed.sum())
     ok = np.asarray(expected)[~crashed]
-    assert row["best"] == pytest.approx(ok.max()) and row["mean"] == pytest.approx(ok.mean()) and row["median"] == pytest.approx(np.median(ok))
+    assert (
+        row["best"] == pytest.approx(ok.max())
+        and row["mean"] == pytest.approx(ok.mean())
+        and row["median"] == pytest.approx(np.median(ok))
+    )
     assert np.isfinite(res.best_fitness) and res.best_genome.genes[0] <= 0.5
 
 
@@ -108,13 +116,23 @@ def test_all_crashed_generation():
 
 
 def test_population_api_rejects_bad_input_in_one_line():
-    for make in (lambda: Population(10, 5), lambda: Population(10, [3, "a"]), lambda: Population(2.9, [3, 2]),
-                 lambda: Population(10, [3, 2], init_std=float("inf")), lambda: Population(10, [3, 2], activations=None)):
+    for make in (
+        lambda: Population(10, 5),
+        lambda: Population(10, [3, "a"]),
+        lambda: Population(2.9, [3, 2]),
+        lambda: Population(10, [3, 2], init_std=float("inf")),
+        lambda: Population(10, [3, 2], activations=None),
+    ):
         with pytest.raises(ConfigError):
             make()
     pop = Population(SIZE, LAYERS, seed=1)
-    for bad in (dict(generations="x"), dict(generations=1, elite_frac="a"), dict(generations=1, fitness_threshold=float("nan")),
-                dict(generations=1, batched="no"), dict(generations=1, output_names="abc")):
+    for bad in (
+        dict(generations="x"),
+        dict(generations=1, elite_frac="a"),
+        dict(generations=1, fitness_threshold=float("nan")),
+        dict(generations=1, batched="no"),
+        dict(generations=1, output_names="abc"),
+    ):
         with pytest.raises(ConfigError):
             pop.run(per_genome, **bad)
     assert pop.generation == 0  # nothing ran
@@ -144,7 +162,11 @@ def test_threshold_rises_past_the_best_in_one_go_even_for_a_tiny_delta():
 def test_rank_scores_exact():
     f = np.array([1.0, np.nan, 1.0 + 1e-12, -np.inf, 5.0])
     assert rank_scores(f).tolist() == [-2.0, -np.inf, -1.0, -np.inf, -0.0]  # crashes -inf: breeding skips them
-    assert rank_scores(np.array([2.0, np.inf, 2.0])).tolist() == [-0.0, -np.inf, -1.0]  # ties by index; +inf is a crash too
+    assert rank_scores(np.array([2.0, np.inf, 2.0])).tolist() == [
+        -0.0,
+        -np.inf,
+        -1.0,
+    ]  # ties by index; +inf is a crash too
 
 
 def test_custom_evaluator_used_and_not_closed():
@@ -226,7 +248,9 @@ class Interrupt(Exception):
 
 @pytest.mark.parametrize("stop_at", [0, 2, 4])
 def test_interrupted_and_resumed_equals_uninterrupted(tmp_path, stop_at):
-    full = Population(SIZE, LAYERS, seed=12).run(per_genome, 6, save_every=1, out_dir=tmp_path / "full", fitness_threshold=-30.0, delta_fitness=2.0, **KW)
+    full = Population(SIZE, LAYERS, seed=12).run(
+        per_genome, 6, save_every=1, out_dir=tmp_path / "full", fitness_threshold=-30.0, delta_fitness=2.0, **KW
+    )
 
     def crash(row):
         if row["generation"] == stop_at:
@@ -234,14 +258,25 @@ def test_interrupted_and_resumed_equals_uninterrupted(tmp_path, stop_at):
 
     cut = Population(SIZE, LAYERS, seed=12)
     with pytest.raises(Interrupt):
-        cut.run(per_genome, 6, save_every=1, out_dir=tmp_path / "cut", on_generation=crash, fitness_threshold=-30.0, delta_fitness=2.0, **KW)
+        cut.run(
+            per_genome,
+            6,
+            save_every=1,
+            out_dir=tmp_path / "cut",
+            on_generation=crash,
+            fitness_threshold=-30.0,
+            delta_fitness=2.0,
+            **KW,
+        )
     assert cut.generation == len(cut.history) == stop_at + 1  # the in-memory state stayed consistent
     assert_same_run(full, cut.run(per_genome, 6))
     pop = Population.resume(tmp_path / "cut")
     assert pop.generation == stop_at + 1  # generation stop_at was committed and checkpointed before the callback
     resumed = pop.run(per_genome, 6)  # settings come from the checkpoint
     assert_same_run(full, resumed)
-    assert [(h["generation"], h["threshold"]) for h in full.threshold_hits] == [(h["generation"], h["threshold"]) for h in resumed.threshold_hits]
+    assert [(h["generation"], h["threshold"]) for h in full.threshold_hits] == [
+        (h["generation"], h["threshold"]) for h in resumed.threshold_hits
+    ]
 
 
 def test_resume_from_specific_checkpoint_and_continue(tmp_path):
@@ -306,7 +341,9 @@ def test_engine_regresses_sin_batched():
     def fitness(params):
         return -np.asarray(mse({k: jnp.asarray(v) for k, v in params.items()}), dtype=np.float64)
 
-    res = Population(64, layers, seed=0).run(fitness, 60, batched=True, mutation="additive", mutation_rate=0.1, mutation_std=0.2, pool_frac=0.2)
+    res = Population(64, layers, seed=0).run(
+        fitness, 60, batched=True, mutation="additive", mutation_rate=0.1, mutation_std=0.2, pool_frac=0.2
+    )
     best = [r["best"] for r in res.history]
     assert all(b2 >= b1 for b1, b2 in zip(best, best[1:]))
     assert -best[-1] < 0.5 * -best[0] and -best[-1] < 0.05
@@ -324,4 +361,6 @@ def test_a_fitness_returning_the_wrong_number_of_values_is_refused():
     batched = make_evaluator(lambda params: np.zeros(1), layers, acts, True)
     with pytest.raises(ValueError, match="fitness returned 1 values for 5 genomes"):
         batched(genes)
-    assert make_evaluator(lambda genomes: [float(i) for i in range(len(genomes))], layers, acts, False)(genes).tolist() == [0, 1, 2, 3, 4]
+    assert make_evaluator(lambda genomes: [float(i) for i in range(len(genomes))], layers, acts, False)(
+        genes
+    ).tolist() == [0, 1, 2, 3, 4]

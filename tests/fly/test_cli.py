@@ -14,8 +14,6 @@ from animat import cli
 TINY = ["--population", "8", "--seconds", "0.2", "--replay-seconds", "0.5"]
 
 
-
-
 def metrics(run) -> list[dict]:
     with open(run / "metrics.csv") as fh:
         return list(csv.DictReader(fh))
@@ -37,9 +35,21 @@ def trained(tmp_path_factory):
 
 
 def test_train_writes_the_run_directory(trained):
-    for name in ["config.json", "metrics.csv", "summary.json", "best_genome.npz", "best_genome.json", "best_genome.pkl",
-                 "trajectory.npz", "plots/fitness.png", "plots/height.png", "plots/topview.png", "plots/wings.png",
-                 "media/flight.gif", "checkpoints/latest.json"]:
+    for name in [
+        "config.json",
+        "metrics.csv",
+        "summary.json",
+        "best_genome.npz",
+        "best_genome.json",
+        "best_genome.pkl",
+        "trajectory.npz",
+        "plots/fitness.png",
+        "plots/height.png",
+        "plots/topview.png",
+        "plots/wings.png",
+        "media/flight.gif",
+        "checkpoints/latest.json",
+    ]:
         assert (trained / name).is_file(), name
     rows = metrics(trained)
     assert [int(r["generation"]) for r in rows] == [0, 1, 2]
@@ -61,7 +71,17 @@ def test_replay_writes_trajectory_and_summary(trained, tmp_path, animat_cli):
     assert traj["quaternion"].shape == (150, 4) and traj["wing_angles"].shape == (150, 6)
     np.testing.assert_allclose(np.linalg.norm(traj["quaternion"], axis=1), 1.0, atol=1e-5)
     summary = json.loads((out / "summary.json").read_text())
-    for key in ["seconds", "body_length", "start_height", "min_height", "final_height", "mean_abs_x", "mean_abs_y", "stroke_cycles", "crashed"]:
+    for key in [
+        "seconds",
+        "body_length",
+        "start_height",
+        "min_height",
+        "final_height",
+        "mean_abs_x",
+        "mean_abs_y",
+        "stroke_cycles",
+        "crashed",
+    ]:
         assert key in summary, key
     assert summary["seconds"] == pytest.approx(1.5) and summary["body_length"] == 4.0
     assert summary["final_height"] == pytest.approx(float(traj["position"][-1, 2]))
@@ -156,7 +176,10 @@ def test_resume_of_a_finished_run_writes_the_outputs_a_crash_left_out(trained, t
     assert metrics(run) == rows  # no generation added
     a, b = np.load(trained / "best_genome.npz"), np.load(run / "best_genome.npz")
     np.testing.assert_array_equal(a["genes"], b["genes"])
-    assert json.loads((run / "summary.json").read_text())["generations"] == json.loads((trained / "summary.json").read_text())["generations"]
+    assert (
+        json.loads((run / "summary.json").read_text())["generations"]
+        == json.loads((trained / "summary.json").read_text())["generations"]
+    )
 
 
 def test_corrupt_or_missing_checkpoint_is_an_error(trained, tmp_path, animat_cli):
@@ -185,10 +208,16 @@ def test_corrupt_or_missing_checkpoint_is_an_error(trained, tmp_path, animat_cli
 
 def test_per_layer_activations_from_a_config_file(tmp_path, animat_cli):
     cfg = tmp_path / "acts.toml"
-    cfg.write_text('activations = ["tanh", "relu", "sigmoid"]\ngenerations = 1\npopulation = 6\nseconds = 0.1\nreplay_seconds = 0.1\n')
+    cfg.write_text(
+        'activations = ["tanh", "relu", "sigmoid"]\ngenerations = 1\npopulation = 6\nseconds = 0.1\nreplay_seconds = 0.1\n'
+    )
     code, _, err = animat_cli("fly", "train", "--config", str(cfg), "--out", str(tmp_path / "run"))
     assert code == 0, err
-    assert json.loads((tmp_path / "run" / "best_genome.json").read_text())["meta"]["activations"] == ["tanh", "relu", "sigmoid"]
+    assert json.loads((tmp_path / "run" / "best_genome.json").read_text())["meta"]["activations"] == [
+        "tanh",
+        "relu",
+        "sigmoid",
+    ]
     cfg.write_text('activations = ["tanh", "swish", "tanh"]\n')
     code, _, err = animat_cli("fly", "train", "--config", str(cfg), "--out", str(tmp_path / "run2"))
     assert code == 2 and "unknown activation 'swish'" in err
@@ -196,7 +225,11 @@ def test_per_layer_activations_from_a_config_file(tmp_path, animat_cli):
 
 def test_out_of_range_settings_are_rejected_before_a_run_dir_is_made(tmp_path, animat_cli):
     cfg = tmp_path / "bad.toml"
-    for text, word in [('mutation = "foo"', "unknown mutation"), ("mutation_rate = 1.5", "mutation_rate"), ("starts = 0", "starts")]:
+    for text, word in [
+        ('mutation = "foo"', "unknown mutation"),
+        ("mutation_rate = 1.5", "mutation_rate"),
+        ("starts = 0", "starts"),
+    ]:
         cfg.write_text(text + "\n")
         code, _, err = animat_cli("fly", "train", "--config", str(cfg), "--out", str(tmp_path / "run"))
         assert code == 2 and word in err
@@ -210,7 +243,21 @@ def test_default_network_fits_the_fly_symmetric_or_not(tmp_path, animat_cli):
     assert TrainConfig.build(asymmetric=True).layers == [18, 20, 20, 6]  # both wings: 18 observations, 6 angles
     assert TrainConfig.build(asymmetric=True, layers=[18, 8, 6]).layers == [18, 8, 6]
     out = tmp_path / "asym"
-    code, _, err = animat_cli("fly", "train", "--asymmetric", "-g", "1", "-p", "4", "-s", "0.05", "--replay-seconds", "0.05", "--out", str(out))
+    code, _, err = animat_cli(
+        "fly",
+        "train",
+        "--asymmetric",
+        "-g",
+        "1",
+        "-p",
+        "4",
+        "-s",
+        "0.05",
+        "--replay-seconds",
+        "0.05",
+        "--out",
+        str(out),
+    )
     assert code == 0, err
     assert json.loads((out / "config.json").read_text())["layers"] == [18, 20, 20, 6]
 
@@ -243,12 +290,19 @@ def test_replay_summary_and_acceptance_flags_follow_from_its_trajectory(trained,
 def test_acceptance_flags_switch_exactly_at_their_thresholds():
     from animat.fly.analysis import acceptance
 
-    base = {"stroke_cycles_per_3s": 5.0, "min_height_change_body_lengths": -2.0, "mean_lateral_drift_body_lengths": 5.0, "crashed": False}
+    base = {
+        "stroke_cycles_per_3s": 5.0,
+        "min_height_change_body_lengths": -2.0,
+        "mean_lateral_drift_body_lengths": 5.0,
+        "crashed": False,
+    }
     assert all(acceptance(base).values()) and len(acceptance(base)) == 4
-    for key, value, flag in [("stroke_cycles_per_3s", 4.999, "flaps_5_per_3s"),
-                             ("min_height_change_body_lengths", -2.001, "min_height_above_start_minus_2_body_lengths"),
-                             ("mean_lateral_drift_body_lengths", 5.001, "mean_lateral_drift_within_5_body_lengths"),
-                             ("crashed", True, "no_crash")]:
+    for key, value, flag in [
+        ("stroke_cycles_per_3s", 4.999, "flaps_5_per_3s"),
+        ("min_height_change_body_lengths", -2.001, "min_height_above_start_minus_2_body_lengths"),
+        ("mean_lateral_drift_body_lengths", 5.001, "mean_lateral_drift_within_5_body_lengths"),
+        ("crashed", True, "no_crash"),
+    ]:
         flags = acceptance({**base, key: value})
         assert not flags[flag] and all(v for k, v in flags.items() if k != flag), key
 
@@ -278,7 +332,9 @@ def test_replay_for_the_training_episode_reproduces_the_best_fitness(trained, tm
     assert code == 0, err
     with np.load(out / "trajectory.npz") as z:
         replayed = float(lateral(z["position"], z["quaternion"]))
-    assert replayed == pytest.approx(json.loads((trained / "summary.json").read_text())["best_fitness"], rel=1e-6, abs=1e-9)
+    assert replayed == pytest.approx(
+        json.loads((trained / "summary.json").read_text())["best_fitness"], rel=1e-6, abs=1e-9
+    )
 
 
 def test_an_evolution_strategy_trains_and_resumes_exactly(tmp_path, animat_cli):
@@ -290,9 +346,13 @@ def test_an_evolution_strategy_trains_and_resumes_exactly(tmp_path, animat_cli):
     assert code == 0, err
     strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
     assert len(metrics(full)) == 3 and strip(metrics(part)) == strip(metrics(full))
-    np.testing.assert_array_equal(np.load(full / "best_genome.npz")["genes"], np.load(part / "best_genome.npz")["genes"])
+    np.testing.assert_array_equal(
+        np.load(full / "best_genome.npz")["genes"], np.load(part / "best_genome.npz")["genes"]
+    )
     summary = json.loads((full / "summary.json").read_text())
     assert summary["strategy"] == "snes" and summary["best_fitness"] == max(float(r["best"]) for r in metrics(full))
     assert json.loads((full / "checkpoints" / "gen-000003.json").read_text())["meta"]["strategy"] == "snes"
-    code, _, err = animat_cli("fly", "train", "--strategy", "pso", "--generations", "1", *TINY, "--out", str(tmp_path / "bad"))
+    code, _, err = animat_cli(
+        "fly", "train", "--strategy", "pso", "--generations", "1", *TINY, "--out", str(tmp_path / "bad")
+    )
     assert code == 2 and "unknown strategy 'pso'" in err

@@ -26,8 +26,14 @@ def test_heading_ignores_pitch_and_roll():
     qx = np.array([np.cos(pitch / 2), np.sin(pitch / 2), 0, 0])
     w1, x1, y1, z1 = qz
     w2, x2, y2, z2 = qx
-    q = np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                  w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+    q = np.array(
+        [
+            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+        ]
+    )
     assert heading(q) == pytest.approx(yaw)
 
 
@@ -41,8 +47,15 @@ def test_command_input_is_the_command_frame_velocity_per_10_units():
 
 def test_scripts_parse_and_bad_scripts_are_one_line_errors():
     assert parse_script("up:1, forward:2.5,hover:2") == [("up", 1.0), ("forward", 2.5), ("hover", 2.0)]
-    for bad, words in [("sideways:1", "unknown command"), ("up:0", "> 0"), ("up:-1", "> 0"), ("up", "malformed"),
-                       ("up:1,,left:1", "malformed"), ("up:soon", "not a number"), ("up:inf", "> 0")]:
+    for bad, words in [
+        ("sideways:1", "unknown command"),
+        ("up:0", "> 0"),
+        ("up:-1", "> 0"),
+        ("up", "malformed"),
+        ("up:1,,left:1", "malformed"),
+        ("up:soon", "not a number"),
+        ("up:inf", "> 0"),
+    ]:
         with pytest.raises(ConfigError, match=words) as err:
             parse_script(bad)
         assert "\n" not in str(err.value)

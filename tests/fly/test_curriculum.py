@@ -32,20 +32,25 @@ generations = 3
 
 
 def test_each_stage_is_the_one_before_with_its_changes():
-    cfg = TrainConfig.build(None, population=8, generations=5, stages=[{"strategy": "open_es", "seconds": 1.0}, {"generations": 9}])
+    cfg = TrainConfig.build(
+        None, population=8, generations=5, stages=[{"strategy": "open_es", "seconds": 1.0}, {"generations": 9}]
+    )
     first, second, third = stage_configs(cfg)
     assert (first.strategy, first.seconds, first.generations, first.stages) == ("paper_ga", 3.0, 5, [])
     assert (second.strategy, second.seconds, second.generations) == ("open_es", 1.0, 5)
     assert (third.strategy, third.seconds, third.generations, third.population) == ("open_es", 1.0, 9, 8)
 
 
-@pytest.mark.parametrize("stages, message", [
-    ([{"layers": [15, 4, 3]}], "stage 2 changes layers: every stage flies the first stage's fly and network"),
-    ([{}, {"fly": {"mass": 2.0}}], "stage 3 changes fly"),
-    ([{"generation": 3}], "stage 2: unknown training option(s) ['generation']"),
-    ([{"seconds": -1.0}], "stage 2: seconds must be"),
-    (["lateral"], "stages must be a list, each item a table"),
-])
+@pytest.mark.parametrize(
+    "stages, message",
+    [
+        ([{"layers": [15, 4, 3]}], "stage 2 changes layers: every stage flies the first stage's fly and network"),
+        ([{}, {"fly": {"mass": 2.0}}], "stage 3 changes fly"),
+        ([{"generation": 3}], "stage 2: unknown training option(s) ['generation']"),
+        ([{"seconds": -1.0}], "stage 2: seconds must be"),
+        (["lateral"], "stages must be a list, each item a table"),
+    ],
+)
 def test_a_stage_that_changes_the_fly_or_sets_a_bad_option_is_refused_when_the_config_is_read(stages, message):
     with pytest.raises(ConfigError) as err:
         TrainConfig.build(None, stages=stages)
@@ -64,7 +69,9 @@ def test_a_run_in_stages_trains_each_from_the_one_before_and_resumes_where_it_st
         assert stored["strategy"] == strategy and stored["stages"] == []
         if k > 1:
             assert stored["from"]["path"] == str(run / "stages" / str(k - 1))
-    assert json.loads((run / "stages" / "3" / "config.json").read_text())["fitness"] == "lateral"  # inherited from stage 2
+    assert (
+        json.loads((run / "stages" / "3" / "config.json").read_text())["fitness"] == "lateral"
+    )  # inherited from stage 2
     last = run / "stages" / "3"
     assert (run / "best_genome.npz").read_bytes() == (last / "best_genome.npz").read_bytes()
     assert (run / "trajectory.npz").is_file() and not (run / "checkpoints").exists()

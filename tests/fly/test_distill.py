@@ -28,7 +28,11 @@ def _fly(steering, student_genes, student_layers, goal_flies, command: str, tick
     from animat.fly.tracking import command_velocity, varied_starts
 
     params = steering.params
-    flights = dagger_rollouts(params, tuple(tuple(steering.switch[c].genome.activations) for c in COMMANDS), layer_activations(student_layers, "tanh"))
+    flights = dagger_rollouts(
+        params,
+        tuple(tuple(steering.switch[c].genome.activations) for c in COMMANDS),
+        layer_activations(student_layers, "tanh"),
+    )
     teachers = tuple({k: jnp.asarray(v) for k, v in steering.switch[c].genome.params.items()} for c in COMMANDS)
     rest = varied_starts(params, 1, 0, 0.0, 0.0, 0.0)
     starts = type(rest)(*(jnp.asarray(np.repeat(np.asarray(x), 2, axis=0)) for x in rest))
@@ -36,7 +40,12 @@ def _fly(steering, student_genes, student_layers, goal_flies, command: str, tick
     cmd_vel = np.broadcast_to(command_velocity(command, steering.speed), (2, ticks, 3)).astype(np.float32)
     idx = np.full((2, ticks), COMMANDS.index(command), np.int32)
     net = {k: jnp.asarray(v) for k, v in unflatten(student_genes, student_layers).items()}
-    return [np.asarray(a) for a in flights(teachers, net, jnp.asarray(goal_flies), starts, jnp.asarray(switch), jnp.asarray(cmd_vel), jnp.asarray(idx))]
+    return [
+        np.asarray(a)
+        for a in flights(
+            teachers, net, jnp.asarray(goal_flies), starts, jnp.asarray(switch), jnp.asarray(cmd_vel), jnp.asarray(idx)
+        )
+    ]
 
 
 @needs_paper
@@ -54,14 +63,18 @@ def test_a_student_equal_to_its_teacher_flies_its_flight_and_has_nothing_to_lear
     genes = widen_inputs(hover.genes, hover.layers, 3)
     X, Y, alive = _fly(steering, genes, layers, np.array([True, False]), "hover")
     assert X.shape == (2, 40, layers[0]) and Y.shape == (2, 40, layers[-1]) and alive.all()
-    np.testing.assert_allclose(X[0], X[1], atol=1e-2)  # the same flight, whoever flies it (to rounding: the wider sum rounds apart)
+    np.testing.assert_allclose(
+        X[0], X[1], atol=1e-2
+    )  # the same flight, whoever flies it (to rounding: the wider sum rounds apart)
     acts = layer_activations(layers, "tanh")
     assert mse(genes, layers, acts, X.reshape(-1, layers[0]), Y.reshape(-1, layers[-1])) < 1e-10
     X, Y, _ = _fly(steering, genes, layers, np.array([False, False]), "left")
     assert mse(genes, layers, acts, X.reshape(-1, layers[0]), Y.reshape(-1, layers[-1])) > 1e-3
     from animat.fly.tracking import command_input, command_velocity
 
-    np.testing.assert_allclose(X[0, :, -3:], np.broadcast_to(command_input(command_velocity("left", steering.speed)), (40, 3)))  # the command inputs
+    np.testing.assert_allclose(
+        X[0, :, -3:], np.broadcast_to(command_input(command_velocity("left", steering.speed)), (40, 3))
+    )  # the command inputs
 
 
 def test_fitting_lowers_the_error_on_the_records():
@@ -80,7 +93,9 @@ def test_fitting_lowers_the_error_on_the_records():
     Y = np.asarray(activate(truth, X.T, acts)).T
     genes = initial_genes(layers, 0)
     before = mse(genes, layers, acts, X, Y)
-    fitted, loss = fit(genes, layers, acts, X, Y, DistillConfig.build(None, epochs=40, batch=256, learning_rate=3e-3), 0)
+    fitted, loss = fit(
+        genes, layers, acts, X, Y, DistillConfig.build(None, epochs=40, batch=256, learning_rate=3e-3), 0
+    )
     assert np.isfinite(fitted).all() and loss == pytest.approx(mse(fitted, layers, acts, X, Y), rel=0.5)
     assert mse(fitted, layers, acts, X, Y) < 0.1 * before
 
@@ -99,7 +114,9 @@ def test_distill_writes_a_goal_network_and_resumes_exactly(tmp_path, animat_cli)
     rows = runs.read_csv(full / "metrics.csv")
     strip = lambda rs: [{k: v for k, v in r.items() if k != "seconds"} for r in rs]
     assert strip(runs.read_csv(part / "metrics.csv")) == strip(rows)
-    np.testing.assert_array_equal(np.load(full / "best_genome.npz")["genes"], np.load(part / "best_genome.npz")["genes"])
+    np.testing.assert_array_equal(
+        np.load(full / "best_genome.npz")["genes"], np.load(part / "best_genome.npz")["genes"]
+    )
     # round 0 is the teacher's alone (beta 1); then the student flies about half the episodes
     assert rows[0]["beta"] == "1.0" and rows[0]["goal_episodes"] == "0" and rows[0]["on_policy_loss"] == ""
     assert float(rows[1]["beta"]) == 0.5 and int(rows[1]["samples"]) > int(rows[0]["samples"])
@@ -108,7 +125,11 @@ def test_distill_writes_a_goal_network_and_resumes_exactly(tmp_path, animat_cli)
     net = load_network(tmp_path, "full", goal=True)  # a goal network as any other: the steering set loads it
     assert net.goal and list(net.genome.layers) == [21, 8, 6]
     summary = json.loads((full / "summary.json").read_text())
-    assert summary["rounds"] == 2 and summary["replay_commands"].startswith("hover:") and (full / "plots" / "distill.png").is_file()
+    assert (
+        summary["rounds"] == 2
+        and summary["replay_commands"].startswith("hover:")
+        and (full / "plots" / "distill.png").is_file()
+    )
     code, _, err = animat_cli("fly", "distill", "--resume", str(full))
     assert code == 2 and "already finished its 2 rounds" in err
 
@@ -181,19 +202,25 @@ def test_a_distill_stage_trains_inside_train_steering(tmp_path):
     assert json.loads((out / "goal" / "config.json").read_text())["from"]["path"] == str(out / "taught")
     assert json.loads((out / "steering.json").read_text())["goal"] == "goal"
     # goal = "NAME": the distilled network itself is the set's goal network (kept here: distilled above)
-    alone = 'goal = "taught"\n' + text[:text.index("[networks.goal]")]
+    alone = 'goal = "taught"\n' + text[: text.index("[networks.goal]")]
     (tmp_path / "alone.toml").write_text(alone)
     done = train_steering(tmp_path / "alone.toml", out)
     assert done["taught"]["state"] == "kept" and json.loads((out / "steering.json").read_text())["goal"] == "taught"
     (tmp_path / "bad.toml").write_text(alone.replace('goal = "taught"', 'goal = "nothing"'))
     with pytest.raises(ConfigError, match="names no goal network"):
         read_steering_config(tmp_path / "bad.toml")
-    (tmp_path / "bad.toml").write_text(alone.replace('goal = "taught"\n', ''))
+    (tmp_path / "bad.toml").write_text(alone.replace('goal = "taught"\n', ""))
     with pytest.raises(ConfigError, match=r"\[distill.taught\] is neither"):
         read_steering_config(tmp_path / "bad.toml")
-    (tmp_path / "bad.toml").write_text(text.replace('task = "goal"\nfrom = "taught"\nlayers = [21, 8, 6]', 'task = "up"\nfrom = "taught"\nlayers = [18, 8, 6]'))
+    (tmp_path / "bad.toml").write_text(
+        text.replace(
+            'task = "goal"\nfrom = "taught"\nlayers = [21, 8, 6]', 'task = "up"\nfrom = "taught"\nlayers = [18, 8, 6]'
+        )
+    )
     with pytest.raises(ConfigError, match="only a goal network can"):
         read_steering_config(tmp_path / "bad.toml")
-    (tmp_path / "bad.toml").write_text(text.replace('[distill.taught]\nnetworks = [', '[distill.taught]\nnetworks = ["hover", '))
+    (tmp_path / "bad.toml").write_text(
+        text.replace("[distill.taught]\nnetworks = [", '[distill.taught]\nnetworks = ["hover", ')
+    )
     with pytest.raises(ConfigError, match="one switch network per command"):
         read_steering_config(tmp_path / "bad.toml")

@@ -42,13 +42,23 @@ def fly(env, policy, obs, ticks=None):
     return np.array(pos), np.array(quat), np.array(rewards), info
 
 
-@pytest.mark.parametrize("cls,kwargs", [(FlyHoverEnv, {"seconds": 0.3}), (FlySteerEnv, {"seconds": 0.5, "change_seconds": (0.1, 0.2)}),
-                                        (FlyHoverEnv, {"seconds": 0.3, "asymmetric": True, "noise": 0.05})])
+@pytest.mark.parametrize(
+    "cls,kwargs",
+    [
+        (FlyHoverEnv, {"seconds": 0.3}),
+        (FlySteerEnv, {"seconds": 0.5, "change_seconds": (0.1, 0.2)}),
+        (FlyHoverEnv, {"seconds": 0.3, "asymmetric": True, "noise": 0.05}),
+    ],
+)
 def test_passes_gymnasiums_checker(cls, kwargs):
     env = cls(**kwargs)
     check_env(env, skip_render_check=True)
     p = env.params
-    assert env.action_space.shape == (p.n_outputs,) and env.action_space.low.min() == -1 and env.action_space.high.max() == 1
+    assert (
+        env.action_space.shape == (p.n_outputs,)
+        and env.action_space.low.min() == -1
+        and env.action_space.high.max() == 1
+    )
     assert env.observation_space.shape == (p.n_inputs + (3 if cls is FlySteerEnv else 0),)
 
 
@@ -83,7 +93,9 @@ def test_perturbed_starts_match_the_population_rollout_to_rounding():
     env = FlyHoverEnv(seconds=0.5)
     genome, policy = fly_network(env)
     starts = start_states(env.params, 4, seed=7)
-    traj = simulate_population(env.params, {k: v[None] for k, v in genome.params.items()}, genome.activations, 0.5, starts)
+    traj = simulate_population(
+        env.params, {k: v[None] for k, v in genome.params.items()}, genome.activations, 0.5, starts
+    )
     for k in range(4):
         env.reset(seed=0)
         env.state = FlyState(*(np.asarray(x[k]) for x in starts))
@@ -192,7 +204,13 @@ def test_bad_options_are_one_line_errors():
     for kwargs in ({"seconds": 0}, {"start_scale": -1}, {"params": "paper"}):
         with pytest.raises(ConfigError):
             FlyHoverEnv(**kwargs)
-    for kwargs in ({"speed": 0}, {"change_seconds": (2.0, 1.0)}, {"commands": ("sideways",)}, {"script": "up:0"}, {"across": -1}):
+    for kwargs in (
+        {"speed": 0},
+        {"change_seconds": (2.0, 1.0)},
+        {"commands": ("sideways",)},
+        {"script": "up:0"},
+        {"across": -1},
+    ):
         with pytest.raises(ConfigError):
             FlySteerEnv(**kwargs)
     with pytest.raises(ConfigError, match="unknown reset option"):
@@ -212,8 +230,16 @@ def test_ppo_learns_through_the_interface():
 
     torch.set_num_threads(1)
     env = gym.make("animat/FlyHover-v0", seconds=1.0)
-    model = PPO("MlpPolicy", env, n_steps=512, batch_size=128, n_epochs=2, seed=0, device="cpu",
-                policy_kwargs={"net_arch": [32, 32]})
+    model = PPO(
+        "MlpPolicy",
+        env,
+        n_steps=512,
+        batch_size=128,
+        n_epochs=2,
+        seed=0,
+        device="cpu",
+        policy_kwargs={"net_arch": [32, 32]},
+    )
     judge = gym.make("animat/FlyHover-v0", seconds=1.0)
 
     def returns() -> np.ndarray:

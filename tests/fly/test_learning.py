@@ -18,8 +18,24 @@ def test_fly_best_fitness_improves_by_half_a_unit_in_15_generations(tmp_path, an
     population, scored from the same starts as every later generation (the fitness's starts are fixed by the
     run's seed), so both comparisons are against it on the same seeds."""
     out = tmp_path / "run"
-    code, _, err = animat_cli("fly", "train", "--generations", "15", "--population", "16", "--seconds", "0.5", "--fitness", "lateral",
-                              "--seed", "0", "--replay-seconds", "0.5", "--out", str(out))
+    code, _, err = animat_cli(
+        "fly",
+        "train",
+        "--generations",
+        "15",
+        "--population",
+        "16",
+        "--seconds",
+        "0.5",
+        "--fitness",
+        "lateral",
+        "--seed",
+        "0",
+        "--replay-seconds",
+        "0.5",
+        "--out",
+        str(out),
+    )
     assert code == 0, err
     with open(out / "metrics.csv") as fh:
         rows = list(csv.DictReader(fh))

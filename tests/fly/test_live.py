@@ -22,19 +22,25 @@ def test_unknown_keys_and_sequences_are_skipped_whole():
     assert decode_keys(b"\x1b[15~x\x1b[1;2A\x1bx\x1bOH\x1b[A") == (["forward"], b"")
 
 
-@pytest.mark.parametrize("cut,tail,action", [(b"\x1b", b"[A", "forward"), (b"\x1b[", b"A", "forward"), (b"\x1b[5", b"~", "up"),
-                                             (b"\x1bO", b"D", "left")])
+@pytest.mark.parametrize(
+    "cut,tail,action",
+    [(b"\x1b", b"[A", "forward"), (b"\x1b[", b"A", "forward"), (b"\x1b[5", b"~", "up"), (b"\x1bO", b"D", "left")],
+)
 def test_a_sequence_cut_by_the_read_is_kept_for_the_next(cut, tail, action):
     assert decode_keys(b" " + cut) == (["hover"], cut)
     assert decode_keys(cut + tail) == ([action], b"")
 
 
 def test_status_line_names_time_position_speed_and_command():
-    line = status_line({"t": 1.5, "position": [1.0, -2.0, 0.5], "velocity": [3.0, 4.0, 0.0], "command": "left", "crashed": False})
+    line = status_line(
+        {"t": 1.5, "position": [1.0, -2.0, 0.5], "velocity": [3.0, 4.0, 0.0], "command": "left", "crashed": False}
+    )
     assert "1.50 s" in line and "+1.00" in line and "-2.00" in line and "5.00 u/s" in line and line.endswith("left")
     assert "\n" not in line and "\n" not in HELP
-    assert status_line({"t": 0.0, "position": [0, 0, 0], "velocity": [0, 0, 0], "command": "hover", "crashed": True}, "no network for up").endswith(
-        "hover   CRASHED   (no network for up)")
+    assert status_line(
+        {"t": 0.0, "position": [0, 0, 0], "velocity": [0, 0, 0], "command": "hover", "crashed": True},
+        "no network for up",
+    ).endswith("hover   CRASHED   (no network for up)")
 
 
 @pytest.fixture

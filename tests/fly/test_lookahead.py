@@ -28,17 +28,31 @@ def test_lookahead_cost_reads_the_scored_windows_as_the_score_does():
     d = np.array([0.0, 1.0, 0.0])
     s40, c40 = math.sin(math.radians(40)), math.cos(math.radians(40))
     pos, vel = _flight([[0, SPEED, 0], [0, 0.5 * SPEED, 0], [SPEED * s40, SPEED * c40, 0], [0, -1.0, 0]])
-    cost = lookahead_cost(pos, vel, d, np.zeros(3), 50, speed=SPEED, body_length=L, dt=DT)  # past the hand-over: 2 windows
+    cost = lookahead_cost(
+        pos, vel, d, np.zeros(3), 50, speed=SPEED, body_length=L, dt=DT
+    )  # past the hand-over: 2 windows
     tan = math.tan(math.radians(CONE_DEG))
-    expected = [0.0, 2 * SPEED_WEIGHT * 0.5, 2 * ((SPEED * s40 - tan * SPEED * c40) / SPEED + SPEED_WEIGHT * (1 - c40)),
-                2 * ((tan * 1.0) / SPEED + SPEED_WEIGHT * (SPEED + 1.0) / SPEED)]
+    expected = [
+        0.0,
+        2 * SPEED_WEIGHT * 0.5,
+        2 * ((SPEED * s40 - tan * SPEED * c40) / SPEED + SPEED_WEIGHT * (1 - c40)),
+        2 * ((tan * 1.0) / SPEED + SPEED_WEIGHT * (SPEED + 1.0) / SPEED),
+    ]
     np.testing.assert_allclose(cost, expected, rtol=1e-9, atol=1e-12)
     assert np.argmin(cost) == 0
     # at the command's start the hand-over's 0.5 s is not read: one window of the 1 s ahead, so half the cost
-    np.testing.assert_allclose(lookahead_cost(pos, vel, d, np.zeros(3), 0, speed=SPEED, body_length=L, dt=DT), np.asarray(expected) / 2, atol=1e-12)
+    np.testing.assert_allclose(
+        lookahead_cost(pos, vel, d, np.zeros(3), 0, speed=SPEED, body_length=L, dt=DT),
+        np.asarray(expected) / 2,
+        atol=1e-12,
+    )
     late = vel.copy()
     late[:, :50] = [9.0, -9.0, 0.0]  # anything inside the hand-over is not read
-    np.testing.assert_allclose(lookahead_cost(pos, late, d, np.zeros(3), 0, speed=SPEED, body_length=L, dt=DT), np.asarray(expected) / 2, atol=1e-12)
+    np.testing.assert_allclose(
+        lookahead_cost(pos, late, d, np.zeros(3), 0, speed=SPEED, body_length=L, dt=DT),
+        np.asarray(expected) / 2,
+        atol=1e-12,
+    )
 
 
 def test_lookahead_cost_of_a_hover_is_its_largest_distance_from_where_it_began():
@@ -98,10 +112,12 @@ def test_alternates_are_checked_when_a_set_loads(tmp_path):
     folder = tmp_path / "set"
     shutil.copytree(pretrained.resolve("pretrained:paper"), folder)
     spec = json.loads((folder / "steering.json").read_text())
-    for alternates, error, match in (({"sideways": ["forward"]}, ConfigError, "unknown command 'sideways'"),
-                                     ({"goal": ["forward"]}, ConfigError, "does not fit its fly as a goal network"),
-                                     ({"forward": "forwardC"}, ConfigError, "alternates of 'forward' need a list"),
-                                     ({"left": ["nothing"]}, CheckpointError, "lists network 'nothing'")):
+    for alternates, error, match in (
+        ({"sideways": ["forward"]}, ConfigError, "unknown command 'sideways'"),
+        ({"goal": ["forward"]}, ConfigError, "does not fit its fly as a goal network"),
+        ({"forward": "forwardC"}, ConfigError, "alternates of 'forward' need a list"),
+        ({"left": ["nothing"]}, CheckpointError, "lists network 'nothing'"),
+    ):
         (folder / "steering.json").write_text(json.dumps({**spec, "alternates": alternates}))
         with pytest.raises(error, match=match) as caught:
             load_steering(folder)
@@ -111,12 +127,20 @@ def test_alternates_are_checked_when_a_set_loads(tmp_path):
 def test_a_steering_config_names_alternates_of_the_commands_own_task(tmp_path):
     from animat.fly.steering_train import read_steering_config
 
-    base = ('speed = 2.0\n[networks.hover]\ntask = "hover"\n[networks.up]\ntask = "up"\n[networks.upB]\ntask = "up"\nseed = 1\n'
-            '[networks.goal]\ntask = "goal"\n')
+    base = (
+        'speed = 2.0\n[networks.hover]\ntask = "hover"\n[networks.up]\ntask = "up"\n[networks.upB]\ntask = "up"\nseed = 1\n'
+        '[networks.goal]\ntask = "goal"\n'
+    )
     (tmp_path / "a.toml").write_text(base + '[alternates]\nup = ["upB"]\n')
     record, _ = read_steering_config(tmp_path / "a.toml")
-    assert record["switch"]["up"] == "up" and record["alternates"] == {"up": ["upB"]}  # an alternate is never the set's own
-    for bad, match in (('up = ["hover"]', "no up network"), ('goal = ["up"]', "no goal network"), ('sideways = ["up"]', "command or goal")):
+    assert record["switch"]["up"] == "up" and record["alternates"] == {
+        "up": ["upB"]
+    }  # an alternate is never the set's own
+    for bad, match in (
+        ('up = ["hover"]', "no up network"),
+        ('goal = ["up"]', "no goal network"),
+        ('sideways = ["up"]', "command or goal"),
+    ):
         (tmp_path / "b.toml").write_text(base + f"[alternates]\n{bad}\n")
         with pytest.raises(ConfigError, match=match) as caught:
             read_steering_config(tmp_path / "b.toml")
@@ -124,6 +148,8 @@ def test_a_steering_config_names_alternates_of_the_commands_own_task(tmp_path):
 
 
 def test_steer_refuses_a_negative_lookahead(tmp_path, animat_cli):
-    code, _, err = animat_cli("fly", "steer", "pretrained:paper", "--commands", "up:1", "--lookahead", "-1", "--out", str(tmp_path / "run"))
+    code, _, err = animat_cli(
+        "fly", "steer", "pretrained:paper", "--commands", "up:1", "--lookahead", "-1", "--out", str(tmp_path / "run")
+    )
     assert code == 2 and "lookahead" in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "run").exists()

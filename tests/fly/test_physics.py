@@ -187,7 +187,9 @@ def test_wing_quadrature_covers_the_wing():
         assert area.sum() == pytest.approx(0.5 * P.wing_span * P.wing_chord, rel=1e-6)
         assert len(pts) == 3 * n * (n + 1) // 2
         # the centroid of the triangle is (span/3, −chord/3)
-        np.testing.assert_allclose((pts * area[:, None]).sum(0) / area.sum(), [P.wing_span / 3, -P.wing_chord / 3, 0.0], atol=1e-5)
+        np.testing.assert_allclose(
+            (pts * area[:, None]).sum(0) / area.sum(), [P.wing_span / 3, -P.wing_chord / 3, 0.0], atol=1e-5
+        )
 
 
 def test_feathering_stroke_lifts():
@@ -210,7 +212,9 @@ def test_symmetric_stroke_gives_no_mean_lift():
     assert np.all(angles[:, 1] == 0.0)
     f, _ = _tethered_forces(params, angles, rates)
     f = np.asarray(f, np.float64)
-    print(f"symmetric stroke: mean Fz {f[:, 2].mean():.4f} ({f[:, 2].mean() / WEIGHT:.4f} × weight), peak {np.abs(f[:, 2]).max():.2f}")
+    print(
+        f"symmetric stroke: mean Fz {f[:, 2].mean():.4f} ({f[:, 2].mean() / WEIGHT:.4f} × weight), peak {np.abs(f[:, 2]).max():.2f}"
+    )
     assert np.abs(f[:, 2]).max() > WEIGHT  # each half-stroke pushes hard ...
     assert abs(f[:, 2].mean()) < 0.05 * WEIGHT  # ... but the two halves cancel
 
@@ -310,7 +314,9 @@ def test_wing_angle_and_speed_limits_hold(dt):
     key = jax.random.PRNGKey(3)
     # random wild targets: a new one every step, and slow ones held for 50 steps
     fast = jax.random.uniform(key, (n, 2, 3), minval=-10.0, maxval=10.0)
-    slow = jnp.repeat(jax.random.uniform(jax.random.fold_in(key, 1), (n // 50 + 1, 2, 3), minval=-10.0, maxval=10.0), 50, 0)[:n]
+    slow = jnp.repeat(
+        jax.random.uniform(jax.random.fold_in(key, 1), (n // 50 + 1, 2, 3), minval=-10.0, maxval=10.0), 50, 0
+    )[:n]
     targets = jnp.where((jnp.arange(n) < n // 2)[:, None, None], fast, slow)
 
     @jax.jit
@@ -331,7 +337,9 @@ def test_wing_angle_and_speed_limits_hold(dt):
     # the limits are reached, not just respected: the wings hit the stops and move at full speed
     assert np.all(np.abs(wings).max(axis=(0, 1)) >= lim - 1e-6)
     assert np.all(speed.max(axis=(0, 1)) >= 0.99 * vmax)
-    print(f"dt {dt}: crashed {bool(s.crashed)}, max |angle| {np.abs(wings).max(axis=(0, 1))}, max speed {speed.max(axis=(0, 1))}")
+    print(
+        f"dt {dt}: crashed {bool(s.crashed)}, max |angle| {np.abs(wings).max(axis=(0, 1))}, max speed {speed.max(axis=(0, 1))}"
+    )
 
 
 def test_servo_rates_match_the_motion():
@@ -376,9 +384,15 @@ def test_integrate_quat_constant_omega_is_the_closed_form_rotation(omega):
 
 def test_quat_exp_and_axis_rotations_agree():
     for a in (0.0, 1e-6, 0.3, -1.2, 3.0):
-        np.testing.assert_allclose(np.asarray(quat_to_mat(quat_exp(jnp.array([a, 0.0, 0.0])))), np.asarray(rot_x(jnp.float32(a))), atol=1e-6)
-        np.testing.assert_allclose(np.asarray(quat_to_mat(quat_exp(jnp.array([0.0, a, 0.0])))), np.asarray(rot_y(jnp.float32(a))), atol=1e-6)
-        np.testing.assert_allclose(np.asarray(quat_to_mat(quat_exp(jnp.array([0.0, 0.0, a])))), np.asarray(rot_z(jnp.float32(a))), atol=1e-6)
+        np.testing.assert_allclose(
+            np.asarray(quat_to_mat(quat_exp(jnp.array([a, 0.0, 0.0])))), np.asarray(rot_x(jnp.float32(a))), atol=1e-6
+        )
+        np.testing.assert_allclose(
+            np.asarray(quat_to_mat(quat_exp(jnp.array([0.0, a, 0.0])))), np.asarray(rot_y(jnp.float32(a))), atol=1e-6
+        )
+        np.testing.assert_allclose(
+            np.asarray(quat_to_mat(quat_exp(jnp.array([0.0, 0.0, a])))), np.asarray(rot_z(jnp.float32(a))), atol=1e-6
+        )
     # rotation about +x maps +y to +z
     np.testing.assert_allclose(np.asarray(rot_x(jnp.float32(math.pi / 2))) @ np.array([0, 1, 0]), [0, 0, 1], atol=1e-6)
     # the small-angle branch: value right at (and next to) zero
@@ -434,10 +448,15 @@ def test_fly_params_validation():
     with pytest.raises(ConfigError):
         FlyParams.from_dict({"dt": 0.001, "wingspan": 3.0})
     # the [fly] table of a config file: one-line errors, not tracebacks from the arithmetic
-    for bad, words in (({"wing_elements": 0}, "wing_elements must be an integer >= 1"), ({"wing_elements": 2.5}, "wing_elements must be an integer"),
-                       ({"body_size": [2, 4]}, "body_size must be a list of 3"), ({"hinge": [1, 0.4]}, "hinge must be a list of 3"),
-                       ({"dt": "x"}, "dt must be a number"), ({"max_speed": 0}, "max_speed and max_angular_speed must be > 0"),
-                       ({"mass": float("nan")}, "mass must be a finite number")):
+    for bad, words in (
+        ({"wing_elements": 0}, "wing_elements must be an integer >= 1"),
+        ({"wing_elements": 2.5}, "wing_elements must be an integer"),
+        ({"body_size": [2, 4]}, "body_size must be a list of 3"),
+        ({"hinge": [1, 0.4]}, "hinge must be a list of 3"),
+        ({"dt": "x"}, "dt must be a number"),
+        ({"max_speed": 0}, "max_speed and max_angular_speed must be > 0"),
+        ({"mass": float("nan")}, "mass must be a finite number"),
+    ):
         with pytest.raises(ConfigError, match=words):
             FlyParams.from_dict(bad)
     assert P.with_(dt=2.5e-4).steps_per_control == 40
@@ -484,5 +503,7 @@ def test_one_flapping_wing_rolls_the_fly_away_from_it():
         f, pts = wing_forces(P, state, jnp.stack([a, jnp.zeros(3)]), jnp.stack([r, jnp.zeros(3)]))
         return f.sum(0), jnp.cross(pts, f).sum(0)
 
-    f, tau = (np.asarray(x, np.float64).mean(0) for x in jax.jit(jax.vmap(one))(jnp.asarray(angles), jnp.asarray(rates)))
+    f, tau = (
+        np.asarray(x, np.float64).mean(0) for x in jax.jit(jax.vmap(one))(jnp.asarray(angles), jnp.asarray(rates))
+    )
     assert f[2] > 0.3 * WEIGHT and tau[1] < -0.3 * WEIGHT  # hinge at x = 1: the torque arm is about a unit

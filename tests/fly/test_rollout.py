@@ -161,7 +161,9 @@ def test_observe_and_wing_targets():
     obs = np.asarray(observe(P, s, jnp.array([0.0, 0.0, 2.0])))
     assert obs.shape == (P.n_inputs,) == (15,)
     lim = np.asarray(P.angle_limits)
-    np.testing.assert_allclose(obs, [1.0, 0, 0, 0, 0, 0, 1.0, 0, -2.0, 0, 0.5, 0, 0.5 / lim[0], -0.2 / lim[1], 0.1 / lim[2]], atol=1e-6)
+    np.testing.assert_allclose(
+        obs, [1.0, 0, 0, 0, 0, 0, 1.0, 0, -2.0, 0, 0.5, 0, 0.5 / lim[0], -0.2 / lim[1], 0.1 / lim[2]], atol=1e-6
+    )
     t = np.asarray(wing_targets(P, jnp.array([0.5, -3.0, 1.0])))
     np.testing.assert_allclose(t, [[0.5 * lim[0], -lim[1], lim[2]]] * 2, rtol=1e-6)
     asym = P.with_(asymmetric=True)
@@ -249,7 +251,9 @@ def test_start_zero_is_at_rest_and_sensor_noise_reaches_only_the_perturbed_start
 
     s = start_states(P, 4, seed=3)
     assert s.pos.shape == (4, 3) and not s.pos.any() and not s.crashed.any()
-    assert not s.vel[0].any() and not s.omega[0].any() and not s.wing[0].any() and np.array_equal(s.quat[0], [1, 0, 0, 0])
+    assert (
+        not s.vel[0].any() and not s.omega[0].any() and not s.wing[0].any() and np.array_equal(s.quat[0], [1, 0, 0, 0])
+    )
     assert all(s.vel[i].any() and s.omega[i].any() and s.wing[i].any() and s.quat[i, 0] < 1 for i in (1, 2, 3))
     noise = sensor_noise(P, 4, 500, 0.2, seed=3)
     assert noise.shape == (4, 500, P.n_inputs) and not noise[0].any()
@@ -262,7 +266,9 @@ def test_start_zero_is_at_rest_and_sensor_noise_reaches_only_the_perturbed_start
     assert noisy.pos.shape == (3, 3, n, 3)
     np.testing.assert_array_equal(noisy.pos[:, 0], quiet.pos[:, 0])  # start 0 flies noise-free
     np.testing.assert_array_equal(noisy.quat[:, 0], quiet.quat[:, 0])
-    assert all(not np.allclose(noisy.pos[:, i], quiet.pos[:, i], atol=1e-4) for i in (1, 2))  # the others hear the noise
+    assert all(
+        not np.allclose(noisy.pos[:, i], quiet.pos[:, i], atol=1e-4) for i in (1, 2)
+    )  # the others hear the noise
     # start 0 is the flight from rest (batched with other starts, XLA rounds differently: close, not bitwise;
     # how differently depends on the CPU, and these random networks amplify it: 3e-6 m after 0.1 s, 3e-3 m
     # after 0.3 s on one x86 machine, under 1e-3 m on another; so the first 0.1 s)

@@ -22,8 +22,12 @@ needs_paper = pytest.mark.skipif("paper" not in pretrained.available(), reason="
 def _pool(n=5, seed=0):
     rng = np.random.default_rng(seed)
     q = rng.normal(size=(n, 4))
-    return {"vel": rng.normal(size=(n, 3)), "quat": q / np.linalg.norm(q, axis=1, keepdims=True), "omega": rng.normal(size=(n, 3)),
-            "wing": rng.normal(size=(n, 2, 3)) * 0.3}
+    return {
+        "vel": rng.normal(size=(n, 3)),
+        "quat": q / np.linalg.norm(q, axis=1, keepdims=True),
+        "omega": rng.normal(size=(n, 3)),
+        "wing": rng.normal(size=(n, 2, 3)) * 0.3,
+    }
 
 
 def test_pool_starts_begin_at_rest_and_draw_the_rest_from_the_pool_by_seed():
@@ -48,8 +52,12 @@ def test_a_bad_or_changed_start_pool_is_a_one_line_error(tmp_path):
     arrays = read_start_pool(good, runs.sha256_hex(good.read_bytes()))
     assert {k: v.shape for k, v in arrays.items()} == {k: (5, *s) for k, s in POOL_SHAPES.items()}
     assert all(v.dtype == np.float32 for v in arrays.values())
-    cases = {"missing": None, "no_wing": {k: v for k, v in _pool().items() if k != "wing"},
-             "shape": {**_pool(), "quat": np.zeros((5, 3))}, "nan": {**_pool(), "vel": np.full((5, 3), np.nan)}}
+    cases = {
+        "missing": None,
+        "no_wing": {k: v for k, v in _pool().items() if k != "wing"},
+        "shape": {**_pool(), "quat": np.zeros((5, 3))},
+        "nan": {**_pool(), "vel": np.full((5, 3), np.nan)},
+    }
     for name, content in cases.items():
         path = tmp_path / f"{name}.npz"
         if content is not None:
@@ -72,7 +80,9 @@ def test_handover_states_are_the_states_at_each_switch_of_the_script(tmp_path, a
     ends = np.cumsum([int(round(s / 0.01)) for _, s in script])[:-1] - 1  # the tick before each new command
     assert states["vel"].shape == (len(COMMANDS) - 1, 3)
     assert np.allclose(states["vel"], flight["velocity"][ends], atol=1e-5)
-    assert np.allclose(states["quat"], flight["quat"][ends], atol=1e-5) and np.allclose(states["wing"], flight["wing"][ends], atol=1e-5)
+    assert np.allclose(states["quat"], flight["quat"][ends], atol=1e-5) and np.allclose(
+        states["wing"], flight["wing"][ends], atol=1e-5
+    )
     # the verb writes them as a pool a training run reads, and never overwrites one
     out = tmp_path / "pool.npz"
     code, _, err = animat_cli("fly", "handovers", PAPER, "--scripts", "1", "--seed", "11", "--out", str(out))
@@ -110,9 +120,9 @@ networks = {names}
 
 @needs_paper
 def test_train_steering_records_a_pool_and_trains_a_network_from_it(tmp_path):
+    from animat.fly.options import TrainConfig
     from animat.fly.steering_train import read_steering_config, train_steering
     from animat.fly.train import fitness_of
-    from animat.fly.options import TrainConfig
 
     out = tmp_path / "set"
     out.mkdir()

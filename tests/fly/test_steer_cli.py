@@ -14,22 +14,29 @@ def broken_set(tmp_path):
     """A steering directory whose steering.json names networks that are not there."""
     folder = tmp_path / "broken"
     folder.mkdir()
-    (folder / "steering.json").write_text(json.dumps({"preset": "paper", "speed": 2.0, "switch": {"hover": "hover", "up": "up"}, "goal": "goal"}))
+    (folder / "steering.json").write_text(
+        json.dumps({"preset": "paper", "speed": 2.0, "switch": {"hover": "hover", "up": "up"}, "goal": "goal"})
+    )
     return folder
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--commands", "up:1,jump:2"], "unknown command 'jump'"),
-    (["--commands", "up:1,forward:0"], "> 0"),
-    (["--commands", "up:-1"], "> 0"),
-    (["--commands", "up:1;forward:2"], "is not a number"),
-    (["--commands", "up,forward:2"], "malformed command"),
-    (["--commands", "up:1", "--controller", "pid"], "--controller"),
-    (["--commands", "up:1", "--speed", "0"], "--speed"),
-    ([], "--commands"),
-    (["--commands", "up:1", "--interactive"], "either"),
-])
-def test_bad_requests_are_one_line_errors_and_write_nothing(args, message, broken_set, tmp_path, monkeypatch, animat_cli):
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--commands", "up:1,jump:2"], "unknown command 'jump'"),
+        (["--commands", "up:1,forward:0"], "> 0"),
+        (["--commands", "up:-1"], "> 0"),
+        (["--commands", "up:1;forward:2"], "is not a number"),
+        (["--commands", "up,forward:2"], "malformed command"),
+        (["--commands", "up:1", "--controller", "pid"], "--controller"),
+        (["--commands", "up:1", "--speed", "0"], "--speed"),
+        ([], "--commands"),
+        (["--commands", "up:1", "--interactive"], "either"),
+    ],
+)
+def test_bad_requests_are_one_line_errors_and_write_nothing(
+    args, message, broken_set, tmp_path, monkeypatch, animat_cli
+):
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "out"
     code, stdout, err = animat_cli(*STEER, str(broken_set), *args, "--out", str(out))

@@ -22,7 +22,9 @@ from animat.fly.steer_score import steer_score
 
 PAPER = "pretrained:paper"
 HAS_PAPER = "paper" in pretrained.available()
-needs_paper = pytest.mark.skipif(not HAS_PAPER, reason="pretrained:paper is not shipped on this branch yet (the steer branch trains it)")
+needs_paper = pytest.mark.skipif(
+    not HAS_PAPER, reason="pretrained:paper is not shipped on this branch yet (the steer branch trains it)"
+)
 
 
 def test_random_scripts_hold_every_command_for_2_to_4_s_and_20_s_in_all():
@@ -38,25 +40,54 @@ def synthetic_flight(script: str, speed: float = 2.0, dt: float = 0.01) -> dict[
     d = np.array([direction(n, 0.0) for n in names])
     vel = speed * d
     T = len(names)
-    return {"t": dt * np.arange(1, T + 1), "position": np.cumsum(vel * dt, axis=0), "velocity": vel, "quat": np.tile([1.0, 0, 0, 0], (T, 1)),
-            "wing": np.zeros((T, 2, 3)), "command": np.array(names), "command_direction": d, "crashed": np.zeros(T, bool)}
+    return {
+        "t": dt * np.arange(1, T + 1),
+        "position": np.cumsum(vel * dt, axis=0),
+        "velocity": vel,
+        "quat": np.tile([1.0, 0, 0, 0], (T, 1)),
+        "wing": np.zeros((T, 2, 3)),
+        "command": np.array(names),
+        "command_direction": d,
+        "crashed": np.zeros(T, bool),
+    }
 
 
 def test_steer_run_directory_of_a_flight(tmp_path):
     from animat.fly.model import FlyParams
-    from animat.fly.steer_run import write_steer_run
     from animat.fly.report import write_fly_report
+    from animat.fly.steer_run import write_steer_run
 
     flight = synthetic_flight("up:1,left:1.5,hover:1")
     params = FlyParams()
-    summary = write_steer_run(tmp_path, flight, params=params, speed=2.0, config={"controller": "switch", "commands": "up:1,left:1.5,hover:1"},
-                              anim_seconds=0.3)
+    summary = write_steer_run(
+        tmp_path,
+        flight,
+        params=params,
+        speed=2.0,
+        config={"controller": "switch", "commands": "up:1,left:1.5,hover:1"},
+        anim_seconds=0.3,
+    )
     write_fly_report(tmp_path, params=params)
-    for name in ("config.json", "trajectory.npz", "summary.json", "plots/velocity.png", "plots/path.png", "media/flight.gif", "report.html"):
+    for name in (
+        "config.json",
+        "trajectory.npz",
+        "summary.json",
+        "plots/velocity.png",
+        "plots/path.png",
+        "media/flight.gif",
+        "report.html",
+    ):
         assert (tmp_path / name).is_file(), name
-    traj = runs.read_npz(tmp_path / "trajectory.npz", keys=("t", "position", "velocity", "command_direction", "command", "quaternion", "wing_angles"))
+    traj = runs.read_npz(
+        tmp_path / "trajectory.npz",
+        keys=("t", "position", "velocity", "command_direction", "command", "quaternion", "wing_angles"),
+    )
     assert traj["command"].dtype.kind == "U" and list(traj["command"][[0, 100, 250]]) == ["up", "left", "hover"]
-    assert traj["t"].shape == (350,) and traj["command_direction"].shape == (350, 3) and traj["wing_angles"].shape == (350, 6)
+    assert (
+        traj["t"].shape == (350,)
+        and traj["command_direction"].shape == (350, 3)
+        and traj["wing_angles"].shape == (350, 6)
+    )
     stored = json.loads((tmp_path / "summary.json").read_text())
     assert stored == json.loads(json.dumps(summary)) and stored["all_ok"] and stored["controller"] == "switch"
     assert [s["command"] for s in stored["segments"]] == ["up", "left", "hover"]
@@ -114,19 +145,43 @@ def check_follows(traj: dict, script: str) -> None:
     for name, seconds in parse_script(script):
         yaw = heading(traj["quaternion"][first - 1]) if first else 0.0
         n = int(round(seconds / 0.01))
-        np.testing.assert_allclose(traj["command_direction"][first:first + n], np.tile(direction(name, float(yaw)), (n, 1)), atol=1e-5)
+        np.testing.assert_allclose(
+            traj["command_direction"][first : first + n], np.tile(direction(name, float(yaw)), (n, 1)), atol=1e-5
+        )
         first += n
 
 
 @pytest.mark.parametrize("controller", ["switch", "goal"])
 def test_steer_flies_the_script_and_writes_the_run_directory(controller, tiny_set, tmp_path, animat_cli):
     script, out = "up:0.6,forward:0.7,hover:0.5", tmp_path / "steer"
-    code, stdout, err = animat_cli("fly", "steer", str(tiny_set), "--commands", script, "--controller", controller, "--anim-seconds", "0.2",
-                                   "--out", str(out))
+    code, stdout, err = animat_cli(
+        "fly",
+        "steer",
+        str(tiny_set),
+        "--commands",
+        script,
+        "--controller",
+        controller,
+        "--anim-seconds",
+        "0.2",
+        "--out",
+        str(out),
+    )
     assert code == 0, err
-    for name in ("config.json", "trajectory.npz", "summary.json", "plots/velocity.png", "plots/path.png", "media/flight.gif", "report.html"):
+    for name in (
+        "config.json",
+        "trajectory.npz",
+        "summary.json",
+        "plots/velocity.png",
+        "plots/path.png",
+        "media/flight.gif",
+        "report.html",
+    ):
         assert (out / name).is_file(), name
-    traj = runs.read_npz(out / "trajectory.npz", keys=("t", "position", "velocity", "command_direction", "command", "quaternion", "wing_angles"))
+    traj = runs.read_npz(
+        out / "trajectory.npz",
+        keys=("t", "position", "velocity", "command_direction", "command", "quaternion", "wing_angles"),
+    )
     np.testing.assert_allclose(traj["t"], 0.01 * np.arange(1, 181), rtol=1e-6)
     check_follows(traj, script)
     summary = json.loads((out / "summary.json").read_text())
@@ -134,15 +189,30 @@ def test_steer_flies_the_script_and_writes_the_run_directory(controller, tiny_se
     assert json.loads((tiny_set / "steering.json").read_text())["alternates"] == {"up": ["upB"]}
     assert json.loads((out / "config.json").read_text())["lookahead"] == 1.0
     flown = runs.read_npz(out / "trajectory.npz", keys=("network",))["network"]
-    assert set(flown) <= ({"hover", "up", "upB", "forward"} if controller == "switch" else {"goal"}) and len(flown) == 180
+    assert (
+        set(flown) <= ({"hover", "up", "upB", "forward"} if controller == "switch" else {"goal"}) and len(flown) == 180
+    )
     assert sum(summary["network_seconds"].values()) == pytest.approx(1.8) and summary["network_seconds"] == {
-        n: pytest.approx(0.01 * int((flown == n).sum())) for n in set(flown)}
+        n: pytest.approx(0.01 * int((flown == n).sum())) for n in set(flown)
+    }
     assert [s["command"] for s in summary["segments"]] == ["up", "forward", "hover"]
     # the scores are those of the trajectory written
-    again = steer_score(traj["t"], traj["position"], traj["velocity"], traj["command"], traj["command_direction"], speed=2.0, body_length=4.0,
-                        start=np.zeros(3))
-    assert [s["direction_ok_fraction"] for s in summary["segments"]] == [s["direction_ok_fraction"] for s in again["segments"]]
-    assert summary["segments"][2]["max_hover_distance_body_lengths"] == pytest.approx(again["segments"][2]["max_hover_distance_body_lengths"])
+    again = steer_score(
+        traj["t"],
+        traj["position"],
+        traj["velocity"],
+        traj["command"],
+        traj["command_direction"],
+        speed=2.0,
+        body_length=4.0,
+        start=np.zeros(3),
+    )
+    assert [s["direction_ok_fraction"] for s in summary["segments"]] == [
+        s["direction_ok_fraction"] for s in again["segments"]
+    ]
+    assert summary["segments"][2]["max_hover_distance_body_lengths"] == pytest.approx(
+        again["segments"][2]["max_hover_distance_body_lengths"]
+    )
     assert "all_ok" in stdout
 
 
@@ -167,12 +237,28 @@ def test_steer_options_in_a_config_file_take_effect_and_the_command_line_overrid
     steering = load_steering(tiny_set)
     dt = steering.params.control_dt
     file = tmp_path / "steer.toml"
-    file.write_text('commands = "up:0.7,forward:0.6"\ncontroller = "switch"\nspeed = 1.5\nseed = 2\nlookahead = 0.0\n'
-                    'anim_seconds = 0.2\n')
-    override = ["--commands", "up:1.1,hover:0.3", "--controller", "goal", "--speed", "2.5", "--seed", "1",
-                "--lookahead", "0.5", "--anim-seconds", "0.4"]
-    cases = {"file": ([], "up:0.7,forward:0.6", "switch", 1.5, 2, 0.0, 0.2),
-             "override": (override, "up:1.1,hover:0.3", "goal", 2.5, 1, 0.5, 0.4)}
+    file.write_text(
+        'commands = "up:0.7,forward:0.6"\ncontroller = "switch"\nspeed = 1.5\nseed = 2\nlookahead = 0.0\n'
+        "anim_seconds = 0.2\n"
+    )
+    override = [
+        "--commands",
+        "up:1.1,hover:0.3",
+        "--controller",
+        "goal",
+        "--speed",
+        "2.5",
+        "--seed",
+        "1",
+        "--lookahead",
+        "0.5",
+        "--anim-seconds",
+        "0.4",
+    ]
+    cases = {
+        "file": ([], "up:0.7,forward:0.6", "switch", 1.5, 2, 0.0, 0.2),
+        "override": (override, "up:1.1,hover:0.3", "goal", 2.5, 1, 0.5, 0.4),
+    }
     for name, (args, commands, controller, speed, seed, lookahead, anim) in cases.items():
         out = tmp_path / name
         code, _, err = animat_cli("fly", "steer", str(tiny_set), "--config", str(file), *args, "--out", str(out))
@@ -192,16 +278,26 @@ def test_steer_options_in_a_config_file_take_effect_and_the_command_line_overrid
             assert set(want["network"]) == {"up", "forward"} and "upB" in set(fly(lookahead=None)["network"])
         summary = json.loads((out / "summary.json").read_text())
         start = np.asarray(Pilot(steering, controller, speed, seed).state.pos, float).reshape(3)
-        score = steer_score(traj["t"], traj["position"], traj["velocity"], traj["command"], traj["command_direction"],
-                            traj["crashed"], speed=speed, body_length=steering.params.body_length, start=start)
+        score = steer_score(
+            traj["t"],
+            traj["position"],
+            traj["velocity"],
+            traj["command"],
+            traj["command_direction"],
+            traj["crashed"],
+            speed=speed,
+            body_length=steering.params.body_length,
+            start=start,
+        )
         assert summary["speed"] == summary["target_speed"] == speed
         assert summary["segments"] == json.loads(json.dumps(score["segments"]))
         stride = frame_stride(dt, ANIMATION_FPS)[0]
         assert gif_frames(out / "media" / "flight.gif") == len(range(0, int(round(anim / dt)), stride))
 
 
-def test_an_interrupted_train_steering_resumes_to_the_set_of_an_uninterrupted_run(tiny_set, tmp_path, animat_cli,
-                                                                                  monkeypatch):
+def test_an_interrupted_train_steering_resumes_to_the_set_of_an_uninterrupted_run(
+    tiny_set, tmp_path, animat_cli, monkeypatch
+):
     """``animat fly train-steering`` stopped twice, then run again with the same command: first a run limited to two
     networks (``--networks hover,up``), then one interrupted (Ctrl-C, exit 130) inside ``upB`` after its generation
     was checkpointed and before its replay and summary. The run that follows keeps the finished networks, resumes
@@ -245,7 +341,9 @@ def test_an_interrupted_train_steering_resumes_to_the_set_of_an_uninterrupted_ru
 
 
 def test_a_script_command_the_switch_set_has_no_network_for_is_a_one_line_error(tiny_set, tmp_path, animat_cli):
-    code, _, err = animat_cli("fly", "steer", str(tiny_set), "--commands", "up:1,left:1", "--out", str(tmp_path / "out"))
+    code, _, err = animat_cli(
+        "fly", "steer", str(tiny_set), "--commands", "up:1,left:1", "--out", str(tmp_path / "out")
+    )
     assert code == 2 and "'left'" in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "out").exists()
 
@@ -267,16 +365,25 @@ class ScriptedKeys:
 def test_live_loop_switches_commands_at_the_keys(tiny_set):
     from animat.fly.steering import Pilot
 
-    keys = ScriptedKeys({0: b"\x1b[5~", 30: b"\x1b[A", 45: b"\x1b", 46: b"[A", 60: b" \x1b[", 61: b"6~", 62: b"\x1b[5~", 80: b"q"})
+    keys = ScriptedKeys(
+        {0: b"\x1b[5~", 30: b"\x1b[A", 45: b"\x1b", 46: b"[A", 60: b" \x1b[", 61: b"6~", 62: b"\x1b[5~", 80: b"q"}
+    )
     shown = []
     records = fly_live(Pilot(tiny_set), keys, realtime=False, status=lambda record, note: shown.append((record, note)))
     assert len(records) == 80 and keys.reads == 81
     # a cut sequence completes at the next read; "down" (page down) has no network in this set: skipped, noted
     assert [r["command"] for r in records] == ["up"] * 30 + ["forward"] * 30 + ["hover"] * 2 + ["up"] * 18
-    assert [s[0]["t"] for s in shown] == pytest.approx([0.01, 0.11, 0.21, 0.31, 0.41, 0.51, 0.61, 0.71, 0.80])  # every 0.1 s, and the end
+    assert [s[0]["t"] for s in shown] == pytest.approx(
+        [0.01, 0.11, 0.21, 0.31, 0.41, 0.51, 0.61, 0.71, 0.80]
+    )  # every 0.1 s, and the end
     assert [note for _, note in shown] == [""] * 9  # refused at read 61, taken over at 62
     shown.clear()
-    fly_live(Pilot(tiny_set), ScriptedKeys({0: b"\x1b[6~", 5: b"q"}), realtime=False, status=lambda record, note: shown.append(note))
+    fly_live(
+        Pilot(tiny_set),
+        ScriptedKeys({0: b"\x1b[6~", 5: b"q"}),
+        realtime=False,
+        status=lambda record, note: shown.append(note),
+    )
     assert shown == ["no network for down"] * 2
 
 
@@ -316,7 +423,21 @@ def test_interactive_steer_in_a_terminal(tiny_set, tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "stdin", stdin)
     monkeypatch.setattr(sys, "stdout", stdout)
     monkeypatch.setattr(console, "file", stdout)
-    monkeypatch.setattr(sys, "argv", ["animat", "fly", "steer", str(tiny_set), "--interactive", "--anim-seconds", "0.2", "--out", str(tmp_path / "live")])
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        [
+            "animat",
+            "fly",
+            "steer",
+            str(tiny_set),
+            "--interactive",
+            "--anim-seconds",
+            "0.2",
+            "--out",
+            str(tmp_path / "live"),
+        ],
+    )
     thread = threading.Thread(target=typist, daemon=True)
     thread.start()
     code = 0
@@ -364,8 +485,30 @@ def test_pretrained_paper_steers_by_every_command(controller, script):
     steering = load_steering(PAPER)
     flight = fly_script(steering, parse_script(script), controller=controller)
     pilot = Pilot(steering, controller=controller)
-    score = steer_score(flight["t"], flight["position"], flight["velocity"], flight["command"], flight["command_direction"], flight["crashed"],
-                        speed=pilot.speed, body_length=pilot.body_length, start=np.asarray(pilot.state.pos, float).reshape(3))
-    failed = [{k: s[k] for k in ("command", "start_s", "direction_ok_fraction", "mean_speed_along", "max_hover_distance_body_lengths", "crashed")}
-              for s in score["segments"] if s["ok"] is False]
+    score = steer_score(
+        flight["t"],
+        flight["position"],
+        flight["velocity"],
+        flight["command"],
+        flight["command_direction"],
+        flight["crashed"],
+        speed=pilot.speed,
+        body_length=pilot.body_length,
+        start=np.asarray(pilot.state.pos, float).reshape(3),
+    )
+    failed = [
+        {
+            k: s[k]
+            for k in (
+                "command",
+                "start_s",
+                "direction_ok_fraction",
+                "mean_speed_along",
+                "max_hover_distance_body_lengths",
+                "crashed",
+            )
+        }
+        for s in score["segments"]
+        if s["ok"] is False
+    ]
     assert score["all_ok"] and not failed, f"{controller} on {script!r}: {failed}"

@@ -27,9 +27,17 @@ def scored_flight(steering, script: str, controller: str, lookahead: float | Non
 
     f = fly_script(steering, parse_script(script), controller=controller, lookahead=lookahead)
     pilot = Pilot(steering, controller=controller)
-    return steer_score(f["t"], f["position"], f["velocity"], f["command"], f["command_direction"], f["crashed"],
-                       speed=pilot.speed, body_length=pilot.body_length,
-                       start=np.asarray(pilot.state.pos, float).reshape(3))
+    return steer_score(
+        f["t"],
+        f["position"],
+        f["velocity"],
+        f["command"],
+        f["command_direction"],
+        f["crashed"],
+        speed=pilot.speed,
+        body_length=pilot.body_length,
+        start=np.asarray(pilot.state.pos, float).reshape(3),
+    )
 
 
 def failures(score: dict) -> list[dict]:
@@ -65,11 +73,30 @@ def test_pretrained_paper_steers_held_out_random_scripts(controller):
 # and C (3000-3059), held out until the set was chosen. (set, controller, lookahead s (None: the shipped 1 s; 0: the
 # set's own networks alone), segments passed, whole scripts passed)
 SETS = {"A": range(1000, 1029), "B": range(2000, 2030), "C": range(3000, 3060)}
-FIGURES = [(name, controller, lookahead, *counts) for name, figures in {
-    "A": {("switch", None): (198, 25), ("goal", None): (201, 27), ("switch", 0.0): (189, 16), ("goal", 0.0): (184, 14)},
-    "B": {("switch", None): (208, 28), ("goal", None): (205, 25), ("switch", 0.0): (195, 18), ("goal", 0.0): (188, 12)},
-    "C": {("switch", None): (413, 54), ("goal", None): (415, 55), ("switch", 0.0): (386, 29), ("goal", 0.0): (379, 28)},
-}.items() for (controller, lookahead), counts in figures.items()]
+FIGURES = [
+    (name, controller, lookahead, *counts)
+    for name, figures in {
+        "A": {
+            ("switch", None): (198, 25),
+            ("goal", None): (201, 27),
+            ("switch", 0.0): (189, 16),
+            ("goal", 0.0): (184, 14),
+        },
+        "B": {
+            ("switch", None): (208, 28),
+            ("goal", None): (205, 25),
+            ("switch", 0.0): (195, 18),
+            ("goal", 0.0): (188, 12),
+        },
+        "C": {
+            ("switch", None): (413, 54),
+            ("goal", None): (415, 55),
+            ("switch", 0.0): (386, 29),
+            ("goal", 0.0): (379, 28),
+        },
+    }.items()
+    for (controller, lookahead), counts in figures.items()
+]
 
 
 @pytest.mark.slow

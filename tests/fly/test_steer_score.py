@@ -78,7 +78,9 @@ def test_circle_is_on_course_in_one_window_of_eight():
 def test_hover_drift_is_measured_from_where_the_hover_began():
     """Up at 2 u/s for 1 s, then a hover drifting 6 u along x in 2 s: 1.5 body lengths from the last sample
     of the climb."""
-    t, p, v, c, d = flight([("up", [0, 0, 1], constant([0, 0, 2.0], 1.0)), ("hover", [0, 0, 0], constant([3.0, 0, 0], 2.0))])
+    t, p, v, c, d = flight(
+        [("up", [0, 0, 1], constant([0, 0, 2.0], 1.0)), ("hover", [0, 0, 0], constant([3.0, 0, 0], 2.0))]
+    )
     s = steer_score(t, p, v, c, d, speed=2.0, body_length=L)
     up, hover = s["segments"]
     assert up["direction_ok_fraction"] == 1.0 and up["mean_speed_along"] == pytest.approx(2.0) and up["windows"] == 1
@@ -106,7 +108,9 @@ def test_hand_over_and_the_remainder_after_the_last_window_are_not_scored():
 
 
 def test_a_segment_shorter_than_hand_over_and_one_window_is_not_scored():
-    t, p, v, c, d = flight([("forward", FORWARD, at_angle(0.0, 2.0, 0.99)), ("left", [-1, 0, 0], at_angle(90.0, 2.0, 1.0))])
+    t, p, v, c, d = flight(
+        [("forward", FORWARD, at_angle(0.0, 2.0, 0.99)), ("left", [-1, 0, 0], at_angle(90.0, 2.0, 1.0))]
+    )
     s = steer_score(t, p, v, c, d, speed=2.0, body_length=L)
     short, left = s["segments"]
     assert short["windows"] == 0 and short["ok"] is None and short["direction_ok_fraction"] is None
@@ -142,8 +146,12 @@ def test_segments_split_on_a_new_command_or_a_new_heading():
 
 def test_bad_input_is_a_one_line_error():
     t, p, v, c, d = flight([("forward", FORWARD, at_angle(0.0, 2.0, 1.0))])
-    bad = (((t ** 2, p, v, c, d), 2.0, "evenly spaced"), ((t, p, v, c, d), 0.0, "speed"),
-           ((t, p[:-1], v, c, d), 2.0, r"\(T, 3\)"), ((t[:1], p[:1], v[:1], c[:1], d[:1]), 2.0, "2 samples"))
+    bad = (
+        ((t**2, p, v, c, d), 2.0, "evenly spaced"),
+        ((t, p, v, c, d), 0.0, "speed"),
+        ((t, p[:-1], v, c, d), 2.0, r"\(T, 3\)"),
+        ((t[:1], p[:1], v[:1], c[:1], d[:1]), 2.0, "2 samples"),
+    )
     for args, speed, match in bad:
         with pytest.raises(ConfigError, match=match) as caught:
             steer_score(*args, speed=speed, body_length=L)

@@ -49,7 +49,9 @@ def test_tilt_costs_one_minus_cosine():
     t = _ticks()
     a = 0.4
     tilted = np.tile([math.cos(a / 2), math.sin(a / 2), 0, 0], (len(t), 1))  # pitched by a
-    assert tracking(np.zeros((len(t), 3)), np.zeros((len(t), 3)), tilted, L, tilt=4.0) == pytest.approx(-4.0 * (1 - math.cos(a)))
+    assert tracking(np.zeros((len(t), 3)), np.zeros((len(t), 3)), tilted, L, tilt=4.0) == pytest.approx(
+        -4.0 * (1 - math.cos(a))
+    )
 
 
 def test_window_velocity_error_reads_the_windows_after_the_hand_over():
@@ -72,10 +74,14 @@ def test_window_velocity_error_reads_the_windows_after_the_hand_over():
         window_velocity_error(cmd[:99], cmd[:99], w, 2.0)  # one window only: nothing after the hand-over
     # power p: (mean of e^p)^(1/p) over the windows. One window of five read 2 u/s off (e = 1), the rest on the command:
     late = cmd.copy()
-    late[w:2 * w] += [2.0, 0.0, 0.0]  # the first window after the hand-over
+    late[w : 2 * w] += [2.0, 0.0, 0.0]  # the first window after the hand-over
     assert window_velocity_error(late, cmd, w, 2.0) == pytest.approx(1 / 5)
-    assert window_velocity_error(late, cmd, w, 2.0, power=4.0) == pytest.approx((1 / 5) ** 0.25)  # 0.67: the worst window weighs
-    assert window_velocity_error(off, cmd, w, 2.0, power=4.0) == pytest.approx(0.5)  # the same error in every window: any power
+    assert window_velocity_error(late, cmd, w, 2.0, power=4.0) == pytest.approx(
+        (1 / 5) ** 0.25
+    )  # 0.67: the worst window weighs
+    assert window_velocity_error(off, cmd, w, 2.0, power=4.0) == pytest.approx(
+        0.5
+    )  # the same error in every window: any power
 
 
 def test_window_cone_error_is_the_distance_outside_the_cone_per_target_speed():
@@ -86,38 +92,48 @@ def test_window_cone_error_is_the_distance_outside_the_cone_per_target_speed():
     at = lambda deg, v: np.tile([v * math.sin(math.radians(deg)), v * math.cos(math.radians(deg)), 0.0], (T, 1))
     assert window_cone_error(at(0, 3.0), cmd, w, speed) == 0.0
     assert window_cone_error(at(19.9, 0.3), cmd, w, speed) == 0.0  # slow but inside 20 deg
-    assert window_cone_error(np.zeros((T, 3)), cmd, w, speed) == 0.0  # at rest: the score's half-speed rule is not this term's
+    assert (
+        window_cone_error(np.zeros((T, 3)), cmd, w, speed) == 0.0
+    )  # at rest: the score's half-speed rule is not this term's
     v = 3.0  # 40 deg off at full speed: 3 sin 40 - tan 20 x 3 cos 40 = 1.092 u/s outside
     expected = (v * math.sin(math.radians(40)) - math.tan(math.radians(20)) * v * math.cos(math.radians(40))) / speed
     assert window_cone_error(at(40, v), cmd, w, speed) == pytest.approx(expected)
     assert window_cone_error(at(40, v), cmd, w, speed, max_angle_deg=40.0) == pytest.approx(0.0, abs=1e-12)
-    assert window_cone_error(at(180, 1.5), cmd, w, speed) == pytest.approx(math.tan(math.radians(20)) * 1.5 / speed)  # backwards
+    assert window_cone_error(at(180, 1.5), cmd, w, speed) == pytest.approx(
+        math.tan(math.radians(20)) * 1.5 / speed
+    )  # backwards
     assert window_cone_error(at(90, 3.0), cmd, w, speed) == pytest.approx(1.0)
     late = at(0, 3.0)
     late[:w] = [9.0, -9.0, 0.0]  # the hand-over window: not read
     assert window_cone_error(late, cmd, w, speed) == 0.0
-    late[w:2 * w] = at(90, 3.0)[:w]  # the first window after it, one of five, at 90 deg
+    late[w : 2 * w] = at(90, 3.0)[:w]  # the first window after it, one of five, at 90 deg
     assert window_cone_error(late, cmd, w, speed) == pytest.approx(1 / 5)
     hover_then = cmd.copy()
-    hover_then[w:2 * w] = 0.0  # a hover command's window: not read, whatever the fly does
+    hover_then[w : 2 * w] = 0.0  # a hover command's window: not read, whatever the fly does
     assert window_cone_error(at(90, 3.0), hover_then, w, speed) == pytest.approx(4 / 5)
-    np.testing.assert_allclose(window_cone_error(np.stack([at(0, 3.0), at(90, 3.0)])[None], cmd[None, None], w, speed), [[0.0, 1.0]], atol=1e-12)
+    np.testing.assert_allclose(
+        window_cone_error(np.stack([at(0, 3.0), at(90, 3.0)])[None], cmd[None, None], w, speed),
+        [[0.0, 1.0]],
+        atol=1e-12,
+    )
     with pytest.raises(ValueError, match="at least 2 windows"):
         window_cone_error(cmd[:99], cmd[:99], w, speed)
 
 
 def test_the_velocity_term_of_a_steering_fitness_adds_as_weighted():
     """TrackFitness = position_weight x tracking - velocity_weight x window velocity error, per network."""
+    import jax
+
     from animat.evolve.network import init_genes, layer_activations, unflatten
     from animat.fly.tasks import TrackFitness
-
-    import jax
 
     params = FlyParams(asymmetric=True)
     layers = [params.n_inputs, 4, params.n_outputs]
     acts = tuple(layer_activations(layers, "tanh"))
     nets = unflatten(np.asarray(init_genes(jax.random.PRNGKey(3), 3, layers, 0.5)), layers)
-    fit = lambda pw, vw, cw=0.0: TrackFitness(params, 1.0, "forward", acts, 2, 0, 2.0, 1.0, 0.2, 0.5, (1.0, 3.0), pw, vw, cone_weight=cw)(nets)
+    fit = lambda pw, vw, cw=0.0: TrackFitness(
+        params, 1.0, "forward", acts, 2, 0, 2.0, 1.0, 0.2, 0.5, (1.0, 3.0), pw, vw, cone_weight=cw
+    )(nets)
     tracked, both, velocity, cone = fit(1.0, 0.0), fit(1.0, 2.0), fit(0.0, 1.0), fit(0.0, 0.0, 1.0)
     assert (velocity < 0).all() and np.isfinite(tracked).all() and (cone <= 0).all() and (cone < 0).any()
     np.testing.assert_allclose(both, tracked + 2.0 * velocity, rtol=1e-9)
@@ -140,8 +156,12 @@ def test_the_command_rollout_flies_hover_from_rest_bit_for_bit_as_replay(steerin
     switch, cmd_vel, _ = command_schedule("hover", 1, len(t), params.control_dt, 2.0, 0)
     nets = {k: jnp.asarray(np.stack([v, v])) for k, v in genome.params.items()}
     start = jax.tree_util.tree_map(jnp.asarray, varied_starts(params, 1, 0, 1.0, 1.0, 1.0))
-    track = population_commands(params, tuple(genome.activations), False)(nets, start, jnp.asarray(switch), jnp.asarray(cmd_vel))
-    np.testing.assert_array_equal(np.asarray(track.error)[0, 0], traj.pos)  # from the origin, hover: the error is the position
+    track = population_commands(params, tuple(genome.activations), False)(
+        nets, start, jnp.asarray(switch), jnp.asarray(cmd_vel)
+    )
+    np.testing.assert_array_equal(
+        np.asarray(track.error)[0, 0], traj.pos
+    )  # from the origin, hover: the error is the position
     np.testing.assert_array_equal(np.asarray(track.quat)[0, 0], traj.quat)
 
 
@@ -157,7 +177,9 @@ def test_the_command_frame_sees_a_turned_fly_as_the_unturned_one():
     pitch = 0.3
     q0 = np.array([math.cos(pitch / 2), math.sin(pitch / 2), 0, 0], np.float32)
     wing = rng.uniform(-0.2, 0.2, (2, 3)).astype(np.float32)
-    state = FlyState(jnp.asarray(pos), jnp.asarray(vel), jnp.asarray(q0), jnp.asarray(omega), jnp.asarray(wing), jnp.array(False))
+    state = FlyState(
+        jnp.asarray(pos), jnp.asarray(vel), jnp.asarray(q0), jnp.asarray(omega), jnp.asarray(wing), jnp.array(False)
+    )
     frame = new_frame(state)
     later = state._replace(pos=state.pos + jnp.asarray([0.5, 1.0, -0.2]))
     cmd = jnp.asarray([0.0, 2.0, 0.0])
@@ -168,10 +190,24 @@ def test_the_command_frame_sees_a_turned_fly_as_the_unturned_one():
     qz = np.array([math.cos(yaw / 2), 0, 0, math.sin(yaw / 2)])
     w1, x1, y1, z1 = qz
     w2, x2, y2, z2 = q0
-    q = np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                  w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2], np.float32)
+    q = np.array(
+        [
+            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+        ],
+        np.float32,
+    )
     shift = np.array([3.0, -2.0, 1.0], np.float32)
-    turned = FlyState(jnp.asarray(rot @ pos + shift), jnp.asarray(rot @ vel), jnp.asarray(q), jnp.asarray(omega), jnp.asarray(wing), jnp.array(False))
+    turned = FlyState(
+        jnp.asarray(rot @ pos + shift),
+        jnp.asarray(rot @ vel),
+        jnp.asarray(q),
+        jnp.asarray(omega),
+        jnp.asarray(wing),
+        jnp.array(False),
+    )
     frame2 = new_frame(turned)
     assert float(frame2.yaw) == pytest.approx(heading(q0) + yaw, abs=1e-5)
     later2 = turned._replace(pos=turned.pos + jnp.asarray(rot @ np.array([0.5, 1.0, -0.2], np.float32)))
@@ -214,7 +250,11 @@ def test_goal_schedule_switches_at_random_and_holds_commands():
 
 # ------------------------------------------------------------------------------ --from (acceptance 4)
 def _tree_digest(folder):
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_from_continues_the_last_population_with_a_new_fitness(tmp_path, animat_cli):
@@ -224,11 +264,27 @@ def test_from_continues_the_last_population_with_a_new_fitness(tmp_path, animat_
 
     tiny = ["--population", "8", "--seconds", "0.2", "--replay-seconds", "0.3"]
     old, new = tmp_path / "old", tmp_path / "new"
-    code, _, err = animat_cli("fly", "train", "--generations", "3", "--fitness", "mean-height", *tiny, "--out", str(old))
+    code, _, err = animat_cli(
+        "fly", "train", "--generations", "3", "--fitness", "mean-height", *tiny, "--out", str(old)
+    )
     assert code == 0, err
     before = _tree_digest(old)
     last = Population.resume(old)
-    code, _, err = animat_cli("fly", "train", "--generations", "3", "--fitness", "lateral", "--seed", "5", *tiny, "--from", str(old), "--out", str(new))
+    code, _, err = animat_cli(
+        "fly",
+        "train",
+        "--generations",
+        "3",
+        "--fitness",
+        "lateral",
+        "--seed",
+        "5",
+        *tiny,
+        "--from",
+        str(old),
+        "--out",
+        str(new),
+    )
     assert code == 0, err
     assert _tree_digest(old) == before  # the source run is untouched, byte for byte
     first, _ = loop.load(new / "checkpoints" / "gen-000001.json", PaperGA)
@@ -252,17 +308,34 @@ def test_from_centres_an_evolution_strategy_on_the_runs_best_genome(tmp_path, an
     old, new = tmp_path / "old", tmp_path / "new"
     assert animat_cli("fly", "train", "--generations", "2", *tiny, "--out", str(old))[0] == 0
     best = load_genome(old / "best_genome.npz").genome.genes
-    code, _, err = animat_cli("fly", "train", "--strategy", "open_es", "--generations", "2", "--fitness", "hover", *tiny, "--from", str(old),
-                              "--out", str(new))
+    code, _, err = animat_cli(
+        "fly",
+        "train",
+        "--strategy",
+        "open_es",
+        "--generations",
+        "2",
+        "--fitness",
+        "hover",
+        *tiny,
+        "--from",
+        str(old),
+        "--out",
+        str(new),
+    )
     assert code == 0, err
     config = json.loads((new / "config.json").read_text())
     assert config["from"] == {"path": str(old), "generation": 2} and config["strategy"] == "open_es"
     strategy = evolution_strategy(TrainConfig.build(None, **{k: v for k, v in config.items() if k != "from"}), best)
     first = strategy.samples(loop.start(strategy, int(config["seed"])).strategy)
     np.testing.assert_allclose(first.mean(axis=0), best, atol=1e-5)  # antithetic pairs: their mean is the centre
-    np.testing.assert_array_equal(first, np.asarray(loop.load(new / "checkpoints" / "gen-000001.json", strategy)[0].last_genes))
+    np.testing.assert_array_equal(
+        first, np.asarray(loop.load(new / "checkpoints" / "gen-000001.json", strategy)[0].last_genes)
+    )
     bad = tmp_path / "bad"
-    code, _, err = animat_cli("fly", "train", "--strategy", "open_es", "--layers", "15,10,3", *tiny, "--from", str(old), "--out", str(bad))
+    code, _, err = animat_cli(
+        "fly", "train", "--strategy", "open_es", "--layers", "15,10,3", *tiny, "--from", str(old), "--out", str(bad)
+    )
     assert code == 2 and "--from" in err and len(err.strip().splitlines()) == 1 and not bad.exists(), err
 
 
@@ -283,20 +356,39 @@ def test_a_goal_run_starts_from_a_network_without_the_command_inputs(tmp_path, a
     last, best = Population.resume(old), load_genome(old / "best_genome.npz").genome
     assert last.layers[0] == 18
     ga, es = tmp_path / "goal-ga", tmp_path / "goal-es"
-    code, _, err = animat_cli("fly", "train", "--task", "goal", "--generations", "1", *tiny, "--from", str(old), "--out", str(ga))
+    code, _, err = animat_cli(
+        "fly", "train", "--task", "goal", "--generations", "1", *tiny, "--from", str(old), "--out", str(ga)
+    )
     assert code == 0, err
     first, _ = loop.load(ga / "checkpoints" / "gen-000001.json", PaperGA)
     np.testing.assert_array_equal(first.last_genes, widen_inputs(last.genes, last.layers, 3))
-    code, _, err = animat_cli("fly", "train", "--task", "goal", "--strategy", "open_es", "--generations", "1", *tiny, "--from", str(old),
-                              "--out", str(es))
+    code, _, err = animat_cli(
+        "fly",
+        "train",
+        "--task",
+        "goal",
+        "--strategy",
+        "open_es",
+        "--generations",
+        "1",
+        *tiny,
+        "--from",
+        str(old),
+        "--out",
+        str(es),
+    )
     assert code == 0, err
     config = json.loads((es / "config.json").read_text())
     assert config["layers"][0] == 21 and config["from"]["path"] == str(old)
     centre = widen_inputs(best.genes, best.layers, 3)
     strategy = evolution_strategy(TrainConfig.build(None, **{k: v for k, v in config.items() if k != "from"}), centre)
-    np.testing.assert_allclose(strategy.samples(loop.start(strategy, int(config["seed"])).strategy).mean(axis=0), centre, atol=1e-5)
+    np.testing.assert_allclose(
+        strategy.samples(loop.start(strategy, int(config["seed"])).strategy).mean(axis=0), centre, atol=1e-5
+    )
     bad = tmp_path / "bad"
-    code, _, err = animat_cli("fly", "train", "--task", "goal", "--layers", "21,10,6", *tiny, "--from", str(old), "--out", str(bad))
+    code, _, err = animat_cli(
+        "fly", "train", "--task", "goal", "--layers", "21,10,6", *tiny, "--from", str(old), "--out", str(bad)
+    )
     assert code == 2 and "--from" in err and len(err.strip().splitlines()) == 1 and not bad.exists(), err
 
 
@@ -398,12 +490,22 @@ def test_switching_commands_turns_the_direction_with_the_heading(steering_dir):
     from animat.fly.steering import fly_script
 
     for controller in ("switch", "goal"):
-        flight = fly_script(steering_dir, [("hover", 0.3), ("left", 0.2), ("hover", 0.1), ("left", 0.2)], controller=controller, seed=4)
-        assert flight["position"].shape == (80, 3) and flight["wing"].shape == (80, 2, 3) and flight["command"].shape == (80,)
+        flight = fly_script(
+            steering_dir, [("hover", 0.3), ("left", 0.2), ("hover", 0.1), ("left", 0.2)], controller=controller, seed=4
+        )
+        assert (
+            flight["position"].shape == (80, 3)
+            and flight["wing"].shape == (80, 2, 3)
+            and flight["command"].shape == (80,)
+        )
         assert list(flight["command"][[0, 30, 50, 60]]) == ["hover", "left", "hover", "left"]
         for k in (30, 60):  # each switch takes the heading of the tick before it
-            np.testing.assert_allclose(flight["command_direction"][k], direction("left", float(heading(flight["quat"][k - 1]))), atol=1e-5)
-            assert (flight["command_direction"][k:k + 20] == flight["command_direction"][k]).all()  # held while the command lasts
+            np.testing.assert_allclose(
+                flight["command_direction"][k], direction("left", float(heading(flight["quat"][k - 1]))), atol=1e-5
+            )
+            assert (
+                flight["command_direction"][k : k + 20] == flight["command_direction"][k]
+            ).all()  # held while the command lasts
         assert not flight["command_direction"][:30].any()
 
 
@@ -429,7 +531,9 @@ def test_load_steering_refuses_broken_sets(steering_dir, tmp_path):
     shutil.rmtree(broken)
     shutil.copytree(steering_dir, broken)
     spec = json.loads((broken / "steering.json").read_text())
-    (broken / "steering.json").write_text(json.dumps({**spec, "goal": "hover"}))  # an 18-input network as the goal network
+    (broken / "steering.json").write_text(
+        json.dumps({**spec, "goal": "hover"})
+    )  # an 18-input network as the goal network
     with pytest.raises(ConfigError, match="does not fit") as caught:
         load_steering(broken)
     one_line(caught)
@@ -465,8 +569,17 @@ def test_the_shipped_paper_set_steers_a_4_s_script_at_its_figures(controller):
     assert all(n.params.asymmetric for n in steering.switch.values()) and steering.goal.genome.layers[0] == 21
     f = fly_script(steering, parse_script(SHIPPED_SCRIPT), controller=controller)
     assert f["t"].shape == (400,)
-    score = steer_score(f["t"], f["position"], f["velocity"], f["command"], f["command_direction"], f["crashed"],
-                        speed=steering.speed, body_length=steering.params.body_length, start=np.zeros(3))
+    score = steer_score(
+        f["t"],
+        f["position"],
+        f["velocity"],
+        f["command"],
+        f["command_direction"],
+        f["crashed"],
+        speed=steering.speed,
+        body_length=steering.params.body_length,
+        start=np.zeros(3),
+    )
     assert [s["command"] for s in score["segments"]] == ["forward", "right", "hover"]
     assert [s["windows"] for s in score["segments"]] == [2, 2, 1] and score["segments_scored"] == 3
     failed = [s for s in score["segments"] if not s["ok"]]

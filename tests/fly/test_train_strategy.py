@@ -19,14 +19,19 @@ def quadratic(genes: np.ndarray) -> np.ndarray:
 
 
 def config(**kw) -> TrainConfig:
-    return TrainConfig.build(None, **{"strategy": "open_es", "population": 8, "generations": 20, "init_std": 0.05, "layers": [15, 3, 3], **kw})
+    return TrainConfig.build(
+        None,
+        **{"strategy": "open_es", "population": 8, "generations": 20, "init_std": 0.05, "layers": [15, 3, 3], **kw},
+    )
 
 
 def test_the_centre_is_the_final_distribution_mean_and_its_fitness_is_evaluated_once_more(tmp_path):
     cfg = config(es_result="centre")
     calls = []
     evaluator = lambda genes: calls.append(len(genes)) or quadratic(genes)
-    genome, fitness, history, generations = run_strategy(cfg, tmp_path, False, evaluator, ["tanh", "tanh"], ["a", "b", "c"], None)
+    genome, fitness, history, generations = run_strategy(
+        cfg, tmp_path, False, evaluator, ["tanh", "tanh"], ["a", "b", "c"], None
+    )
     state, _ = loop.load(tmp_path, evolution_strategy(cfg))
     centre = evolution_strategy(cfg).distribution_mean(state.strategy)
     assert generations == 20 and len(history) == 20 and calls == [8] * 20 + [1]
@@ -35,7 +40,9 @@ def test_the_centre_is_the_final_distribution_mean_and_its_fitness_is_evaluated_
     start = quadratic(np.zeros((1, centre.size)))[0]
     assert start < fitness < 0  # the centre moved towards the optimum: -D·0.09 at 0
     # with "best" the run keeps its best sample, whose fitness is the history's best
-    best, best_fitness, history, _ = run_strategy(config(), tmp_path / "best", False, quadratic, ["tanh", "tanh"], ["a", "b", "c"], None)
+    best, best_fitness, history, _ = run_strategy(
+        config(), tmp_path / "best", False, quadratic, ["tanh", "tanh"], ["a", "b", "c"], None
+    )
     assert best_fitness == max(r["best"] for r in history) == quadratic(best.genes[None])[0]
 
 

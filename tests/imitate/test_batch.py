@@ -9,10 +9,10 @@ pytest.importorskip("stable_baselines3")
 
 from stable_baselines3.common.vec_env import DummyVecEnv  # noqa: E402
 
-from animat.errors import ConfigError  # noqa: E402
 from animat import quaternions as quat  # noqa: E402
-from animat.imitate.batch import ImitateBatch, pose_arrays, target_observation  # noqa: E402
 from animat.character.demo import demo_clip  # noqa: E402
+from animat.errors import ConfigError  # noqa: E402
+from animat.imitate.batch import ImitateBatch, pose_arrays, target_observation  # noqa: E402
 from animat.imitate.env import ImitateEnv  # noqa: E402
 from animat.imitate.reward import preset  # noqa: E402
 from animat.imitate.vecenv import BatchVecEnv  # noqa: E402
@@ -24,7 +24,10 @@ def _actions(seed: int = 0, std: float = 0.3) -> np.ndarray:
     return np.random.default_rng(seed).normal(0.0, std, (STEPS, N, 28)).astype(np.float32)
 
 
-@pytest.mark.parametrize("options", [{}, {"residual": True, "pose_termination": 0.25, "substeps": 10, "max_seconds": 1.0, "target_obs": True}])
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"residual": True, "pose_termination": 0.25, "substeps": 10, "max_seconds": 1.0, "target_obs": True}],
+)
 def test_batched_steps_are_each_env_stepped_alone(options):
     """Same seed and actions: the batch (2 threads) reaches bit for bit the MuJoCo states of N ImitateEnvs in
     SB3's DummyVecEnv, episode ends included (falls, pose errors, the time cap, auto-resets), with the same
@@ -45,7 +48,9 @@ def test_batched_steps_are_each_env_stepped_alone(options):
         np.testing.assert_allclose(o2, o1, rtol=0, atol=1e-5)
         np.testing.assert_allclose(r2, r1, rtol=0, atol=1e-9)
         for a1, a2 in zip(i1, i2):
-            assert a1["TimeLimit.truncated"] == a2["TimeLimit.truncated"] and a2["r_imitation"] == pytest.approx(a1["r_imitation"], abs=1e-9)
+            assert a1["TimeLimit.truncated"] == a2["TimeLimit.truncated"] and a2["r_imitation"] == pytest.approx(
+                a1["r_imitation"], abs=1e-9
+            )
             assert ("terminal_observation" in a1) == ("terminal_observation" in a2)
             if "terminal_observation" in a1:
                 np.testing.assert_allclose(a2["terminal_observation"], a1["terminal_observation"], atol=1e-5)
@@ -73,8 +78,10 @@ def test_target_obs_adds_ten_numbers_per_key_point():
     clip = demo_clip()
     plain, target = ImitateBatch(clip, 2, seed=0), ImitateBatch(clip, 2, seed=0, target_obs=True)
     assert target.observation_size == plain.observation_size + 7 + 3 * 4
-    np.testing.assert_array_equal(target.observations()[:, :plain.observation_size], plain.observations())
-    np.testing.assert_allclose(target.observations()[:, plain.observation_size:plain.observation_size + 3], 0.0, atol=1e-6)  # starts on the reference
+    np.testing.assert_array_equal(target.observations()[:, : plain.observation_size], plain.observations())
+    np.testing.assert_allclose(
+        target.observations()[:, plain.observation_size : plain.observation_size + 3], 0.0, atol=1e-6
+    )  # starts on the reference
 
 
 def test_threads_change_nothing():

@@ -9,13 +9,22 @@ import numpy as np
 import pytest
 
 from animat import quaternions as quat
-from animat.character.model import (
-    SUBSTEPS, TIMESTEP, Layout, apply_ball_pd, build_model, default_skeleton, get_pose, load_skeleton, pose_kinematics,
-    set_pd_targets, set_pose,
-)
-from animat.imitate.check import replay_rewards, wrap_seam_deg
 from animat.character.clip import JOINT_NAMES, find_shared_deepmimic, load_clip
 from animat.character.demo import demo_clip
+from animat.character.model import (
+    SUBSTEPS,
+    TIMESTEP,
+    Layout,
+    apply_ball_pd,
+    build_model,
+    default_skeleton,
+    get_pose,
+    load_skeleton,
+    pose_kinematics,
+    set_pd_targets,
+    set_pose,
+)
+from animat.imitate.check import replay_rewards, wrap_seam_deg
 from animat.imitate.reward import PRESETS, imitation_reward
 
 SHARED = find_shared_deepmimic()
@@ -72,7 +81,9 @@ def test_reference_pose_scores_one(model):
     d1, d2 = mujoco.MjData(model), mujoco.MjData(model)
     s = demo_clip().sample(0.55)
     for cfg in PRESETS.values():
-        assert imitation_reward(pose_kinematics(model, d1, s), pose_kinematics(model, d2, s), cfg) == pytest.approx(1.0, abs=1e-12)
+        assert imitation_reward(pose_kinematics(model, d1, s), pose_kinematics(model, d2, s), cfg) == pytest.approx(
+            1.0, abs=1e-12
+        )
 
 
 def test_demo_kinematic_replay(model):
@@ -138,14 +149,16 @@ def test_mujoco_ball_servo_agrees_with_python_pd(model):
             assert np.abs(mj).max() < 1e-6 and np.abs(python).max() < 1e-6
             continue
         cos = np.sum(mj * python, axis=1) / (np.linalg.norm(mj, axis=1) * np.linalg.norm(python, axis=1))
-        assert cos.min() > min_cos and np.linalg.norm(mj, axis=1) == pytest.approx(np.linalg.norm(python, axis=1), rel=0.3)
+        assert cos.min() > min_cos and np.linalg.norm(mj, axis=1) == pytest.approx(
+            np.linalg.norm(python, axis=1), rel=0.3
+        )
 
 
 def test_ball_joint_limits_hold():
     """Servo targets far past DeepMimic's per-axis limits (chest x 1.2, right shoulder y 1.5, right hip z −1.57 rad):
     without limits the joints reach the targets; with them they stop at the bound plus at most τ_max / k."""
-    from animat.character.model import LIMIT_STIFFNESS, PD_GAINS
     from animat.character.clip import vec_dm_to_zup, vec_zup_to_dm
+    from animat.character.model import LIMIT_STIFFNESS, PD_GAINS
 
     cases = [(0, 0, 0, 2.5, 1.2, "chest"), (5, 4, 1, 2.5, 1.5, "right_shoulder"), (2, 2, 2, -2.5, -1.57, "right_hip")]
     reached = {}

@@ -6,10 +6,7 @@ import json
 
 import pytest
 
-
 KEYS = {"frames", "loop", "cycle_seconds", "root_advance_m", "kinematic_replay_mean_reward"}
-
-
 
 
 def test_demo_clip_made_and_checked(tmp_path, animat_cli):
@@ -28,7 +25,9 @@ def test_demo_clip_made_and_checked(tmp_path, animat_cli):
 
 @pytest.mark.deepmimic
 def test_check_shared_walk(animat_cli):
-    code, out, _ = animat_cli("imitate", "check", "shared:humanoid3d_walk.txt", "--reward", "deepmimic-code")  # = find_shared_deepmimic() / NAME
+    code, out, _ = animat_cli(
+        "imitate", "check", "shared:humanoid3d_walk.txt", "--reward", "deepmimic-code"
+    )  # = find_shared_deepmimic() / NAME
     assert code == 0
     facts = json.loads(out)
     assert facts["frames"] == 39 and facts["cycle_seconds"] == pytest.approx(1.266616)
@@ -40,7 +39,13 @@ def test_missing_clip_exits_2_with_one_line(tmp_path, animat_cli):
     assert code == 2 and out == "" and "not found" in err and len(err.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("text, words", [('{"Loop": "wrap", "Frames": [[0.1, 2', "not valid JSON"), ('{"Loop": "wrap", "Frames": [[1, 2, 3], [1, 2, 3]]}', "frame 0")])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ('{"Loop": "wrap", "Frames": [[0.1, 2', "not valid JSON"),
+        ('{"Loop": "wrap", "Frames": [[1, 2, 3], [1, 2, 3]]}', "frame 0"),
+    ],
+)
 def test_bad_clip_exits_2_with_one_line(tmp_path, text, words, animat_cli):
     bad = tmp_path / "bad.txt"
     bad.write_text(text)

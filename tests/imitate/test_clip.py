@@ -9,7 +9,14 @@ import pytest
 
 from animat import quaternions as quat
 from animat.character.clip import (
-    FRAME_SIZE, R_DM_TO_ZUP, ClipError, find_shared_deepmimic, load_clip, parse_clip, quat_dm_to_zup, vec_dm_to_zup,
+    FRAME_SIZE,
+    R_DM_TO_ZUP,
+    ClipError,
+    find_shared_deepmimic,
+    load_clip,
+    parse_clip,
+    quat_dm_to_zup,
+    vec_dm_to_zup,
     write_clip,
 )
 from animat.character.demo import demo_clip, demo_frames
@@ -167,8 +174,8 @@ def test_the_walk_clip_stands_and_walks_the_right_way_up():
     left at +y (Z up, walking along +x), and the root moves forward."""
     import mujoco
 
-    from animat.character.model import build_model, pose_kinematics
     from animat.character.clip import find_shared_deepmimic, load_clip
+    from animat.character.model import build_model, pose_kinematics
 
     folder = find_shared_deepmimic()
     if folder is None:
@@ -179,7 +186,9 @@ def test_the_walk_clip_stands_and_walks_the_right_way_up():
     for t in np.linspace(0.0, clip.cycle_seconds, 12, endpoint=False):
         k = pose_kinematics(model, mujoco.MjData(model), clip.sample(t))
         (ra, rw, la, lw), root = k.end_effectors, k.state.root_pos  # right ankle, right wrist, left ankle, left wrist
-        assert 0.0 < ra[2] < 0.3 and 0.0 < la[2] < 0.3 and 0.6 < rw[2] < 1.1 and 0.6 < lw[2] < 1.1 and 0.75 < root[2] < 1.0
+        assert (
+            0.0 < ra[2] < 0.3 and 0.0 < la[2] < 0.3 and 0.6 < rw[2] < 1.1 and 0.6 < lw[2] < 1.1 and 0.75 < root[2] < 1.0
+        )
         assert ra[1] < root[1] < la[1] and rw[1] < root[1] < lw[1]
         starts.append(root[0])
     assert starts[-1] - starts[0] > 0.3

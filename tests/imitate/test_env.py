@@ -38,7 +38,9 @@ def test_early_termination_switch():
         assert 0.0 <= r <= 1.0
         steps += 1
     assert terminated and steps < 90
-    assert r == 0.0 and info["r_imitation"] > 0.0  # the fall's step earns nothing (DeepMimic), though it still imitated a little
+    assert (
+        r == 0.0 and info["r_imitation"] > 0.0
+    )  # the fall's step earns nothing (DeepMimic), though it still imitated a little
     env = ImitateEnv(rsi=False, early_termination=False, max_seconds=1.0)
     env.reset(seed=0)
     flags = [env.step(zero)[2:4] for _ in range(30)]

@@ -40,7 +40,9 @@ def test_one_json_line_and_per_episode_rows(run, tmp_path, animat_cli):
     assert all((r["ended"] == "time") == (int(r["steps"]) == 15) for r in rows)
     per_step = sum(float(r["r_i_per_step"]) * int(r["steps"]) for r in rows) / steps.sum()
     assert figures["mean_imitation_reward"] == pytest.approx(per_step) and 0.0 < per_step <= 1.0
-    again = json.loads(_evaluate(animat_cli, run, "--episodes", 3, "--seconds", 0.5, "--seed", 4, "--out", tmp_path / "ev2")[1])
+    again = json.loads(
+        _evaluate(animat_cli, run, "--episodes", 3, "--seconds", 0.5, "--seed", 4, "--out", tmp_path / "ev2")[1]
+    )
     assert {k: again[k] for k in KEYS} == {k: figures[k] for k in KEYS}  # seeded: the same starts, the same figures
     assert _evaluate(animat_cli, run, "--episodes", 3, "--seconds", 0.5, "--seed", 5, "--out", tmp_path / "ev3")[0] == 0
     starts = lambda ev: {r["start_seconds"] for r in csv.DictReader(open(tmp_path / ev / "episodes.csv"))}
@@ -73,8 +75,9 @@ def test_pretrained_walk_evaluates_straight_from_the_package(tmp_path, animat_cl
     from animat import pretrained
 
     assert "walk" in pretrained.available()
-    code, out, err = _evaluate(animat_cli, "pretrained:walk", "--episodes", 2, "--seconds", 3, "--seed", 2026,
-                               "--out", tmp_path / "ev")
+    code, out, err = _evaluate(
+        animat_cli, "pretrained:walk", "--episodes", 2, "--seconds", 3, "--seed", 2026, "--out", tmp_path / "ev"
+    )
     assert code == 0, err
     figures = json.loads(out)
     assert figures["episodes"] == 2 and figures["seed"] == 2026
@@ -99,8 +102,9 @@ def test_pretrained_walk_reproduces_its_provenance_table(seed, tmp_path, animat_
     seeds 1 and 2 gave 0.8302 and 0.8325 against the table's 0.828 and 0.834, at the shipping commit 847a2b8 too
     (10 s of a humanoid's contacts amplify a CPU's float64 rounding into single episodes). 0.004 is about twice
     that spread; the run's 12.70 M-sample checkpoint scored 0.784."""
-    code, out, err = _evaluate(animat_cli, "pretrained:walk", "--episodes", 20, "--seconds", 10, "--seed", seed,
-                               "--out", tmp_path / "ev")
+    code, out, err = _evaluate(
+        animat_cli, "pretrained:walk", "--episodes", 20, "--seconds", 10, "--seed", seed, "--out", tmp_path / "ev"
+    )
     assert code == 0, err
     figures = json.loads(out)
     assert figures["episodes"] == 20 and figures["full_episode_fraction"] == 1.0, figures
@@ -119,7 +123,11 @@ def test_missing_shared_clip_names_the_shared_folder(run, animat_cli, monkeypatc
     import animat.character.clip as clip
 
     monkeypatch.setattr(clip, "find_shared_deepmimic", lambda start=None: None)
-    _one_line_error(*_evaluate(animat_cli, run, "--clip", "shared:humanoid3d_walk.txt"), "shared/data/deepmimic", "ANIMAT_SHARED_DATA")
+    _one_line_error(
+        *_evaluate(animat_cli, run, "--clip", "shared:humanoid3d_walk.txt"),
+        "shared/data/deepmimic",
+        "ANIMAT_SHARED_DATA",
+    )
 
 
 def test_policy_of_another_character(run, animat_cli):

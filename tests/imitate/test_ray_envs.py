@@ -8,8 +8,8 @@ import pytest
 pytest.importorskip("stable_baselines3")
 pytest.importorskip("ray")
 
-from animat.imitate.batch import ImitateBatch  # noqa: E402
 from animat.character.demo import demo_clip  # noqa: E402
+from animat.imitate.batch import ImitateBatch  # noqa: E402
 from animat.imitate.vecenv import BatchVecEnv, RayBatch  # noqa: E402
 from animat.parallel import RayPool  # noqa: E402
 

@@ -15,8 +15,18 @@ from animat.imitate.policy import load_policy  # noqa: E402
 from animat.imitate.resume import POINTER, load_train_state, restore_train_state, save_train_state  # noqa: E402
 from animat.imitate.train import LOSS_FIELDS, TrainConfig, read_metrics, train  # noqa: E402
 
-SMALL = dict(envs=2, vec_env="dummy", seed=5, net_arch=[8], n_steps=32, batch_size=32, n_epochs=2, eval_episodes=1,
-             checkpoint_every=0, max_seconds=1.0)
+SMALL = dict(
+    envs=2,
+    vec_env="dummy",
+    seed=5,
+    net_arch=[8],
+    n_steps=32,
+    batch_size=32,
+    n_epochs=2,
+    eval_episodes=1,
+    checkpoint_every=0,
+    max_seconds=1.0,
+)
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +82,9 @@ def test_a_run_that_breaks_keeps_its_last_good_state(first_run, tmp_path, monkey
     shutil.copytree(first_run, run)
     before = load_policy(run)
     resumed = []
-    monkeypatch.setattr(resume, "restore_train_state", lambda model, *a: resumed.append(model) or restore_train_state(model, *a))
+    monkeypatch.setattr(
+        resume, "restore_train_state", lambda model, *a: resumed.append(model) or restore_train_state(model, *a)
+    )
 
     def break_it(row):
         with torch.no_grad():
@@ -110,8 +122,16 @@ def test_restore_gives_the_same_policy_optimiser_and_normaliser(tmp_path):
 
     def build(seed):
         venv = VecNormalize(DummyVecEnv([lambda: ImitateEnv(max_seconds=1.0)]), norm_reward=False)
-        return PPO("MlpPolicy", venv, n_steps=32, batch_size=32, n_epochs=1, seed=seed, device="cpu",
-                   policy_kwargs=dict(net_arch=[16])), venv
+        return PPO(
+            "MlpPolicy",
+            venv,
+            n_steps=32,
+            batch_size=32,
+            n_epochs=1,
+            seed=seed,
+            device="cpu",
+            policy_kwargs=dict(net_arch=[16]),
+        ), venv
 
     model, venv = build(0)
     model.learn(64)
@@ -139,8 +159,14 @@ def test_a_crash_mid_save_leaves_the_previous_state(tmp_path, monkeypatch):
     from animat.imitate.env import ImitateEnv
     from animat.imitate.resume import KEEP
 
-    model = PPO("MlpPolicy", DummyVecEnv([lambda: ImitateEnv(max_seconds=1.0)]), n_steps=32, batch_size=32, device="cpu",
-                policy_kwargs=dict(net_arch=[8]))
+    model = PPO(
+        "MlpPolicy",
+        DummyVecEnv([lambda: ImitateEnv(max_seconds=1.0)]),
+        n_steps=32,
+        batch_size=32,
+        device="cpu",
+        policy_kwargs=dict(net_arch=[8]),
+    )
     for n in (32, 64, 96):
         model.num_timesteps = n
         save_train_state(tmp_path, model)
@@ -156,11 +182,14 @@ def test_a_crash_mid_save_leaves_the_previous_state(tmp_path, monkeypatch):
     assert load_train_state(tmp_path)[1]["num_timesteps"] == 96
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--timesteps", "100"], "already finished its 128 timesteps"),
-    ([], "already finished its 128 timesteps"),
-    (["--envs", "3", "--timesteps", "256"], "only --timesteps"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--timesteps", "100"], "already finished its 128 timesteps"),
+        ([], "already finished its 128 timesteps"),
+        (["--envs", "3", "--timesteps", "256"], "only --timesteps"),
+    ],
+)
 def test_bad_resume_exits_2_and_changes_nothing(first_run, tmp_path, args, words, animat_cli):
     run = tmp_path / "run"
     shutil.copytree(first_run, run)
@@ -209,7 +238,10 @@ def test_batched_run_resumes_with_its_return_normaliser_and_fixed_noise(tmp_path
     cfg = TrainConfig.build(None, timesteps=256, **options)
     session = setup(cfg, tmp_path, (arrays, manifest))
     try:
-        assert session.vecnorm.ret_rms.var == arrays["ret_rms.var"][0] and session.vecnorm.ret_rms.count == manifest["ret_rms_count"]
+        assert (
+            session.vecnorm.ret_rms.var == arrays["ret_rms.var"][0]
+            and session.vecnorm.ret_rms.count == manifest["ret_rms_count"]
+        )
         assert not session.model.policy.log_std.requires_grad
     finally:
         session.venv.close()

@@ -9,11 +9,19 @@ import numpy as np
 import pytest
 
 from animat import quaternions as quat
-from animat.errors import ConfigError
-from animat.character.model import build_model, pose_kinematics
 from animat.character.demo import demo_clip
+from animat.character.model import build_model, pose_kinematics
+from animat.errors import ConfigError
 from animat.imitate.reward import (
-    PRESETS, RewardConfig, code_joint_weights, imitation_reward, imitation_terms, pose_error, preset, term, total_reward,
+    PRESETS,
+    RewardConfig,
+    code_joint_weights,
+    imitation_reward,
+    imitation_terms,
+    pose_error,
+    preset,
+    term,
+    total_reward,
 )
 
 
@@ -31,7 +39,9 @@ def test_presets():
     assert (paper.pose_scale, paper.vel_scale, paper.end_scale, paper.com_scale) == (2, 0.1, 40, 10)
     assert (code.pose_w, code.vel_w, code.end_w, code.root_w, code.com_w) == (0.5, 0.05, 0.15, 0.2, 0.1)
     assert code.root_scale == 5 and code.variant == "deepmimic-code"
-    assert code_joint_weights().sum() == pytest.approx(1.0) and code_joint_weights()[0] == pytest.approx(1.0 / 4.8)  # root first
+    assert code_joint_weights().sum() == pytest.approx(1.0) and code_joint_weights()[0] == pytest.approx(
+        1.0 / 4.8
+    )  # root first
     with pytest.raises(ConfigError, match="unknown reward preset"):
         preset("nope")
     with pytest.raises(ConfigError, match="pose_w"):
@@ -50,7 +60,9 @@ def test_pose_error_is_angle_squared():
 def _perturbed(model, ref_state, what: str, size: float):
     s = ref_state
     if what == "pose":  # bend every joint a little more about its own x axis
-        s = dataclasses.replace(s, joint_quats=quat.mul(s.joint_quats, quat.about_axis(np.array([1.0, 0, 0]), np.full(12, size))))
+        s = dataclasses.replace(
+            s, joint_quats=quat.mul(s.joint_quats, quat.about_axis(np.array([1.0, 0, 0]), np.full(12, size)))
+        )
     elif what == "vel":
         s = dataclasses.replace(s, joint_angvel=s.joint_angvel + size)
     elif what == "root":  # move the whole body: com and every end effector shift by the same amount
@@ -89,7 +101,9 @@ def test_code_variant_measures_end_effectors_in_the_heading_frame_and_weighs_the
     a lift costs every end effector's height above the ground, averaged over the four."""
     model, ref_state, ref = setup
     theta = 0.3
-    turned = dataclasses.replace(ref_state, root_quat=quat.mul(quat.about_axis(np.array([0.0, 0.0, 1.0]), theta), ref_state.root_quat))
+    turned = dataclasses.replace(
+        ref_state, root_quat=quat.mul(quat.about_axis(np.array([0.0, 0.0, 1.0]), theta), ref_state.root_quat)
+    )
     code = imitation_terms(ref, pose_kinematics(model, mujoco.MjData(model), turned), PRESETS["deepmimic-code"])
     assert code["end"] == pytest.approx(1.0)
     assert code["pose"] == pytest.approx(np.exp(-2 * (1.0 / 4.8) * theta**2))

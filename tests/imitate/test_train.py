@@ -34,7 +34,21 @@ def tiny_run(tmp_path_factory):
     (tmp / "tiny.toml").write_text(TINY)
     out = tmp / "run"
     argv = sys.argv
-    sys.argv = ["animat", "imitate", "train", "--timesteps", "256", "--envs", "2", "--seed", "3", "--config", str(tmp / "tiny.toml"), "--out", str(out)]
+    sys.argv = [
+        "animat",
+        "imitate",
+        "train",
+        "--timesteps",
+        "256",
+        "--envs",
+        "2",
+        "--seed",
+        "3",
+        "--config",
+        str(tmp / "tiny.toml"),
+        "--out",
+        str(out),
+    ]
     try:
         cli.main()
     finally:
@@ -43,8 +57,17 @@ def tiny_run(tmp_path_factory):
 
 
 def test_tiny_run_writes_the_run_dir(tiny_run):
-    for name in ("config.json", "metrics.csv", "summary.json", "plots/learning_curve.png", "policy.npz", "policy.json",
-                 "logs/progress.csv", "checkpoints/policy_0.npz", "checkpoints/policy_256.json"):
+    for name in (
+        "config.json",
+        "metrics.csv",
+        "summary.json",
+        "plots/learning_curve.png",
+        "policy.npz",
+        "policy.json",
+        "logs/progress.csv",
+        "checkpoints/policy_0.npz",
+        "checkpoints/policy_256.json",
+    ):
         assert (tiny_run / name).is_file(), name
     cfg = json.loads((tiny_run / "config.json").read_text())
     assert cfg["timesteps"] == 256 and cfg["envs"] == 2 and cfg["net_arch"] == [16, 16] and cfg["seed"] == 3
@@ -71,8 +94,16 @@ def test_saved_policy_reloads_with_identical_actions(tmp_path):
     from animat.imitate.policy import load_policy, save_policy, to_sb3_policy
 
     venv = VecNormalize(DummyVecEnv([lambda: ImitateEnv(max_seconds=1.0)]), norm_reward=False)
-    model = PPO("MlpPolicy", venv, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu",
-                policy_kwargs=dict(net_arch=dict(pi=[32, 16], vf=[32, 16])))
+    model = PPO(
+        "MlpPolicy",
+        venv,
+        n_steps=64,
+        batch_size=32,
+        n_epochs=1,
+        seed=0,
+        device="cpu",
+        policy_kwargs=dict(net_arch=dict(pi=[32, 16], vf=[32, 16])),
+    )
     model.learn(128)  # moves the weights and the normaliser away from their initial values
     save_policy(tmp_path / "policy", model, venv, net_arch=[32, 16], activation="tanh")
     saved = load_policy(tmp_path)
@@ -109,7 +140,9 @@ def test_play_writes_gif_and_summary(tiny_run, tmp_path, animat_cli, renderer):
 
     if renderer == "mujoco" and not gl_available():
         pytest.skip("no offscreen OpenGL (EGL or OSMesa) here")
-    code, out, err = animat_cli("imitate", "play", str(tiny_run), "--seconds", "0.4", "--renderer", renderer, "--out", str(tmp_path / "play"))
+    code, out, err = animat_cli(
+        "imitate", "play", str(tiny_run), "--seconds", "0.4", "--renderer", renderer, "--out", str(tmp_path / "play")
+    )
     assert code == 0, err
     gif = tmp_path / "play" / "media" / "play.gif"
     assert gif.stat().st_size > 10_000
@@ -123,7 +156,9 @@ def test_play_writes_gif_and_summary(tiny_run, tmp_path, animat_cli, renderer):
         r, g, b = frames[0][..., 0], frames[0][..., 1], frames[0][..., 2]
         orange, blue = (r > b + 60) & (r > g + 20), (b > r + 40)
         cols = lambda m: np.nonzero(m.any(axis=0))[0].mean()  # noqa: E731 (mean image column of a mask)
-        assert orange.sum() > 500 and blue.sum() > 500 and cols(orange) > cols(blue) + 20  # ghost to the character's side
+        assert (
+            orange.sum() > 500 and blue.sum() > 500 and cols(orange) > cols(blue) + 20
+        )  # ghost to the character's side
         assert np.abs(frames[-1] - frames[0]).mean() > 1.0
 
 
@@ -145,16 +180,19 @@ def test_play_refuses_an_unknown_renderer(tiny_run, tmp_path, animat_cli):
     assert code == 2 and "--renderer" in err and not (tmp_path / "o").exists()
 
 
-@pytest.mark.parametrize("args, words", [
-    (["train", "no/such/clip.txt", "--timesteps", "10"], "not found"),
-    (["train", "shared:nope.txt"], "nope.txt"),
-    (["train", "--timesteps", "-5"], "--timesteps"),
-    (["train", "--envs", "0"], "envs"),
-    (["train", "--from", "no/such/run"], "no policy.json"),
-    (["train", "--from", "pretrained:jog"], "pretrained:jog"),
-    (["play", "no/such/run"], "not a directory"),
-    (["play", ".", "--seconds", "-1"], "--seconds"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["train", "no/such/clip.txt", "--timesteps", "10"], "not found"),
+        (["train", "shared:nope.txt"], "nope.txt"),
+        (["train", "--timesteps", "-5"], "--timesteps"),
+        (["train", "--envs", "0"], "envs"),
+        (["train", "--from", "no/such/run"], "no policy.json"),
+        (["train", "--from", "pretrained:jog"], "pretrained:jog"),
+        (["play", "no/such/run"], "not a directory"),
+        (["play", ".", "--seconds", "-1"], "--seconds"),
+    ],
+)
 def test_bad_input_exits_2_with_one_line(args, words, tmp_path, animat_cli):
     code, out, err = animat_cli("imitate", *args, "--out", str(tmp_path / "o"))
     assert code == 2 and out == "", err
@@ -178,8 +216,20 @@ def test_same_seed_same_policy(tmp_path):
     pytest.importorskip("stable_baselines3")
     from animat.imitate.train import TrainConfig, train
 
-    cfg = TrainConfig.build(None, timesteps=128, envs=2, vec_env="dummy", seed=5, net_arch=[8], n_steps=64, batch_size=64,
-                            n_epochs=1, eval_episodes=0, checkpoint_every=0, max_seconds=1.0)
+    cfg = TrainConfig.build(
+        None,
+        timesteps=128,
+        envs=2,
+        vec_env="dummy",
+        seed=5,
+        net_arch=[8],
+        n_steps=64,
+        batch_size=64,
+        n_epochs=1,
+        eval_episodes=0,
+        checkpoint_every=0,
+        max_seconds=1.0,
+    )
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir(), b.mkdir()
     sa, sb = train(cfg, a), train(cfg, b)
@@ -198,9 +248,24 @@ def test_batched_run_holds_the_fixed_action_noise(tmp_path):
     from animat.imitate.policy import load_policy
     from animat.imitate.train import train
 
-    cfg = TrainConfig.build(None, vec_env="batched", envs=4, threads=2, action_std=0.05, net_arch=[16, 16], n_steps=32, batch_size=64,
-                            n_epochs=2, eval_episodes=1, max_seconds=1.0, timesteps=256, checkpoint_every=128, pose_termination=1.0,
-                            torch_threads=2, rollout_torch_threads=1)
+    cfg = TrainConfig.build(
+        None,
+        vec_env="batched",
+        envs=4,
+        threads=2,
+        action_std=0.05,
+        net_arch=[16, 16],
+        n_steps=32,
+        batch_size=64,
+        n_epochs=2,
+        eval_episodes=1,
+        max_seconds=1.0,
+        timesteps=256,
+        checkpoint_every=128,
+        pose_termination=1.0,
+        torch_threads=2,
+        rollout_torch_threads=1,
+    )
     before, during_rollouts = torch.get_num_threads(), []
     try:
         train(cfg, tmp_path, on_iteration=lambda row: during_rollouts.append(torch.get_num_threads()))
@@ -225,8 +290,19 @@ def test_from_starts_with_the_source_policy_and_refuses_another_shape(tiny_run, 
     from animat.imitate.train import train
 
     src = load_policy(tiny_run / "policy")
-    options = dict(timesteps=128, envs=2, vec_env="dummy", seed=5, n_steps=64, batch_size=64, n_epochs=1, eval_episodes=0,
-                   checkpoint_every=64, max_seconds=1.0, init_policy=str(tiny_run))
+    options = dict(
+        timesteps=128,
+        envs=2,
+        vec_env="dummy",
+        seed=5,
+        n_steps=64,
+        batch_size=64,
+        n_epochs=1,
+        eval_episodes=0,
+        checkpoint_every=64,
+        max_seconds=1.0,
+        init_policy=str(tiny_run),
+    )
     train(TrainConfig.build(None, net_arch=[16, 16], **options), tmp_path / "warm")
     first, last = load_policy(tmp_path / "warm" / "checkpoints" / "policy_0"), load_policy(tmp_path / "warm" / "policy")
     assert set(first.arrays) == set(src.arrays) and "obs_rms.mean" in src.arrays

@@ -35,7 +35,7 @@ def test_two_axis_gene_mirror_groups_and_validation():
     li, ri = names.index("left_hip_spread"), names.index("right_hip_spread")
     half = g.shape[1] // 2
     assert np.array_equal(g[:, half:, ri], -g[:, :half, li]) and np.array_equal(g[:, half:, li], -g[:, :half, ri])
-    assert np.array_equal(g[:, half:, :len(JOINTS)], G.mirror(g[:, :, :len(JOINTS)])[:, half:])  # first 12 as before
+    assert np.array_equal(g[:, half:, : len(JOINTS)], G.mirror(g[:, :, : len(JOINTS)])[:, half:])  # first 12 as before
     gr = groups(M)
     assert li in gr["left_leg"] and ri in gr["right_leg"] and sorted(sum(gr.values(), ())) == list(range(M))
     children, from_b = ga.crossover(np.random.default_rng(1), g[:2], -g[:2] - 1)
@@ -62,7 +62,9 @@ def test_two_axis_skier_stands_and_moves_its_spread_joint():
         spread[0, :, joint_names(M).index("left_hip_spread")] = 20
         state = ev.states(G.mirror(spread))
         jid = mujoco.mj_name2id(ev.model, mujoco.mjtObj.mjOBJ_JOINT, "left_hip_spread")
-        assert np.degrees(state[0, 150, 1 + ev.model.jnt_qposadr[jid]]) == pytest.approx(20, abs=5)  # at 1.5 s (target 20)
+        assert np.degrees(state[0, 150, 1 + ev.model.jnt_qposadr[jid]]) == pytest.approx(
+            20, abs=5
+        )  # at 1.5 s (target 20)
 
 
 def swizzle_gene(torso: int = 20) -> np.ndarray:

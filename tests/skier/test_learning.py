@@ -16,7 +16,9 @@ def test_skier_best_fitness_improves_by_half_a_metre_in_20_generations(tmp_path,
     Generation 0 is the untrained start: the random population, each skier run from the same deterministic
     (float64) start as every later generation, so both comparisons are against it on the same seeds."""
     out = tmp_path / "run"
-    code, _, err = animat_cli("skier", "train", "-g", "20", "-p", "20", "-s", "5", "--seed", "0", "--threads", "1", "--out", str(out))
+    code, _, err = animat_cli(
+        "skier", "train", "-g", "20", "-p", "20", "-s", "5", "--seed", "0", "--threads", "1", "--out", str(out)
+    )
     assert code == 0, err
     with open(out / "metrics.csv") as fh:
         rows = list(csv.DictReader(fh))

@@ -8,12 +8,14 @@ import mujoco
 import numpy as np
 import pytest
 
-from animat.skier.model import G, JOINTS, TOTAL_MASS, SkierParams, build_model, joint_ranges_deg, sliding_ski_model
+from animat.skier.model import JOINTS, TOTAL_MASS, G, SkierParams, build_model, joint_ranges_deg, sliding_ski_model
 
 MU = (0.05, 0.6)
 
 
-def deceleration(shape: str, yaw_deg: float, direction_deg: float, mu=MU, cone: str = "pyramidal") -> tuple[float, np.ndarray]:
+def deceleration(
+    shape: str, yaw_deg: float, direction_deg: float, mu=MU, cone: str = "pyramidal"
+) -> tuple[float, np.ndarray]:
     """Slide a lone ski (translation only) at 3 m/s in world direction ``direction_deg``; return the
     fitted deceleration (m/s^2) while faster than 0.5 m/s, and the final velocity direction."""
     m = sliding_ski_model(shape, mu, yaw_deg, cone=cone)

@@ -14,7 +14,9 @@ W = 500.0  # N, the constructed skier's weight
 DT = 0.02
 
 
-def _gait(theta_deg: float = 0.0, yaw_out_deg: float = 15.0, seconds: float = 4.0, stroke: float = 1.0, both: bool = False):
+def _gait(
+    theta_deg: float = 0.0, yaw_out_deg: float = 15.0, seconds: float = 4.0, stroke: float = 1.0, both: bool = False
+):
     """An alternating V-skate travelling at 3 m/s along ``theta_deg``: the left ski pushes during [0, 1) s,
     [2, 3) s, ..., the right during the others (``both``: both at once); a pushing ski carries 0.6 W and is pushed
     0.1 W forward (and 0.2 W inwards), the other carries 0.4 W and brakes with 0.02 W; each ski is yawed
@@ -66,9 +68,13 @@ def test_pushing_with_both_legs_at_once_does_not_alternate():
 def test_the_same_leg_twice_or_a_single_push_off_is_no_alternation():
     one = {"start_s": 0.0, "end_s": 1.0, "yaw_deg": 10.0}
     assert not P.legs_alternate([{"leg": "left", **one}])
-    assert not P.legs_alternate([{"leg": "left", **one}, {"leg": "left", "start_s": 2.0, "end_s": 3.0, "yaw_deg": 10.0}])
+    assert not P.legs_alternate(
+        [{"leg": "left", **one}, {"leg": "left", "start_s": 2.0, "end_s": 3.0, "yaw_deg": 10.0}]
+    )
     assert P.legs_alternate([{"leg": "left", **one}, {"leg": "right", "start_s": 0.6, "end_s": 1.5, "yaw_deg": 10.0}])
-    assert not P.legs_alternate([{"leg": "left", **one}, {"leg": "right", "start_s": 0.4, "end_s": 1.5, "yaw_deg": 10.0}])
+    assert not P.legs_alternate(
+        [{"leg": "left", **one}, {"leg": "right", "start_s": 0.4, "end_s": 1.5, "yaw_deg": 10.0}]
+    )
     assert math.isnan(P.summary([])["mean_pushoff_yaw_deg"]) and P.summary([])["pushoff_legs_alternate"] is False
 
 
@@ -121,7 +127,7 @@ def test_ski_yaw_and_wrap():
 
 def test_a_replay_reports_the_push_offs_of_a_skier_from_its_contact_forces():
     """The standing pose pushes nowhere; the simulated ski forces carry the weight (563 N) between them."""
-    from animat.skier.model import G, TOTAL_MASS, SkierParams
+    from animat.skier.model import TOTAL_MASS, G, SkierParams
     from animat.skier.replay import pushoff_report, ski_yaw
     from animat.skier.rollout import trajectory
 
@@ -141,10 +147,16 @@ def test_skating_progress_counts_the_strokes_of_alternating_outward_push_offs():
     x = np.cumsum(np.r_[0.0, np.ones(12)])
     x[9:] -= 0.5
     alternating = [_push("left", 0.0, 0.2, 15.0), _push("right", 1.0, 1.2, 12.0), _push("left", 2.0, 2.2, 20.0)]
-    assert P.skating_progress(alternating, t, x, 1.5) == 2.0 + 2.0 + 3.0  # 0-1 s and 1-2 s (the next one starts), 2-3.5 s
-    assert P.skating_progress(alternating, t, x, 5.0) == 2.0 + 2.0 + 7.5  # the last stroke runs to the end (0.5 m in 4-4.5 s)
+    assert (
+        P.skating_progress(alternating, t, x, 1.5) == 2.0 + 2.0 + 3.0
+    )  # 0-1 s and 1-2 s (the next one starts), 2-3.5 s
+    assert (
+        P.skating_progress(alternating, t, x, 5.0) == 2.0 + 2.0 + 7.5
+    )  # the last stroke runs to the end (0.5 m in 4-4.5 s)
     assert P.skating_progress(alternating, t, x, 1.5, min_yaw_deg=13.0) == 2.0 + 3.0  # the 12-degree one skates nothing
-    again = alternating + [_push("left", 3.0, 3.2, 15.0)]  # the same leg twice: its stroke is not skating, and it cuts the one before
+    again = alternating + [
+        _push("left", 3.0, 3.2, 15.0)
+    ]  # the same leg twice: its stroke is not skating, and it cuts the one before
     assert P.skating_progress(again, t, x, 1.5) == 2.0 + 2.0 + 2.0 and not P.legs_alternate(again)
     inward = [_push("left", 0.0, 0.2, -15.0), _push("right", 1.0, 1.2, 15.0)]  # the first pushes with its ski turned in
     assert P.skating_progress(inward, t, x, 1.5) == 3.0

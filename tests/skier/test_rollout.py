@@ -83,7 +83,10 @@ def test_chunked_evaluation_equals_one_rollout_and_is_thread_independent():
     """Chunks restart from saved states (no solver warm start): the same scores bit for bit, and fallen
     skiers stop being simulated."""
     genes = random_genes(np.random.default_rng(4), 6)
-    with Evaluator(seconds=3.0, nthread=1, chunk_seconds=None) as whole, Evaluator(seconds=3.0, nthread=2, chunk_seconds=0.4) as parts:
+    with (
+        Evaluator(seconds=3.0, nthread=1, chunk_seconds=None) as whole,
+        Evaluator(seconds=3.0, nthread=2, chunk_seconds=0.4) as parts,
+    ):
         a, b = whole(genes), parts(genes)
         assert np.array_equal(a.fitness, b.fitness) and np.array_equal(a.fell, b.fell)
         assert np.array_equal(a.scored_seconds, b.scored_seconds)
@@ -110,11 +113,18 @@ def test_a_skier_thrown_higher_than_max_height_has_diverged():
 
 # a bred two-axis gene (keyframes 0.3 s apart) that a contact throws into the air at 24 m/s from about 3.2 s:
 # the pelvis climbs to 44 m and comes down 140 m further on before its tilt passes 80 degrees (about 6 s)
-LAUNCHED = [[8, 8, -32, 8, 1, 13, 0, 0, 0, 0, -24, 3, 44, -12], [-19, 3, -4, 11, 0, 38, 53, 0, 45, 0, -16, 0, 10, -39],
-            [-12, 20, 38, 0, 0, -5, 20, 23, 0, 81, 16, 0, 4, -12], [-5, 3, -60, 93, 0, -8, 0, -72, 0, 25, -29, 0, 28, -12],
-            [-29, 0, -10, 12, 9, 1, 0, 0, 26, 76, -5, 0, 22, -12], [8, 8, 0, 0, 0, 24, 3, -32, 8, 1, -13, 0, 12, -44],
-            [-19, 3, 0, 45, 0, 16, 0, -4, 11, 0, -38, 53, 39, -10], [-12, 20, 23, 0, 81, -16, 0, 38, 0, 0, 5, 20, 12, -4],
-            [-5, 3, -72, 0, 25, 29, 0, -60, 93, 0, 8, 0, 12, -28], [-29, 0, 0, 26, 76, 5, 0, -10, 12, 9, -1, 0, 12, -22]]
+LAUNCHED = [
+    [8, 8, -32, 8, 1, 13, 0, 0, 0, 0, -24, 3, 44, -12],
+    [-19, 3, -4, 11, 0, 38, 53, 0, 45, 0, -16, 0, 10, -39],
+    [-12, 20, 38, 0, 0, -5, 20, 23, 0, 81, 16, 0, 4, -12],
+    [-5, 3, -60, 93, 0, -8, 0, -72, 0, 25, -29, 0, 28, -12],
+    [-29, 0, -10, 12, 9, 1, 0, 0, 26, 76, -5, 0, 22, -12],
+    [8, 8, 0, 0, 0, 24, 3, -32, 8, 1, -13, 0, 12, -44],
+    [-19, 3, 0, 45, 0, 16, 0, -4, 11, 0, -38, 53, 39, -10],
+    [-12, 20, 23, 0, 81, -16, 0, 38, 0, 0, 5, 20, 12, -4],
+    [-5, 3, -72, 0, 25, 29, 0, -60, 93, 0, 8, 0, 12, -28],
+    [-29, 0, 0, 26, 76, 5, 0, -10, 12, 9, -1, 0, 12, -22],
+]
 
 
 def test_a_launched_skier_scores_only_what_it_skied_before_the_launch():
@@ -128,11 +138,18 @@ def test_a_launched_skier_scores_only_what_it_skied_before_the_launch():
 
 # a two-axis V-skater bred with a push-off bonus (keyframes 0.3 s apart, legs spread 12 degrees to start with): 25.5 m in 20 s
 # without falling on five push-offs that alternate legs, 27 degrees outwards on average
-SKATER = [[0, 40, 25, 21, 26, 0, 0, -20, 0, 11, 0, 0, 12, -37], [-19, 17, -17, 26, 14, 0, 9, -49, 11, 0, 0, 0, 26, -12],
-          [-8, 0, 1, 27, 51, 13, 0, -65, 0, 24, 20, 0, -26, -32], [-2, 13, -23, 0, 10, 0, 46, -6, 15, 0, 0, 39, 12, -12],
-          [-1, 12, -17, 21, 32, 17, 0, 6, 0, 86, -25, 0, 12, -12], [0, 40, -20, 0, 11, 0, 0, 25, 21, 26, 0, 0, 37, -12],
-          [-19, 17, -49, 11, 0, 0, 0, -17, 26, 14, 0, 9, 12, -26], [-8, 0, -65, 0, 24, -20, 0, 1, 27, 51, -13, 0, 32, 26],
-          [-2, 13, -6, 15, 0, 0, 39, -23, 0, 10, 0, 46, 12, -12], [-1, 12, 6, 0, 86, 25, 0, -17, 21, 32, -17, 0, 12, -12]]
+SKATER = [
+    [0, 40, 25, 21, 26, 0, 0, -20, 0, 11, 0, 0, 12, -37],
+    [-19, 17, -17, 26, 14, 0, 9, -49, 11, 0, 0, 0, 26, -12],
+    [-8, 0, 1, 27, 51, 13, 0, -65, 0, 24, 20, 0, -26, -32],
+    [-2, 13, -23, 0, 10, 0, 46, -6, 15, 0, 0, 39, 12, -12],
+    [-1, 12, -17, 21, 32, 17, 0, 6, 0, 86, -25, 0, 12, -12],
+    [0, 40, -20, 0, 11, 0, 0, 25, 21, 26, 0, 0, 37, -12],
+    [-19, 17, -49, 11, 0, 0, 0, -17, 26, 14, 0, 9, 12, -26],
+    [-8, 0, -65, 0, 24, -20, 0, 1, 27, 51, -13, 0, 32, 26],
+    [-2, 13, -6, 15, 0, 0, 39, -23, 0, 10, 0, 46, 12, -12],
+    [-1, 12, 6, 0, 86, 25, 0, -17, 21, 32, -17, 0, 12, -12],
+]
 
 
 def test_the_skate_weight_counts_the_push_offs_the_replay_reports():
@@ -145,7 +162,10 @@ def test_the_skate_weight_counts_the_push_offs_the_replay_reports():
 
     params = SkierParams.from_dict({"hip": "two-axis"})
     genes = np.array([SKATER, np.zeros((10, 14), dtype=np.int64)])  # the skater, and the standing pose (no push-offs)
-    with Evaluator(params, nthread=1, tau=0.3) as plain, Evaluator(params, nthread=1, tau=0.3, skate_weight=2.0) as skating:
+    with (
+        Evaluator(params, nthread=1, tau=0.3) as plain,
+        Evaluator(params, nthread=1, tau=0.3, skate_weight=2.0) as skating,
+    ):
         a, b = plain(genes), skating(genes)
     traj = trajectory(params, np.array(SKATER), 20.0, 0.02, 0.3)
     rep = pushoff_report(traj, ski_yaw(traj), 3.0)
@@ -173,5 +193,7 @@ def test_ski_sensors_read_the_contact_forces_and_ski_yaws_of_the_step_loop():
     mujoco.mj_forward(model, d)  # sensors and contacts of one and the same state
     force, yaw = ski_readings(d.sensordata)
     assert np.allclose(force, ski_forces(model, d, skis), atol=1e-6) and force[:, 2].sum() > 100.0
-    tips = [d.geom_xpos[g] - d.geom_xmat[g].reshape(3, 3)[:, 2] for g in skis]  # the capsule's z axis points to its tail
+    tips = [
+        d.geom_xpos[g] - d.geom_xmat[g].reshape(3, 3)[:, 2] for g in skis
+    ]  # the capsule's z axis points to its tail
     assert np.allclose(yaw, [math.atan2(*(tip - d.geom_xpos[g])[1::-1]) for tip, g in zip(tips, skis)], atol=1e-9)

@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from animat.errors import RunDirError
 from animat.checkpoint import read_checkpoint
+from animat.errors import RunDirError
 from animat.skier.gene import mirror_state
 from animat.skier.train import TrainConfig, train
 
@@ -31,13 +31,25 @@ def test_same_seed_same_run_best_never_decreases(tmp_path):
     assert sa["best_fitness"] == sb["best_fitness"]
     ra, rb = _metrics(a), _metrics(b)
     assert [r["best"] for r in ra] == [r["best"] for r in rb]
-    assert json.loads((a / "best_gene.json").read_text())["states"] == json.loads((b / "best_gene.json").read_text())["states"]
+    assert (
+        json.loads((a / "best_gene.json").read_text())["states"]
+        == json.loads((b / "best_gene.json").read_text())["states"]
+    )
     best = [float(r["best"]) for r in ra]
     assert all(y >= x for x, y in zip(best, best[1:]))  # elites re-evaluate identically
-    for name in ("summary.json", "plots/fitness.png", "plots/topview.png", "media/skier.gif", "trajectory.npz", "config.json"):
+    for name in (
+        "summary.json",
+        "plots/fitness.png",
+        "plots/topview.png",
+        "media/skier.gif",
+        "trajectory.npz",
+        "config.json",
+    ):
         assert (a / name).is_file(), name
     with np.load(a / "trajectory.npz") as z:
-        assert z["position"].shape[1] == 3 and z["quaternion"].shape[1] == 4 and z["t"].shape[0] == z["position"].shape[0]
+        assert (
+            z["position"].shape[1] == 3 and z["quaternion"].shape[1] == 4 and z["t"].shape[0] == z["position"].shape[0]
+        )
     s = json.loads((a / "summary.json").read_text())
     for k in ("best_fitness", "best_net_forward_m", "best_fell", "seconds_per_generation"):
         assert k in s
@@ -55,7 +67,9 @@ def test_resume_continues_exactly(tmp_path):
     train(cfg, part, resume=True)  # two generations more: the second is bred with the restored random state
     strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]
     assert strip(_metrics(full)) == strip(_metrics(part))
-    np.testing.assert_array_equal(read_checkpoint(full, kind="population")[0]["genes"], read_checkpoint(part, kind="population")[0]["genes"])
+    np.testing.assert_array_equal(
+        read_checkpoint(full, kind="population")[0]["genes"], read_checkpoint(part, kind="population")[0]["genes"]
+    )
     assert json.loads((part / "config.json").read_text())["generations"] == cfg.generations
     # finished, but died before its outputs: a resume writes them without another generation
     for name in ("summary.json", "best_gene.json"):
@@ -70,18 +84,39 @@ def test_resume_continues_exactly(tmp_path):
 
 def test_cli_train_and_replay(animat_cli, tmp_path):
     run = tmp_path / "run"
-    code, out, err = animat_cli("skier", "train", "-g", "2", "-p", "6", "-s", "0.5", "--seed", "1", "--friction", "isotropic", "--threads", "1", "--out", str(run))
+    code, out, err = animat_cli(
+        "skier",
+        "train",
+        "-g",
+        "2",
+        "-p",
+        "6",
+        "-s",
+        "0.5",
+        "--seed",
+        "1",
+        "--friction",
+        "isotropic",
+        "--threads",
+        "1",
+        "--out",
+        str(run),
+    )
     assert code == 0, err
     assert "results" in out and (run / "summary.json").is_file()
     rep = tmp_path / "rep"
-    code, out, err = animat_cli("skier", "replay", str(run), "--out", str(rep), "--seconds", "0.5", "--anim-seconds", "0.2")
+    code, out, err = animat_cli(
+        "skier", "replay", str(run), "--out", str(rep), "--seconds", "0.5", "--anim-seconds", "0.2"
+    )
     assert code == 0, err
     s = json.loads((rep / "summary.json").read_text())
     assert s["friction"] == "isotropic" and (rep / "trajectory.npz").is_file()
     # the replay of the training's episode (one-axis hip) scores what training scored for the best gene
     trained = json.loads((run / "summary.json").read_text())
     assert s["fitness"] == pytest.approx(trained["best_fitness"], rel=1e-9)
-    assert s["fell"] == trained["best_fell"] and s["net_forward_m"] == pytest.approx(trained["best_net_forward_m"], rel=1e-9)
+    assert s["fell"] == trained["best_fell"] and s["net_forward_m"] == pytest.approx(
+        trained["best_net_forward_m"], rel=1e-9
+    )
 
 
 @pytest.mark.parametrize(
@@ -107,7 +142,11 @@ def test_cli_bad_gene_file(animat_cli, tmp_path):
     bad = tmp_path / "g.json"
     bad.write_text(json.dumps({"states": [[0] * 12] * 9 + [[0, 0, 0, 200] + [0] * 8]}))
     code, _, err = animat_cli("skier", "replay", str(bad), "--out", str(tmp_path / "o"))
-    assert code == 2 and "left_elbow angle 200 deg is out of its range 0..160" in err and len(err.strip().splitlines()) == 1
+    assert (
+        code == 2
+        and "left_elbow angle 200 deg is out of its range 0..160" in err
+        and len(err.strip().splitlines()) == 1
+    )
 
 
 def test_unknown_config_option(animat_cli, tmp_path):
@@ -122,7 +161,12 @@ def test_two_axis_run_and_replay_of_its_gene_file(animat_cli, tmp_path):
     file, of its directory) uses the run's tau and scores what training scored."""
     run = tmp_path / "run"
     run.mkdir()
-    s = train(TrainConfig.build(None, **TINY, seed=2, hip="two-axis", tau=0.3, friction="isotropic", n_states=6, skier={"mu_iso": 0.3}), run)
+    s = train(
+        TrainConfig.build(
+            None, **TINY, seed=2, hip="two-axis", tau=0.3, friction="isotropic", n_states=6, skier={"mu_iso": 0.3}
+        ),
+        run,
+    )
     gene = json.loads((run / "best_gene.json").read_text())
     assert len(gene["joints"]) == 14 and gene["joints"][-2:] == ["left_hip_spread", "right_hip_spread"]
     assert all(len(row) == 14 for row in gene["states"]) and len(gene["states"]) == 6 and gene["tau_seconds"] == 0.3
@@ -131,7 +175,9 @@ def test_two_axis_run_and_replay_of_its_gene_file(animat_cli, tmp_path):
         rep = tmp_path / name
         code, _, err = animat_cli("skier", "replay", str(source), "--out", str(rep), "--anim-seconds", "0.2")
         assert code == 0, err
-        assert json.loads((rep / "summary.json").read_text())["fitness"] == pytest.approx(s["best_fitness"])  # replay == training
+        assert json.loads((rep / "summary.json").read_text())["fitness"] == pytest.approx(
+            s["best_fitness"]
+        )  # replay == training
 
 
 def test_first_generation_is_seeded_around_the_standing_pose():
@@ -141,7 +187,9 @@ def test_first_generation_is_seeded_around_the_standing_pose():
     g = first_generation(np.random.default_rng(0), cfg)
     assert g.shape == (8, 10, 12) and np.array_equal(g[0], np.zeros((10, 12)))  # the pose itself
     assert np.abs(g[1:4]).max() <= 20 and np.abs(g[4:]).max() > 20  # 4 seeded (3 deg noise), 4 uniform random
-    assert np.array_equal(g[:4], mirror_state(g[:4])) and not np.array_equal(g[4:], mirror_state(g[4:]))  # seeds: symmetric
+    assert np.array_equal(g[:4], mirror_state(g[:4])) and not np.array_equal(
+        g[4:], mirror_state(g[4:])
+    )  # seeds: symmetric
 
 
 def test_a_spread_stance_with_free_noise_seeds_asymmetric_skiers_on_wide_feet():
@@ -155,7 +203,9 @@ def test_a_spread_stance_with_free_noise_seeds_asymmetric_skiers_on_wide_feet():
     left, right = names.index("left_hip_spread"), names.index("right_hip_spread")
     assert g.shape == (8, 10, 14) and np.all(g[0, :, left] == 12) and np.all(g[0, :, right] == -12)  # the stance itself
     assert np.all(np.abs(g[0, :, :left]) == 0) and np.abs(g[1:4, :, left] - 12).max() <= 15  # seeds: around the stance
-    assert all(not np.array_equal(s, mirror_state(s)) for s in g[1:4, :5])  # left and right apart: no state its own mirror
+    assert all(
+        not np.array_equal(s, mirror_state(s)) for s in g[1:4, :5]
+    )  # left and right apart: no state its own mirror
     assert np.array_equal(g[1:4, 5:], mirror_state(g[1:4, :5]))  # the second half still mirrors the first
     with pytest.raises(GeneError, match="two-axis hip"):
         standing_genes(np.random.default_rng(0), 2, 3.0, spread_deg=5.0)
@@ -165,9 +215,15 @@ def test_bad_skier_tables_and_parent_probs_are_one_line_errors():
     from animat.errors import ConfigError
     from animat.skier.model import SkierParams
 
-    assert SkierParams.from_dict({"kp": {"hip": 600.0}}).kp["knee"] == 500.0  # a partial gain table changes only what it names
-    for bad, words in (({"kp": [1, 2]}, "kp must be a table"), ({"kp": {"wing": 1.0}}, "kp must give a finite gain"),
-                       ({"hip_tilt_deg": float("nan")}, "hip_tilt_deg must be a finite number"), ({"iterations": 0}, "iterations must be an integer >= 1")):
+    assert (
+        SkierParams.from_dict({"kp": {"hip": 600.0}}).kp["knee"] == 500.0
+    )  # a partial gain table changes only what it names
+    for bad, words in (
+        ({"kp": [1, 2]}, "kp must be a table"),
+        ({"kp": {"wing": 1.0}}, "kp must give a finite gain"),
+        ({"hip_tilt_deg": float("nan")}, "hip_tilt_deg must be a finite number"),
+        ({"iterations": 0}, "iterations must be an integer >= 1"),
+    ):
         with pytest.raises(ConfigError, match=words):
             SkierParams.from_dict(bad)
     with pytest.raises(ConfigError, match="at least two of them > 0"):

@@ -7,14 +7,36 @@ def test_cli_bad_input_is_one_line_exit_2(animat_cli, tmp_path):
     code, _, err = animat_cli("surrogate", "generate", "sheet", "--frames", "0", "--out", str(tmp_path / "b"))
     assert code == 2 and "--frames must be an integer >= 1, got 0" in err and len(err.strip().splitlines()) == 1
     code, _, err = animat_cli("surrogate", "generate", "sheet", "--seed", "-1", "--out", str(tmp_path / "b"))
-    assert code == 2 and "--seed must be an integer >= 0, got -1" in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "b").exists()
-    code, _, err = animat_cli("surrogate", "train", "sheet", "--data", str(tmp_path / "missing"), "--out", str(tmp_path / "c"))
+    assert (
+        code == 2
+        and "--seed must be an integer >= 0, got -1" in err
+        and len(err.strip().splitlines()) == 1
+        and not (tmp_path / "b").exists()
+    )
+    code, _, err = animat_cli(
+        "surrogate", "train", "sheet", "--data", str(tmp_path / "missing"), "--out", str(tmp_path / "c")
+    )
     assert code == 2 and "dataset.json" in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "c").exists()
-    code, _, err = animat_cli("surrogate", "evaluate", "sheet", "--model", str(tmp_path / "none"), "--out", str(tmp_path / "d"))
+    code, _, err = animat_cli(
+        "surrogate", "evaluate", "sheet", "--model", str(tmp_path / "none"), "--out", str(tmp_path / "d")
+    )
     assert code == 2 and "config.json" in err
-    for flag, value, message in (("--rest-seconds", "-1", "rest_seconds must be >= 0"), ("--stability-frames", "2", "stability_frames must be 0 (skip) or >= 4"),
-                                 ("--horizon", "2", "horizon must be >= 3 frames")):
-        code, _, err = animat_cli("surrogate", "evaluate", "sheet", "--model", str(tmp_path / "none"), flag, value, "--out", str(tmp_path / "e"))
+    for flag, value, message in (
+        ("--rest-seconds", "-1", "rest_seconds must be >= 0"),
+        ("--stability-frames", "2", "stability_frames must be 0 (skip) or >= 4"),
+        ("--horizon", "2", "horizon must be >= 3 frames"),
+    ):
+        code, _, err = animat_cli(
+            "surrogate",
+            "evaluate",
+            "sheet",
+            "--model",
+            str(tmp_path / "none"),
+            flag,
+            value,
+            "--out",
+            str(tmp_path / "e"),
+        )
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "e").exists()
 
 
@@ -37,9 +59,14 @@ def test_cli_generate_never_writes_into_a_folder_that_is_not_a_dataset(animat_cl
     run.mkdir()
     for name, text in (("summary.json", '{"a": 1}'), ("metrics.csv", "epoch\n0\n")):
         (run / name).write_text(text)
-    code, _, err = animat_cli("surrogate", "generate", "sheet", "--episodes", "1", "--frames", "6", "--size", "4", "--out", str(run))
+    code, _, err = animat_cli(
+        "surrogate", "generate", "sheet", "--episodes", "1", "--frames", "6", "--size", "4", "--out", str(run)
+    )
     assert code == 2 and "no dataset.json" in err and len(err.strip().splitlines()) == 1
-    assert sorted(p.name for p in run.iterdir()) == ["metrics.csv", "summary.json"] and (run / "summary.json").read_text() == '{"a": 1}'
+    assert (
+        sorted(p.name for p in run.iterdir()) == ["metrics.csv", "summary.json"]
+        and (run / "summary.json").read_text() == '{"a": 1}'
+    )
 
 
 def test_shipped_configs_parse():
@@ -59,10 +86,25 @@ def test_shipped_configs_parse():
 
 def test_cli_generate_train_resume_evaluate_cape(animat_cli, tmp_path):
     data, model = tmp_path / "data", tmp_path / "model"
-    code, _, err = animat_cli("surrogate", "generate", "cape", "--episodes", "3", "--frames", "40", "--size", "5", "--out", str(data))
+    code, _, err = animat_cli(
+        "surrogate", "generate", "cape", "--episodes", "3", "--frames", "40", "--size", "5", "--out", str(data)
+    )
     assert code == 0, err
-    train = ("surrogate", "train", "cape", "--data", str(data), "--components", "4", "--batches-per-epoch", "2",
-             "--window", "8", "--test-episodes", "1")
+    train = (
+        "surrogate",
+        "train",
+        "cape",
+        "--data",
+        str(data),
+        "--components",
+        "4",
+        "--batches-per-epoch",
+        "2",
+        "--window",
+        "8",
+        "--test-episodes",
+        "1",
+    )
     code, _, err = animat_cli(*train, "--epochs", "2", "--out", str(model))
     assert code == 0, err
     code, _, err = animat_cli("surrogate", "train", "cape", "--resume", str(model), "--lr", "0.1")
@@ -70,8 +112,22 @@ def test_cli_generate_train_resume_evaluate_cape(animat_cli, tmp_path):
     code, _, err = animat_cli("surrogate", "train", "cape", "--resume", str(model), "--epochs", "3")
     assert code == 0, err
     assert len((model / "metrics.csv").read_text().splitlines()) == 4  # header + 3 epochs
-    code, _, err = animat_cli("surrogate", "evaluate", "cape", "--model", str(model), "--horizon", "20",
-                              "--stability-frames", "200", "--rest-seconds", "2", "--no-video", "--out", str(tmp_path / "eval"))
+    code, _, err = animat_cli(
+        "surrogate",
+        "evaluate",
+        "cape",
+        "--model",
+        str(model),
+        "--horizon",
+        "20",
+        "--stability-frames",
+        "200",
+        "--rest-seconds",
+        "2",
+        "--no-video",
+        "--out",
+        str(tmp_path / "eval"),
+    )
     assert code == 0, err
     summary = json.loads((tmp_path / "eval" / "summary.json").read_text())
     assert summary["scene"] == "cape" and summary["stability_finite"] and 0 < summary["model_megabytes"] < 16
@@ -88,16 +144,42 @@ def test_cli_generate_train_resume_evaluate_cape(animat_cli, tmp_path):
 def test_cli_scene_options_and_config_tables_are_checked(animat_cli, tmp_path):
     """[scene] values out of range, a 'name' in [scene], tables a verb does not know, a corrupt
     dataset file: one line, exit 2, no dataset or run folder."""
-    cases = (("[scene]\nname = \"flag\"\n", "set by the command's SCENE argument"), ("scene = \"x\"\n", "must be a table [scene]"),
-             ("[scene]\nhold_seconds = [1.0, 0.0]\n", "hold_seconds must be a range"), ("[scene]\nyoung_pa = -1.0\n", "young_pa must be > 0"),
-             ("[scene]\nside_m = nan\n", "side_m must be a finite number"), ("[scenes]\nsize = 4\n", "unknown table(s) ['scenes']"),
-             ("[scene]\nwarmup_frames = -3\n", "need warmup_frames >= 0"), ("[scene]\npoisson = 0.7\n", "poisson < 0.5"))
+    cases = (
+        ('[scene]\nname = "flag"\n', "set by the command's SCENE argument"),
+        ('scene = "x"\n', "must be a table [scene]"),
+        ("[scene]\nhold_seconds = [1.0, 0.0]\n", "hold_seconds must be a range"),
+        ("[scene]\nyoung_pa = -1.0\n", "young_pa must be > 0"),
+        ("[scene]\nside_m = nan\n", "side_m must be a finite number"),
+        ("[scenes]\nsize = 4\n", "unknown table(s) ['scenes']"),
+        ("[scene]\nwarmup_frames = -3\n", "need warmup_frames >= 0"),
+        ("[scene]\npoisson = 0.7\n", "poisson < 0.5"),
+    )
     for text, message in cases:
         (tmp_path / "c.toml").write_text(text)
-        code, _, err = animat_cli("surrogate", "generate", "sheet", "--config", str(tmp_path / "c.toml"), "--out", str(tmp_path / "d"))
-        assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "d").exists(), (text, err)
-    for flag, value, message in (("--batches-per-epoch", "-1", "batches_per_epoch and test_episodes must be >= 0"), ("--lr", "inf", "lr must be a finite number")):
-        code, _, err = animat_cli("surrogate", "train", "sheet", "--data", str(tmp_path), flag, value, "--out", str(tmp_path / "t"))
+        code, _, err = animat_cli(
+            "surrogate", "generate", "sheet", "--config", str(tmp_path / "c.toml"), "--out", str(tmp_path / "d")
+        )
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "d").exists(), (
+            text,
+            err,
+        )
+    for flag, value, message in (
+        ("--batches-per-epoch", "-1", "batches_per_epoch and test_episodes must be >= 0"),
+        ("--lr", "inf", "lr must be a finite number"),
+    ):
+        code, _, err = animat_cli(
+            "surrogate", "train", "sheet", "--data", str(tmp_path), flag, value, "--out", str(tmp_path / "t")
+        )
         assert code == 2 and message in err and not (tmp_path / "t").exists(), err
-    code, _, err = animat_cli("surrogate", "evaluate", "sheet", "--model", str(tmp_path), "--rest-seconds", "inf", "--out", str(tmp_path / "e"))
+    code, _, err = animat_cli(
+        "surrogate",
+        "evaluate",
+        "sheet",
+        "--model",
+        str(tmp_path),
+        "--rest-seconds",
+        "inf",
+        "--out",
+        str(tmp_path / "e"),
+    )
     assert code == 2 and "rest_seconds must be >= 0 (and finite)" in err

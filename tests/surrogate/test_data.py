@@ -11,8 +11,16 @@ def test_generate_is_resumable(tmp_path):
     before = episode_path(tmp_path, 0).stat().st_mtime_ns
     episode_path(tmp_path, 1).write_bytes(b"truncated")  # an interrupted write is redone
     progress = []  # what a progress bar sees: the episodes already there, then each new one
-    second = generate("sheet", 3, 12, 5, tmp_path, scene_options={"size": 5}, on_skipped=progress.append,
-                      on_episode=lambda row: progress.append(row["index"]))
+    second = generate(
+        "sheet",
+        3,
+        12,
+        5,
+        tmp_path,
+        scene_options={"size": 5},
+        on_skipped=progress.append,
+        on_episode=lambda row: progress.append(row["index"]),
+    )
     assert progress == [1, 1, 2]
     assert second["skipped_episodes"] == 1 and second["simulated_episodes"] == 2
     assert episode_path(tmp_path, 0).stat().st_mtime_ns == before
@@ -52,7 +60,9 @@ def test_generate_on_ray_gives_the_same_data_and_shuts_its_ray_down(tmp_path):
     import sys
 
     local = generate("sheet", 3, 12, 5, tmp_path / "local", scene_options={"size": 5})
-    res = subprocess.run([sys.executable, "-c", _RAY_GENERATE, str(tmp_path / "ray")], capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [sys.executable, "-c", _RAY_GENERATE, str(tmp_path / "ray")], capture_output=True, text=True, timeout=300
+    )
     assert res.returncode == 0 and "OK" in res.stdout, res.stdout + res.stderr[-3000:]
     assert local["simulated_episodes"] == 3
     for a, b in zip(load_dataset(tmp_path / "local").X, load_dataset(tmp_path / "ray").X, strict=True):

@@ -4,8 +4,16 @@ import json
 
 import numpy as np
 import pytest
+
 from animat.errors import ConfigError
-from animat.surrogate.divergence import divergence, doubling_fit, episode_gaps, gap_percent, restart_state, segment_starts
+from animat.surrogate.divergence import (
+    divergence,
+    doubling_fit,
+    episode_gaps,
+    gap_percent,
+    restart_state,
+    segment_starts,
+)
 from animat.surrogate.scenes import get_scene
 from animat.surrogate.subspace import PCA, fit_pca
 
@@ -35,7 +43,9 @@ def test_restart_sets_the_recorded_frame_and_nothing_before_it(name):
     path = scene.controls(24, np.random.default_rng(seed))
     shifted = ref["X"][10:12] + np.float32(0.01)  # every vertex moved 1 cm along each axis
     x, v = restart_state(scene, shifted, ref["Y"][10:12])
-    np.testing.assert_allclose(v, (scene.world(shifted[1], ref["Y"][11]) - scene.world(shifted[0], ref["Y"][10])) * scene.fps)
+    np.testing.assert_allclose(
+        v, (scene.world(shifted[1], ref["Y"][11]) - scene.world(shifted[0], ref["Y"][10])) * scene.fps
+    )
     run = scene.simulate(24, path=path, restart=(11, x, v))
     free = np.setdiff1d(np.arange(scene.n_vertices), scene.pinned) if name == "flag" else np.arange(scene.n_vertices)
     assert np.array_equal(run["X"][:11], ref["X"][:11])
@@ -68,8 +78,12 @@ def test_resume_from_a_snapshot_is_bit_identical_to_a_run_from_the_start(name):
 def test_divergence_in_worker_processes_equals_one_process():
     scene = get_scene("flag", size=5)
     pca = fit_pca(scene.simulate(40, np.random.SeedSequence([0, 9]))["X"], 12)
-    one, gaps_one = divergence(scene, 2, 24, 0.0, horizon=10, stride=10, restart="subspace", project=pca.round_trip, components=12)
-    two, gaps_two = divergence(scene, 2, 24, 0.0, horizon=10, stride=10, restart="subspace", project=pca.round_trip, components=12, workers=2)
+    one, gaps_one = divergence(
+        scene, 2, 24, 0.0, horizon=10, stride=10, restart="subspace", project=pca.round_trip, components=12
+    )
+    two, gaps_two = divergence(
+        scene, 2, 24, 0.0, horizon=10, stride=10, restart="subspace", project=pca.round_trip, components=12, workers=2
+    )
     assert one == two and np.array_equal(gaps_one, gaps_two) and one["window_gap_percent_of_size"] > 0
     with pytest.raises(ConfigError, match="workers must be >= 1"):
         divergence(scene, 2, 24, 0.0, horizon=10, stride=10, workers=0)
@@ -84,7 +98,9 @@ def test_subspace_restart_full_basis_equals_frames_restart_and_truncation_adds_g
     exact = episode_gaps(scene, 30, seed, 0.0, horizon=10, stride=10, restart="subspace", project=full.round_trip)
     np.testing.assert_array_equal(frames["gap"], exact["gap"])
     assert frames["gap"][0] == 0.0 and len(frames["segments"]) == 3
-    small = fit_pca(scene.simulate(60, np.random.SeedSequence([0, 9]))["X"], 10)  # another episode; 3 components: the restart breaks edges (dropped)
+    small = fit_pca(
+        scene.simulate(60, np.random.SeedSequence([0, 9]))["X"], 10
+    )  # another episode; 3 components: the restart breaks edges (dropped)
     cut = episode_gaps(scene, 30, seed, 0.0, horizon=10, stride=10, restart="subspace", project=small.round_trip)
     assert cut["gap"][1] > 0 and cut["truncated"] == 0 and np.mean(cut["segments"]) > np.mean(frames["segments"]) > 0
 
@@ -140,16 +156,43 @@ def test_cli_writes_the_run_and_rejects_bad_input(animat_cli, tmp_path):
     out = tmp_path / "div"
     config = tmp_path / "tiny.toml"
     config.write_text("[scene]\nsize = 7\n")
-    code, _, err = animat_cli("surrogate", "divergence", "flag", "--episodes", "1", "--frames", "12", "--horizon", "5",
-                              "--stride", "3", "--perturb", "1e-3", "--out", str(out), "--config", str(config))
+    code, _, err = animat_cli(
+        "surrogate",
+        "divergence",
+        "flag",
+        "--episodes",
+        "1",
+        "--frames",
+        "12",
+        "--horizon",
+        "5",
+        "--stride",
+        "3",
+        "--perturb",
+        "1e-3",
+        "--out",
+        str(out),
+        "--config",
+        str(config),
+    )
     assert code == 0, err
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["scene_options"]["size"] == 7 and summary["segments"] == 3 and summary["window_gap_percent_of_size"] > 0
+    assert (
+        summary["scene_options"]["size"] == 7 and summary["segments"] == 3 and summary["window_gap_percent_of_size"] > 0
+    )
     assert (out / "plots" / "divergence.png").stat().st_size > 0
     assert len((out / "metrics.csv").read_text().splitlines()) == 13  # header + 12 frames
-    for args, message in ((["--perturb", "-1"], "perturbation must be a finite std >= 0"), (["--episodes", "0"], "must be > 0"),
-                          (["--horizon", "2"], "horizon must be >= 3"), (["--stride", "0"], "stride >= 1"), (["--seed", "-1"], "seed must be >= 0"), (["--noise", "pink"], "noise must be one of"),
-                          ([], "unknown scene 'kite'"), (["--restart", "subspace"], "needs a subspace"), (["--restart", "half"], "restart must be one of")):
+    for args, message in (
+        (["--perturb", "-1"], "perturbation must be a finite std >= 0"),
+        (["--episodes", "0"], "must be > 0"),
+        (["--horizon", "2"], "horizon must be >= 3"),
+        (["--stride", "0"], "stride >= 1"),
+        (["--seed", "-1"], "seed must be >= 0"),
+        (["--noise", "pink"], "noise must be one of"),
+        ([], "unknown scene 'kite'"),
+        (["--restart", "subspace"], "needs a subspace"),
+        (["--restart", "half"], "restart must be one of"),
+    ):
         scene = "kite" if not args else "flag"
         code, _, err = animat_cli("surrogate", "divergence", scene, *args, "--out", str(tmp_path / "bad"))
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1
@@ -164,18 +207,67 @@ def test_cli_subspace_restart_takes_the_models_scene_and_held_out_episodes(anima
     fit_pca(scene.simulate(40, np.random.SeedSequence([0, 5]))["X"], 6).save(model / "pca.npz")
     runs.atomic_write_json(model / "config.json", {"scene": scene.to_dict(), "test_episode_ids": [4, 7]})
     out = tmp_path / "div"
-    code, _, err = animat_cli("surrogate", "divergence", "flag", "--model", str(model), "--restart", "subspace", "--components", "4",
-                              "--episodes", "5", "--frames", "12", "--horizon", "5", "--stride", "3", "--out", str(out))
+    code, _, err = animat_cli(
+        "surrogate",
+        "divergence",
+        "flag",
+        "--model",
+        str(model),
+        "--restart",
+        "subspace",
+        "--components",
+        "4",
+        "--episodes",
+        "5",
+        "--frames",
+        "12",
+        "--horizon",
+        "5",
+        "--stride",
+        "3",
+        "--out",
+        str(out),
+    )
     assert code == 0, err
     summary = json.loads((out / "summary.json").read_text())
     assert summary["episode_ids"] == [4, 7] and summary["restart_components"] == 4 and summary["perturb_std"] == 0.0
     assert summary["scene_options"]["size"] == 5 and summary["window_gap_percent_of_size"] > 0
-    for args, message in ((["--components", "7"], "--components must be in [1, 6]"), (["--components", "0"], "--components must be in [1, 6]")):
-        code, _, err = animat_cli("surrogate", "divergence", "flag", "--model", str(model), "--restart", "subspace", *args, "--out", str(tmp_path / "bad"))
+    for args, message in (
+        (["--components", "7"], "--components must be in [1, 6]"),
+        (["--components", "0"], "--components must be in [1, 6]"),
+    ):
+        code, _, err = animat_cli(
+            "surrogate",
+            "divergence",
+            "flag",
+            "--model",
+            str(model),
+            "--restart",
+            "subspace",
+            *args,
+            "--out",
+            str(tmp_path / "bad"),
+        )
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1
     (tmp_path / "sheet.toml").write_text("[scene]\nsize = 5\n")
-    for extra in ([], ["--config", str(tmp_path / "sheet.toml")]):  # a model of another scene, with or without a scene file
-        code, _, err = animat_cli("surrogate", "divergence", "sheet", "--model", str(model), "--restart", "subspace", *extra, "--out", str(tmp_path / "bad"))
+    for extra in (
+        [],
+        ["--config", str(tmp_path / "sheet.toml")],
+    ):  # a model of another scene, with or without a scene file
+        code, _, err = animat_cli(
+            "surrogate",
+            "divergence",
+            "sheet",
+            "--model",
+            str(model),
+            "--restart",
+            "subspace",
+            *extra,
+            "--out",
+            str(tmp_path / "bad"),
+        )
         assert code == 2 and "was trained on scene 'flag', not 'sheet'" in err and not (tmp_path / "bad").exists()
-    code, _, err = animat_cli("surrogate", "divergence", "flag", "--frames", "20", "--horizon", "100", "--out", str(tmp_path / "bad"))
+    code, _, err = animat_cli(
+        "surrogate", "divergence", "flag", "--frames", "20", "--horizon", "100", "--out", str(tmp_path / "bad")
+    )
     assert code == 2 and "hold no segment of --horizon 100 frames" in err and not (tmp_path / "bad").exists()

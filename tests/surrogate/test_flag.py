@@ -18,9 +18,13 @@ def test_default_wind_paths_unchanged():
     """calm_probability = 0 draws no extra numbers: the values below came from the flag scene's
     controls before the option existed (seed 3, 90 frames after the 30-frame warm-up)."""
     path = get_scene("flag", size=5).controls(90, np.random.default_rng(3))
-    expected = np.array([[0.835419430576755, -0.5058249412561269, 0.0],
-                         [4.8085096774061284, 0.8273675085514128, 0.0],
-                         [3.0382925608421556, -2.103181305514771, 0.0]])
+    expected = np.array(
+        [
+            [0.835419430576755, -0.5058249412561269, 0.0],
+            [4.8085096774061284, 0.8273675085514128, 0.0],
+            [3.0382925608421556, -2.103181305514771, 0.0],
+        ]
+    )
     np.testing.assert_array_equal(path[[0, 40, 119]], expected)
     assert not _zero_runs(path)
 

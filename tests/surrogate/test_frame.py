@@ -34,7 +34,9 @@ def _turned(frame: AzimuthFrame, X: np.ndarray, theta: float) -> np.ndarray:
 def test_full_basis_round_trip_and_a_turned_flag_changes_only_the_azimuth(flag_episode):
     scene, X, _ = flag_episode
     frame = AzimuthFrame.fit(X, scene.pinned)
-    assert np.allclose(frame.pole, X[0, scene.pinned, :2].mean(0)) and len(frame.free) == scene.n_vertices - len(scene.pinned)
+    assert np.allclose(frame.pole, X[0, scene.pinned, :2].mean(0)) and len(frame.free) == scene.n_vertices - len(
+        scene.pinned
+    )
     pca = fit_pca(X, None, frame=frame)
     assert pca.state_dim == pca.n_components + 1
     Z = pca.encode(X)
@@ -79,8 +81,15 @@ def test_the_network_sees_the_same_input_for_a_turned_flag_in_a_turned_wind():
     wind by the same angle leaves the network's input unchanged and turns its prediction."""
     k, c, theta = 5, 0.8, 0.9
     rng = np.random.default_rng(2)
-    stats = {"alpha": np.r_[rng.uniform(0.8, 1.0, k - 1), 1.0], "beta": rng.uniform(0.0, 0.5, k), "frame_scale": np.float64(c),
-             "in_mean": rng.normal(size=2 * k + 6), "in_std": rng.uniform(0.5, 2, 2 * k + 6), "out_mean": np.zeros(k), "out_std": np.ones(k)}
+    stats = {
+        "alpha": np.r_[rng.uniform(0.8, 1.0, k - 1), 1.0],
+        "beta": rng.uniform(0.0, 0.5, k),
+        "frame_scale": np.float64(c),
+        "in_mean": rng.normal(size=2 * k + 6),
+        "in_std": rng.uniform(0.5, 2, 2 * k + 6),
+        "out_mean": np.zeros(k),
+        "out_std": np.ones(k),
+    }
     z0, z1, w = rng.normal(size=k), rng.normal(size=k), rng.normal(size=6)
     shift = np.r_[np.zeros(k - 1), c * theta]
     w_turned = np.concatenate([turn_vectors(w[:3], theta), turn_vectors(w[3:], theta)])
@@ -105,10 +114,20 @@ def test_runtime_in_the_flag_frame_equals_the_plain_definition(backend, flag_epi
     k, w, layers = pca.state_dim, 6, 3
     rng = np.random.default_rng(4)
     arrays = {n: np.asarray(v) for n, v in init_mlp(jax.random.PRNGKey(1), 2 * k + w, k, 10, layers).items()}
-    arrays.update(alpha=rng.uniform(0.8, 1.0, k), beta=rng.uniform(0.0, 0.5, k), in_mean=rng.normal(size=2 * k + w),
-                  in_std=rng.uniform(0.5, 2.0, 2 * k + w), out_mean=0.01 * rng.normal(size=k), out_std=0.05 * rng.uniform(0.5, 2.0, k),
-                  components=pca.components, mean=pca.mean, normals=rng.normal(size=(pca.n_components + 1, 3 * scene.n_vertices)),
-                  singular_values=pca.singular_values, frame_scale=np.float32(frame.scale), frame_pole=frame.pole)
+    arrays.update(
+        alpha=rng.uniform(0.8, 1.0, k),
+        beta=rng.uniform(0.0, 0.5, k),
+        in_mean=rng.normal(size=2 * k + w),
+        in_std=rng.uniform(0.5, 2.0, 2 * k + w),
+        out_mean=0.01 * rng.normal(size=k),
+        out_std=0.05 * rng.uniform(0.5, 2.0, k),
+        components=pca.components,
+        mean=pca.mean,
+        normals=rng.normal(size=(pca.n_components + 1, 3 * scene.n_vertices)),
+        singular_values=pca.singular_values,
+        frame_scale=np.float32(frame.scale),
+        frame_pole=frame.pole,
+    )
     rt = Runtime(arrays, layers, scene, backend, normals_rank=pca.n_components)
     a64 = {n: v.astype(np.float64) for n, v in rt.arrays.items()}
     if backend == "numba":  # its stored int16 rows
@@ -123,8 +142,14 @@ def test_runtime_in_the_flag_frame_equals_the_plain_definition(backend, flag_epi
     no_proxies = scene.proxies(Y[0])
     for t in range(2, 8):
         z, Xt, Nt = rt.frame(z0, z1, W[t], Y[t])
-        ref_z, ref_X, ref_N = frame_step(a64, layers, z0.astype(np.float64), z1.astype(np.float64), W[t].astype(np.float64),
-                                         *(p.astype(np.float64) for p in no_proxies))
+        ref_z, ref_X, ref_N = frame_step(
+            a64,
+            layers,
+            z0.astype(np.float64),
+            z1.astype(np.float64),
+            W[t].astype(np.float64),
+            *(p.astype(np.float64) for p in no_proxies),
+        )
         np.testing.assert_allclose(np.asarray(z), ref_z, atol=1e-5 * np.abs(ref_z).max())
         np.testing.assert_allclose(np.asarray(Xt), ref_X, atol=2e-5)
         np.testing.assert_allclose(np.asarray(Nt), ref_N, atol=2e-5)
@@ -136,13 +161,29 @@ def test_runtime_in_the_flag_frame_equals_the_plain_definition(backend, flag_epi
 def test_training_in_the_flag_frame_and_evaluating_it(tmp_path):
     data = tmp_path / "flag7"
     generate("flag", 4, 60, 0, data, scene_options={"size": 7, "elastic2d": "both"})
-    cfg = TrainConfig.build(None, data=str(data), components=8, epochs=3, batches_per_epoch=6, layers=4, window=12, lr=1e-3,
-                            test_episodes=1, checkpoint_every=3, cloth_frame="azimuth")
+    cfg = TrainConfig.build(
+        None,
+        data=str(data),
+        components=8,
+        epochs=3,
+        batches_per_epoch=6,
+        layers=4,
+        window=12,
+        lr=1e-3,
+        test_episodes=1,
+        checkpoint_every=3,
+        cloth_frame="azimuth",
+    )
     summary = train(cfg, tmp_path / "run")
     assert summary["final_train_rollout_loss_m"] < summary["initial_train_rollout_loss_m"]
     pca = PCA.load(tmp_path / "run" / "pca.npz")
     model = Surrogate.load(tmp_path / "run" / "checkpoints")
-    assert pca.frame is not None and pca.state_dim == 9 and model.stats["alpha"].shape == (9,) and "frame_scale" in model.stats
+    assert (
+        pca.frame is not None
+        and pca.state_dim == 9
+        and model.stats["alpha"].shape == (9,)
+        and "frame_scale" in model.stats
+    )
     ds = load_dataset(data)
     Z = pca.encode(ds.X[-1][:12])
     W = external_input(ds.Y[-1][:12], "flag")
@@ -154,7 +195,15 @@ def test_training_in_the_flag_frame_and_evaluating_it(tmp_path):
         z0, z1 = z1, z
     np.testing.assert_allclose(z1, expected[-1], atol=1e-3 * np.abs(expected[-1]).max())
     np.testing.assert_allclose(X, pca.decode(expected[-1][None])[0], atol=1e-4)
-    ev = evaluate(tmp_path / "run", tmp_path / "eval", horizon=30, stability_frames=500, settle_frames=120, timing_repeats=1, reference_frames=5)
+    ev = evaluate(
+        tmp_path / "run",
+        tmp_path / "eval",
+        horizon=30,
+        stability_frames=500,
+        settle_frames=120,
+        timing_repeats=1,
+        reference_frames=5,
+    )
     assert ev["segments"] == 2 and ev["stability_finite"] and np.isfinite(ev["surrogate_error_percent_of_size"])
     assert ev["pca_floor_error_percent_of_size"] <= ev["surrogate_error_percent_of_size"]
     with pytest.raises(ConfigError, match="cloth_frame must be"):

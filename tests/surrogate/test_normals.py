@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from animat.surrogate.normals import (angle_degrees, fit_normal_regression, predict_normals, reduced_rank,
-                                      reduced_rank_factors, vertex_normals)
+from animat.surrogate.normals import (
+    angle_degrees,
+    fit_normal_regression,
+    predict_normals,
+    reduced_rank,
+    reduced_rank_factors,
+    vertex_normals,
+)
 from animat.surrogate.subspace import fit_pca
 
 

@@ -12,7 +12,9 @@ from animat.surrogate.train import TrainConfig, train
 def tiny_model(tiny_dataset, tmp_path_factory):
     data, _ = tiny_dataset
     run = tmp_path_factory.mktemp("play-model") / "run"
-    cfg = TrainConfig.build(None, data=str(data), components=8, epochs=2, batches_per_epoch=2, layers=3, window=8, test_episodes=1)
+    cfg = TrainConfig.build(
+        None, data=str(data), components=8, epochs=2, batches_per_epoch=2, layers=3, window=8, test_episodes=1
+    )
     train(cfg, run)
     return run
 
@@ -23,9 +25,13 @@ def _play(animat_cli, model, out, *args):
     return json.loads((out / "summary.json").read_text()), np.load(out / "trajectory.npz")
 
 
-def test_play_writes_run_counts_frames_projects_and_repeats_with_the_seed(animat_cli, tiny_model, tiny_dataset, tmp_path):
+def test_play_writes_run_counts_frames_projects_and_repeats_with_the_seed(
+    animat_cli, tiny_model, tiny_dataset, tmp_path
+):
     summary, traj = _play(animat_cli, tiny_model, tmp_path / "a", "--frames", "50", "--seed", "3", "--fps", "20")
-    assert (tmp_path / "a" / summary["video"]).stat().st_size > 0 and summary["video_frames"] == 17  # frames 0, 3, ..., 48
+    assert (tmp_path / "a" / summary["video"]).stat().st_size > 0 and summary[
+        "video_frames"
+    ] == 17  # frames 0, 3, ..., 48
     lines = (tmp_path / "a" / "metrics.csv").read_text().splitlines()
     rows = [dict(zip(lines[0].split(","), r.split(","))) for r in lines[1:]]
     assert summary["frames"] == len(rows) == 50 == len(traj["z"]) == len(traj["Y"])
@@ -38,7 +44,9 @@ def test_play_writes_run_counts_frames_projects_and_repeats_with_the_seed(animat
     from animat.surrogate.subspace import PCA, range_ratios
 
     train_ids = json.loads((tiny_model / "config.json").read_text())["train_episode_ids"]
-    train_Z = PCA.load(tiny_model / "pca.npz").encode(np.concatenate([load_dataset(tiny_dataset[0]).X[i] for i in train_ids]))
+    train_Z = PCA.load(tiny_model / "pca.npz").encode(
+        np.concatenate([load_dataset(tiny_dataset[0]).X[i] for i in train_ids])
+    )
     assert np.allclose([float(r["range_ratio"]) for r in rows], range_ratios(traj["z"], train_Z).max(1), rtol=1e-4)
     # the sphere strikes the cloth on this path: the decoded (unprojected) cloth of some drawn frames
     # has vertices inside it, and no drawn vertex is left inside it
@@ -85,9 +93,15 @@ def test_bad_input_is_one_line_exit_2(animat_cli, tiny_model, tmp_path, monkeypa
         (("flag", "--model", str(tiny_model)), "trained on scene 'sheet', not 'flag'"),
         (("sheet", "--model", str(tiny_model), "--frames", "0"), "--frames must be > 0"),
         (("sheet", "--model", str(tiny_model), "--seed", "-1"), "--seed must be >= 0"),
-        (("sheet", "--model", str(tiny_model), "--path", str(tmp_path / "flat.npy")), "expected external states of shape (frames, 3)"),
+        (
+            ("sheet", "--model", str(tiny_model), "--path", str(tmp_path / "flat.npy")),
+            "expected external states of shape (frames, 3)",
+        ),
         (("sheet", "--model", str(tiny_model), "--path", str(tmp_path / "junk.npy")), "cannot read a .npy array"),
-        (("sheet", "--model", str(tiny_model), "--path", str(tmp_path / "flat.npy"), "--backend", "torch"), "--backend must be one of"),
+        (
+            ("sheet", "--model", str(tiny_model), "--path", str(tmp_path / "flat.npy"), "--backend", "torch"),
+            "--backend must be one of",
+        ),
     ]
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
@@ -103,7 +117,9 @@ def test_cloth_left_alone_stays_finite_and_comes_to_rest(animat_cli, tiny_model,
 
     y0 = start_state(get_scene("sheet", size=7))  # the sphere held away from the cloth
     np.save(tmp_path / "still.npy", np.repeat(y0[None], 1500, axis=0))
-    summary, traj = _play(animat_cli, tiny_model, tmp_path / "still", "--path", str(tmp_path / "still.npy"), "--no-video")
+    summary, traj = _play(
+        animat_cli, tiny_model, tmp_path / "still", "--path", str(tmp_path / "still.npy"), "--no-video"
+    )
     assert summary["frames"] == 1500 and summary["nonfinite_frames"] == 0 and np.isfinite(summary["max_range_ratio"])
     # and it comes to rest: |dz| per frame (the vertices' motion, the basis being orthonormal) over the last second
     # is a vanishing fraction of the first second's (measured on 2026-12-01: 4e-3 -> 2e-12, float32 round-off)
@@ -157,11 +173,21 @@ def test_live_window_follows_the_keys_and_mouse_without_a_display(tiny_model):
     assert np.allclose(live.control.state, [0.2, start[1] - 0.05, 1.7], atol=1e-3)  # 0.9^60 of the way left
 
 
-@pytest.mark.parametrize("scene, keys, expect", [
-    ("flag", ["up", "left"], lambda y0, y: np.isclose(np.linalg.norm(y[:2]), np.linalg.norm(y0[:2]) + 0.5, atol=1e-2)
-     and np.isclose(np.degrees(np.arctan2(y[1], y[0]) - np.arctan2(y0[1], y0[0])), -10.0, atol=0.1) and y[2] == 0),
-    ("cape", ["up"], lambda y0, y: np.isclose(y[1] - y0[1], 0.1, atol=1e-3) and np.allclose(y[3:], [1, 0, 0, 0])),
-])
+@pytest.mark.parametrize(
+    "scene, keys, expect",
+    [
+        (
+            "flag",
+            ["up", "left"],
+            lambda y0, y: (
+                np.isclose(np.linalg.norm(y[:2]), np.linalg.norm(y0[:2]) + 0.5, atol=1e-2)
+                and np.isclose(np.degrees(np.arctan2(y[1], y[0]) - np.arctan2(y0[1], y0[0])), -10.0, atol=0.1)
+                and y[2] == 0
+            ),
+        ),
+        ("cape", ["up"], lambda y0, y: np.isclose(y[1] - y0[1], 0.1, atol=1e-3) and np.allclose(y[3:], [1, 0, 0, 0])),
+    ],
+)
 def test_control_keys_move_the_flag_wind_and_the_cape(scene, keys, expect):
     from animat.surrogate.play import Control, start_state
     from animat.surrogate.scenes import get_scene

@@ -17,8 +17,14 @@ def _alpha_beta_model(k: int, alpha: float, beta: float, w: int = 6):
     """A network whose last layer is zero: the step is alpha/beta alone."""
     params = init_mlp(jax.random.PRNGKey(0), 2 * k + w, k, 4, 2)
     params = {n: jnp.zeros_like(v) if n in ("W1", "b1") else v for n, v in params.items()}
-    stats = {"alpha": jnp.full(k, alpha), "beta": jnp.full(k, beta), "in_mean": jnp.zeros(2 * k + w), "in_std": jnp.ones(2 * k + w),
-             "out_mean": jnp.zeros(k), "out_std": jnp.ones(k)}
+    stats = {
+        "alpha": jnp.full(k, alpha),
+        "beta": jnp.full(k, beta),
+        "in_mean": jnp.zeros(2 * k + w),
+        "in_std": jnp.ones(2 * k + w),
+        "out_mean": jnp.zeros(k),
+        "out_std": jnp.ones(k),
+    }
     return params, stats
 
 
@@ -38,7 +44,7 @@ def test_rest_loss_and_lead_follow_the_damped_recurrence():
     expected = 0.1 * np.mean(0.9 ** np.arange(TAIL_FRAMES)) * np.abs(np.stack([c, 2 * c])).mean()
     assert np.isclose(float(rest_loss(params, stats, z, z, w)), expected, rtol=1e-5)
     a, b = make_lead(stats, 50)(params, z, z, w)
-    assert np.allclose(b, 0.9 ** 50 * np.asarray(z), rtol=1e-4) and np.allclose(a, b / 0.9, rtol=1e-4)
+    assert np.allclose(b, 0.9**50 * np.asarray(z), rtol=1e-4) and np.allclose(a, b / 0.9, rtol=1e-4)
     params, stats = _alpha_beta_model(k, 1.0, 0.8)
     assert float(rest_loss(params, stats, z, z, w)) == 0.0
 
@@ -114,8 +120,19 @@ def test_training_with_the_rest_term_logs_it_and_resumes_exactly(tiny_flag, tmp_
     to exactly the uninterrupted one's parameters."""
     from animat.checkpoint import read_checkpoint
 
-    base = dict(data=str(tiny_flag), components=6, epochs=4, batches_per_epoch=8, layers=3, window=12, lr=1e-3, test_episodes=1,
-                rest_seconds=0.5, rest_states=16, checkpoint_every=2)
+    base = dict(
+        data=str(tiny_flag),
+        components=6,
+        epochs=4,
+        batches_per_epoch=8,
+        layers=3,
+        window=12,
+        lr=1e-3,
+        test_episodes=1,
+        rest_seconds=0.5,
+        rest_states=16,
+        checkpoint_every=2,
+    )
     train(TrainConfig.build(None, **base), tmp_path / "free")
     train(TrainConfig.build(None, **base, rest_weight=100.0), tmp_path / "rest")
     train(TrainConfig.build(None, **{**base, "epochs": 2}, rest_weight=100.0), tmp_path / "part")
@@ -139,14 +156,27 @@ def test_training_with_the_rest_term_makes_the_model_come_to_rest_sooner(tiny_fl
     from animat.surrogate.model import Surrogate
     from animat.surrogate.scenes import scene_from_dict
 
-    base = dict(data=str(tiny_flag), components=6, epochs=30, batches_per_epoch=8, layers=3, window=12, lr=1e-3, test_episodes=1,
-                rest_seconds=0.5, rest_states=16, checkpoint_every=30)
+    base = dict(
+        data=str(tiny_flag),
+        components=6,
+        epochs=30,
+        batches_per_epoch=8,
+        layers=3,
+        window=12,
+        lr=1e-3,
+        test_episodes=1,
+        rest_seconds=0.5,
+        rest_states=16,
+        checkpoint_every=30,
+    )
     ds = load_dataset(tiny_flag)
     scene = scene_from_dict(ds.meta["scene"])
     speed = {}
     for name, weight in (("free", 0.0), ("rest", 1000.0)):
         run = tmp_path / name
         train(TrainConfig.build(None, **base, rest_weight=weight), run)
-        speed[name] = rest_check(Surrogate.load(run / "checkpoints"), PCA.load(run / "pca.npz"), scene, ds, list(range(len(ds.X))), 2.0)
+        speed[name] = rest_check(
+            Surrogate.load(run / "checkpoints"), PCA.load(run / "pca.npz"), scene, ds, list(range(len(ds.X))), 2.0
+        )
     assert speed["rest"]["rest_states"] == speed["free"]["rest_states"] == 4
     assert speed["rest"]["rest_speed_median_mm_s"] < 0.85 * speed["free"]["rest_speed_median_mm_s"], speed

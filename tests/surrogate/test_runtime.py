@@ -19,10 +19,18 @@ def _arrays(scene, k: int, w: int, layers: int, seed: int = 0) -> dict:
     rng = np.random.default_rng(seed)
     V = scene.n_vertices
     arrays = {n: np.asarray(v) for n, v in init_mlp(jax.random.PRNGKey(seed), 2 * k + w, k, 12, layers).items()}
-    arrays.update(alpha=rng.uniform(0.8, 1.0, k), beta=rng.uniform(0.0, 0.5, k), in_mean=rng.normal(size=2 * k + w),
-                  in_std=rng.uniform(0.5, 2.0, 2 * k + w), out_mean=0.01 * rng.normal(size=k), out_std=rng.uniform(0.5, 2.0, k),
-                  components=rng.normal(size=(k, 3 * V)) / np.sqrt(3 * V), mean=scene.topology()["rest"].reshape(-1),
-                  normals=rng.normal(size=(k + 1, 3 * V)), singular_values=np.sort(rng.uniform(0.5, 5.0, k))[::-1])
+    arrays.update(
+        alpha=rng.uniform(0.8, 1.0, k),
+        beta=rng.uniform(0.0, 0.5, k),
+        in_mean=rng.normal(size=2 * k + w),
+        in_std=rng.uniform(0.5, 2.0, 2 * k + w),
+        out_mean=0.01 * rng.normal(size=k),
+        out_std=rng.uniform(0.5, 2.0, k),
+        components=rng.normal(size=(k, 3 * V)) / np.sqrt(3 * V),
+        mean=scene.topology()["rest"].reshape(-1),
+        normals=rng.normal(size=(k + 1, 3 * V)),
+        singular_values=np.sort(rng.uniform(0.5, 5.0, k))[::-1],
+    )
     return {n: np.asarray(v, np.float32) for n, v in arrays.items()}
 
 
@@ -59,7 +67,10 @@ def test_fast_paths_equal_plain_definition_within_float32_rounding(backend, laye
     k, w = 5, 6
     arrays = _arrays(scene, k, w, layers)
     rt = Runtime(arrays, layers, scene, backend, normals_rank=rank)
-    assert rt.arrays["normals_A"].shape == (k, rank) and rt.arrays["normals_B"].shape == (rank + 1, 3 * scene.n_vertices)
+    assert rt.arrays["normals_A"].shape == (k, rank) and rt.arrays["normals_B"].shape == (
+        rank + 1,
+        3 * scene.n_vertices,
+    )
     a64 = _definition_arrays(rt)
     rng = np.random.default_rng(1)
     z0, z1 = 0.1 * rng.normal(size=k).astype(np.float32), 0.1 * rng.normal(size=k).astype(np.float32)
@@ -69,8 +80,15 @@ def test_fast_paths_equal_plain_definition_within_float32_rounding(backend, laye
     for t in range(5):
         spheres, capsules = scene.proxies(y)
         z, X, N = rt.frame(z0, z1, W[t], y)
-        ref_z, ref_X, ref_N = frame_step(a64, layers, z0.astype(np.float64), z1.astype(np.float64), W[t].astype(np.float64),
-                                         spheres.astype(np.float64), capsules.astype(np.float64))
+        ref_z, ref_X, ref_N = frame_step(
+            a64,
+            layers,
+            z0.astype(np.float64),
+            z1.astype(np.float64),
+            W[t].astype(np.float64),
+            spheres.astype(np.float64),
+            capsules.astype(np.float64),
+        )
         unprojected = (ref_z @ a64["components"] + a64["mean"]).reshape(-1, 3)
         moved += int(np.sum(np.linalg.norm(ref_X - unprojected, axis=1) > 1e-4))
         assert z.dtype == X.dtype == N.dtype == np.float32 and X.shape == N.shape == (scene.n_vertices, 3)
@@ -99,8 +117,9 @@ def test_projector_equals_plain_projection_and_leaves_far_vertices_alone():
     rng = np.random.default_rng(3)
     X = rng.uniform(-1, 1, size=(3000, 3)).astype(np.float32)
     spheres = np.array([[0.2, 0.1, 0.0, 0.3], [-0.5, -0.4, 0.3, 0.2]], np.float32)
-    capsules = np.array([[0.75, -0.6, -0.5, 0.75, 0.6, 0.5, 0.15],
-                         [-0.6, 0.6, 0.6, -0.6, 0.6, 0.6, 0.1]], np.float32)  # the 2nd has zero length: a ball
+    capsules = np.array(
+        [[0.75, -0.6, -0.5, 0.75, 0.6, 0.5, 0.15], [-0.6, 0.6, 0.6, -0.6, 0.6, 0.6, 0.1]], np.float32
+    )  # the 2nd has zero length: a ball
     expected = project(X, spheres, capsules)
     P = Projector(len(X))(X.copy(), spheres, capsules)
     assert np.array_equal(P, expected)
@@ -164,16 +183,27 @@ def test_numba_kernel_projects_like_collision_project_spheres_capsules_and_the_f
         scene.spheres = np.array([[*centre, 0.2], [*free[3], 0.02]], np.float32)  # the 2nd: on vertex 3 exactly
         # across the sheet (which lies in the x-z plane), clear of the big sphere
         scene.capsules = np.array([[*(centre + [-0.45, 0.0, 0.35]), *(centre + [0.45, 0.02, 0.42]), 0.08]], np.float32)
-        for i, depth in enumerate((penetration_depth(free, scene.spheres[:1], scene.capsules[:0]),
-                                   penetration_depth(free, scene.spheres[:0], scene.capsules))):
+        for i, depth in enumerate(
+            (
+                penetration_depth(free, scene.spheres[:1], scene.capsules[:0]),
+                penetration_depth(free, scene.spheres[:0], scene.capsules),
+            )
+        ):
             inside[i] += int(np.sum(depth > 1e-4))
         z, X, N = rt.frame(z0, z1, W[t], None)
         expected = project(free, scene.spheres, scene.capsules)
         assert np.max(np.abs(X - expected)) < 2e-6
         assert np.allclose(X[3], free[3] + [0.0, 0.02, 0.0], atol=1e-6)  # the fallback direction (0, 1, 0)
         assert max_penetration(X, scene.spheres, scene.capsules) < 1e-6
-        ref_z, ref_X, ref_N = frame_step(a64, layers, z0.astype(np.float64), z1.astype(np.float64), W[t].astype(np.float64),
-                                         scene.spheres.astype(np.float64), scene.capsules.astype(np.float64))
+        ref_z, ref_X, ref_N = frame_step(
+            a64,
+            layers,
+            z0.astype(np.float64),
+            z1.astype(np.float64),
+            W[t].astype(np.float64),
+            scene.spheres.astype(np.float64),
+            scene.capsules.astype(np.float64),
+        )
         assert np.max(np.abs(z - ref_z)) <= 1e-5 * np.max(np.abs(ref_z))
         others = np.arange(len(X)) != 3  # in float64 vertex 3 is ~1e-8 off the centre: pushed another way
         assert np.max(np.abs(X - ref_X)[others]) < 1e-5 and np.max(np.abs(N - ref_N)) < 1e-5
@@ -193,7 +223,9 @@ def test_numba_kernel_is_deterministic_converts_other_dtypes_and_propagates_nan_
     strided = np.repeat(w_t, 2)[::2]
     assert not strided.flags.c_contiguous
     for out in (a.frame(z0, z1, w_t, y), b.frame(z0, z1, w_t, y), b.frame(z0.astype(np.float64), list(z1), strided, y)):
-        assert all(np.array_equal(x, f) for x, f in zip(out, first))  # bitwise, also after float64 / list / strided inputs
+        assert all(
+            np.array_equal(x, f) for x, f in zip(out, first)
+        )  # bitwise, also after float64 / list / strided inputs
     for bad in ((np.nan, 0), (0, np.nan)):  # NaN in a state, then in the external input
         z_nan, w_nan = z0.copy(), w_t.copy()
         z_nan[1] += bad[0]

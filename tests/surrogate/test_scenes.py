@@ -77,7 +77,6 @@ def test_flag_pole_fixed_wind_recorded_and_flag_blown():
     assert scene.topology()["pinned"].shape == (7,)
 
 
-
 def test_flag_wind_starts_from_the_cloth_at_rest():
     """The first substep sees the vertices' rest positions, not zeros: in still air the cloth at
     rest gets no wind force (a zero ``prev`` would give every vertex a speed of x / dt)."""
@@ -103,6 +102,7 @@ def test_flag_wind_starts_from_the_cloth_at_rest():
     scene._apply(m, d, scene._setup(m, d), np.zeros(3))
     assert np.isfinite(d.xfrc_applied).all() and np.abs(d.xfrc_applied).max() == 0.0
 
+
 def test_cape_follows_the_torso_in_its_frame_and_input_is_in_that_frame():
     from animat.surrogate.cape import cape_input, euler_to_quat
 
@@ -117,13 +117,19 @@ def test_cape_follows_the_torso_in_its_frame_and_input_is_in_that_frame():
     # cape_input, closed forms: a torso yawing at a constant rate while moving along world +x
     T, rate = 5, 0.1
     yaw = rate * np.arange(T)
-    Yc = np.concatenate([np.stack([np.arange(T) * 0.02, np.zeros(T), np.ones(T)], 1), euler_to_quat(yaw, 0 * yaw, 0 * yaw)], 1)
+    Yc = np.concatenate(
+        [np.stack([np.arange(T) * 0.02, np.zeros(T), np.ones(T)], 1), euler_to_quat(yaw, 0 * yaw, 0 * yaw)], 1
+    )
     w = cape_input(Yc)
     assert w.shape == (T, 15)
     assert np.allclose(w[1:, 3:6], [0, 0, rate], atol=1e-6)  # angular velocity, body frame
-    assert np.allclose(w[1:, 0], 0.02 * np.cos(yaw[1:]), atol=1e-6) and np.allclose(w[1:, 1], -0.02 * np.sin(yaw[1:]), atol=1e-6)
+    assert np.allclose(w[1:, 0], 0.02 * np.cos(yaw[1:]), atol=1e-6) and np.allclose(
+        w[1:, 1], -0.02 * np.sin(yaw[1:]), atol=1e-6
+    )
     assert np.allclose(w[:, 6:9], [0, 0, -1], atol=1e-6)  # upright: gravity straight down
-    tilted = cape_input(np.concatenate([np.zeros((2, 3)), euler_to_quat(np.zeros(2), np.full(2, np.pi / 2), np.zeros(2))], 1))
+    tilted = cape_input(
+        np.concatenate([np.zeros((2, 3)), euler_to_quat(np.zeros(2), np.full(2, np.pi / 2), np.zeros(2))], 1)
+    )
     assert np.allclose(tilted[:, 6:9], [1, 0, 0], atol=1e-6)  # pitched 90 deg about y: gravity along body +x
     sphere, capsule = scene.proxies(Y[0])
     assert sphere.shape == (0, 4) and capsule.shape == (1, 7)
@@ -175,7 +181,9 @@ def test_bending_stiffness_holds_a_small_flag_flat_while_a_membrane_droops():
     (D / (rho g))^(1/3) = 0.07 m, a third of the flag's width) it stays within a few mm of it."""
     lowest = {}
     for elastic in ("stretch", "both"):
-        scene = get_scene("flag", size=7, side_m=0.2, mass_kg=0.01, thickness_m=2e-3, wind_speed_mps=(0.0, 0.0), elastic2d=elastic)
+        scene = get_scene(
+            "flag", size=7, side_m=0.2, mass_kg=0.01, thickness_m=2e-3, wind_speed_mps=(0.0, 0.0), elastic2d=elastic
+        )
         run = scene.simulate(60, np.random.SeedSequence([0, 1]))
         assert run["dropped"] == 0 and not run["Y"].any()
         lowest[elastic] = float(run["X"][-1][:, 2].min() - run["X"][-1][scene.pinned, 2].min())

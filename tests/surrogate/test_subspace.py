@@ -40,7 +40,9 @@ def test_alpha_beta_recovers_known_coefficients():
     episodes = []
     for e in range(5):  # episodes far apart: a fit across boundaries would be biased
         z0, z1 = (rng.normal(size=3).astype(np.float32) + 100 * e for _ in range(2))
-        Z = np.concatenate([[z0, z1], alpha_beta_rollout({"alpha": alpha, "beta": beta}, z0, z1, 48)]).astype(np.float64)
+        Z = np.concatenate([[z0, z1], alpha_beta_rollout({"alpha": alpha, "beta": beta}, z0, z1, 48)]).astype(
+            np.float64
+        )
         episodes.append(Z + rng.normal(scale=1e-6, size=Z.shape))
     a, b = fit_alpha_beta(episodes)
     assert np.allclose(a, alpha, atol=1e-3) and np.allclose(b, beta, atol=1e-3)

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from animat import runs
-from animat.errors import CheckpointError, ConfigError, RunDirError
 from animat.checkpoint import read_checkpoint
+from animat.errors import CheckpointError, ConfigError, RunDirError
 from animat.surrogate.evaluate import evaluate
 from animat.surrogate.model import Surrogate, alpha_beta_rollout, init_mlp, rollout
 from animat.surrogate.runtime import Runtime
@@ -17,8 +17,14 @@ def test_zero_network_is_alpha_beta_and_checkpoint_round_trip(tmp_path):
     k, w = 4, 6
     params = init_mlp(jax.random.PRNGKey(0), 2 * k + w, k, 6, 3)
     params = {n: jnp.zeros_like(v) if n in ("W2", "b2") else v for n, v in params.items()}
-    stats = {"alpha": jnp.full(k, 0.9), "beta": jnp.full(k, 0.5), "in_mean": jnp.zeros(2 * k + w), "in_std": jnp.ones(2 * k + w),
-             "out_mean": jnp.zeros(k), "out_std": jnp.ones(k)}
+    stats = {
+        "alpha": jnp.full(k, 0.9),
+        "beta": jnp.full(k, 0.5),
+        "in_mean": jnp.zeros(2 * k + w),
+        "in_std": jnp.ones(2 * k + w),
+        "out_mean": jnp.zeros(k),
+        "out_std": jnp.ones(k),
+    }
     z0, z1, W = jnp.ones(k), 2 * jnp.ones(k), jnp.zeros((10, w))
     assert np.allclose(rollout(params, stats, z0, z1, W), alpha_beta_rollout(stats, z0, z1, 10), atol=1e-6)
     Surrogate(params, stats, {"components": k}).save(tmp_path)
@@ -39,8 +45,17 @@ def test_zero_network_is_alpha_beta_and_checkpoint_round_trip(tmp_path):
 
 
 def _cfg(data, **kw):
-    base = dict(data=str(data), components=8, epochs=6, batches_per_epoch=6, layers=4, window=12, lr=1e-3,
-                test_episodes=1, checkpoint_every=3)
+    base = dict(
+        data=str(data),
+        components=8,
+        epochs=6,
+        batches_per_epoch=6,
+        layers=4,
+        window=12,
+        lr=1e-3,
+        test_episodes=1,
+        checkpoint_every=3,
+    )
     return TrainConfig.build(None, **{**base, **kw})
 
 
@@ -52,7 +67,9 @@ def test_training_lowers_loss_keeps_best_checkpoint_resumes_and_evaluates(tiny_d
     header, values = lines[0].split(","), [dict(zip(lines[0].split(","), r.split(","))) for r in lines[1:]]
     assert len(values) == 6 and "val_loss_m" in header
     best = min(range(6), key=lambda e: float(values[e]["val_loss_m"]))
-    assert runs.read_json(tmp_path / "full" / "checkpoints" / "model.json")["epoch"] == best + 1 == summary["best_epoch"]
+    assert (
+        runs.read_json(tmp_path / "full" / "checkpoints" / "model.json")["epoch"] == best + 1 == summary["best_epoch"]
+    )
     assert 0 < summary["model_megabytes"] < 16
 
     # interrupted after 3 epochs and resumed to 6: the same parameters as the uninterrupted run
@@ -67,14 +84,22 @@ def test_training_lowers_loss_keeps_best_checkpoint_resumes_and_evaluates(tiny_d
     with pytest.raises(CheckpointError, match="corrupt"):
         train(_cfg(data, epochs=7), tmp_path / "part", resume=True)
 
-    ev = evaluate(tmp_path / "full", tmp_path / "eval", horizon=30, stability_frames=10_000, settle_frames=300, video=True)
+    ev = evaluate(
+        tmp_path / "full", tmp_path / "eval", horizon=30, stability_frames=10_000, settle_frames=300, video=True
+    )
     assert ev["segments"] == 2
     assert ev["stability_frames"] == 10_000 and ev["stability_finite"]
     assert ev["stable"] is (ev["stability_max_range_ratio"] <= 1.5 and ev["settle_speed_ratio"] <= 0.1)
     assert (tmp_path / "eval" / "media" / "rollout.gif").stat().st_size > 0
     assert (tmp_path / "eval" / "plots" / "rollout_error.png").stat().st_size > 0
-    for key in ("surrogate_error_percent_of_size", "alpha_beta_error_percent_of_size", "pca_floor_error_percent_of_size",
-                "runtime_numpy_seconds_per_frame", "runtime_jax_seconds_per_frame", "model_megabytes"):
+    for key in (
+        "surrogate_error_percent_of_size",
+        "alpha_beta_error_percent_of_size",
+        "pca_floor_error_percent_of_size",
+        "runtime_numpy_seconds_per_frame",
+        "runtime_jax_seconds_per_frame",
+        "model_megabytes",
+    ):
         assert np.isfinite(ev[key]) and ev[key] >= 0
     assert ev["pca_floor_error_percent_of_size"] <= ev["surrogate_error_percent_of_size"] + 1e-6
     # a dataset without the model's held-out episodes: a one-line error, not an IndexError
@@ -82,7 +107,10 @@ def test_training_lowers_loss_keeps_best_checkpoint_resumes_and_evaluates(tiny_d
 
     shutil.copytree(tmp_path / "full", tmp_path / "moved", ignore=shutil.ignore_patterns("checkpoints"))
     shutil.copytree(tmp_path / "full" / "checkpoints", tmp_path / "moved" / "checkpoints")
-    runs.atomic_write_json(tmp_path / "moved" / "config.json", {**runs.read_json(tmp_path / "full" / "config.json"), "test_episode_ids": [999]})
+    runs.atomic_write_json(
+        tmp_path / "moved" / "config.json",
+        {**runs.read_json(tmp_path / "full" / "config.json"), "test_episode_ids": [999]},
+    )
     with pytest.raises(ConfigError, match="lacks the model's held-out"):
         evaluate(tmp_path / "moved", tmp_path / "eval2", horizon=30, stability_frames=0, video=False)
     # the speed-up divides the reference timed in this run (the recorded time is reported beside it)
@@ -156,16 +184,31 @@ def test_stability_check_passes_a_damped_model_and_flags_a_growing_one():
     train_Z = np.array([[-1.0] * k, [1.0] * k])
     results = {}
     for alpha, beta in ((0.99, 0.5), (1.01, 0.5), (0.9, 1.0)):
-        stats = {"alpha": jnp.full(k, alpha), "beta": jnp.full(k, beta), "in_mean": jnp.zeros(2 * k + 6), "in_std": jnp.ones(2 * k + 6),
-                 "out_mean": jnp.zeros(k), "out_std": jnp.ones(k)}
+        stats = {
+            "alpha": jnp.full(k, alpha),
+            "beta": jnp.full(k, beta),
+            "in_mean": jnp.zeros(2 * k + 6),
+            "in_std": jnp.ones(2 * k + 6),
+            "out_mean": jnp.zeros(k),
+            "out_std": jnp.ones(k),
+        }
         results[alpha] = stability_check(Surrogate(params, stats, {}), pca, scene, start, train_Z, 10_000, 300)
     assert results[0.99]["stable"] and results[0.99]["stability_max_range_ratio"] <= 1.0 + 1e-6
     for alpha in (0.99, 1.01):  # no network: alpha/beta continued from the stop is the surrogate's own settling
-        assert np.isclose(results[alpha]["alpha_beta_settle_speed_ratio"], results[alpha]["settle_speed_ratio"], rtol=1e-3) or alpha > 1
-        assert np.isclose(results[alpha]["alpha_beta_max_spectral_radius"], np.abs(np.roots([1, -(alpha + 0.5), 0.5])).max())
+        assert (
+            np.isclose(results[alpha]["alpha_beta_settle_speed_ratio"], results[alpha]["settle_speed_ratio"], rtol=1e-3)
+            or alpha > 1
+        )
+        assert np.isclose(
+            results[alpha]["alpha_beta_max_spectral_radius"], np.abs(np.roots([1, -(alpha + 0.5), 0.5])).max()
+        )
     assert not results[1.01]["stable"] and not results[1.01]["stability_max_range_ratio"] <= 1.5
     bounded = results[0.9]
-    assert bounded["stability_finite"] and bounded["stability_max_range_ratio"] <= 1.5 and bounded["settle_speed_ratio"] > 0.1
+    assert (
+        bounded["stability_finite"]
+        and bounded["stability_max_range_ratio"] <= 1.5
+        and bounded["settle_speed_ratio"] > 0.1
+    )
     assert bounded["stable"] is False and bounded["alpha_beta_max_spectral_radius"] == pytest.approx(1.0, abs=1e-6)
 
 
@@ -187,9 +230,13 @@ def test_start_noise_correlation_sets_the_velocity_noise():
         assert noise.shape == (2, 400, 16)
         assert abs(noise[0].std() - 0.5) < 0.02 and abs(noise[1].std() - 0.5) < 0.02
         assert abs((noise[1] - noise[0]).std() - 0.5 * np.sqrt(2 * (1 - rho))) < 0.02
-    assert np.array_equal(np.asarray(start_noise(key, 0.5, 4, 3, 1.0))[0], np.asarray(start_noise(key, 0.5, 4, 3, 1.0))[1])
+    assert np.array_equal(
+        np.asarray(start_noise(key, 0.5, 4, 3, 1.0))[0], np.asarray(start_noise(key, 0.5, 4, 3, 1.0))[1]
+    )
     # correlation 0 is the independent draw of earlier runs, number for number (their --resume is unchanged)
-    assert np.array_equal(np.asarray(start_noise(key, 0.5, 4, 3, 0.0)), np.asarray(0.5 * jax.random.normal(key, (2, 4, 3))))
+    assert np.array_equal(
+        np.asarray(start_noise(key, 0.5, 4, 3, 0.0)), np.asarray(0.5 * jax.random.normal(key, (2, 4, 3)))
+    )
 
 
 def test_window_motion_and_motion_weighted_draws_follow_the_formula():
@@ -217,7 +264,9 @@ def test_spaced_selection_windows_cover_the_episodes_evenly():
     from animat.surrogate.windows import all_windows, spaced_windows
 
     rows = all_windows([40, 40], 10)  # 31 windows per episode
-    assert np.array_equal(spaced_windows([40, 40], 10, 0), rows) and np.array_equal(spaced_windows([40, 40], 10, 500), rows)
+    assert np.array_equal(spaced_windows([40, 40], 10, 0), rows) and np.array_equal(
+        spaced_windows([40, 40], 10, 500), rows
+    )
     picked = spaced_windows([40, 40], 10, 7)
     assert len(picked) == 7 and np.array_equal(picked[0], [0, 0]) and np.array_equal(picked[-1], [1, 30])
     assert set(np.diff(picked[:, 0] * 31 + picked[:, 1])) <= {10, 11}  # 61 / 6 = 10.2 apart
@@ -271,11 +320,21 @@ def test_weight_decay_shrinks_parameters_by_lr_times_decay_per_step():
         for _ in range(3):  # zero gradients: only the decay moves the weights
             updates, state = opt.update(zero, state, p)
             p = optax.apply_updates(p, updates)
-        assert np.allclose(p["W"], factor ** 3, rtol=1e-6)
+        assert np.allclose(p["W"], factor**3, rtol=1e-6)
 
 
-@pytest.mark.parametrize("option", [{"motion_weighting": 1.5}, {"alpha_beta_frames": "moving"}, {"val_window": 2}, {"val_windows": -1},
-                                    {"split_seed": -1}, {"seed": -1}, {"weight_decay": -0.1}])
+@pytest.mark.parametrize(
+    "option",
+    [
+        {"motion_weighting": 1.5},
+        {"alpha_beta_frames": "moving"},
+        {"val_window": 2},
+        {"val_windows": -1},
+        {"split_seed": -1},
+        {"seed": -1},
+        {"weight_decay": -0.1},
+    ],
+)
 def test_recipe_options_are_checked(option):
     with pytest.raises(ConfigError, match=next(iter(option))):
         TrainConfig.build(None, **option)
@@ -287,17 +346,25 @@ def test_long_window_curriculum_changes_only_the_last_epochs(tiny_dataset, tmp_p
     data, _ = tiny_dataset
     rows = {}
     for name, extra in {"short": {}, "long": {"long_window": 30, "long_epochs": 1}}.items():
-        summary = train(_cfg(data, epochs=3, motion_weighting=0.5, val_windows=5, val_window=40, alpha_beta_frames="still", **extra), tmp_path / name)
+        summary = train(
+            _cfg(
+                data, epochs=3, motion_weighting=0.5, val_windows=5, val_window=40, alpha_beta_frames="still", **extra
+            ),
+            tmp_path / name,
+        )
         rows[name] = [line.split(",")[1] for line in (tmp_path / name / "metrics.csv").read_text().splitlines()[1:]]
     assert rows["short"][:2] == rows["long"][:2] and rows["short"][2] != rows["long"][2]
     assert summary["select_windows"] == 5 and summary["select_window_frames"] == 40
     # alpha/beta fitted on still frames: evaluate also scores the paper's all-frames alpha/beta
     ev = evaluate(tmp_path / "long", tmp_path / "eval", horizon=30, stride=15, stability_frames=0, reference_frames=0)
-    assert ev["segments"] == 3 * len(runs.read_json(tmp_path / "long" / "config.json")["test_episode_ids"])  # starts 0, 15, 30 of 60 frames
-    assert ev["reference_seconds_per_frame"] == ev["reference_seconds_per_frame_recorded"]  # reference_frames=0: the recorded time
+    assert ev["segments"] == 3 * len(
+        runs.read_json(tmp_path / "long" / "config.json")["test_episode_ids"]
+    )  # starts 0, 15, 30 of 60 frames
+    assert (
+        ev["reference_seconds_per_frame"] == ev["reference_seconds_per_frame_recorded"]
+    )  # reference_frames=0: the recorded time
     assert np.isfinite(ev["alpha_beta_all_frames_error_percent_of_size"])
     assert ev["alpha_beta_all_frames_error_percent_of_size"] != ev["alpha_beta_error_percent_of_size"]
-
 
 
 def test_settle_probe_matches_the_stability_check_and_selection_prefers_settled_epochs(tiny_dataset, tmp_path):
@@ -316,14 +383,30 @@ def test_settle_probe_matches_the_stability_check_and_selection_prefers_settled_
     params = {n: jnp.zeros_like(v) if n in ("W1", "b1") else v for n, v in params.items()}
     inputs = probe_inputs(scene, 2)
     for alpha in (0.99, 1.01):
-        stats = {"alpha": jnp.full(k, alpha), "beta": jnp.full(k, 0.5), "in_mean": jnp.zeros(2 * k + 6), "in_std": jnp.ones(2 * k + 6),
-                 "out_mean": jnp.zeros(k), "out_std": jnp.ones(k)}
+        stats = {
+            "alpha": jnp.full(k, alpha),
+            "beta": jnp.full(k, 0.5),
+            "in_mean": jnp.zeros(2 * k + 6),
+            "in_std": jnp.ones(2 * k + 6),
+            "out_mean": jnp.zeros(k),
+            "out_std": jnp.ones(k),
+        }
         z = np.ones(k, np.float32)
         ratios = make_probe(stats, inputs, z, z, scene.fps)(params)
         with np.errstate(over="ignore"):  # alpha > 1 grows without bound
-            check = stability_check(Surrogate(params, stats, {}), pca, scene, np.stack([pca.decode(z)] * 2), np.array([[-1.0] * k, [1.0] * k]),
-                                    DRIVE_FRAMES, SETTLE_FRAMES, seed=1)
-        assert np.isclose(ratios[0], check["settle_speed_ratio"], rtol=1e-3) or not np.isfinite(check["settle_speed_ratio"])
+            check = stability_check(
+                Surrogate(params, stats, {}),
+                pca,
+                scene,
+                np.stack([pca.decode(z)] * 2),
+                np.array([[-1.0] * k, [1.0] * k]),
+                DRIVE_FRAMES,
+                SETTLE_FRAMES,
+                seed=1,
+            )
+        assert np.isclose(ratios[0], check["settle_speed_ratio"], rtol=1e-3) or not np.isfinite(
+            check["settle_speed_ratio"]
+        )
         assert (ratios.max() <= SETTLE_LIMIT) == (alpha < 1)
 
     data, _ = tiny_dataset

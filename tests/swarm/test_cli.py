@@ -23,7 +23,23 @@ def _run(monkeypatch, *args):
 
 def test_consensus_run_dir_and_bound(tmp_path, monkeypatch, capsys):
     out = tmp_path / "c"
-    assert _run(monkeypatch, "consensus", "--agents", "8", "--dt", "0.55", "--steps", "200", "--record-every", "20", "--out", str(out)) == 0
+    assert (
+        _run(
+            monkeypatch,
+            "consensus",
+            "--agents",
+            "8",
+            "--dt",
+            "0.55",
+            "--steps",
+            "200",
+            "--record-every",
+            "20",
+            "--out",
+            str(out),
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "dt_max = 0.526048" in text and "exceeds" in text
     summary = json.loads((out / "summary.json").read_text())
@@ -37,7 +53,20 @@ def test_consensus_run_dir_and_bound(tmp_path, monkeypatch, capsys):
 
 def test_flocking_warns_above_its_damping_bound_and_reports_the_steps_it_ran(tmp_path, monkeypatch, capsys):
     out = tmp_path / "f"
-    args = ["flocking", "--algorithm", "3", "--agents", "20", "--dt", "0.5", "--steps", "10", "--record-every", "4", "--no-animation"]
+    args = [
+        "flocking",
+        "--algorithm",
+        "3",
+        "--agents",
+        "20",
+        "--dt",
+        "0.5",
+        "--steps",
+        "10",
+        "--record-every",
+        "4",
+        "--no-animation",
+    ]
     assert _run(monkeypatch, *args, "--out", str(out)) == 0
     text = capsys.readouterr().out
     assert "dt_max = 0.316228" in text and "exceeds" in text
@@ -101,9 +130,16 @@ def test_an_obstacles_file_of_the_wrong_form_is_a_one_line_error(tmp_path, monke
     bad = tmp_path / "obs.json"
     for text in ("[1, 2]", '{"spheres": [[1, 2, 3]]}', '{"walls": 3}'):
         bad.write_text(text)
-        assert _run(monkeypatch, "flocking", "--algorithm", "3", "--obstacles", str(bad), "--out", str(tmp_path / "o")) == 2
+        assert (
+            _run(monkeypatch, "flocking", "--algorithm", "3", "--obstacles", str(bad), "--out", str(tmp_path / "o"))
+            == 2
+        )
         err = capsys.readouterr().err.strip()
-        assert "must hold a table with lists 'spheres'" in err and len(err.splitlines()) == 1 and not (tmp_path / "o").exists()
+        assert (
+            "must hold a table with lists 'spheres'" in err
+            and len(err.splitlines()) == 1
+            and not (tmp_path / "o").exists()
+        )
 
 
 def _summary_and_trajectory(out):
@@ -120,17 +156,24 @@ def test_consensus_and_second_order_runs_converge_onto_the_line_below_their_boun
     the line between the fixed ends, as the summary says and the trajectory shows."""
     from animat.swarm import linear
 
-    for scheme, bound in (("consensus", linear.consensus_dt_max(8, 1.0)), ("second-order", linear.second_order_dt_max(8, 1.0, 1.0))):
+    for scheme, bound in (
+        ("consensus", linear.consensus_dt_max(8, 1.0)),
+        ("second-order", linear.second_order_dt_max(8, 1.0, 1.0)),
+    ):
         out = tmp_path / scheme
         assert _run(monkeypatch, scheme, "--no-animation", "--out", str(out)) == 0
         summary, rows, traj = _summary_and_trajectory(out)
-        assert summary["scheme"] == scheme and summary["converged"] is True and summary["dt_max"] == pytest.approx(bound)
+        assert (
+            summary["scheme"] == scheme and summary["converged"] is True and summary["dt_max"] == pytest.approx(bound)
+        )
         target = np.stack([np.arange(8.0), np.zeros(8)], axis=1)
         final = np.linalg.norm(traj["positions"][-1] - target, axis=1).max()
         assert summary["final_error"] == pytest.approx(final, abs=1e-12) and final < 1e-5
         initial = np.linalg.norm(traj["positions"][0] - target, axis=1).max()
         assert summary["initial_error"] == pytest.approx(initial) and initial > 1.0
-        assert float(rows[-1]["error"]) == pytest.approx(final, abs=1e-12) and traj["t"][-1] == pytest.approx(summary["steps"] * summary["dt"])
+        assert float(rows[-1]["error"]) == pytest.approx(final, abs=1e-12) and traj["t"][-1] == pytest.approx(
+            summary["steps"] * summary["dt"]
+        )
     assert "velocities" in traj  # second order: positions and velocities
 
 
@@ -148,7 +191,9 @@ def test_ellipse_segment_and_circle_runs_reach_their_shapes(tmp_path, monkeypatc
     segment, rows, traj = _summary_and_trajectory(out["segment"])
     last = traj["positions"][-1]
     assert np.allclose(last, np.stack([np.linspace(0.0, 9.0, 10), np.zeros(10)], axis=1), atol=1e-6)
-    assert segment["final_spacing_spread"] < 1e-6 and float(rows[-1]["spacing_spread"]) == pytest.approx(segment["final_spacing_spread"])
+    assert segment["final_spacing_spread"] < 1e-6 and float(rows[-1]["spacing_spread"]) == pytest.approx(
+        segment["final_spacing_spread"]
+    )
 
     circle, rows, traj = _summary_and_trajectory(out["circle"])
     assert circle["final_spacing_spread"] < 1e-6 and circle["set_rotation_rate"] == 1.0
@@ -162,7 +207,18 @@ def test_flocking_runs_of_each_algorithm_report_the_metrics_of_their_last_frame(
     from animat.swarm.metrics import flock_metrics
 
     out = tmp_path / f"alg{algorithm}"
-    args = ["flocking", "--algorithm", str(algorithm), "--agents", "20", "--steps", "100", "--record-every", "25", "--no-animation"]
+    args = [
+        "flocking",
+        "--algorithm",
+        str(algorithm),
+        "--agents",
+        "20",
+        "--steps",
+        "100",
+        "--record-every",
+        "25",
+        "--no-animation",
+    ]
     assert _run(monkeypatch, *args, "--out", str(out)) == 0
     summary = json.loads((out / "summary.json").read_text())
     with np.load(out / "trajectory.npz") as z:
@@ -194,5 +250,9 @@ def test_default_run_directory_is_named_after_scheme_and_time_with_a_suffix_on_c
     for _ in range(3):
         assert _run(monkeypatch, *args) == 0
     names = sorted(p.name for p in (tmp_path / "runs").iterdir() if p != first)
-    assert names == ["swarm-segment-20260101T000000Z", "swarm-segment-20260101T000000Z-2", "swarm-segment-20260101T000000Z-3"]
+    assert names == [
+        "swarm-segment-20260101T000000Z",
+        "swarm-segment-20260101T000000Z-2",
+        "swarm-segment-20260101T000000Z-3",
+    ]
     assert all((tmp_path / "runs" / name / "summary.json").is_file() for name in names)

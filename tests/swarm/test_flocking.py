@@ -11,11 +11,21 @@ import numpy as np
 import pytest
 
 from animat.errors import AnimatError
-from animat.swarm.flocking import FlockParams, Obstacles, alpha_accel_allpairs, bump, check_start_outside, clearance, phi_alpha, phi_beta, sigma_norm
-from animat.swarm.simulate import simulate_flock
-from animat.swarm.verlet import ListSpec, alpha_accel_list, list_ids, new_list, refresh
+from animat.swarm.flocking import (
+    FlockParams,
+    Obstacles,
+    alpha_accel_allpairs,
+    bump,
+    check_start_outside,
+    clearance,
+    phi_alpha,
+    phi_beta,
+    sigma_norm,
+)
 from animat.swarm.metrics import flock_metrics, laplacian_rank_connectivity, neighbour_pairs, relative_connectivity
 from animat.swarm.run import SwarmConfig, flock_start
+from animat.swarm.simulate import simulate_flock
+from animat.swarm.verlet import ListSpec, alpha_accel_list, list_ids, new_list, refresh
 
 
 def test_scalar_functions_match_the_paper():
@@ -29,7 +39,11 @@ def test_scalar_functions_match_the_paper():
     assert np.abs(np.asarray(bump(jnp.asarray(x, jnp.float32), 0.2)) - ref).max() < 1e-6
     # phi_a vanishes at the desired distance, repels inside, attracts outside, is 0 beyond r
     assert float(phi_alpha(jnp.float32(prm.d_alpha), prm)) == pytest.approx(0.0, abs=1e-6)
-    assert float(phi_alpha(jnp.float32(0.5 * prm.d_alpha), prm)) < 0 < float(phi_alpha(jnp.float32(0.5 * (prm.d_alpha + prm.r_alpha)), prm))
+    assert (
+        float(phi_alpha(jnp.float32(0.5 * prm.d_alpha), prm))
+        < 0
+        < float(phi_alpha(jnp.float32(0.5 * (prm.d_alpha + prm.r_alpha)), prm))
+    )
     assert float(phi_alpha(jnp.float32(prm.r_alpha * 1.01), prm)) == 0.0
     assert float(phi_beta(jnp.float32(0.5 * prm.d_b), prm)) < 0 and float(phi_beta(jnp.float32(prm.d_b), prm)) == 0.0
 
@@ -39,7 +53,11 @@ def test_phi_alpha_vanishes_at_d_also_when_a_differs_from_b():
     prm = FlockParams.build({"a": 2.0, "b": 5.0})
     assert prm.c_phi == pytest.approx(3.0 / math.sqrt(40.0))
     assert float(phi_alpha(jnp.float32(prm.d_alpha), prm)) == pytest.approx(0.0, abs=1e-6)
-    assert float(phi_alpha(jnp.float32(0.5 * prm.d_alpha), prm)) < 0 < float(phi_alpha(jnp.float32(1.1 * prm.d_alpha), prm))
+    assert (
+        float(phi_alpha(jnp.float32(0.5 * prm.d_alpha), prm))
+        < 0
+        < float(phi_alpha(jnp.float32(1.1 * prm.d_alpha), prm))
+    )
 
 
 def test_gradient_term_is_minus_the_gradient_of_the_pair_potential():
@@ -64,7 +82,9 @@ def test_gradient_term_is_minus_the_gradient_of_the_pair_potential():
         for k in range(2):
             e = np.zeros(2)
             e[k] = h
-            grad[i, k] = sum(psi_change(z(q[i] - e, q[j]), z(q[i] + e, q[j])) for j in range(len(q)) if j != i) / (2 * h)
+            grad[i, k] = sum(psi_change(z(q[i] - e, q[j]), z(q[i] + e, q[j])) for j in range(len(q)) if j != i) / (
+                2 * h
+            )
     assert np.abs(u).max() > 0.1  # the pairs are in range and not at rest
     np.testing.assert_allclose(u, -prm.c1_alpha * grad, rtol=1e-4, atol=1e-4)
 
@@ -152,7 +172,9 @@ def test_algorithm2_forms_a_quasi_lattice():
 def _adjacency(dist: np.ndarray, prm: FlockParams) -> np.ndarray:
     """The paper's spatial adjacency a_ij = rho_h(||q_j - q_i||_s / r_a) (eq. 11) for distances (float64)."""
     z = (np.sqrt(1.0 + prm.eps * dist**2) - 1.0) / prm.eps / prm.r_alpha
-    return np.where(z < prm.h_alpha, 1.0, np.where(z <= 1.0, 0.5 * (1 + np.cos(np.pi * (z - prm.h_alpha) / (1 - prm.h_alpha))), 0.0))
+    return np.where(
+        z < prm.h_alpha, 1.0, np.where(z <= 1.0, 0.5 * (1 + np.cos(np.pi * (z - prm.h_alpha) / (1 - prm.h_alpha))), 0.0)
+    )
 
 
 @pytest.mark.slow
@@ -190,7 +212,9 @@ def test_algorithm1_fragments_from_a_wide_start():
     run = simulate_flock(q0, p0, prm, 4000, record_every=400, neighbours="grid")
     m = flock_metrics(run.positions[-1], run.velocities[-1], prm.d, prm.r)
     assert m["connectivity"] < 1 and m["components"] > 1
-    assert m["edges"] > flock_metrics(run.positions[0], run.velocities[0], prm.d, prm.r)["edges"]  # local flocks did form
+    assert (
+        m["edges"] > flock_metrics(run.positions[0], run.velocities[0], prm.d, prm.r)["edges"]
+    )  # local flocks did form
     # the same start under Algorithm 2 gathers into one flock (all-pairs: exact, and at 150 agents
     # cheaper than a grid run whose lists outgrow their starting sizes as the flock gathers)
     run2 = simulate_flock(q0, p0, FlockParams.build(algorithm=2), 15000, record_every=15000, neighbours="allpairs")
@@ -206,7 +230,9 @@ def test_algorithm3_keeps_agents_outside_obstacles(dim):
     check_start_outside(q0, obs)
     goal = np.array([160.0, 0.0, *z])
     # lists sized for the flock from the start (16 slots; the overflow retry has its own test below)
-    run = simulate_flock(q0, p0, prm, 12000, obstacles=obs, gamma_pos=goal, record_every=5, neighbours="grid", width=16, capacity=16)
+    run = simulate_flock(
+        q0, p0, prm, 12000, obstacles=obs, gamma_pos=goal, record_every=5, neighbours="grid", width=16, capacity=16
+    )
     clear = np.array([clearance(q, obs).min() for q in run.positions])
     assert clear.min() > 0.0
     assert clear.min() < prm.d_beta  # the flock really met the obstacles

@@ -46,7 +46,10 @@ def test_two_devices_agree_with_one():
     """Same list, forces on one and on two devices: equal to 1e-5 (relative to the largest force);
     a 40-step rollout: positions and velocities within 1e-5 of their largest magnitude (float32
     spacing at |q| ~ 350 is 3e-5, and the rollouts differ by about one ulp)."""
-    env = {**os.environ, "XLA_FLAGS": (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2").strip()}
+    env = {
+        **os.environ,
+        "XLA_FLAGS": (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2").strip(),
+    }
     out = subprocess.run([sys.executable, "-c", TWO_DEVICES], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     res = json.loads(out.stdout.strip().splitlines()[-1])

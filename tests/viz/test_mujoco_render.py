@@ -33,14 +33,25 @@ def test_tracking_camera_keeps_the_body_centred_and_decorations_show(tmp_path):
     model = mujoco.MjModel.from_xml_string(XML)
     from_side = View(distance=2.0, azimuth=90.0, elevation=-10.0)
     backend, imgs = render_frames(model, _qpos(3, 0.4), track_body=1, view=from_side, width=160, height=120)
-    assert backend in mujoco_render.BACKENDS and len(imgs) == 3 and imgs[0].shape == (120, 160, 3) and imgs[0].dtype == np.uint8
+    assert (
+        backend in mujoco_render.BACKENDS
+        and len(imgs) == 3
+        and imgs[0].shape == (120, 160, 3)
+        and imgs[0].dtype == np.uint8
+    )
     cols = [np.nonzero(_red(im).any(axis=0))[0].mean() for im in imgs]
     assert _red(imgs[0]).sum() > 100 and max(cols) - min(cols) < 3  # tracked: the ball stays in the middle
     assert abs(cols[0] - 80) < 10
     # looking at a point 0.5 m beside the ball moves it off centre; a decoration adds a green sphere
     green = np.array([0, 1, 0, 1], dtype=np.float32)
-    _, side = render_frames(model, _qpos(1, 0.0), view=View(distance=2.0, azimuth=90.0, elevation=-10.0, offset=(0.5, 0.0, 0.0)),
-                            decorate=lambda i, scene: add_sphere(scene, np.array([0.0, 0.0, 0.6]), 0.08, green), width=160, height=120)
+    _, side = render_frames(
+        model,
+        _qpos(1, 0.0),
+        view=View(distance=2.0, azimuth=90.0, elevation=-10.0, offset=(0.5, 0.0, 0.0)),
+        decorate=lambda i, scene: add_sphere(scene, np.array([0.0, 0.0, 0.6]), 0.08, green),
+        width=160,
+        height=120,
+    )
     assert np.nonzero(_red(side[0]).any(axis=0))[0].mean() < cols[0] - 20
     g = side[0].astype(int)
     assert ((g[..., 1] > 150) & (g[..., 0] < 80) & (g[..., 2] < 80)).sum() > 50

@@ -72,7 +72,9 @@ def test_quat_between_z_turns_z_onto_the_segment():
     centre, half, q = quat_between_z(p0, p1)
     z = Rotation.from_quat(q[:, [1, 2, 3, 0]]).apply([0.0, 0, 1])
     d = p1 - p0
-    assert np.allclose(z, d / np.linalg.norm(d, axis=1, keepdims=True)) and np.allclose(half, 0.5 * np.linalg.norm(d, axis=1))
+    assert np.allclose(z, d / np.linalg.norm(d, axis=1, keepdims=True)) and np.allclose(
+        half, 0.5 * np.linalg.norm(d, axis=1)
+    )
     assert np.allclose(centre, 0.5 * (p0 + p1))
 
 
@@ -83,9 +85,17 @@ def _todays_fly_replay(folder: Path, seconds: float = 2.0, dt: float = 0.01) -> 
     pos = np.stack([0.1 * t, np.zeros(T), 5 + np.sin(t)], axis=1).astype(np.float32)
     quat = np.tile([1.0, 0, 0, 0], (T, 1)).astype(np.float32)
     wing = np.stack([np.sin(20 * t)] * 6, axis=1).astype(np.float32)
-    runs.atomic_save_npz(folder / "trajectory.npz", t=t.astype(np.float32), position=pos, quaternion=quat, wing_angles=wing,
-                         crashed=np.zeros(T, bool))
-    runs.atomic_write_json(folder / "summary.json", {"seconds": seconds, "final_height_body_lengths": 1.25, "source": "gone.npz"})
+    runs.atomic_save_npz(
+        folder / "trajectory.npz",
+        t=t.astype(np.float32),
+        position=pos,
+        quaternion=quat,
+        wing_angles=wing,
+        crashed=np.zeros(T, bool),
+    )
+    runs.atomic_write_json(
+        folder / "summary.json", {"seconds": seconds, "final_height_body_lengths": 1.25, "source": "gone.npz"}
+    )
     return folder
 
 
@@ -107,7 +117,11 @@ def test_report_of_a_run_made_before_reports(animat_cli, tmp_path):
     assert np.allclose(decode(body["positions"], bufs).mean(axis=1), traj["position"][idx], atol=1e-4)
     assert any("paper preset" in n for n in desc["notes"])  # no config: it says which body it drew
     text = page.read_text()
-    assert "final_height_body_lengths" in text and "1.25" in text and "http" not in text.split("<script type='importmap'>")[0]
+    assert (
+        "final_height_body_lengths" in text
+        and "1.25" in text
+        and "http" not in text.split("<script type='importmap'>")[0]
+    )
 
 
 def test_report_of_a_run_with_nothing_to_replay_and_of_no_directory(animat_cli, tmp_path):
@@ -134,8 +148,20 @@ def test_resolve_request_keeps_to_the_run_directory(tmp_path):
     assert resolve_request(run, "/") == (run / "report.html").resolve()
     assert resolve_request(run, "/plots/a.png?x=1") == (run / "plots" / "a.png").resolve()
     assert resolve_request(run, "/inside.png") == (run / "plots" / "a.png").resolve()
-    for bad in ("/../secret.txt", "/%2e%2e/secret.txt", "/plots/..%2f..%2fsecret.txt", "/%2E%2E%2Fsecret.txt", "/out/secret.txt",
-                "/leak.txt", "//etc/passwd", str(tmp_path / "secret.txt"), "/plots", "/missing", "/a%00b", "/..\\secret.txt"):
+    for bad in (
+        "/../secret.txt",
+        "/%2e%2e/secret.txt",
+        "/plots/..%2f..%2fsecret.txt",
+        "/%2E%2E%2Fsecret.txt",
+        "/out/secret.txt",
+        "/leak.txt",
+        "//etc/passwd",
+        str(tmp_path / "secret.txt"),
+        "/plots",
+        "/missing",
+        "/a%00b",
+        "/..\\secret.txt",
+    ):
         assert resolve_request(run, bad) is None, bad
 
 
@@ -149,8 +175,13 @@ def test_animat_view_serves_the_run_and_answers_404_outside_it(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(SRC), "PYTHONUNBUFFERED": "1"}
     env.pop("DISPLAY", None)
     env.pop("WAYLAND_DISPLAY", None)
-    proc = subprocess.Popen([sys.executable, "-m", "animat.cli", "view", str(run), "--port", "0", "--no-browser"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "animat.cli", "view", str(run), "--port", "0", "--no-browser"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         line = proc.stdout.readline()
         found = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
@@ -159,7 +190,9 @@ def test_animat_view_serves_the_run_and_answers_404_outside_it(tmp_path):
 
         def get(path: str) -> tuple[int, bytes]:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-            conn.putrequest("GET", path, skip_host=False, skip_accept_encoding=True)  # the path as given: nothing normalised
+            conn.putrequest(
+                "GET", path, skip_host=False, skip_accept_encoding=True
+            )  # the path as given: nothing normalised
             conn.endheaders()
             resp = conn.getresponse()
             body = resp.read()
@@ -168,8 +201,17 @@ def test_animat_view_serves_the_run_and_answers_404_outside_it(tmp_path):
 
         assert get("/") == (200, b"<html>the report</html>")
         assert get("/plots/a.png") == (200, b"png")
-        for bad in ("/../secret.txt", "/..", "/../", "/%2e%2e/secret.txt", "/%2E%2E%2Fsecret.txt", "/plots/..%2f..%2fsecret.txt",
-                    "/leak.txt", str(tmp_path / "secret.txt"), "//" + str(tmp_path / "secret.txt")):
+        for bad in (
+            "/../secret.txt",
+            "/..",
+            "/../",
+            "/%2e%2e/secret.txt",
+            "/%2E%2E%2Fsecret.txt",
+            "/plots/..%2f..%2fsecret.txt",
+            "/leak.txt",
+            str(tmp_path / "secret.txt"),
+            "//" + str(tmp_path / "secret.txt"),
+        ):
             status, body = get(bad)
             assert status == 404 and b"secret" not in body, bad
     finally:
@@ -196,7 +238,10 @@ def test_swarm_scene_2d_in_the_plane_with_the_links_within_r(tmp_path):
     rng = np.random.default_rng(3)
     pos = rng.uniform(0, 10, (6, 15, 2)).astype(np.float32)
     runs.atomic_save_npz(tmp_path / "trajectory.npz", positions=pos, t=np.arange(6) * 0.5)
-    runs.atomic_write_json(tmp_path / "summary.json", {"params": {"r": 3.0, "d": 2.5}, "obstacles": {"spheres": [{"center": [5, 5], "radius": 1.0}]}})
+    runs.atomic_write_json(
+        tmp_path / "summary.json",
+        {"params": {"r": 3.0, "d": 2.5}, "obstacles": {"spheres": [{"center": [5, 5], "radius": 1.0}]}},
+    )
     assert swarm.recognises(tmp_path)
     desc, bufs = swarm.build(tmp_path).to_json()
     agents, links = desc["objects"][0], desc["objects"][1]
@@ -205,14 +250,19 @@ def test_swarm_scene_2d_in_the_plane_with_the_links_within_r(tmp_path):
     pairs, offsets = decode(links["pairs"], bufs).astype(int), decode(links["offsets"], bufs).astype(int)
     for f in range(len(pos)):
         expected = {(i, j) for i, j in combinations(range(15), 2) if np.linalg.norm(pos[f, i] - pos[f, j]) < 3.0}
-        assert {tuple(sorted(p)) for p in pairs.reshape(-1, 2)[offsets[f]:offsets[f + 1]]} == expected
+        assert {tuple(sorted(p)) for p in pairs.reshape(-1, 2)[offsets[f] : offsets[f + 1]]} == expected
     disc = next(o for o in desc["objects"] if o.get("name") == "obstacles")
     assert disc["kinds"] == ["cylinder"] and np.allclose(decode(disc["pos"], bufs), [[5, 5, 0]])
 
 
 def test_a_replay_that_cannot_be_built_still_gives_the_page(tmp_path):
-    runs.atomic_save_npz(tmp_path / "trajectory.npz", t=np.arange(3.0), position=np.zeros((3, 3)), quaternion=np.zeros((3, 4)),
-                         wing_angles=np.zeros((2, 6)))  # two frames of wings for three of body: a torn file
+    runs.atomic_save_npz(
+        tmp_path / "trajectory.npz",
+        t=np.arange(3.0),
+        position=np.zeros((3, 3)),
+        quaternion=np.zeros((3, 4)),
+        wing_angles=np.zeros((2, 6)),
+    )  # two frames of wings for three of body: a torn file
     runs.atomic_write_json(tmp_path / "summary.json", {"seconds": 3.0})
     with pytest.warns(RuntimeWarning, match="no 3D replay"):
         write_report(tmp_path, builders=systems.scene_builders())

@@ -20,8 +20,18 @@ import pytest
 from animat import systems
 from animat.viz.report import three_dir, write_report
 
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--use-gl=angle", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--use-gl=angle",
+    "--use-angle=swiftshader",
+    "--enable-unsafe-swiftshader",
+]
 
 
 def _chromium() -> str | None:
@@ -85,7 +95,9 @@ def check_page(browser, page_path: Path, shot: Path) -> dict:
     first_ms = page.evaluate("window.__replay.state.firstFrameMs")
     page.close()
     assert not errors, errors
-    assert all(u.startswith(("file:", "data:")) for u in requests), [u for u in requests if not u.startswith(("file:", "data:"))]
+    assert all(u.startswith(("file:", "data:")) for u in requests), [
+        u for u in requests if not u.startswith(("file:", "data:"))
+    ]
     assert drawn > 0.005, f"canvas nearly blank: {drawn:.4f} of its pixels differ from the background"
     assert changed > 0.001, f"moving the timeline changed only {changed:.5f} of the pixels"
     assert clock.startswith("t = ")
@@ -95,7 +107,9 @@ def check_page(browser, page_path: Path, shot: Path) -> dict:
 def loaded_bytes(run_dir: Path) -> int:
     """Bytes of report.html and of what it loads beside it (the plots)."""
     text = (run_dir / "report.html").read_text(encoding="utf-8")
-    return (run_dir / "report.html").stat().st_size + sum(p.stat().st_size for p in (run_dir / "plots").glob("*.png") if p.name in text)
+    return (run_dir / "report.html").stat().st_size + sum(
+        p.stat().st_size for p in (run_dir / "plots").glob("*.png") if p.name in text
+    )
 
 
 def test_fly_replay_30s_report(browser, artefacts, tmp_path):
@@ -133,7 +147,16 @@ def test_skier_report(browser, artefacts, tmp_path):
 def test_swarm_3d_report(browser, artefacts, tmp_path):
     from animat.swarm.run import SwarmConfig, write_run
 
-    cfg = SwarmConfig.build(None, scheme="flocking", agents=20, steps=300, algorithm=3, dim=3, spheres=[[3.0, 3.0, 0.0, 1.0]], animation=False)
+    cfg = SwarmConfig.build(
+        None,
+        scheme="flocking",
+        agents=20,
+        steps=300,
+        algorithm=3,
+        dim=3,
+        spheres=[[3.0, 3.0, 0.0, 1.0]],
+        animation=False,
+    )
     write_run(cfg, tmp_path)  # writes report.html itself
     check_page(browser, tmp_path / "report.html", artefacts / "swarm.png")
 
@@ -141,8 +164,8 @@ def test_swarm_3d_report(browser, artefacts, tmp_path):
 def test_surrogate_side_by_side_report(browser, artefacts, tmp_path):
     """Reference and learned cloth as evaluate hands them over (here: the rest sheet, the learned one bent)."""
     from animat.surrogate.play import rest_frame
-    from animat.surrogate.scenes import get_scene
     from animat.surrogate.report import side_by_side
+    from animat.surrogate.scenes import get_scene
 
     sc = get_scene("sheet", size=7)
     rest, triangles = rest_frame(sc)
@@ -157,14 +180,21 @@ def test_surrogate_side_by_side_report(browser, artefacts, tmp_path):
 def test_imitate_play_report(browser, artefacts, tmp_path):
     """A play run as `animat imitate play` writes it (the poses of the demo clip for character and ghost)."""
     from animat import runs
-    from animat.imitate.train import TrainConfig, make_env
     from animat.imitate.report import clip_poses
+    from animat.imitate.train import TrainConfig, make_env
 
     env = make_env(TrainConfig.build(None), rsi=False)
     times, qpos = clip_poses(env, cycles=0.5)
     sunk = qpos.copy()
     sunk[:, 2] -= np.linspace(0, 0.5, len(times))  # the character falls behind its ghost
-    runs.atomic_save_npz(tmp_path / "trajectory.npz", time=times, r_imitation=np.ones(len(times)), root_pos=sunk[:, :3],
-                         qpos_time=times, qpos=sunk, ghost_qpos=qpos)
+    runs.atomic_save_npz(
+        tmp_path / "trajectory.npz",
+        time=times,
+        r_imitation=np.ones(len(times)),
+        root_pos=sunk[:, :3],
+        qpos_time=times,
+        qpos=sunk,
+        ghost_qpos=qpos,
+    )
     write_report(tmp_path, builders=systems.scene_builders(), model=env.model)
     check_page(browser, tmp_path / "report.html", artefacts / "imitate.png")

@@ -58,7 +58,13 @@ def _gif_frames(path):
 
 def test_fitness_plot_writes_png_and_tolerates_nan(tmp_path):
     rows = [
-        {"generation": g, "best": float(g), "mean": (g / 2 if g != 2 else float("nan")), "median": g / 3, "crashes": g % 2}
+        {
+            "generation": g,
+            "best": float(g),
+            "mean": (g / 2 if g != 2 else float("nan")),
+            "median": g / 3,
+            "crashes": g % 2,
+        }
         for g in range(6)
     ]
     _png_ok(fitness_plot(rows, tmp_path / "plots" / "fitness.png"))
@@ -149,8 +155,9 @@ def test_box_faces_cover_the_cuboid():
 
 def test_animate_body_gif_frames(tmp_path):
     frames, trail = _body_frames(5)
-    out = animate_body(frames, tmp_path / "media" / "body.gif", fps=10, trail=trail,
-                       times=np.arange(5) / 10, title="test", dpi=40)
+    out = animate_body(
+        frames, tmp_path / "media" / "body.gif", fps=10, trail=trail, times=np.arange(5) / 10, title="test", dpi=40
+    )
     assert out == tmp_path / "media" / "body.gif"
     imgs = _gif_frames(out)
     assert len(imgs) == 5
@@ -163,9 +170,13 @@ def test_animate_body_gif_frames(tmp_path):
 
 def test_animate_body_captions_each_frame(tmp_path):
     frames, trail = _body_frames(3, move=False)
-    gif = lambda name, captions: _gif_frames(animate_body(frames, tmp_path / name, dpi=40, view_size=2.0, times=np.arange(3) / 10, captions=captions))
+    gif = lambda name, captions: _gif_frames(
+        animate_body(frames, tmp_path / name, dpi=40, view_size=2.0, times=np.arange(3) / 10, captions=captions)
+    )
     a, b, plain = gif("a.gif", ["up", "up", "left"]), gif("b.gif", ["up"] * 3), gif("c.gif", None)
-    assert np.array_equal(a[0], b[0]) and not np.array_equal(a[2], b[2])  # the frame whose caption differs, and it alone
+    assert np.array_equal(a[0], b[0]) and not np.array_equal(
+        a[2], b[2]
+    )  # the frame whose caption differs, and it alone
     assert not np.array_equal(a[0], plain[0])
     with pytest.raises(VizError, match="captions"):
         animate_body(frames, tmp_path / "b.gif", captions=["up"])

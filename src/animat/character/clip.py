@@ -46,8 +46,18 @@ from animat.config import is_finite_number
 from animat.errors import AnimatError, ConfigError
 
 JOINT_NAMES = (
-    "chest", "neck", "right_hip", "right_knee", "right_ankle", "right_shoulder", "right_elbow",
-    "left_hip", "left_knee", "left_ankle", "left_shoulder", "left_elbow",
+    "chest",
+    "neck",
+    "right_hip",
+    "right_knee",
+    "right_ankle",
+    "right_shoulder",
+    "right_elbow",
+    "left_hip",
+    "left_knee",
+    "left_ankle",
+    "left_shoulder",
+    "left_elbow",
 )
 REVOLUTE = frozenset({"right_knee", "right_elbow", "left_knee", "left_elbow"})
 NUM_JOINTS = len(JOINT_NAMES)
@@ -191,7 +201,6 @@ class Clip:
             joint_angvel=angvel[1:],
         )
 
-
     def sample_batch(self, t: np.ndarray) -> MotionState:
         """:meth:`sample` at each of the times ``t (N,)`` s at once: a MotionState whose arrays have a
         leading axis N (root_pos (N, 3), joint_quats (N, 12, 4), ...), the same numbers as N calls."""
@@ -216,7 +225,11 @@ class Clip:
         angvel = np.where(still[:, None, None], 0.0, rates / dt[:, None, None])
         return MotionState(
             root_pos=p0 + u[:, None] * (p1 - p0) + cycles[:, None] * self.root_advance,
-            root_quat=q[:, 0], joint_quats=q[:, 1:], root_vel=vel, root_angvel=angvel[:, 0], joint_angvel=angvel[:, 1:],
+            root_quat=q[:, 0],
+            joint_quats=q[:, 1:],
+            root_vel=vel,
+            root_angvel=angvel[:, 0],
+            joint_angvel=angvel[:, 1:],
         )
 
 
@@ -256,7 +269,9 @@ def parse_clip(obj: object, source: str = "<clip>") -> Clip:
         for i, v in enumerate(frame):
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 name, j = _field_at(i)
-                raise ClipError(f"{source}: frame {f}, field '{name}' (value {i}, component {j}): expected a number, got {v!r}")
+                raise ClipError(
+                    f"{source}: frame {f}, field '{name}' (value {i}, component {j}): expected a number, got {v!r}"
+                )
             if not is_finite_number(v):
                 name, j = _field_at(i)
                 raise ClipError(f"{source}: frame {f}, field '{name}' (value {i}, component {j}): not finite ({v})")
@@ -270,12 +285,14 @@ def parse_clip(obj: object, source: str = "<clip>") -> Clip:
             norms = np.linalg.norm(data[:, start : start + 4], axis=1)
             bad = np.nonzero(norms < 1e-6)[0]
             if bad.size:
-                raise ClipError(f"{source}: frame {int(bad[0])}, field '{name}': zero quaternion; expected a rotation (w, x, y, z)")
+                raise ClipError(
+                    f"{source}: frame {int(bad[0])}, field '{name}': zero quaternion; expected a rotation (w, x, y, z)"
+                )
     times = np.concatenate([[0.0], np.cumsum(durations)])
     root_pos = vec_dm_to_zup(data[:, 1:4])
     root_quat = quat.normalize(quat_dm_to_zup(data[:, 4:8]))
     joints = np.empty((len(frames), NUM_JOINTS, 4))
-    for j, (name, start, n) in enumerate(FIELDS[3:]):
+    for j, (_name, start, n) in enumerate(FIELDS[3:]):
         if n == 4:
             joints[:, j] = quat.normalize(quat_dm_to_zup(data[:, start : start + 4]))
         else:
@@ -306,7 +323,11 @@ def clip_to_frames(clip: Clip) -> list[list[float]]:
     durations = np.append(np.diff(clip.times), 0.0)
     rows = []
     for f in range(clip.num_frames):
-        row = [float(durations[f]), *vec_zup_to_dm(clip.root_pos[f]).tolist(), *quat_zup_to_dm(clip.root_quat[f]).tolist()]
+        row = [
+            float(durations[f]),
+            *vec_zup_to_dm(clip.root_pos[f]).tolist(),
+            *quat_zup_to_dm(clip.root_quat[f]).tolist(),
+        ]
         for j, name in enumerate(JOINT_NAMES):
             q = clip.joint_quats[f, j]
             if name in REVOLUTE:
@@ -358,9 +379,11 @@ def resolve_clip(text: str) -> Path:
     if str(text).startswith("shared:"):
         folder = find_shared_deepmimic()
         if folder is None:
-            raise ConfigError(f"clip {text!r}: no shared/data/deepmimic folder found (looked in $ANIMAT_SHARED_DATA, then beside "
-                              f"{str(Path.cwd())!r} and the animat package and their parents; set ANIMAT_SHARED_DATA or give a clip file)")
-        path = folder / str(text)[len("shared:"):]
+            raise ConfigError(
+                f"clip {text!r}: no shared/data/deepmimic folder found (looked in $ANIMAT_SHARED_DATA, then beside "
+                f"{str(Path.cwd())!r} and the animat package and their parents; set ANIMAT_SHARED_DATA or give a clip file)"
+            )
+        path = folder / str(text)[len("shared:") :]
         if not path.is_file():
             raise ConfigError(f"clip file {str(text)!r} not found (looked for {str(path)!r})")
     else:

@@ -39,7 +39,9 @@ def demo_frames(cycle_seconds: float = 1.0, fps: int = 30, speed: float = 1.0) -
             joint[f"{side}_hip"] = _q(Z, 0.1 + 0.4 * np.sin(s))
             joint[f"{side}_knee"] = -(0.45 - 0.35 * np.cos(s + 0.9))
             joint[f"{side}_ankle"] = _q(Z, 0.1 * np.sin(s - 0.6))
-            joint[f"{side}_shoulder"] = quat.mul(quat.about_axis(X, (1 if side == "left" else -1) * 0.1), quat.about_axis(Z, -0.35 * np.sin(s))).tolist()
+            joint[f"{side}_shoulder"] = quat.mul(
+                quat.about_axis(X, (1 if side == "left" else -1) * 0.1), quat.about_axis(Z, -0.35 * np.sin(s))
+            ).tolist()
             joint[f"{side}_elbow"] = 0.4 + 0.2 * np.sin(s + np.pi)
         row = [dt if i < n else 0.0, *root_pos, *root_rot]
         for name in JOINT_NAMES:

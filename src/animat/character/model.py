@@ -42,8 +42,8 @@ import mujoco
 import numpy as np
 
 from animat import quaternions as quat
-from animat.errors import ConfigError
 from animat.character.clip import HINGE_AXIS, JOINT_NAMES, MotionState, vec_dm_to_zup
+from animat.errors import ConfigError
 
 TIMESTEP = 1.0 / 600.0  # s
 CONTROL_HZ = 30.0
@@ -52,11 +52,18 @@ DEFAULT_ROOT_HEIGHT = 0.9  # m; the walk clip's root starts at 0.85 m
 
 # DeepMimic humanoid3d_ctrl.txt: (kp N·m/rad, kd N·m·s/rad) per joint
 PD_GAINS = {
-    "chest": (1000.0, 100.0), "neck": (100.0, 10.0),
-    "right_hip": (500.0, 50.0), "right_knee": (500.0, 50.0), "right_ankle": (400.0, 40.0),
-    "right_shoulder": (400.0, 40.0), "right_elbow": (300.0, 30.0),
-    "left_hip": (500.0, 50.0), "left_knee": (500.0, 50.0), "left_ankle": (400.0, 40.0),
-    "left_shoulder": (400.0, 40.0), "left_elbow": (300.0, 30.0),
+    "chest": (1000.0, 100.0),
+    "neck": (100.0, 10.0),
+    "right_hip": (500.0, 50.0),
+    "right_knee": (500.0, 50.0),
+    "right_ankle": (400.0, 40.0),
+    "right_shoulder": (400.0, 40.0),
+    "right_elbow": (300.0, 30.0),
+    "left_hip": (500.0, 50.0),
+    "left_knee": (500.0, 50.0),
+    "left_ankle": (400.0, 40.0),
+    "left_shoulder": (400.0, 40.0),
+    "left_elbow": (300.0, 30.0),
 }
 
 
@@ -72,7 +79,9 @@ class JointDef:
     diff_weight: float  # DeepMimic's per-joint reward weight
     end_effector: bool
     limits: tuple[float, float] = (0.0, 0.0)  # rad, revolute only
-    ball_limits: tuple[tuple[float, float], ...] = ()  # rad, spherical only: (low, high) of log(q) on DeepMimic's x, y, z
+    ball_limits: tuple[
+        tuple[float, float], ...
+    ] = ()  # rad, spherical only: (low, high) of log(q) on DeepMimic's x, y, z
 
 
 @dataclass(frozen=True)
@@ -100,15 +109,41 @@ class Skeleton:
         return float(sum(b.mass for b in self.bodies))
 
 
-def _side(side: str, sign: float, hip: int, knee: int, shoulder: int, elbow: int) -> tuple[list[JointDef], list[BodyDef]]:
+def _side(
+    side: str, sign: float, hip: int, knee: int, shoulder: int, elbow: int
+) -> tuple[list[JointDef], list[BodyDef]]:
     j = [
-        JointDef(f"{side}_hip", "spherical", 0, (0.0, 0.0, sign * 0.084887), 200.0, 0.5, False,
-                 ball_limits=((-1.2, 1.2), (-1.0, 1.0), (-1.57, 2.57))),
+        JointDef(
+            f"{side}_hip",
+            "spherical",
+            0,
+            (0.0, 0.0, sign * 0.084887),
+            200.0,
+            0.5,
+            False,
+            ball_limits=((-1.2, 1.2), (-1.0, 1.0), (-1.57, 2.57)),
+        ),
         JointDef(f"{side}_knee", "revolute", hip, (0.0, -0.421546, 0.0), 150.0, 0.3, False, (-3.14, 0.0)),
-        JointDef(f"{side}_ankle", "spherical", knee, (0.0, -0.40987, 0.0), 90.0, 0.2, True,
-                 ball_limits=((-1.0, 1.0), (-1.0, 1.0), (-1.57, 1.57))),
-        JointDef(f"{side}_shoulder", "spherical", 1, (-0.02405, 0.2435, sign * 0.18311), 100.0, 0.3, False,
-                 ball_limits=((-3.14, 0.5) if sign > 0 else (-0.5, 3.14), (-1.5, 1.5), (-0.7, 3.14))),
+        JointDef(
+            f"{side}_ankle",
+            "spherical",
+            knee,
+            (0.0, -0.40987, 0.0),
+            90.0,
+            0.2,
+            True,
+            ball_limits=((-1.0, 1.0), (-1.0, 1.0), (-1.57, 1.57)),
+        ),
+        JointDef(
+            f"{side}_shoulder",
+            "spherical",
+            1,
+            (-0.02405, 0.2435, sign * 0.18311),
+            100.0,
+            0.3,
+            False,
+            ball_limits=((-3.14, 0.5) if sign > 0 else (-0.5, 3.14), (-1.5, 1.5), (-0.7, 3.14)),
+        ),
         JointDef(f"{side}_elbow", "revolute", shoulder, (0.0, -0.274788, 0.0), 60.0, 0.2, False, (0.0, 3.14)),
         JointDef(f"{side}_wrist", "fixed", elbow, (0.0, -0.258947, 0.0), 0.0, 0.0, True),
     ]
@@ -149,17 +184,31 @@ def load_skeleton(path: str | os.PathLike) -> Skeleton:
         for j in obj["Skeleton"]["Joints"]:
             if any(float(j.get(f"AttachTheta{a}", 0.0)) != 0.0 for a in "XYZ"):
                 raise ConfigError(f"{str(path)!r}: joint {j['Name']!r} has a non-zero AttachTheta; not supported")
-            joints.append(JointDef(
-                str(j["Name"]), str(j["Type"]), int(j["Parent"]), (float(j["AttachX"]), float(j["AttachY"]), float(j["AttachZ"])),
-                float(j.get("TorqueLim", 0.0)), float(j.get("DiffWeight", 0.0)), bool(j.get("IsEndEffector", 0)),
-                (float(j["LimLow0"]), float(j["LimHigh0"])) if j["Type"] == "revolute" else (0.0, 0.0),
-                tuple((float(j[f"LimLow{k}"]), float(j[f"LimHigh{k}"])) for k in range(3)) if j["Type"] == "spherical" else (),
-            ))
+            joints.append(
+                JointDef(
+                    str(j["Name"]),
+                    str(j["Type"]),
+                    int(j["Parent"]),
+                    (float(j["AttachX"]), float(j["AttachY"]), float(j["AttachZ"])),
+                    float(j.get("TorqueLim", 0.0)),
+                    float(j.get("DiffWeight", 0.0)),
+                    bool(j.get("IsEndEffector", 0)),
+                    (float(j["LimLow0"]), float(j["LimHigh0"])) if j["Type"] == "revolute" else (0.0, 0.0),
+                    tuple((float(j[f"LimLow{k}"]), float(j[f"LimHigh{k}"])) for k in range(3))
+                    if j["Type"] == "spherical"
+                    else (),
+                )
+            )
         for b in obj["BodyDefs"]:
-            bodies.append(BodyDef(
-                str(b["Name"]), str(b["Shape"]), float(b["Mass"]), (float(b["AttachX"]), float(b["AttachY"]), float(b["AttachZ"])),
-                (float(b["Param0"]), float(b["Param1"]), float(b["Param2"])),
-            ))
+            bodies.append(
+                BodyDef(
+                    str(b["Name"]),
+                    str(b["Shape"]),
+                    float(b["Mass"]),
+                    (float(b["AttachX"]), float(b["AttachY"]), float(b["AttachZ"])),
+                    (float(b["Param0"]), float(b["Param1"]), float(b["Param2"])),
+                )
+            )
     except ConfigError:
         raise
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -167,7 +216,9 @@ def load_skeleton(path: str | os.PathLike) -> Skeleton:
     skel = Skeleton(tuple(joints), tuple(bodies))
     names = [j.name for j in skel.joints if j.type in ("spherical", "revolute")]
     if tuple(names) != JOINT_NAMES or [b.name for b in skel.bodies] != [j.name for j in skel.joints]:
-        raise ConfigError(f"{str(path)!r}: not the humanoid3d skeleton; actuated joints {names}, expected {list(JOINT_NAMES)}")
+        raise ConfigError(
+            f"{str(path)!r}: not the humanoid3d skeleton; actuated joints {names}, expected {list(JOINT_NAMES)}"
+        )
     return skel
 
 
@@ -175,8 +226,12 @@ BALL_AXES = ("x", "y", "z")  # ball-joint actuators are named f"{joint}_{axis}" 
 LIMIT_STIFFNESS = 5.0  # ball-joint limit springs: stiffness as a multiple of the joint's kp (N·m/rad)
 
 
-def build_spec(skeleton: Skeleton | None = None, timestep: float = TIMESTEP, ball_actuators: bool = True,
-               joint_limits: bool = False) -> mujoco.MjSpec:
+def build_spec(
+    skeleton: Skeleton | None = None,
+    timestep: float = TIMESTEP,
+    ball_actuators: bool = True,
+    joint_limits: bool = False,
+) -> mujoco.MjSpec:
     """The humanoid as an editable ``MjSpec`` (floor included); see the module docstring for actuation and
     :func:`add_ball_limits` for ``joint_limits``."""
     skel = skeleton or default_skeleton()
@@ -199,7 +254,13 @@ def build_spec(skeleton: Skeleton | None = None, timestep: float = TIMESTEP, bal
         elif jd.type == "spherical":
             body.add_joint(name=jd.name, type=mujoco.mjtJoint.mjJNT_BALL, damping=PD_GAINS[jd.name][1])
         elif jd.type == "revolute":
-            body.add_joint(name=jd.name, type=mujoco.mjtJoint.mjJNT_HINGE, axis=HINGE_AXIS.tolist(), range=list(jd.limits), limited=mujoco.mjtLimited.mjLIMITED_TRUE)
+            body.add_joint(
+                name=jd.name,
+                type=mujoco.mjtJoint.mjJNT_HINGE,
+                axis=HINGE_AXIS.tolist(),
+                range=list(jd.limits),
+                limited=mujoco.mjtLimited.mjLIMITED_TRUE,
+            )
         geom = body.add_geom(name=bd.name, pos=vec_dm_to_zup(bd.offset).tolist(), mass=bd.mass)
         if bd.shape == "sphere":
             geom.type, geom.size = mujoco.mjtGeom.mjGEOM_SPHERE, [bd.params[0] / 2, 0.0, 0.0]
@@ -251,7 +312,9 @@ def add_ball_limits(spec: mujoco.MjSpec, skeleton: Skeleton) -> None:
         for axis_dm, name, (low, high) in zip(np.eye(3), BALL_AXES, jd.ball_limits):
             gear = np.concatenate([vec_dm_to_zup(axis_dm), np.zeros(3)]).tolist()
             for side, bound, forcerange in (("low", low, [0.0, 1e6]), ("high", high, [-1e6, 0.0])):
-                act = spec.add_actuator(name=f"{jd.name}_{name}_{side}", target=jd.name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+                act = spec.add_actuator(
+                    name=f"{jd.name}_{name}_{side}", target=jd.name, trntype=mujoco.mjtTrn.mjTRN_JOINT
+                )
                 act.gear = gear
                 act.gaintype, act.biastype = mujoco.mjtGain.mjGAIN_FIXED, mujoco.mjtBias.mjBIAS_AFFINE
                 act.gainprm = [0.0] * 10
@@ -260,8 +323,12 @@ def add_ball_limits(spec: mujoco.MjSpec, skeleton: Skeleton) -> None:
                 act.forcerange = forcerange
 
 
-def build_model(skeleton: Skeleton | None = None, timestep: float = TIMESTEP, ball_actuators: bool = True,
-                joint_limits: bool = False) -> mujoco.MjModel:
+def build_model(
+    skeleton: Skeleton | None = None,
+    timestep: float = TIMESTEP,
+    ball_actuators: bool = True,
+    joint_limits: bool = False,
+) -> mujoco.MjModel:
     """Compile the humanoid (default: the transcribed humanoid3d, MuJoCo servos on every joint, no ball-joint limits)."""
     return build_spec(skeleton, timestep, ball_actuators, joint_limits).compile()
 
@@ -300,7 +367,7 @@ class Layout:
         return self.dof[self.balls][:, None] + np.arange(3)
 
     @staticmethod
-    def of(model: mujoco.MjModel, skeleton: Skeleton | None = None) -> "Layout":
+    def of(model: mujoco.MjModel, skeleton: Skeleton | None = None) -> Layout:
         skel = skeleton or default_skeleton()
         ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in JOINT_NAMES]
         if min(ids) < 0:
@@ -312,15 +379,22 @@ class Layout:
             hinge=np.array([model.jnt_type[i] == mujoco.mjtJoint.mjJNT_HINGE for i in ids]),
             actuator=np.array([mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, n) for n in JOINT_NAMES]),
             root_body=mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "root"),
-            end_effector_bodies=np.array([mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, n) for n in skel.end_effectors]),
+            end_effector_bodies=np.array(
+                [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, n) for n in skel.end_effectors]
+            ),
             torque_limit=np.array([limits[n] for n in JOINT_NAMES]),
             kp=np.array([PD_GAINS[n][0] for n in JOINT_NAMES]),
-            ball_actuators=_ball_actuator_ids(model, [n for n, i in zip(JOINT_NAMES, ids) if model.jnt_type[i] == mujoco.mjtJoint.mjJNT_BALL]),
+            ball_actuators=_ball_actuator_ids(
+                model, [n for n, i in zip(JOINT_NAMES, ids) if model.jnt_type[i] == mujoco.mjtJoint.mjJNT_BALL]
+            ),
         )
 
 
 def _ball_actuator_ids(model: mujoco.MjModel, balls: list[str]) -> np.ndarray:
-    ids = np.array([[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, f"{n}_{a}") for a in BALL_AXES] for n in balls], dtype=int).reshape(-1, 3)
+    ids = np.array(
+        [[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, f"{n}_{a}") for a in BALL_AXES] for n in balls],
+        dtype=int,
+    ).reshape(-1, 3)
     if (ids < 0).all():
         return np.zeros((0, 3), dtype=int)
     if (ids < 0).any():
@@ -358,8 +432,12 @@ def get_pose(model: mujoco.MjModel, data: mujoco.MjData, layout: Layout | None =
     jq[b] = data.qpos[lay.ball_qpos]
     jw[b] = data.qvel[lay.ball_dof]
     return MotionState(
-        root_pos=data.qpos[0:3].copy(), root_quat=data.qpos[3:7].copy(), joint_quats=jq,
-        root_vel=data.qvel[0:3].copy(), root_angvel=data.qvel[3:6].copy(), joint_angvel=jw,
+        root_pos=data.qpos[0:3].copy(),
+        root_quat=data.qpos[3:7].copy(),
+        joint_quats=jq,
+        root_vel=data.qvel[0:3].copy(),
+        root_angvel=data.qvel[3:6].copy(),
+        joint_angvel=jw,
     )
 
 
@@ -386,7 +464,9 @@ def kinematics(model: mujoco.MjModel, data: mujoco.MjData, layout: Layout | None
     )
 
 
-def pose_kinematics(model: mujoco.MjModel, data: mujoco.MjData, state: MotionState, layout: Layout | None = None) -> Kinematics:
+def pose_kinematics(
+    model: mujoco.MjModel, data: mujoco.MjData, state: MotionState, layout: Layout | None = None
+) -> Kinematics:
     """Set ``state``, run forward kinematics, and return its :class:`Kinematics`."""
     lay = layout or Layout.of(model)
     set_pose(model, data, state, lay)
@@ -394,7 +474,9 @@ def pose_kinematics(model: mujoco.MjModel, data: mujoco.MjData, state: MotionSta
     return kinematics(model, data, lay)
 
 
-def set_pd_targets(model: mujoco.MjModel, data: mujoco.MjData, targets: np.ndarray, layout: Layout | None = None) -> None:
+def set_pd_targets(
+    model: mujoco.MjModel, data: mujoco.MjData, targets: np.ndarray, layout: Layout | None = None
+) -> None:
     """Set the servos' targets from ``targets (12, 4)`` (rotations, clip order): the hinge actuators
     always; the ball joints' actuators (to ``log(target)``, rad) when the model has them."""
     lay = layout or Layout.of(model)
@@ -405,7 +487,9 @@ def set_pd_targets(model: mujoco.MjModel, data: mujoco.MjData, targets: np.ndarr
         data.ctrl[lay.ball_actuators.ravel()] = quat.log(targets[lay.balls]).ravel()
 
 
-def apply_ball_pd(model: mujoco.MjModel, data: mujoco.MjData, targets: np.ndarray, layout: Layout | None = None) -> np.ndarray:
+def apply_ball_pd(
+    model: mujoco.MjModel, data: mujoco.MjData, targets: np.ndarray, layout: Layout | None = None
+) -> np.ndarray:
     """Write the ball joints' quaternion-difference PD torques into ``data.qfrc_applied``; returns them (8, 3) N·m.
 
     τ = kp · log(q⁻¹ ⊗ q_target) in the child frame, clipped per axis to ± the torque limit; the

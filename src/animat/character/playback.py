@@ -144,8 +144,16 @@ class Playback:
         return _mix(self._state(self._placed[i - 1], t), state, w, w_rate)
 
 
-def random_playback(clips: dict[str, Clip], seconds: float, rng: np.random.Generator, *, segment_seconds=(2.0, 5.0),
-                    speeds=(0.8, 1.2), max_turn_deg: float = 90.0, blend: float = 0.2) -> tuple[Playback, list[str]]:
+def random_playback(
+    clips: dict[str, Clip],
+    seconds: float,
+    rng: np.random.Generator,
+    *,
+    segment_seconds=(2.0, 5.0),
+    speeds=(0.8, 1.2),
+    max_turn_deg: float = 90.0,
+    blend: float = 0.2,
+) -> tuple[Playback, list[str]]:
     """A playback of at least ``seconds`` s chaining clips drawn uniformly from ``clips`` (name -> clip), each for a
     uniform ``segment_seconds`` s (a one-shot clip at most its own length at its speed, and at least the blend), at a
     uniform speed in ``speeds``, turned by a uniform angle within ± ``max_turn_deg``; returns it and the names played."""

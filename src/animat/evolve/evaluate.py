@@ -8,7 +8,7 @@ Two fitness styles (the engine's contract):
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -18,7 +18,9 @@ from animat.evolve.genome import Genome
 from animat.parallel import BACKENDS, RayPool
 
 
-def evaluate_genes(fitness: Callable, genes: np.ndarray, layers: Sequence[int], activations: Sequence[str], batched: bool) -> np.ndarray:
+def evaluate_genes(
+    fitness: Callable, genes: np.ndarray, layers: Sequence[int], activations: Sequence[str], batched: bool
+) -> np.ndarray:
     """Evaluate ``genes (P, G)`` with either fitness style; returns float64 ``(P,)``."""
     genes = np.asarray(genes, dtype=np.float32)
     if batched:
@@ -44,7 +46,9 @@ class LocalEvaluator:
         pass
 
 
-def _evaluate_chunk(genes: np.ndarray, fitness: Callable, layers: tuple, activations: tuple, batched: bool) -> np.ndarray:
+def _evaluate_chunk(
+    genes: np.ndarray, fitness: Callable, layers: tuple, activations: tuple, batched: bool
+) -> np.ndarray:
     """Ray task body: one contiguous chunk of the population (a pure function of its inputs)."""
     return evaluate_genes(fitness, genes, layers, activations, batched)
 
@@ -86,7 +90,9 @@ class RayEvaluator:
         if self._fitness_ref is None:
             raise RuntimeError("this RayEvaluator is closed; make a new one")
         genes = np.asarray(genes, dtype=np.float32)
-        parts = self._pool.map_chunks(_evaluate_chunk, genes, self._fitness_ref, self.layers, self.activations, self.batched, what="genomes")
+        parts = self._pool.map_chunks(
+            _evaluate_chunk, genes, self._fitness_ref, self.layers, self.activations, self.batched, what="genomes"
+        )
         return np.concatenate(parts).astype(np.float64, copy=False) if parts else np.zeros(0, dtype=np.float64)
 
     def close(self) -> None:

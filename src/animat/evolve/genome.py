@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import jax
 import numpy as np
@@ -28,13 +28,21 @@ class Genome:
         object.__setattr__(self, "activations", network.layer_activations(layers, self.activations or "tanh"))
         genes = np.asarray(self.genes, dtype=np.float32).reshape(-1)
         if genes.size != network.param_count(layers):
-            raise ValueError(f"{genes.size} genes do not fit layers {list(layers)} ({network.param_count(layers)} needed)")
+            raise ValueError(
+                f"{genes.size} genes do not fit layers {list(layers)} ({network.param_count(layers)} needed)"
+            )
         object.__setattr__(self, "genes", genes)
 
     @classmethod
-    def random(cls, key: jax.Array, layers: Sequence[int], std: float = 1.0, activations: str | Sequence[str] = "tanh") -> "Genome":
+    def random(
+        cls, key: jax.Array, layers: Sequence[int], std: float = 1.0, activations: str | Sequence[str] = "tanh"
+    ) -> Genome:
         """Every parameter drawn from N(0, std^2)."""
-        return cls(tuple(layers), np.asarray(network.init_genes(key, 1, layers, std)[0]), network.layer_activations(layers, activations))
+        return cls(
+            tuple(layers),
+            np.asarray(network.init_genes(key, 1, layers, std)[0]),
+            network.layer_activations(layers, activations),
+        )
 
     @property
     def params(self) -> dict[str, np.ndarray]:

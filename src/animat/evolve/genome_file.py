@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import os
 import pickle
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -29,7 +30,9 @@ def _genome_manifest_path(path: str | os.PathLike) -> Path:
     return path.with_suffix(".json") if path.suffix in (".npz", ".json") else path.with_name(path.name + ".json")
 
 
-def save_genome(path: str | os.PathLike, genome: Genome, fitness: float, extra: Mapping[str, Any] | None = None) -> Path:
+def save_genome(
+    path: str | os.PathLike, genome: Genome, fitness: float, extra: Mapping[str, Any] | None = None
+) -> Path:
     """Save one genome as ``<stem>.npz`` (genes) + ``<stem>.json`` (layers, activations, fitness, extra, sha256).
 
     ``path`` may end in ``.npz``, ``.json`` or have no suffix. Returns the npz path.

@@ -26,15 +26,15 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
-from animat import runs
+from animat import checkpoint, runs
 from animat.errors import CheckpointError
-from animat import checkpoint
 from animat.evolve.strategies.base import Strategy, pack_state, unpack_state
 
 FORMAT = 1  # meta["engine"] of the checkpoints this loop writes
@@ -70,7 +70,9 @@ def start(strategy: Strategy, key: Any) -> LoopState:
     return LoopState(strategy.init(key))
 
 
-def generation_metrics(generation: int, evaluation: Any, fitness: np.ndarray, best_fitness: float, seconds: float) -> dict:
+def generation_metrics(
+    generation: int, evaluation: Any, fitness: np.ndarray, best_fitness: float, seconds: float
+) -> dict:
     """The default metrics row ``{generation, best, mean, median, crashes, seconds}`` (:data:`METRIC_FIELDS`);
     crashes (non-finite fitness) are excluded from the stats. The signature is :func:`run`'s ``metrics``."""
     ok = np.isfinite(fitness)
@@ -115,8 +117,15 @@ def track_best(state: LoopState, genes: np.ndarray, fitness: np.ndarray) -> Loop
     return replace(state, best_genes=genes[i].copy(), best_fitness=float(fitness[i]))
 
 
-def check_threshold(state: LoopState, generation: int, genes: np.ndarray, fitness: np.ndarray, delta: float | None,
-                    out_dir: str | os.PathLike | None = None, save_genome: Callable | None = None) -> LoopState:
+def check_threshold(
+    state: LoopState,
+    generation: int,
+    genes: np.ndarray,
+    fitness: np.ndarray,
+    delta: float | None,
+    out_dir: str | os.PathLike | None = None,
+    save_genome: Callable | None = None,
+) -> LoopState:
     """Each time a generation's best exceeds ``state.threshold``, that genome is saved (with ``out_dir``
     and ``save_genome(path_stem, genome, fitness, {generation, threshold}) -> path``, to
     ``out_dir/genomes/threshold-<gen>``) and the threshold raised by whole steps of ``delta`` to at
@@ -180,7 +189,9 @@ def run(
         seconds = time.perf_counter() - t0
         new = check_threshold(track_best(state, genes, fit), g, genes, fit, delta_fitness, out_dir, save_genome)
         row = metrics(g, result, fit, new.best_fitness, seconds)
-        state = replace(new, strategy=inner, generation=g + 1, last_genes=genes, last_fitness=fit, history=new.history + (row,))
+        state = replace(
+            new, strategy=inner, generation=g + 1, last_genes=genes, last_fitness=fit, history=new.history + (row,)
+        )
         if out_dir is not None:
             if metric_fields:
                 runs.atomic_write_csv(Path(out_dir) / "metrics.csv", state.history, metric_fields)
@@ -194,7 +205,13 @@ def run(
 
 
 # ---------------------------------------------------------------------------------- checkpoints
-def save(out_dir: str | os.PathLike, strategy: Strategy, state: LoopState, meta: Mapping[str, Any] | None = None, keep: int = 3) -> Path:
+def save(
+    out_dir: str | os.PathLike,
+    strategy: Strategy,
+    state: LoopState,
+    meta: Mapping[str, Any] | None = None,
+    keep: int = 3,
+) -> Path:
     """Checkpoint ``state`` to ``out_dir/checkpoints/gen-<generation>.{npz,json}`` (the last ``keep`` kept),
     with the caller's ``meta`` keys beside the loop's; returns the manifest."""
     arrays, values = pack_state(state.strategy)
@@ -206,8 +223,15 @@ def save(out_dir: str | os.PathLike, strategy: Strategy, state: LoopState, meta:
     clash = sorted((set(arrays) & set(_LOOP_ARRAYS)) | (set(meta) & set(_LOOP_META)))
     if clash:
         raise ValueError(f"names {clash} are the loop's own in a checkpoint")
-    meta.update(engine=FORMAT, strategy=strategy.name, state=values, generation=state.generation, history=list(state.history),
-                threshold=state.threshold, threshold_hits=list(state.threshold_hits))
+    meta.update(
+        engine=FORMAT,
+        strategy=strategy.name,
+        state=values,
+        generation=state.generation,
+        history=list(state.history),
+        threshold=state.threshold,
+        threshold_hits=list(state.threshold_hits),
+    )
     return checkpoint.save_checkpoint(out_dir, state.generation, {**arrays, **ours}, meta, keep=keep)
 
 
@@ -220,8 +244,10 @@ def load(path: str | os.PathLike, strategy: Strategy) -> tuple[LoopState, dict[s
     if "engine" not in meta:
         arrays, meta = strategy.upgrade(arrays, meta, where)
     elif meta.get("engine") != FORMAT or meta.get("strategy") != strategy.name:
-        raise CheckpointError(f"checkpoint {where!r} is of format {meta.get('engine')!r} for strategy {meta.get('strategy')!r}; "
-                              f"expected format {FORMAT} for {strategy.name!r}")
+        raise CheckpointError(
+            f"checkpoint {where!r} is of format {meta.get('engine')!r} for strategy {meta.get('strategy')!r}; "
+            f"expected format {FORMAT} for {strategy.name!r}"
+        )
     try:
         state = LoopState(
             strategy=unpack_state(strategy.State, arrays, meta["state"], where),
@@ -237,5 +263,7 @@ def load(path: str | os.PathLike, strategy: Strategy) -> tuple[LoopState, dict[s
     except (KeyError, TypeError, ValueError) as exc:
         raise CheckpointError(f"checkpoint {where!r} lacks or garbles field {exc}") from None
     if len(state.history) != state.generation:
-        raise CheckpointError(f"checkpoint {where!r} is inconsistent: {len(state.history)} history rows for generation {state.generation}")
+        raise CheckpointError(
+            f"checkpoint {where!r} is inconsistent: {len(state.history)} history rows for generation {state.generation}"
+        )
     return state, {k: v for k, v in meta.items() if k not in _LOOP_META}

@@ -13,7 +13,7 @@ order, so ``(P, G)`` genes and the stacked tree convert both ways without copies
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
@@ -33,8 +33,12 @@ Params = dict[str, jax.Array]
 
 def check_architecture(layers: Sequence[int]) -> tuple[int, ...]:
     """Validate ``layers`` (at least input and output, all positive ints) and return it as a tuple."""
-    if (isinstance(layers, (str, bytes)) or not isinstance(layers, (Sequence, np.ndarray)) or len(layers) < 2
-            or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n > 0 for n in layers)):
+    if (
+        isinstance(layers, (str, bytes))
+        or not isinstance(layers, (Sequence, np.ndarray))
+        or len(layers) < 2
+        or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n > 0 for n in layers)
+    ):
         raise ConfigError(f"network layers must be a list of at least 2 positive integer sizes, got {layers!r}")
     return tuple(int(n) for n in layers)
 

@@ -110,13 +110,18 @@ def next_generation(
     k_parents, k_cross, k_mut = jax.random.split(key, 3)
 
     def breed(k_parents, k_cross, k_mut, n):
-        parents = order[jax.random.randint(k_parents, (n, 2), 0, jnp.where(n_ok > 0, jnp.minimum(n_pool, n_ok), n_pool))]
+        parents = order[
+            jax.random.randint(k_parents, (n, 2), 0, jnp.where(n_ok > 0, jnp.minimum(n_pool, n_ok), n_pool))
+        ]
         children = jax.vmap(crossover, in_axes=(0, 0, 0, None))(
             jax.random.split(k_cross, n), genes[parents[:, 0]], genes[parents[:, 1]], crossover_prob
         )
-        return jax.vmap(lambda k, g: mutate(k, g, mutation_rate, mutation, mutation_std))(jax.random.split(k_mut, n), children)
+        return jax.vmap(lambda k, g: mutate(k, g, mutation_rate, mutation, mutation_std))(
+            jax.random.split(k_mut, n), children
+        )
 
     if n_elite:  # elite rows beyond the survivors: children from their own keys (the other rows' draws unchanged),
+
         def replace_crashed(elites):  # bred only in a generation that needs them
             spare = breed(*jax.random.split(jax.random.fold_in(key, 1), 3), n_elite)
             return jnp.where((jnp.arange(n_elite) < n_ok)[:, None], elites, spare)

@@ -23,10 +23,14 @@ class GAOptions:
 
     crossover_prob: float = option(0.5, "Probability that a child's gene comes from its first parent", ge=0, le=1)
     mutation_rate: float = option(0.05, "Probability that a gene mutates", ge=0, le=1)
-    mutation: str = option("normal", "normal (a mutated gene is redrawn) | additive (noise is added to it)", choices=MUTATIONS)
+    mutation: str = option(
+        "normal", "normal (a mutated gene is redrawn) | additive (noise is added to it)", choices=MUTATIONS
+    )
     mutation_std: float | None = option(None, "Std of a mutation (None: the initial std, init_std)", ge=0)
     pool_frac: float = option(0.1, "Fraction of the population in the mating pool (at least 2)", gt=0, le=1)
-    elite_frac: float = option(0.05, "Fraction copied unchanged into the next generation (at least 1 when > 0)", ge=0, lt=1)
+    elite_frac: float = option(
+        0.05, "Fraction copied unchanged into the next generation (at least 1 when > 0)", ge=0, lt=1
+    )
     fitness_threshold: float | None = option(None, "Save the genome of each generation whose best exceeds this")
     delta_fitness: float | None = option(None, "Raise the threshold by this after each save (None: to that best)", gt=0)
     save_every: int = option(1, "Checkpoint every this many generations", ge=1)
@@ -53,7 +57,9 @@ def check_settings(settings: dict[str, Any], n_outputs: int) -> dict[str, Any]:
     check_options(GAOptions, {k: v for k, v in s.items() if k not in EXTRA_SETTINGS})
     if not isinstance(s["batched"], (bool, np.bool_)):
         raise ConfigError(f"batched must be True or False, got {s['batched']!r}")
-    if s["output_names"] is not None and (isinstance(s["output_names"], str) or not isinstance(s["output_names"], Sequence)):
+    if s["output_names"] is not None and (
+        isinstance(s["output_names"], str) or not isinstance(s["output_names"], Sequence)
+    ):
         raise ConfigError(f"output_names must be a list of names, got {s['output_names']!r}")
     for name in ("crossover_prob", "mutation_rate", "pool_frac", "elite_frac"):
         s[name] = float(s[name])
@@ -70,4 +76,9 @@ def run_defaults() -> dict[str, Any]:
     order a checkpoint has always recorded them)."""
     ga = {f.name: f.default for f in fields(GAOptions)}
     breeding = ("crossover_prob", "mutation_rate", "mutation", "mutation_std", "pool_frac", "elite_frac")
-    return {"batched": False, **{k: ga[k] for k in breeding}, "output_names": None, **{k: v for k, v in ga.items() if k not in breeding}}
+    return {
+        "batched": False,
+        **{k: ga[k] for k in breeding},
+        "output_names": None,
+        **{k: v for k, v in ga.items() if k not in breeding},
+    }

@@ -21,9 +21,10 @@ never decreases.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -34,13 +35,15 @@ from animat.evolve.evaluate import LocalEvaluator
 from animat.evolve.genome import Genome
 from animat.evolve.genome_file import save_genome
 from animat.evolve.loop import METRIC_FIELDS
-from animat.evolve.ranking import rank_scores  # noqa: F401  (the paper GA breeds on these)
 from animat.evolve.options import PopulationOptions, check_settings, run_defaults
+from animat.evolve.ranking import rank_scores  # noqa: F401  (the paper GA breeds on these)
 from animat.evolve.strategies.paper_ga import PaperGA, check_state
 
 #: Defaults of the run settings; a resumed population uses its stored values instead, and
 #: values passed explicitly to :meth:`Population.run` override both.
-RUN_DEFAULTS: dict[str, Any] = run_defaults()  # save_every 1: with out_dir, a checkpoint every generation (the last 3 kept)
+RUN_DEFAULTS: dict[str, Any] = (
+    run_defaults()
+)  # save_every 1: with out_dir, a checkpoint every generation (the last 3 kept)
 BREEDING = ("pool_frac", "elite_frac", "crossover_prob", "mutation_rate", "mutation", "mutation_std")
 
 
@@ -73,7 +76,14 @@ class Population:
     attributes below read it.
     """
 
-    def __init__(self, size: int, layers: Sequence[int], activations: str | Sequence[str] = "tanh", init_std: float = 1.0, seed: int = 0):
+    def __init__(
+        self,
+        size: int,
+        layers: Sequence[int],
+        activations: str | Sequence[str] = "tanh",
+        init_std: float = 1.0,
+        seed: int = 0,
+    ):
         check_options(PopulationOptions, {"size": size, "init_std": init_std, "seed": seed})
         self.size = int(size)
         self.layers = network.check_architecture(layers)
@@ -180,12 +190,22 @@ class Population:
         evaluator passed in is not closed here (its owner closes it); the default local one is.
         """
         overrides = dict(
-            batched=batched, crossover_prob=crossover_prob, mutation_rate=mutation_rate, mutation=mutation,
-            mutation_std=mutation_std, pool_frac=pool_frac, elite_frac=elite_frac, output_names=output_names,
-            fitness_threshold=fitness_threshold, delta_fitness=delta_fitness, save_every=save_every,
+            batched=batched,
+            crossover_prob=crossover_prob,
+            mutation_rate=mutation_rate,
+            mutation=mutation,
+            mutation_std=mutation_std,
+            pool_frac=pool_frac,
+            elite_frac=elite_frac,
+            output_names=output_names,
+            fitness_threshold=fitness_threshold,
+            delta_fitness=delta_fitness,
+            save_every=save_every,
         )
         s = check_settings({**self.settings, **{k: v for k, v in overrides.items() if v is not None}}, self.layers[-1])
-        if fitness_threshold is not None and (self.threshold is None or float(fitness_threshold) != self.settings.get("fitness_threshold")):
+        if fitness_threshold is not None and (
+            self.threshold is None or float(fitness_threshold) != self.settings.get("fitness_threshold")
+        ):
             self.threshold = float(fitness_threshold)  # a new threshold; an unchanged one keeps its raised value
         self.settings = s
         generations = int(require("generations (a total, not a count)", generations, ge=0, integer=True))
@@ -203,9 +223,17 @@ class Population:
 
         try:
             self.state, last_ckpt = loop.run(
-                self._strategy(), self.state, evaluator, int(generations), out_dir=out_dir, save_every=s["save_every"],
-                metric_fields=METRIC_FIELDS if metrics_csv else None, delta_fitness=s["delta_fitness"],
-                save_genome=self._save_genome, meta=self._state_meta(), on_generation=commit,
+                self._strategy(),
+                self.state,
+                evaluator,
+                int(generations),
+                out_dir=out_dir,
+                save_every=s["save_every"],
+                metric_fields=METRIC_FIELDS if metrics_csv else None,
+                delta_fitness=s["delta_fitness"],
+                save_genome=self._save_genome,
+                meta=self._state_meta(),
+                on_generation=commit,
             )
         finally:
             if own_evaluator:
@@ -229,13 +257,15 @@ class Population:
     def _check_threshold(self, g: int, genes: np.ndarray, fit: np.ndarray, delta: float | None, out_dir) -> None:
         self.state = loop.check_threshold(self.state, g, genes, fit, delta, out_dir, self._save_genome)
 
-    def seeded(self, genes: np.ndarray) -> "Population":
+    def seeded(self, genes: np.ndarray) -> Population:
         """This population (generation 0) with ``genes (size, num_genes)`` as the generation to evaluate
         first, e.g. another run's final population (``animat fly train --from``); breeding keys stay this
         population's (from its seed)."""
         genes = np.asarray(genes, dtype=np.float32)
         if genes.shape != (self.size, self.num_genes) or self.generation:
-            raise ConfigError(f"a population of {self.size} × {self.num_genes} genes at generation 0 cannot start from genes {genes.shape}")
+            raise ConfigError(
+                f"a population of {self.size} × {self.num_genes} genes at generation 0 cannot start from genes {genes.shape}"
+            )
         self.state = replace(self.state, strategy=replace(self.state.strategy, genes=genes.copy()))
         return self
 
@@ -257,7 +287,7 @@ class Population:
         return loop.save(out_dir, self._strategy(), self.state, self._state_meta(), keep=keep)
 
     @classmethod
-    def resume(cls, path: str | os.PathLike) -> "Population":
+    def resume(cls, path: str | os.PathLike) -> Population:
         """Restore a population from a checkpoint: a run dir or its ``checkpoints/`` (latest), or a ``gen-*.json``/``.npz``
         (also one written before the engine's loop existed)."""
         state, meta = loop.load(path, PaperGA)

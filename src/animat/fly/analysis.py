@@ -25,7 +25,9 @@ def stroke_cycles(flap: np.ndarray, band: float = STROKE_HYSTERESIS) -> int:
     return cycles
 
 
-def flight_summary(params: FlyParams, t: np.ndarray, pos: np.ndarray, wing: np.ndarray, crashed: np.ndarray, start_height: float = 0.0) -> dict:
+def flight_summary(
+    params: FlyParams, t: np.ndarray, pos: np.ndarray, wing: np.ndarray, crashed: np.ndarray, start_height: float = 0.0
+) -> dict:
     """Headline numbers of one flight. ``t (T,)`` s, ``pos (T, 3)`` u, ``wing (T, 2, 3)`` rad, ``crashed (T,)``.
 
     Heights are absolute (z up) in simulation units; ``*_body_lengths`` values are relative to the start.

@@ -4,44 +4,59 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from animat import runs
+from animat.config import cli_option, parse_list
 from animat.console import console, print_summary, progress
 from animat.errors import CheckpointError, ConfigError
-from animat.config import cli_option, parse_list
 from animat.fly.options import DistillConfig, ReplayOptions, SteerOptions, TrainConfig
 
 app = typer.Typer(help="A flapping fly whose wings a neural network drives, evolved to fly.", no_args_is_help=True)
 
 
-FLIGHT_KEYS = ["seconds", "final_height", "min_height_change_body_lengths", "mean_lateral_drift_body_lengths", "stroke_cycles", "stroke_cycles_per_3s", "crashed"]
+FLIGHT_KEYS = [
+    "seconds",
+    "final_height",
+    "min_height_change_body_lengths",
+    "mean_lateral_drift_body_lengths",
+    "stroke_cycles",
+    "stroke_cycles_per_3s",
+    "crashed",
+]
 
 
 @app.command("train")
 def train_cmd(
-    generations: Optional[int] = cli_option(TrainConfig, "generations", "--generations", "-g"),
-    population: Optional[int] = cli_option(TrainConfig, "population", "--population", "-p", help="Flies per generation"),
-    seconds: Optional[float] = cli_option(TrainConfig, "seconds", "--seconds", "-s"),
-    fitness: Optional[str] = cli_option(TrainConfig, "fitness", "--fitness", "-f"),
-    layers: Optional[str] = cli_option(TrainConfig, "layers", "--layers"),
-    control_ms: Optional[float] = cli_option(TrainConfig, "control_ms", "--control-ms"),
-    asymmetric: Optional[bool] = cli_option(TrainConfig, "asymmetric", "--asymmetric/--symmetric"),
-    seed: Optional[int] = cli_option(TrainConfig, "seed", "--seed"),
-    strategy: Optional[str] = cli_option(TrainConfig, "strategy", "--strategy"),
-    backend: Optional[str] = cli_option(TrainConfig, "backend", "--backend"),
-    address: Optional[str] = cli_option(TrainConfig, "address", "--address"),
-    replay_seconds: Optional[float] = cli_option(TrainConfig, "replay_seconds", "--replay-seconds"),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of training options."),
-    resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the interrupted run in this directory."),
-    preset: Optional[str] = typer.Option(None, "--preset", help="paper (the paper's fly, the default) | drosophila (the real-scale fruit fly; also set by the config file's preset key)"),
-    task: Optional[str] = cli_option(TrainConfig, "task", "--task"),
-    speed: Optional[float] = cli_option(TrainConfig, "speed", "--speed"),
-    from_run: Optional[Path] = typer.Option(None, "--from", help="Start from this run's final population (its last checkpoint; with an "
-                                            "evolution strategy: centred on its best genome), with any new task, fitness and GA settings; the same network (a goal run's may add the command inputs: zero weights)."),
+    generations: int | None = cli_option(TrainConfig, "generations", "--generations", "-g"),
+    population: int | None = cli_option(TrainConfig, "population", "--population", "-p", help="Flies per generation"),
+    seconds: float | None = cli_option(TrainConfig, "seconds", "--seconds", "-s"),
+    fitness: str | None = cli_option(TrainConfig, "fitness", "--fitness", "-f"),
+    layers: str | None = cli_option(TrainConfig, "layers", "--layers"),
+    control_ms: float | None = cli_option(TrainConfig, "control_ms", "--control-ms"),
+    asymmetric: bool | None = cli_option(TrainConfig, "asymmetric", "--asymmetric/--symmetric"),
+    seed: int | None = cli_option(TrainConfig, "seed", "--seed"),
+    strategy: str | None = cli_option(TrainConfig, "strategy", "--strategy"),
+    backend: str | None = cli_option(TrainConfig, "backend", "--backend"),
+    address: str | None = cli_option(TrainConfig, "address", "--address"),
+    replay_seconds: float | None = cli_option(TrainConfig, "replay_seconds", "--replay-seconds"),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
+    config: Path | None = typer.Option(None, "--config", "-c", help="TOML file of training options."),
+    resume: Path | None = typer.Option(None, "--resume", help="Continue the interrupted run in this directory."),
+    preset: str | None = typer.Option(
+        None,
+        "--preset",
+        help="paper (the paper's fly, the default) | drosophila (the real-scale fruit fly; also set by the config file's preset key)",
+    ),
+    task: str | None = cli_option(TrainConfig, "task", "--task"),
+    speed: float | None = cli_option(TrainConfig, "speed", "--speed"),
+    from_run: Path | None = typer.Option(
+        None,
+        "--from",
+        help="Start from this run's final population (its last checkpoint; with an "
+        "evolution strategy: centred on its best genome), with any new task, fitness and GA settings; the same network (a goal run's may add the command inputs: zero weights).",
+    ),
 ) -> None:
     """Evolve flies; writes a run directory with metrics, plots, the best genome and its flight."""
     from animat.fly.drosophila.options import selected
@@ -49,19 +64,39 @@ def train_cmd(
 
     if from_run is not None and resume is not None:
         raise ConfigError("--from starts a new run and --resume continues one; give one of them")
-    keys = ["best_fitness", "generations", "total_crashes", "mean_seconds_per_generation"] + [f"replay_{k}" for k in FLIGHT_KEYS]
+    keys = ["best_fitness", "generations", "total_crashes", "mean_seconds_per_generation"] + [
+        f"replay_{k}" for k in FLIGHT_KEYS
+    ]
     drosophila = selected(preset, config, resume)
     if drosophila:
-        paper_only = {"--task": task, "--speed": speed, "--control-ms": control_ms, "--asymmetric/--symmetric": asymmetric}
+        paper_only = {
+            "--task": task,
+            "--speed": speed,
+            "--control-ms": control_ms,
+            "--asymmetric/--symmetric": asymmetric,
+        }
         if given := [flag for flag, value in paper_only.items() if value is not None]:
-            raise ConfigError(f"{', '.join(given)}: the paper preset's options; the drosophila preset trains its hover, "
-                              "both wings under one network that acts once per wingbeat")
+            raise ConfigError(
+                f"{', '.join(given)}: the paper preset's options; the drosophila preset trains its hover, "
+                "both wings under one network that acts once per wingbeat"
+            )
         from animat.fly.drosophila.options import DrosophilaTrainConfig as TrainConfig
-        from animat.fly.drosophila.train import SUMMARY_KEYS as keys, train
+        from animat.fly.drosophila.train import SUMMARY_KEYS as keys
+        from animat.fly.drosophila.train import train
 
     options = dict(
-        generations=generations, population=population, seconds=seconds, fitness=fitness, layers=parse_list(layers, "--layers", "15,20,20,3"),
-        control_ms=control_ms, asymmetric=asymmetric, seed=seed, strategy=strategy, backend=backend, address=address, replay_seconds=replay_seconds,
+        generations=generations,
+        population=population,
+        seconds=seconds,
+        fitness=fitness,
+        layers=parse_list(layers, "--layers", "15,20,20,3"),
+        control_ms=control_ms,
+        asymmetric=asymmetric,
+        seed=seed,
+        strategy=strategy,
+        backend=backend,
+        address=address,
+        replay_seconds=replay_seconds,
         **({} if drosophila else {"task": task, "speed": speed}),
     )
     if from_run is not None:
@@ -69,12 +104,21 @@ def train_cmd(
 
         check_source(TrainConfig.build(config, **options), from_run)  # refused before a run directory is made
     cfg, run_dir = runs.start_or_resume(
-        "fly", TrainConfig, resume=resume, config=config, out=out, options=options,
+        "fly",
+        TrainConfig,
+        resume=resume,
+        config=config,
+        out=out,
+        options=options,
         may_change={"generations": "--generations", "backend": "--backend", "address": "--address"},
     )
     if resume is not None and cfg.stages and generations is not None:
-        raise ConfigError("--generations: a run in stages resumes with each stage's own generations (its config.json's stages)")
-    describe = lambda c: f"{c.population} flies × {c.generations} generations × {c.seconds:g} s, {getattr(c, 'label', 'fitness ' + str(c.fitness))}"
+        raise ConfigError(
+            "--generations: a run in stages resumes with each stage's own generations (its config.json's stages)"
+        )
+    describe = lambda c: (
+        f"{c.population} flies × {c.generations} generations × {c.seconds:g} s, {getattr(c, 'label', 'fitness ' + str(c.fitness))}"
+    )
     staged = f" in {len(cfg.stages) + 1} stages (animat.fly.curriculum)" if cfg.stages else ""
     console.print(f"fly train: {describe(cfg)}{staged}, run dir {run_dir}")
     start = time.perf_counter()
@@ -83,7 +127,13 @@ def train_cmd(
 
         def on_generation(row: dict) -> None:
             fmt = lambda v: "nan" if v is None else f"{float(v):.3f}"
-            bar.update(task, completed=int(row["generation"]) + 1, best=fmt(row["best"]), mean=fmt(row["mean"]), crashes=row["crashes"])
+            bar.update(
+                task,
+                completed=int(row["generation"]) + 1,
+                best=fmt(row["best"]),
+                mean=fmt(row["mean"]),
+                crashes=row["crashes"],
+            )
 
         def on_stage(k: int, n: int, stage_cfg) -> None:
             console.print(f"stage {k}/{n}: {describe(stage_cfg)}, {stage_cfg.strategy}")
@@ -93,8 +143,15 @@ def train_cmd(
             if cfg.stages:
                 from animat.fly.curriculum import train_stages
 
-                summary = train_stages(cfg, run_dir, train, resume=resume is not None, from_run=from_run, on_generation=on_generation,
-                                       on_stage=on_stage)
+                summary = train_stages(
+                    cfg,
+                    run_dir,
+                    train,
+                    resume=resume is not None,
+                    from_run=from_run,
+                    on_generation=on_generation,
+                    on_stage=on_stage,
+                )
             else:
                 summary = train(cfg, run_dir, resume=resume is not None, from_run=from_run, on_generation=on_generation)
         except KeyboardInterrupt:
@@ -128,17 +185,18 @@ def _load_for_replay(source: Path):
 
 @app.command("replay")
 def replay_cmd(
-    source: Path = typer.Argument(..., help="Run directory, genome file (.npz) or a shipped pretrained:NAME (pretrained:drosophila-hover)."),
-    seconds: Optional[float] = cli_option(ReplayOptions, "seconds", "--seconds", "-s"),
-    anim_seconds: Optional[float] = cli_option(ReplayOptions, "anim_seconds", "--anim-seconds"),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file with seconds / anim_seconds."),
+    source: Path = typer.Argument(
+        ..., help="Run directory, genome file (.npz) or a shipped pretrained:NAME (pretrained:drosophila-hover)."
+    ),
+    seconds: float | None = cli_option(ReplayOptions, "seconds", "--seconds", "-s"),
+    anim_seconds: float | None = cli_option(ReplayOptions, "anim_seconds", "--anim-seconds"),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
+    config: Path | None = typer.Option(None, "--config", "-c", help="TOML file with seconds / anim_seconds."),
 ) -> None:
     """Re-simulate a saved genome for any duration: trajectory.npz, plots, animation, summary.json."""
+    from animat.fly.drosophila import replay as drosophila_replay
     from animat.fly.replay import write_replay
     from animat.fly.report import write_fly_report
-
-    from animat.fly.drosophila import replay as drosophila_replay
     from animat.pretrained import resolve
 
     opts = ReplayOptions.build(config, seconds=seconds, anim_seconds=anim_seconds)
@@ -149,7 +207,9 @@ def replay_cmd(
     if drosophila:
         write_replay = drosophila_replay.write_replay
     run_dir = runs.new_run_dir("fly", "replay", out)
-    summary = write_replay(params, genome, seconds, run_dir, anim_seconds=anim_seconds, title=f"replay of {source.name}")
+    summary = write_replay(
+        params, genome, seconds, run_dir, anim_seconds=anim_seconds, title=f"replay of {source.name}"
+    )
     summary["source"] = str(source)
     runs.atomic_write_json(run_dir / "summary.json", summary)
     write_fly_report(run_dir, params=params)
@@ -159,36 +219,78 @@ def replay_cmd(
 
 @app.command("steer")
 def steer_cmd(
-    source: str = typer.Argument(..., help="Steering directory (animat fly train-steering) or pretrained:NAME, e.g. pretrained:paper."),
-    commands: Optional[str] = cli_option(SteerOptions, "commands", "--commands"),
-    interactive: bool = typer.Option(False, "--interactive", help="Steer live from the keyboard instead: arrows, page up/down, space = hover, q = quit."),
-    controller: Optional[str] = cli_option(SteerOptions, "controller", "--controller"),
-    speed: Optional[float] = cli_option(SteerOptions, "speed", "--speed"),
-    seed: Optional[int] = cli_option(SteerOptions, "seed", "--seed"),
-    anim_seconds: Optional[float] = cli_option(SteerOptions, "anim_seconds", "--anim-seconds"),
-    lookahead: Optional[float] = cli_option(SteerOptions, "lookahead", "--lookahead"),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of steer options."),
+    source: str = typer.Argument(
+        ..., help="Steering directory (animat fly train-steering) or pretrained:NAME, e.g. pretrained:paper."
+    ),
+    commands: str | None = cli_option(SteerOptions, "commands", "--commands"),
+    interactive: bool = typer.Option(
+        False,
+        "--interactive",
+        help="Steer live from the keyboard instead: arrows, page up/down, space = hover, q = quit.",
+    ),
+    controller: str | None = cli_option(SteerOptions, "controller", "--controller"),
+    speed: float | None = cli_option(SteerOptions, "speed", "--speed"),
+    seed: int | None = cli_option(SteerOptions, "seed", "--seed"),
+    anim_seconds: float | None = cli_option(SteerOptions, "anim_seconds", "--anim-seconds"),
+    lookahead: float | None = cli_option(SteerOptions, "lookahead", "--lookahead"),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
+    config: Path | None = typer.Option(None, "--config", "-c", help="TOML file of steer options."),
 ) -> None:
     """Fly by command: a command script (or the keyboard) steers the fly; writes its trajectory, the
     steering score per command (summary.json), plots, an animation and report.html."""
-    from animat.fly.steer_run import fly_request, write_steer_run
     from animat.fly.report import write_fly_report
+    from animat.fly.steer_run import fly_request, write_steer_run
 
-    opts = SteerOptions.build(config, commands=commands, controller=controller, speed=speed, seed=seed, anim_seconds=anim_seconds,
-                              lookahead=lookahead)
+    opts = SteerOptions.build(
+        config,
+        commands=commands,
+        controller=controller,
+        speed=speed,
+        seed=seed,
+        anim_seconds=anim_seconds,
+        lookahead=lookahead,
+    )
     if out is not None:
         runs.check_out(out)
     flight, params, target_speed, start = fly_request(source, opts, interactive=interactive)
     run_dir = runs.new_run_dir("fly", "steer", out)
-    record = {"steering": source, "commands": opts.commands if not interactive else "interactive", "controller": opts.controller,
-              "speed": target_speed, "seed": opts.seed, "lookahead": opts.lookahead}
-    summary = write_steer_run(run_dir, flight, params=params, speed=target_speed, config=record, anim_seconds=opts.anim_seconds,
-                              start=start, title=f"{opts.controller} controller")
+    record = {
+        "steering": source,
+        "commands": opts.commands if not interactive else "interactive",
+        "controller": opts.controller,
+        "speed": target_speed,
+        "seed": opts.seed,
+        "lookahead": opts.lookahead,
+    }
+    summary = write_steer_run(
+        run_dir,
+        flight,
+        params=params,
+        speed=target_speed,
+        config=record,
+        anim_seconds=opts.anim_seconds,
+        start=start,
+        title=f"{opts.controller} controller",
+    )
     write_fly_report(run_dir, params=params)
-    print_summary(summary, run_dir, ["controller", "commands", "speed", "seconds", "all_ok", "segments_ok", "segments_scored",
-                                     "min_direction_ok_fraction", "max_hover_distance_body_lengths", "crashed", "fell"],
-                  where="summary.json holds the score of each command")
+    print_summary(
+        summary,
+        run_dir,
+        [
+            "controller",
+            "commands",
+            "speed",
+            "seconds",
+            "all_ok",
+            "segments_ok",
+            "segments_scored",
+            "min_direction_ok_fraction",
+            "max_hover_distance_body_lengths",
+            "crashed",
+            "fell",
+        ],
+        where="summary.json holds the score of each command",
+    )
 
 
 @app.command("handovers")
@@ -197,7 +299,7 @@ def handovers_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="The start pool's .npz (must not exist)."),
     scripts: int = typer.Option(100, "--scripts", help="Random 20 s scripts to fly (every command once, 2-4 s each)."),
     seed: int = typer.Option(0, "--seed", help="Script i is drawn by seed + i."),
-    speed: Optional[float] = typer.Option(None, "--speed", help="Target speed (u/s; default: the steering set's)."),
+    speed: float | None = typer.Option(None, "--speed", help="Target speed (u/s; default: the steering set's)."),
 ) -> None:
     """Record a start pool: the fly's state at every command hand-over of random scripts flown by the switch
     controller; train a steering network from it with start_pool = FILE (the states it must take over from)."""
@@ -212,38 +314,68 @@ def handovers_cmd(
     states = handover_states(load_steering(source), scripts, seed, speed)
     runs.atomic_save_npz(out, **states)
     speeds, spins = np.linalg.norm(states["vel"], axis=1), np.linalg.norm(states["omega"], axis=1)
-    print_summary({"states": len(speeds), "median_speed": float(np.median(speeds)), "p90_speed": float(np.percentile(speeds, 90)),
-                   "median_angular_speed": float(np.median(spins))}, out, ["states", "median_speed", "p90_speed", "median_angular_speed"],
-                  where="vel, quat, omega and wing of each state")
+    print_summary(
+        {
+            "states": len(speeds),
+            "median_speed": float(np.median(speeds)),
+            "p90_speed": float(np.percentile(speeds, 90)),
+            "median_angular_speed": float(np.median(spins)),
+        },
+        out,
+        ["states", "median_speed", "p90_speed", "median_angular_speed"],
+        where="vel, quat, omega and wing of each state",
+    )
 
 
 @app.command("distill")
 def distill_cmd(
-    source: Optional[str] = typer.Argument(None, help="Steering directory whose switch networks teach (one per command), or pretrained:NAME."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory of the goal network (must not hold an earlier run)."),
-    rounds: Optional[int] = cli_option(DistillConfig, "rounds", "--rounds"),
-    episodes: Optional[int] = cli_option(DistillConfig, "episodes", "--episodes"),
-    seconds: Optional[float] = cli_option(DistillConfig, "seconds", "--seconds"),
-    hidden: Optional[str] = cli_option(DistillConfig, "hidden", "--hidden"),
-    epochs: Optional[int] = cli_option(DistillConfig, "epochs", "--epochs"),
-    start_pool: Optional[str] = cli_option(DistillConfig, "start_pool", "--start-pool"),
-    seed: Optional[int] = cli_option(DistillConfig, "seed", "--seed"),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of distill options."),
-    resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the interrupted distillation in this directory (--rounds may grow)."),
+    source: str | None = typer.Argument(
+        None, help="Steering directory whose switch networks teach (one per command), or pretrained:NAME."
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Run directory of the goal network (must not hold an earlier run)."
+    ),
+    rounds: int | None = cli_option(DistillConfig, "rounds", "--rounds"),
+    episodes: int | None = cli_option(DistillConfig, "episodes", "--episodes"),
+    seconds: float | None = cli_option(DistillConfig, "seconds", "--seconds"),
+    hidden: str | None = cli_option(DistillConfig, "hidden", "--hidden"),
+    epochs: int | None = cli_option(DistillConfig, "epochs", "--epochs"),
+    start_pool: str | None = cli_option(DistillConfig, "start_pool", "--start-pool"),
+    seed: int | None = cli_option(DistillConfig, "seed", "--seed"),
+    config: Path | None = typer.Option(None, "--config", "-c", help="TOML file of distill options."),
+    resume: Path | None = typer.Option(
+        None, "--resume", help="Continue the interrupted distillation in this directory (--rounds may grow)."
+    ),
 ) -> None:
     """Learn one goal network from a steering set's switch networks (DAgger): it flies more of each round's
     random-command episodes, and learns the switch networks' outputs in the states it reaches."""
     from animat.fly.distill import check_teacher, distill
     from animat.fly.steering import load_steering
 
-    options = dict(rounds=rounds, episodes=episodes, seconds=seconds, hidden=parse_list(hidden, "--hidden", "64,64"), epochs=epochs,
-                   start_pool=start_pool, seed=seed)
+    options = dict(
+        rounds=rounds,
+        episodes=episodes,
+        seconds=seconds,
+        hidden=parse_list(hidden, "--hidden", "64,64"),
+        epochs=epochs,
+        start_pool=start_pool,
+        seed=seed,
+    )
     if resume is not None:
-        if source is not None or config is not None or out is not None or any(v is not None for k, v in options.items() if k != "rounds"):
-            raise ConfigError("--resume continues a distillation with its own options and teacher; only --rounds may change")
+        if (
+            source is not None
+            or config is not None
+            or out is not None
+            or any(v is not None for k, v in options.items() if k != "rounds")
+        ):
+            raise ConfigError(
+                "--resume continues a distillation with its own options and teacher; only --rounds may change"
+            )
         stored = dict(runs.read_run_config(resume, "a fly distill run directory (--resume)").get("distilled") or {})
         if not stored:
-            raise ConfigError(f"--resume {str(resume)!r}: its config.json records no distillation (is it an animat fly distill run?)")
+            raise ConfigError(
+                f"--resume {str(resume)!r}: its config.json records no distillation (is it an animat fly distill run?)"
+            )
         source = stored.pop("teacher")
         stored.pop("teacher_sha256", None)
         cfg = DistillConfig.build(None, **{**stored, **({"rounds": rounds} if rounds is not None else {})})
@@ -258,34 +390,77 @@ def distill_cmd(
     steering = load_steering(source)
     check_teacher(steering)
     run_dir = run_dir or runs.new_run_dir("fly", "distill", out)
-    console.print(f"fly distill: {cfg.rounds} rounds × {cfg.episodes} episodes × {cfg.seconds:g} s from {source}, hidden {cfg.hidden}, run dir {run_dir}")
-    with progress("round", "loss {task.fields[loss]}  on-policy {task.fields[on_policy]}  crashes {task.fields[crashes]}") as bar:
+    console.print(
+        f"fly distill: {cfg.rounds} rounds × {cfg.episodes} episodes × {cfg.seconds:g} s from {source}, hidden {cfg.hidden}, run dir {run_dir}"
+    )
+    with progress(
+        "round", "loss {task.fields[loss]}  on-policy {task.fields[on_policy]}  crashes {task.fields[crashes]}"
+    ) as bar:
         task = bar.add_task("distill", total=cfg.rounds, loss="-", on_policy="-", crashes="-")
 
         def on_round(row: dict) -> None:
             fmt = lambda v: "-" if v is None else f"{float(v):.4f}"
-            bar.update(task, completed=int(row["round"]) + 1, loss=fmt(row["loss"]), on_policy=fmt(row["on_policy_loss"]), crashes=row["goal_crashes"])
+            bar.update(
+                task,
+                completed=int(row["round"]) + 1,
+                loss=fmt(row["loss"]),
+                on_policy=fmt(row["on_policy_loss"]),
+                crashes=row["goal_crashes"],
+            )
 
         try:
-            summary = distill(steering, cfg, Path(run_dir), resume=resume is not None, teacher=str(source), on_round=on_round)
+            summary = distill(
+                steering, cfg, Path(run_dir), resume=resume is not None, teacher=str(source), on_round=on_round
+            )
         except KeyboardInterrupt:
             console.print(f"interrupted; continue with: animat fly distill --resume {run_dir}")
             raise
-    print_summary(summary, run_dir, ["rounds", "samples", "final_loss", "final_on_policy_loss", "goal_crashes", "train_seconds",
-                                     "replay_segments_ok", "replay_segments_scored", "replay_crashed"])
+    print_summary(
+        summary,
+        run_dir,
+        [
+            "rounds",
+            "samples",
+            "final_loss",
+            "final_on_policy_loss",
+            "goal_crashes",
+            "train_seconds",
+            "replay_segments_ok",
+            "replay_segments_scored",
+            "replay_crashed",
+        ],
+    )
 
 
 @app.command("train-steering")
 def train_steering_cmd(
-    out: Path = typer.Option(..., "--out", "-o", help="Steering directory: steering.json and one run directory per network (an interrupted set continues)."),
-    config: Path = typer.Option(..., "--config", "-c", help="TOML of the set (e.g. configs/fly_steer.toml): preset, speed, \\[train] and \\[networks.NAME]."),
-    networks: Optional[str] = typer.Option(None, "--networks", help="Train only these networks, e.g. 'goal' (two processes can share a set)."),
+    out: Path = typer.Option(
+        ...,
+        "--out",
+        "-o",
+        help="Steering directory: steering.json and one run directory per network (an interrupted set continues).",
+    ),
+    config: Path = typer.Option(
+        ...,
+        "--config",
+        "-c",
+        help="TOML of the set (e.g. configs/fly_steer.toml): preset, speed, \\[train] and \\[networks.NAME].",
+    ),
+    networks: str | None = typer.Option(
+        None, "--networks", help="Train only these networks, e.g. 'goal' (two processes can share a set)."
+    ),
 ) -> None:
     """Train a steering set (hover, directions, goal network) into one directory, resumably."""
     from animat.fly.steering_train import train_steering
 
     only = None if networks is None else [n.strip() for n in networks.split(",") if n.strip()]
-    done = train_steering(config, out, only, on_network=lambda name, what: console.print(f"train-steering: {name} {what}"))
-    summary = {f"{name}_best_fitness": float(d["summary"]["best_fitness"]) for name, d in done.items() if "best_fitness" in d["summary"]}
+    done = train_steering(
+        config, out, only, on_network=lambda name, what: console.print(f"train-steering: {name} {what}")
+    )
+    summary = {
+        f"{name}_best_fitness": float(d["summary"]["best_fitness"])
+        for name, d in done.items()
+        if "best_fitness" in d["summary"]
+    }
     summary.update({f"{name}_seconds": round(d["seconds"], 1) for name, d in done.items()})
     print_summary(summary, out, list(summary))

@@ -63,7 +63,9 @@ def parse_script(text: str) -> list[tuple[str, float]]:
     for part in str(text).split(","):
         name, sep, seconds = part.strip().partition(":")
         if not sep or not name.strip():
-            raise ConfigError(f"malformed command {part.strip()!r} in {text!r}; write name:seconds, e.g. 'up:1,forward:2'")
+            raise ConfigError(
+                f"malformed command {part.strip()!r} in {text!r}; write name:seconds, e.g. 'up:1,forward:2'"
+            )
         try:
             duration = float(seconds)
         except ValueError:
@@ -88,4 +90,3 @@ def random_script(rng: np.random.Generator, total: float = 20.0, shortest: float
             break
     order = rng.permutation(COMMANDS)
     return ",".join(f"{name}:{(lo + e) / 10:g}" for name, e in zip(order, extra))
-

@@ -22,17 +22,36 @@ fly or the network (:data:`FIXED`), so RUN's config.json describes the fly every
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from animat import runs
 from animat.errors import ConfigError, RunDirError
 
 #: options a stage may not change: the fly, its network, where it is evaluated, and the stages themselves
-FIXED = ("preset", "layers", "activations", "asymmetric", "control_ms", "fly", "drosophila", "backend", "address", "stages")
+FIXED = (
+    "preset",
+    "layers",
+    "activations",
+    "asymmetric",
+    "control_ms",
+    "fly",
+    "drosophila",
+    "backend",
+    "address",
+    "stages",
+)
 #: the figures of each stage that the curriculum's summary.json lists
-STAGE_KEYS = ("strategy", "generations", "best_fitness", "total_crashes", "train_seconds_this_session", "mean_seconds_per_generation")
+STAGE_KEYS = (
+    "strategy",
+    "generations",
+    "best_fitness",
+    "total_crashes",
+    "train_seconds_this_session",
+    "mean_seconds_per_generation",
+)
 #: what is not copied from the last stage to the run directory (the stage's own record of its training)
 OWN = ("checkpoints", "config.json", "metrics.csv", "summary.json")
 
@@ -46,7 +65,9 @@ def stage_configs(cfg) -> list:
     out = [first]
     for k, changes in enumerate(cfg.stages, 2):
         if fixed := sorted(set(changes) & set(FIXED)):
-            raise ConfigError(f"stage {k} changes {', '.join(fixed)}: every stage flies the first stage's fly and network")
+            raise ConfigError(
+                f"stage {k} changes {', '.join(fixed)}: every stage flies the first stage's fly and network"
+            )
         try:
             out.append(type(cfg).build(None, **{**asdict(out[-1]), **changes}))
         except ConfigError as exc:
@@ -54,8 +75,10 @@ def stage_configs(cfg) -> list:
         before, stage = out[-2], out[-1]
         # a paper_ga stage starts from the stage before's final population (animat.fly.train.source_population)
         if stage.strategy == before.strategy == "paper_ga" and stage.population != before.population:
-            raise ConfigError(f"stage {k} changes population ({before.population} -> {stage.population}): a paper_ga "
-                              "stage starts from the stage before's final population")
+            raise ConfigError(
+                f"stage {k} changes population ({before.population} -> {stage.population}): a paper_ga "
+                "stage starts from the stage before's final population"
+            )
     return out
 
 
@@ -71,9 +94,16 @@ def _copy_products(stage: Path, out: Path) -> None:
             runs.atomic_write_bytes(out / rel, src.read_bytes())
 
 
-def train_stages(cfg, out: Path, train: Callable[..., dict], *, resume: bool = False, from_run: Path | None = None,
-                 on_generation: Callable[[dict], Any] | None = None,
-                 on_stage: Callable[[int, int, Any], Any] | None = None) -> dict:
+def train_stages(
+    cfg,
+    out: Path,
+    train: Callable[..., dict],
+    *,
+    resume: bool = False,
+    from_run: Path | None = None,
+    on_generation: Callable[[dict], Any] | None = None,
+    on_stage: Callable[[int, int, Any], Any] | None = None,
+) -> dict:
     """Train ``cfg``'s stages (:func:`stage_configs`) into ``out/stages/k`` with ``train(stage_cfg, dir,
     resume=, from_run=, on_generation=) -> summary`` (either preset's), stage 1 from ``from_run`` (or
     random networks), each later one from the stage before; finished stages (their ``summary.json``) are
@@ -84,8 +114,12 @@ def train_stages(cfg, out: Path, train: Callable[..., dict], *, resume: bool = F
     configs = stage_configs(cfg)
     out = Path(out)
     if resume and (out / "summary.json").is_file():
-        raise RunDirError(f"run {str(out)!r} already finished its {len(configs)} stages; start a new run --from {str(stage_dir(out, len(configs)))!r} to go on")
-    record = runs.read_run_config(out).get("from") if resume else (None if from_run is None else {"path": str(from_run)})
+        raise RunDirError(
+            f"run {str(out)!r} already finished its {len(configs)} stages; start a new run --from {str(stage_dir(out, len(configs)))!r} to go on"
+        )
+    record = (
+        runs.read_run_config(out).get("from") if resume else (None if from_run is None else {"path": str(from_run)})
+    )
     runs.atomic_write_json(out / "config.json", {**asdict(cfg), **({"from": record} if record else {})})
     source = None if record is None else Path(record["path"])
     summaries, seconds = [], 0.0
@@ -98,11 +132,18 @@ def train_stages(cfg, out: Path, train: Callable[..., dict], *, resume: bool = F
             where.mkdir(parents=True, exist_ok=True)
             if on_stage is not None:
                 on_stage(k, len(configs), stage_cfg)
-            summaries.append(train(stage_cfg, where, resume=started, from_run=None if started else source, on_generation=on_generation))
+            summaries.append(
+                train(
+                    stage_cfg, where, resume=started, from_run=None if started else source, on_generation=on_generation
+                )
+            )
             seconds += float(summaries[-1].get("train_seconds_this_session", 0.0))
         source = where
     _copy_products(source, out)
-    stages = [{"dir": str(stage_dir(Path("."), k)), **{key: s[key] for key in STAGE_KEYS if key in s}} for k, s in enumerate(summaries, 1)]
+    stages = [
+        {"dir": str(stage_dir(Path("."), k)), **{key: s[key] for key in STAGE_KEYS if key in s}}
+        for k, s in enumerate(summaries, 1)
+    ]
     summary = {**summaries[-1], "train_seconds_this_session": round(seconds, 3), "stages": stages}
     runs.atomic_write_json(out / "summary.json", summary)
     return summary

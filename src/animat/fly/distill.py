@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -38,19 +39,34 @@ from animat.errors import CheckpointError, ConfigError
 from animat.fly.commands import COMMANDS
 from animat.fly.options import DistillConfig, TrainConfig
 
-METRICS = ["round", "beta", "goal_episodes", "goal_crashes", "teacher_crashes", "samples", "on_policy_loss", "loss", "seconds"]
+METRICS = [
+    "round",
+    "beta",
+    "goal_episodes",
+    "goal_crashes",
+    "teacher_crashes",
+    "samples",
+    "on_policy_loss",
+    "loss",
+    "seconds",
+]
 
 
 def check_teacher(steering) -> None:
     """ConfigError (one line) unless ``steering`` has a switch network for every command."""
     missing = [c for c in COMMANDS if c not in steering.switch]
     if missing:
-        raise ConfigError(f"steering directory {str(steering.folder)!r} has no switch network for {', '.join(missing)}: distilling needs one per command")
+        raise ConfigError(
+            f"steering directory {str(steering.folder)!r} has no switch network for {', '.join(missing)}: distilling needs one per command"
+        )
 
 
 def teacher_digest(steering) -> str:
     """sha256 of the switch networks' layers and genes in :data:`COMMANDS` order (a resumed run refuses another teacher)."""
-    parts = [np.asarray(steering.switch[c].genome.layers, np.int64).tobytes() + steering.switch[c].genome.genes.tobytes() for c in COMMANDS]
+    parts = [
+        np.asarray(steering.switch[c].genome.layers, np.int64).tobytes() + steering.switch[c].genome.genes.tobytes()
+        for c in COMMANDS
+    ]
     return runs.sha256_hex(b"".join(parts))
 
 
@@ -103,7 +119,7 @@ def round_flights(steering, cfg: DistillConfig, r: int, params, pool: dict | Non
         pooled = pool_starts(params, S - n_rest + 1, seed, pool)
         parts = [p + [np.asarray(x)[1:]] for p, x in zip(parts, pooled)]
     starts = type(rest)(*(np.concatenate(p) for p in parts))
-    beta = 1.0 if r == 0 else 0.5 ** r
+    beta = 1.0 if r == 0 else 0.5**r
     goal_flies = np.random.default_rng([int(cfg.seed), r, 1]).random(S) >= beta
     return starts, switch, cmd_vel, cmd_idx, goal_flies, beta
 
@@ -112,10 +128,22 @@ def goal_config(steering, cfg: DistillConfig) -> TrainConfig:
     """The distilled network's run config: a goal network of ``cfg.hidden`` layers for the teacher's fly, at its speed."""
     teacher = TrainConfig.build(None, **runs.read_run_config(steering.folder / steering.switch["hover"].name))
     params = steering.params
-    return TrainConfig.build(None, task="goal", asymmetric=teacher.asymmetric, fly=teacher.fly, control_ms=teacher.control_ms,
-                             layers=[params.n_inputs + 3, *cfg.hidden, params.n_outputs], activations="tanh", speed=steering.speed,
-                             seconds=cfg.seconds, segment=list(cfg.segment), seed=cfg.seed, start_pool=cfg.start_pool,
-                             replay_seconds=cfg.replay_seconds, anim_seconds=cfg.anim_seconds)
+    return TrainConfig.build(
+        None,
+        task="goal",
+        asymmetric=teacher.asymmetric,
+        fly=teacher.fly,
+        control_ms=teacher.control_ms,
+        layers=[params.n_inputs + 3, *cfg.hidden, params.n_outputs],
+        activations="tanh",
+        speed=steering.speed,
+        seconds=cfg.seconds,
+        segment=list(cfg.segment),
+        seed=cfg.seed,
+        start_pool=cfg.start_pool,
+        replay_seconds=cfg.replay_seconds,
+        anim_seconds=cfg.anim_seconds,
+    )
 
 
 def initial_genes(layers, seed: int) -> np.ndarray:
@@ -123,12 +151,18 @@ def initial_genes(layers, seed: int) -> np.ndarray:
     from animat.evolve.network import flatten, param_shapes
 
     rng = np.random.default_rng([int(seed), 7])
-    params = {name: (rng.standard_normal(shape) / np.sqrt(shape[1]) if name.startswith("W") else np.zeros(shape)).astype(np.float32)
-              for name, shape in param_shapes(layers)}
+    params = {
+        name: (rng.standard_normal(shape) / np.sqrt(shape[1]) if name.startswith("W") else np.zeros(shape)).astype(
+            np.float32
+        )
+        for name, shape in param_shapes(layers)
+    }
     return np.asarray(flatten(params, layers), np.float32)
 
 
-def fit(genes: np.ndarray, layers, activations, X: np.ndarray, Y: np.ndarray, cfg: DistillConfig, r: int) -> tuple[np.ndarray, float]:
+def fit(
+    genes: np.ndarray, layers, activations, X: np.ndarray, Y: np.ndarray, cfg: DistillConfig, r: int
+) -> tuple[np.ndarray, float]:
     """``genes`` fitted to ``X (N, n_in) -> Y (N, n_out)`` (Adam, a fresh optimiser each round at
     ``learning_rate · decay^r``, ``epochs`` passes in minibatches of ``batch`` drawn from ``cfg.seed`` and ``r``);
     returns ``(genes, mean loss of the last pass)``."""
@@ -138,7 +172,7 @@ def fit(genes: np.ndarray, layers, activations, X: np.ndarray, Y: np.ndarray, cf
 
     from animat.evolve.network import activate, flatten, unflatten
 
-    opt = optax.adam(cfg.learning_rate * cfg.decay ** r)
+    opt = optax.adam(cfg.learning_rate * cfg.decay**r)
     loss = lambda p, x, y: jnp.mean((activate(p, x.T, activations).T - y) ** 2)
 
     @jax.jit
@@ -156,20 +190,33 @@ def fit(genes: np.ndarray, layers, activations, X: np.ndarray, Y: np.ndarray, cf
         order = rng.permutation(n)
         last = []
         for i in range(0, n - bs + 1, bs):
-            p, state, value = step(p, state, X[order[i:i + bs]], Y[order[i:i + bs]])
+            p, state, value = step(p, state, X[order[i : i + bs]], Y[order[i : i + bs]])
             last.append(value)
-    return np.asarray(flatten({k: np.asarray(v) for k, v in p.items()}, layers), np.float32), float(np.mean(jax.device_get(last)))
+    return np.asarray(flatten({k: np.asarray(v) for k, v in p.items()}, layers), np.float32), float(
+        np.mean(jax.device_get(last))
+    )
 
 
 def mse(genes, layers, activations, X, Y) -> float:
     """Mean squared error of network ``genes`` on ``X (N, n_in) -> Y (N, n_out)``."""
     from animat.evolve.network import activate, unflatten
 
-    return float(np.mean((np.asarray(activate(unflatten(genes, layers), X.T, activations)).T - Y) ** 2)) if len(X) else float("nan")
+    return (
+        float(np.mean((np.asarray(activate(unflatten(genes, layers), X.T, activations)).T - Y) ** 2))
+        if len(X)
+        else float("nan")
+    )
 
 
-def distill(steering, cfg: DistillConfig, out: Path, *, resume: bool = False, teacher: str | None = None,
-            on_round: Callable[[dict], Any] | None = None) -> dict:
+def distill(
+    steering,
+    cfg: DistillConfig,
+    out: Path,
+    *,
+    resume: bool = False,
+    teacher: str | None = None,
+    on_round: Callable[[dict], Any] | None = None,
+) -> dict:
     """DAgger from ``steering``'s switch networks (a :class:`animat.fly.steering.Steering` with every command)
     into a goal network, written to run directory ``out``: ``config.json`` (the goal network's
     :class:`TrainConfig` + ``distilled``: the teacher, its digest and ``cfg``), ``metrics.csv`` (per round: β,
@@ -185,9 +232,9 @@ def distill(steering, cfg: DistillConfig, out: Path, *, resume: bool = False, te
     from animat.evolve.genome import Genome
     from animat.evolve.genome_file import save_genome
     from animat.evolve.network import layer_activations
+    from animat.fly.report import distill_plot
     from animat.fly.tracking import read_start_pool
     from animat.fly.train import task_replay
-    from animat.fly.report import distill_plot
 
     check_teacher(steering)
     out = Path(out)
@@ -198,28 +245,56 @@ def distill(steering, cfg: DistillConfig, out: Path, *, resume: bool = False, te
     if resume:
         stored = runs.read_run_config(out, "a fly distill run directory").get("distilled", {})
         if stored.get("teacher_sha256") != digest:
-            raise ConfigError(f"--resume {str(out)!r}: the switch networks differ from the ones this run distilled (teacher sha256)")
+            raise ConfigError(
+                f"--resume {str(out)!r}: the switch networks differ from the ones this run distilled (teacher sha256)"
+            )
     pool_record = {}
     pool = None
     if cfg.start_pool is not None:
         pool = read_start_pool(cfg.start_pool, runs.read_run_config(out).get("start_pool_sha256") if resume else None)
         pool_record = {"start_pool_sha256": runs.sha256_hex(Path(cfg.start_pool).read_bytes())}
-    record = {**train_cfg.__dict__, **pool_record,
-              "distilled": {"teacher": str(steering.folder) if teacher is None else teacher, "teacher_sha256": digest, **cfg.__dict__}}
+    record = {
+        **train_cfg.__dict__,
+        **pool_record,
+        "distilled": {
+            "teacher": str(steering.folder) if teacher is None else teacher,
+            "teacher_sha256": digest,
+            **cfg.__dict__,
+        },
+    }
     runs.atomic_write_json(out / "config.json", record)  # on resume: the same, but for a grown ``rounds``
     teachers = tuple({k: jnp.asarray(v) for k, v in steering.switch[c].genome.params.items()} for c in COMMANDS)
-    flights = dagger_rollouts(params, tuple(tuple(steering.switch[c].genome.activations) for c in COMMANDS), activations)
+    flights = dagger_rollouts(
+        params, tuple(tuple(steering.switch[c].genome.activations) for c in COMMANDS), activations
+    )
 
     def fly_round(r: int, genes: np.ndarray):
         from animat.evolve.network import unflatten
 
         starts, switch, cmd_vel, cmd_idx, goal_flies, beta = round_flights(steering, cfg, r, params, pool)
         net = {k: jnp.asarray(v) for k, v in unflatten(genes, layers).items()}
-        X, Y, alive = jax.device_get(flights(teachers, net, jnp.asarray(goal_flies), jax.tree_util.tree_map(jnp.asarray, starts),
-                                             jnp.asarray(switch), jnp.asarray(cmd_vel), jnp.asarray(cmd_idx)))
+        X, Y, alive = jax.device_get(
+            flights(
+                teachers,
+                net,
+                jnp.asarray(goal_flies),
+                jax.tree_util.tree_map(jnp.asarray, starts),
+                jnp.asarray(switch),
+                jnp.asarray(cmd_vel),
+                jnp.asarray(cmd_idx),
+            )
+        )
         crashed = ~alive[:, -1]
-        return X[alive], Y[alive], {"beta": beta, "goal_episodes": int(goal_flies.sum()), "goal_crashes": int((crashed & goal_flies).sum()),
-                                     "teacher_crashes": int((crashed & ~goal_flies).sum())}
+        return (
+            X[alive],
+            Y[alive],
+            {
+                "beta": beta,
+                "goal_episodes": int(goal_flies.sum()),
+                "goal_crashes": int((crashed & goal_flies).sum()),
+                "teacher_crashes": int((crashed & ~goal_flies).sum()),
+            },
+        )
 
     genes, flown, rows, data = initial_genes(layers, cfg.seed), [], [], ([], [])
     if resume and (out / "checkpoints").is_dir():
@@ -239,21 +314,43 @@ def distill(steering, cfg: DistillConfig, out: Path, *, resume: bool = False, te
         on_policy = mse(genes, layers, activations, X, Y) if row["goal_episodes"] else None
         genes, loss = fit(genes, layers, activations, np.concatenate(data[0]), np.concatenate(data[1]), cfg, r)
         if not np.isfinite(genes).all():
-            raise ConfigError(f"distillation diverged in round {r} (non-finite weights); lower learning_rate (now {cfg.learning_rate})")
-        rows.append({"round": r, **row, "samples": int(sum(len(x) for x in data[0])), "on_policy_loss": on_policy, "loss": loss,
-                     "seconds": time.perf_counter() - t0})
+            raise ConfigError(
+                f"distillation diverged in round {r} (non-finite weights); lower learning_rate (now {cfg.learning_rate})"
+            )
+        rows.append(
+            {
+                "round": r,
+                **row,
+                "samples": int(sum(len(x) for x in data[0])),
+                "on_policy_loss": on_policy,
+                "loss": loss,
+                "seconds": time.perf_counter() - t0,
+            }
+        )
         save_checkpoint(out, r, {"genes": genes, "flown": np.stack(flown)}, {"distill_rows": rows})
         runs.atomic_write_csv(out / "metrics.csv", rows, METRICS)
         if on_round is not None:
             on_round(rows[-1])
     seconds = sum(float(r["seconds"]) for r in rows)
-    save_genome(out / "best_genome.npz", Genome(layers, genes, activations), float("nan"),
-                {"fly": params.to_dict(), "task": "goal", "distilled": True})
+    save_genome(
+        out / "best_genome.npz",
+        Genome(layers, genes, activations),
+        float("nan"),
+        {"fly": params.to_dict(), "task": "goal", "distilled": True},
+    )
     distill_plot(rows, out / "plots" / "distill.png", title=f"goal network distilled from {steering.folder.name}")
     flight = task_replay(train_cfg, out)
-    summary = {"task": "goal", "distilled": True, "rounds": len(rows), "samples": rows[-1]["samples"], "final_loss": rows[-1]["loss"],
-               "final_on_policy_loss": rows[-1]["on_policy_loss"], "goal_crashes": sum(int(r["goal_crashes"]) for r in rows),
-               "train_seconds": seconds, "generations": 0,
-               **{f"replay_{k}": v for k, v in flight.items()}}
+    summary = {
+        "task": "goal",
+        "distilled": True,
+        "rounds": len(rows),
+        "samples": rows[-1]["samples"],
+        "final_loss": rows[-1]["loss"],
+        "final_on_policy_loss": rows[-1]["on_policy_loss"],
+        "goal_crashes": sum(int(r["goal_crashes"]) for r in rows),
+        "train_seconds": seconds,
+        "generations": 0,
+        **{f"replay_{k}": v for k, v in flight.items()},
+    }
     runs.atomic_write_json(out / "summary.json", summary)
     return summary

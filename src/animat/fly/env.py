@@ -79,7 +79,9 @@ def control_tick(params: FlyParams, task: str = "hover"):
     The fly is simulated as a batch of two identical flies: XLA compiles a batch of one to scalar code
     that rounds differently from the vectorised code that trains the GA's populations
     (:func:`animat.fly.rollout.simulate_population` does the same)."""
-    observation = {"hover": lambda state, anchor: observe(params, state, anchor), "steer": _steer_observation(params)}[task]
+    observation = {"hover": lambda state, anchor: observe(params, state, anchor), "steer": _steer_observation(params)}[
+        task
+    ]
 
     def tick(state, action, *where):
         target = wing_targets(params, action)
@@ -105,8 +107,14 @@ class FlyEnv(gym.Env):
     task = "hover"  # control_tick's observation
     extra_inputs = 0  # observation entries after the network's inputs
 
-    def __init__(self, params: FlyParams | None = None, seconds: float = 3.0, asymmetric: bool | None = None,
-                 start_scale: float = 1.0, noise: float = 0.0):
+    def __init__(
+        self,
+        params: FlyParams | None = None,
+        seconds: float = 3.0,
+        asymmetric: bool | None = None,
+        start_scale: float = 1.0,
+        noise: float = 0.0,
+    ):
         params = params or FlyParams()
         if not isinstance(params, FlyParams):
             raise ConfigError(f"params must be a FlyParams (animat.fly.model), got {type(params).__name__}")
@@ -119,7 +127,9 @@ class FlyEnv(gym.Env):
         self.tick = 0
         self._tick = control_tick(self.params, self.task)
         self.action_space = gym.spaces.Box(-1.0, 1.0, shape=(self.params.n_outputs,), dtype=np.float32)
-        self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(self.params.n_inputs + self.extra_inputs,), dtype=np.float32)
+        self.observation_space = gym.spaces.Box(
+            -np.inf, np.inf, shape=(self.params.n_inputs + self.extra_inputs,), dtype=np.float32
+        )
         self.state = self.anchor = None
 
     def start(self, scale: float) -> FlyState:
@@ -160,7 +170,11 @@ class FlyEnv(gym.Env):
         return obs
 
     def _info(self) -> dict:
-        return {"time": self.tick * self.params.control_dt, "crashed": bool(self.state.crashed), "crashes": self.crashes}
+        return {
+            "time": self.tick * self.params.control_dt,
+            "crashed": bool(self.state.crashed),
+            "crashes": self.crashes,
+        }
 
     def step(self, action):
         if self.state is None:
@@ -176,7 +190,13 @@ class FlyEnv(gym.Env):
             reward *= self.n_ticks - self.tick + 1  # the frozen state's reward for the rest of the episode
         if self._next_command():  # the observation shows the new command, relative to where it began
             net_obs = self._observation()
-        return self._observe(net_obs), float(reward), terminated, self.tick >= self.n_ticks and not terminated, self._info()
+        return (
+            self._observe(net_obs),
+            float(reward),
+            terminated,
+            self.tick >= self.n_ticks and not terminated,
+            self._info(),
+        )
 
     def _next_command(self) -> bool:
         """Switch task after a tick if due (FlySteer); True if the observation must be recomputed."""
@@ -214,10 +234,20 @@ class FlySteerEnv(FlyEnv):
     task = "steer"
     extra_inputs = 3
 
-    def __init__(self, params: FlyParams | None = None, seconds: float = 10.0, asymmetric: bool | None = True,
-                 start_scale: float = 1.0, noise: float = 0.0, speed: float = 1.0,
-                 change_seconds: tuple[float, float] = (1.0, 3.0), commands: tuple[str, ...] = COMMANDS,
-                 script: str | None = None, across: float = 2.0, tilt: float = 4.0):
+    def __init__(
+        self,
+        params: FlyParams | None = None,
+        seconds: float = 10.0,
+        asymmetric: bool | None = True,
+        start_scale: float = 1.0,
+        noise: float = 0.0,
+        speed: float = 1.0,
+        change_seconds: tuple[float, float] = (1.0, 3.0),
+        commands: tuple[str, ...] = COMMANDS,
+        script: str | None = None,
+        across: float = 2.0,
+        tilt: float = 4.0,
+    ):
         super().__init__(params, seconds, asymmetric, start_scale, noise)
         self.speed = float(require("speed", speed, gt=0))
         lo, hi = (float(x) for x in change_seconds)
@@ -244,7 +274,12 @@ class FlySteerEnv(FlyEnv):
         if segments is None:
             segments, total = [], 0.0
             while total < self.seconds:
-                segments.append((self.commands[int(self.np_random.integers(len(self.commands)))], float(self.np_random.uniform(*self.change_seconds))))
+                segments.append(
+                    (
+                        self.commands[int(self.np_random.integers(len(self.commands)))],
+                        float(self.np_random.uniform(*self.change_seconds)),
+                    )
+                )
                 total += segments[-1][1]
         starts = np.round(np.cumsum([0.0] + [s for _, s in segments[:-1]]) / self.params.control_dt).astype(int)
         self.schedule = [(int(k), name) for k, (name, _) in zip(starts, segments)]
@@ -273,13 +308,20 @@ class FlySteerEnv(FlyEnv):
         return False
 
     def _info(self) -> dict:
-        return {**super()._info(), "command": self.command,
-                "command_direction": direction(self.command, float(self.frame.yaw)).astype(np.float32)}
+        return {
+            **super()._info(),
+            "command": self.command,
+            "command_direction": direction(self.command, float(self.frame.yaw)).astype(np.float32),
+        }
 
     def cost(self) -> float:
         frame = self.frame._replace(ticks=np.int32(self.tick - self.command_start))
         error = np.asarray(self._error(self.state, frame, self.cmd_vel), np.float64)
-        return -float(tracking(error[None], self.cmd_vel[None], self.state.quat[None], self.params.body_length, self.across, self.tilt))
+        return -float(
+            tracking(
+                error[None], self.cmd_vel[None], self.state.quat[None], self.params.body_length, self.across, self.tilt
+            )
+        )
 
 
 def register() -> None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import select
 import time
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 
@@ -21,12 +22,19 @@ from animat.errors import ConfigError
 QUIT = "quit"
 ESC = 0x1B
 KEYS = {
-    b"\x1b[A": "forward", b"\x1bOA": "forward",  # arrows (normal and application cursor mode)
-    b"\x1b[B": "back", b"\x1bOB": "back",
-    b"\x1b[D": "left", b"\x1bOD": "left",
-    b"\x1b[C": "right", b"\x1bOC": "right",
-    b"\x1b[5~": "up", b"\x1b[6~": "down",  # page up, page down
-    b" ": "hover", b"q": QUIT, b"Q": QUIT,
+    b"\x1b[A": "forward",
+    b"\x1bOA": "forward",  # arrows (normal and application cursor mode)
+    b"\x1b[B": "back",
+    b"\x1bOB": "back",
+    b"\x1b[D": "left",
+    b"\x1bOD": "left",
+    b"\x1b[C": "right",
+    b"\x1bOC": "right",
+    b"\x1b[5~": "up",
+    b"\x1b[6~": "down",  # page up, page down
+    b" ": "hover",
+    b"q": QUIT,
+    b"Q": QUIT,
 }
 HELP = "arrows: forward/back/left/right   page up/down: up/down   space: hover   q: quit"
 
@@ -90,10 +98,12 @@ class TerminalKeys:
         except (AttributeError, OSError, ValueError):  # no stdin, or one without a file descriptor
             ok = False
         if not ok:
-            raise ConfigError("--interactive reads keys from a terminal, but stdin is not one; run it in a terminal or give --commands")
+            raise ConfigError(
+                "--interactive reads keys from a terminal, but stdin is not one; run it in a terminal or give --commands"
+            )
         return fd
 
-    def __enter__(self) -> "TerminalKeys":
+    def __enter__(self) -> TerminalKeys:
         import termios
         import tty
 
@@ -120,8 +130,15 @@ def status_line(record: dict, note: str = "") -> str:
     return line + ("   CRASHED" if record["crashed"] else "") + (f"   ({note})" if note else "")
 
 
-def fly_live(pilot, keys: KeySource, *, status: Callable[[dict, str], None] | None = None, realtime: bool = True,
-             status_every: float = 0.1, clock: Callable[[], float] = time.monotonic) -> list[dict]:
+def fly_live(
+    pilot,
+    keys: KeySource,
+    *,
+    status: Callable[[dict, str], None] | None = None,
+    realtime: bool = True,
+    status_every: float = 0.1,
+    clock: Callable[[], float] = time.monotonic,
+) -> list[dict]:
     """Fly ``pilot`` (``command(name)``, ``tick() -> record``, ``dt`` s) under the keys of ``keys`` until
     q, Ctrl-C or a crash; returns the records of its ticks. With ``realtime`` each tick waits for its
     moment on ``clock`` (reading keys meanwhile), else ticks follow each other at once (one read each).

@@ -13,7 +13,7 @@ direction). The prediction is exact here: the pilot's own physics is the world's
 from __future__ import annotations
 
 import functools
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -43,8 +43,17 @@ def lookahead_rollout(params, activations: tuple[str, ...], goal: bool, ticks: i
     return jax.jit(jax.vmap(one, in_axes=(0, None, None, None)))
 
 
-def lookahead_cost(position: np.ndarray, velocity: np.ndarray, direction: np.ndarray, anchor: np.ndarray, elapsed_ticks: int, *,
-                   speed: float, body_length: float, dt: float) -> np.ndarray:
+def lookahead_cost(
+    position: np.ndarray,
+    velocity: np.ndarray,
+    direction: np.ndarray,
+    anchor: np.ndarray,
+    elapsed_ticks: int,
+    *,
+    speed: float,
+    body_length: float,
+    dt: float,
+) -> np.ndarray:
     """Cost ``(K,)`` of ``K`` predicted flights, ``position`` and ``velocity (K, H, 3)`` (u, u/s, world), ``elapsed_ticks``
     after the command began; lower is better. A direction command (unit ``direction (3,)``): over the
     whole 0.5 s windows of the prediction that the score reads (those after the hand-over), the sum of
@@ -60,8 +69,10 @@ def lookahead_cost(position: np.ndarray, velocity: np.ndarray, direction: np.nda
     n = (velocity.shape[1] - skip) // window
     if n < 1:
         return np.zeros(len(velocity))
-    means = velocity[:, skip:skip + n * window].reshape(len(velocity), n, window, 3).mean(axis=2)
-    return ((outside_cone(means, direction, CONE_DEG) + SPEED_WEIGHT * np.abs(means @ direction - speed)) / speed).sum(axis=-1)
+    means = velocity[:, skip : skip + n * window].reshape(len(velocity), n, window, 3).mean(axis=2)
+    return ((outside_cone(means, direction, CONE_DEG) + SPEED_WEIGHT * np.abs(means @ direction - speed)) / speed).sum(
+        axis=-1
+    )
 
 
 def stack(nets: Sequence[dict]) -> dict:

@@ -46,7 +46,9 @@ class FlyParams:
     angle_limits: tuple[float, float, float] = option((math.pi / 3, 0.4, 0.2), "± (flap, feather, sweep), rad", ge=0)
     # Angular-speed limits (rad/s). 30 rad/s flap lets a fast-down/slow-up feathering stroke lift
     # ~1.8× the weight (tests/fly/test_physics.py); the original had none.
-    speed_limits: tuple[float, float, float] = option((30.0, 20.0, 10.0), "Wing angular-speed limits (flap, feather, sweep), rad/s", gt=0)
+    speed_limits: tuple[float, float, float] = option(
+        (30.0, 20.0, 10.0), "Wing angular-speed limits (flap, feather, sweep), rad/s", gt=0
+    )
     dt: float = option(0.001, "Physics step, s", gt=0)
     control_dt: float = option(0.01, "The network sets new wing targets this often, s", gt=0)
     wing_elements: int = option(2, "Each wing is split into wing_elements² sub-triangles for the air force", ge=1)
@@ -61,7 +63,9 @@ class FlyParams:
         if abs(ratio - round(ratio)) > 1e-6 or round(ratio) < 1:
             raise ConfigError(f"control_dt ({self.control_dt} s) must be a whole multiple of dt ({self.dt} s)")
         if not self.max_speed > 0 or not self.max_angular_speed > 0:
-            raise ConfigError(f"max_speed and max_angular_speed must be > 0, got {self.max_speed} and {self.max_angular_speed}")
+            raise ConfigError(
+                f"max_speed and max_angular_speed must be > 0, got {self.max_speed} and {self.max_angular_speed}"
+            )
 
     @property
     def steps_per_control(self) -> int:
@@ -89,11 +93,13 @@ class FlyParams:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, values: dict) -> "FlyParams":
+    def from_dict(cls, values: dict) -> FlyParams:
         check_known((f.name for f in fields(cls)), values, "fly parameter")
-        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})  # checked before any arithmetic
+        return cls(
+            **{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+        )  # checked before any arithmetic
 
-    def with_(self, **changes) -> "FlyParams":
+    def with_(self, **changes) -> FlyParams:
         return replace(self, **changes)
 
 

@@ -55,7 +55,9 @@ def animation_frames(params: FlyParams, traj: Trajectory, t: np.ndarray, seconds
     return frames, idx, real_fps
 
 
-def write_replay(params: FlyParams, genome: Genome, seconds: float, out: Path, *, anim_seconds: float = 6.0, title: str = "fly") -> dict:
+def write_replay(
+    params: FlyParams, genome: Genome, seconds: float, out: Path, *, anim_seconds: float = 6.0, title: str = "fly"
+) -> dict:
     """Fly ``genome`` for ``seconds`` and write into ``out``: ``trajectory.npz``, ``plots/height.png``,
     ``plots/topview.png``, ``plots/wings.png``, ``media/flight.gif``. Returns the flight summary."""
     out = Path(out)
@@ -71,11 +73,35 @@ def write_replay(params: FlyParams, genome: Genome, seconds: float, out: Path, *
     )
     summary = flight_summary(params, t, traj.pos, traj.wing, traj.crashed)
     summary.update({f"check_{k}": v for k, v in acceptance(summary).items()})
-    plots.height_plot(t, traj.pos[:, 2], out / "plots" / "height.png", start=0.0, floor=-2 * L, body_length=L, title=f"{title}: height", unit=UNIT)
-    plots.topview_plot(traj.pos[:, 0], traj.pos[:, 1], out / "plots" / "topview.png", body_length=L, title=f"{title}: top view", unit=UNIT)
+    plots.height_plot(
+        t,
+        traj.pos[:, 2],
+        out / "plots" / "height.png",
+        start=0.0,
+        floor=-2 * L,
+        body_length=L,
+        title=f"{title}: height",
+        unit=UNIT,
+    )
+    plots.topview_plot(
+        traj.pos[:, 0],
+        traj.pos[:, 1],
+        out / "plots" / "topview.png",
+        body_length=L,
+        title=f"{title}: top view",
+        unit=UNIT,
+    )
     n = min(len(t), int(round(3.0 / params.control_dt)))
     names = ("flap", "feather", "sweep")
-    plots.series_plot(t[:n], {f"right {a}": traj.wing[:n, 0, i] for i, a in enumerate(names)}, out / "plots" / "wings.png", ylabel="angle (rad)", title=f"{title}: wing angles (first 3 s)")
+    plots.series_plot(
+        t[:n],
+        {f"right {a}": traj.wing[:n, 0, i] for i, a in enumerate(names)},
+        out / "plots" / "wings.png",
+        ylabel="angle (rad)",
+        title=f"{title}: wing angles (first 3 s)",
+    )
     frames, idx, real_fps = animation_frames(params, traj, t, min(anim_seconds, seconds))
-    animate_body(frames, out / "media" / "flight.gif", fps=real_fps, trail=traj.pos[idx], times=t[idx], title=title, unit=UNIT)
+    animate_body(
+        frames, out / "media" / "flight.gif", fps=real_fps, trail=traj.pos[idx], times=t[idx], title=title, unit=UNIT
+    )
     return summary

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -42,10 +43,19 @@ def build(run_dir: Path, params=None, **_) -> Scene:
     params = params if params is not None else _params(Path(run_dir), notes)
     idx = frame_indices(traj["t"])
     pos = traj["position"][idx]
-    body, wings = fly_points_world(params, pos, traj["quaternion"][idx], traj["wing_angles"][idx].reshape(len(idx), 2, 3))
+    body, wings = fly_points_world(
+        params, pos, traj["quaternion"][idx], traj["wing_angles"][idx].reshape(len(idx), 2, 3)
+    )
     scene = Scene(traj["t"][idx], units=UNIT, follow=pos, focus=3 * params.body_length, notes=notes)
     scene.add_mesh("body", body, box_triangles(), color=(0.55, 0.35, 0.2), flat=True)
-    scene.add_mesh("wings", wings.reshape(len(idx), 6, 3), np.array([[0, 1, 2], [3, 4, 5]]), color=(0.1, 0.7, 0.85), opacity=0.7, flat=True)
+    scene.add_mesh(
+        "wings",
+        wings.reshape(len(idx), 6, 3),
+        np.array([[0, 1, 2], [3, 4, 5]]),
+        color=(0.1, 0.7, 0.85),
+        opacity=0.7,
+        flat=True,
+    )
     scene.add_path("path", pos)
     if "command" in traj:  # a steered flight (animat fly steer): the active command under the clock
         scene.captions = [f"command: {c}" for c in traj["command"][idx].astype(str)]
@@ -65,7 +75,10 @@ def distill_plot(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike, tit
 
     r = column(rows, "round")
     fig, (a1, a2) = subplots(2, 1, figsize=(7.0, 5.6), sharex=True)
-    for key, label, colour in (("loss", "after fitting (all records)", "C0"), ("on_policy_loss", "before fitting (the round's new records)", "C3")):
+    for key, label, colour in (
+        ("loss", "after fitting (all records)", "C0"),
+        ("on_policy_loss", "before fitting (the round's new records)", "C3"),
+    ):
         y = column(rows, key)
         ok = np.isfinite(y) & (y > 0)
         a1.plot(r[ok], y[ok], color=colour, lw=1.6, marker="o", ms=3, label=label)

@@ -7,7 +7,8 @@ population is the same function under ``vmap`` — one jitted call simulates eve
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -86,7 +87,9 @@ def population_rollout(params: FlyParams, activations: tuple[str, ...], n_ticks:
     Trajectory (P, S, T, ...)``: every network flies from every start with that start's sensor noise."""
 
     def run(nets, starts, noise):
-        per_net = lambda net: jax.vmap(lambda s0, n: rollout(params, net, activations, n_ticks, s0, n)[1])(starts, noise)
+        per_net = lambda net: jax.vmap(lambda s0, n: rollout(params, net, activations, n_ticks, s0, n)[1])(
+            starts, noise
+        )
         return jax.vmap(per_net)(nets)
 
     return jax.jit(run)
@@ -106,8 +109,10 @@ def start_states(params: FlyParams, n: int, seed: int = 0, scale: float = 1.0) -
     omega = np.zeros((n, 3), np.float32)
     omega[1:, 0] = rng.uniform(-0.5, 0.5, m) * scale
     wing = np.zeros((n, 2, 3), np.float32)
-    wing[1:] = (rng.uniform(-0.5, 0.5, (m, 1, 3)) * min(scale, 2.0) * np.asarray(params.angle_limits))
-    return FlyState(pos=np.zeros((n, 3), np.float32), vel=vel, quat=quat, omega=omega, wing=wing, crashed=np.zeros(n, bool))
+    wing[1:] = rng.uniform(-0.5, 0.5, (m, 1, 3)) * min(scale, 2.0) * np.asarray(params.angle_limits)
+    return FlyState(
+        pos=np.zeros((n, 3), np.float32), vel=vel, quat=quat, omega=omega, wing=wing, crashed=np.zeros(n, bool)
+    )
 
 
 def n_ticks_for(params: FlyParams, seconds: float) -> int:
@@ -122,7 +127,9 @@ def sensor_noise(params: FlyParams, n_starts: int, n_ticks: int, std: float, see
     return noise
 
 
-def simulate_population(params: FlyParams, nets, activations: Sequence[str], seconds: float, starts: FlyState | None = None, noise=None) -> Trajectory:
+def simulate_population(
+    params: FlyParams, nets, activations: Sequence[str], seconds: float, starts: FlyState | None = None, noise=None
+) -> Trajectory:
     """Simulate every network of the stacked tree ``nets`` for ``seconds``.
 
     Without ``starts``: from rest at the origin, arrays ``(P, T, ...)``; with ``starts`` (a FlyState

@@ -24,7 +24,9 @@ def stack_ticks(records: list[dict]) -> dict[str, np.ndarray]:
     return {k: np.array([r[k] for r in records]) for k in TICK_KEYS}
 
 
-def fly_request(source: str, opts, *, interactive: bool = False) -> tuple[dict[str, np.ndarray], FlyParams, float, np.ndarray]:
+def fly_request(
+    source: str, opts, *, interactive: bool = False
+) -> tuple[dict[str, np.ndarray], FlyParams, float, np.ndarray]:
     """Fly what ``animat fly steer`` asks: ``opts`` (:class:`~animat.fly.options.SteerOptions`) with its command
     script, or the keyboard (``interactive``), over the steering set ``source`` (a directory or
     ``pretrained:NAME``). Every input is checked (one-line errors) before the flight. Returns the
@@ -48,12 +50,23 @@ def fly_request(source: str, opts, *, interactive: bool = False) -> tuple[dict[s
             raise ConfigError("the flight ended before its first control tick; nothing to write")
         flight = stack_ticks(records)
     else:
-        flight = fly_script(steering, script, controller=opts.controller, speed=opts.speed, seed=opts.seed, lookahead=opts.lookahead)
+        flight = fly_script(
+            steering, script, controller=opts.controller, speed=opts.speed, seed=opts.seed, lookahead=opts.lookahead
+        )
     return flight, pilot.params, pilot.speed, start
 
 
-def write_steer_run(run_dir: Path, flight: dict[str, np.ndarray], *, params: FlyParams, speed: float, config: dict,
-                    anim_seconds: float, start=None, title: str = "fly steer") -> dict:
+def write_steer_run(
+    run_dir: Path,
+    flight: dict[str, np.ndarray],
+    *,
+    params: FlyParams,
+    speed: float,
+    config: dict,
+    anim_seconds: float,
+    start=None,
+    title: str = "fly steer",
+) -> dict:
     """Write a steered ``flight`` (the arrays of :data:`TICK_KEYS`, as ``fly_script`` returns them) into
     ``run_dir``: ``config.json`` (``config``), ``trajectory.npz`` (``t``, ``position``, ``velocity``,
     ``command_direction``, ``command``, ``quaternion``, ``wing_angles (T, 6)``, ``crashed``, and ``network``: the
@@ -72,21 +85,65 @@ def write_steer_run(run_dir: Path, flight: dict[str, np.ndarray], *, params: Fly
     crashed = np.asarray(flight["crashed"], bool)
     runs.atomic_write_json(run_dir / "config.json", config)
     network = {"network": np.asarray(flight["network"]).astype(str)} if "network" in flight else {}
-    runs.atomic_save_npz(run_dir / "trajectory.npz", t=t, position=pos, velocity=vel, command_direction=direction, command=command,
-                         quaternion=quat, wing_angles=wing.reshape(len(t), 6), crashed=crashed, **network)
+    runs.atomic_save_npz(
+        run_dir / "trajectory.npz",
+        t=t,
+        position=pos,
+        velocity=vel,
+        command_direction=direction,
+        command=command,
+        quaternion=quat,
+        wing_angles=wing.reshape(len(t), 6),
+        crashed=crashed,
+        **network,
+    )
     flown = {}
     if network:
         ticks = np.asarray(flight["t"], float)
-        dt = ticks[1] - ticks[0] if len(ticks) > 1 else ticks[0]  # a flight's samples are every control tick from t = dt
-        flown = {str(n): round(int(k) * float(dt), 6) for n, k in zip(*np.unique(network["network"], return_counts=True))}
-    summary = {**config, "seconds": float(t[-1]), **({"network_seconds": flown} if flown else {}),
-               **steer_score(t, pos, vel, command, direction, crashed, speed=speed, body_length=params.body_length,
-                                 start=np.zeros(3) if start is None else start)}
+        dt = (
+            ticks[1] - ticks[0] if len(ticks) > 1 else ticks[0]
+        )  # a flight's samples are every control tick from t = dt
+        flown = {
+            str(n): round(int(k) * float(dt), 6) for n, k in zip(*np.unique(network["network"], return_counts=True))
+        }
+    summary = {
+        **config,
+        "seconds": float(t[-1]),
+        **({"network_seconds": flown} if flown else {}),
+        **steer_score(
+            t,
+            pos,
+            vel,
+            command,
+            direction,
+            crashed,
+            speed=speed,
+            body_length=params.body_length,
+            start=np.zeros(3) if start is None else start,
+        ),
+    }
     runs.atomic_write_json(run_dir / "summary.json", summary)
-    plots.commanded_velocity_plot(t, vel, direction * speed, command, run_dir / "plots" / "velocity.png",
-                                  title=f"{title}: commanded (dashed) and actual velocity", unit=UNIT)
+    plots.commanded_velocity_plot(
+        t,
+        vel,
+        direction * speed,
+        command,
+        run_dir / "plots" / "velocity.png",
+        title=f"{title}: commanded (dashed) and actual velocity",
+        unit=UNIT,
+    )
     plots.path_views_plot(pos, command, run_dir / "plots" / "path.png", body_length=params.body_length, title=title)
-    frames, idx, fps = animation_frames(params, Trajectory(pos, quat, wing, crashed), t, min(anim_seconds, float(t[-1])))
-    animate_body(frames, run_dir / "media" / "flight.gif", fps=fps, trail=pos[idx], times=t[idx],
-                 captions=[f"command: {c}" for c in command[idx]], title=title, unit=UNIT)
+    frames, idx, fps = animation_frames(
+        params, Trajectory(pos, quat, wing, crashed), t, min(anim_seconds, float(t[-1]))
+    )
+    animate_body(
+        frames,
+        run_dir / "media" / "flight.gif",
+        fps=fps,
+        trail=pos[idx],
+        times=t[idx],
+        captions=[f"command: {c}" for c in command[idx]],
+        title=title,
+        unit=UNIT,
+    )
     return summary

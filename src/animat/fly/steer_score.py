@@ -60,8 +60,19 @@ def sample_interval(t: np.ndarray) -> float:
     return dt
 
 
-def score_segment(t: np.ndarray, position: np.ndarray, velocity: np.ndarray, name: str, direction: np.ndarray, crashed: np.ndarray,
-                  anchor: np.ndarray, *, speed: float, body_length: float, dt: float) -> dict:
+def score_segment(
+    t: np.ndarray,
+    position: np.ndarray,
+    velocity: np.ndarray,
+    name: str,
+    direction: np.ndarray,
+    crashed: np.ndarray,
+    anchor: np.ndarray,
+    *,
+    speed: float,
+    body_length: float,
+    dt: float,
+) -> dict:
     """The score of one segment's samples: ``t (n,)`` s, ``position (n, 3)`` u, ``velocity (n, 3)`` u/s,
     ``crashed (n,)``, its command ``name`` and world-frame unit ``direction (3,)`` (zeros for hover),
     ``anchor (3,)`` u: the position when the command was given; target ``speed`` u/s."""
@@ -74,7 +85,7 @@ def score_segment(t: np.ndarray, position: np.ndarray, velocity: np.ndarray, nam
         hover_distance = float(np.linalg.norm(position - anchor, axis=1).max() / body_length)
         passed = hover_distance <= MAX_HOVER_BODY_LENGTHS
     elif windows:
-        means = velocity[hand_over:hand_over + windows * window].reshape(windows, window, 3).mean(axis=1)
+        means = velocity[hand_over : hand_over + windows * window].reshape(windows, window, 3).mean(axis=1)
         along = means @ d
         ok = along >= math.cos(math.radians(MAX_ANGLE_DEG)) * np.linalg.norm(means, axis=1)
         ok &= along > 0  # a window at rest is not on course
@@ -100,8 +111,9 @@ def score_segment(t: np.ndarray, position: np.ndarray, velocity: np.ndarray, nam
     }
 
 
-def steer_score(t, position, velocity, command, command_direction, crashed=None, *, speed: float, body_length: float,
-                start=None) -> dict:
+def steer_score(
+    t, position, velocity, command, command_direction, crashed=None, *, speed: float, body_length: float, start=None
+) -> dict:
     """Issue 21's steering score of one flight: ``t (T,)`` s, ``position (T, 3)`` u, ``velocity (T, 3)``
     u/s, ``command (T,)`` names, ``command_direction (T, 3)`` world-frame unit vectors (zeros for hover),
     ``crashed (T,)`` (default none), target ``speed`` u/s, ``body_length`` u, ``start (3,)`` u: the
@@ -113,8 +125,13 @@ def steer_score(t, position, velocity, command, command_direction, crashed=None,
     position, velocity = np.asarray(position, float), np.asarray(velocity, float)
     command_direction = np.asarray(command_direction, float)
     crashed = np.zeros(len(t), bool) if crashed is None else np.asarray(crashed, bool)
-    if not (position.shape == velocity.shape == command_direction.shape == (len(t), 3) and len(command) == len(crashed) == len(t)):
-        raise ConfigError("a steering score needs t (T,), position, velocity and command_direction (T, 3), command and crashed (T,)")
+    if not (
+        position.shape == velocity.shape == command_direction.shape == (len(t), 3)
+        and len(command) == len(crashed) == len(t)
+    ):
+        raise ConfigError(
+            "a steering score needs t (T,), position, velocity and command_direction (T, 3), command and crashed (T,)"
+        )
     if not (speed > 0 and body_length > 0):
         raise ConfigError(f"a steering score needs a target speed and a body length > 0, got {speed} and {body_length}")
     dt = sample_interval(t)
@@ -122,12 +139,24 @@ def steer_score(t, position, velocity, command, command_direction, crashed=None,
     segments = []
     for a, b in segment_bounds(names, command_direction):
         anchor = position[a - 1] if a > 0 else (position[0] if start is None else np.asarray(start, float).reshape(3))
-        seg = score_segment(t[a:b], position[a:b], velocity[a:b], str(names[a]), command_direction[a], crashed[a:b], anchor,
-                            speed=speed, body_length=body_length, dt=dt)
+        seg = score_segment(
+            t[a:b],
+            position[a:b],
+            velocity[a:b],
+            str(names[a]),
+            command_direction[a],
+            crashed[a:b],
+            anchor,
+            speed=speed,
+            body_length=body_length,
+            dt=dt,
+        )
         segments.append({"index": len(segments), **seg})
     verdicts = [s["ok"] for s in segments if s["ok"] is not None]
     fractions = [s["direction_ok_fraction"] for s in segments if s["direction_ok_fraction"] is not None]
-    hovers = [s["max_hover_distance_body_lengths"] for s in segments if s["max_hover_distance_body_lengths"] is not None]
+    hovers = [
+        s["max_hover_distance_body_lengths"] for s in segments if s["max_hover_distance_body_lengths"] is not None
+    ]
     return {
         "all_ok": bool(verdicts) and all(verdicts),
         "segments_ok": int(sum(verdicts)),

@@ -19,9 +19,10 @@ networks a 1 s lookahead scores best (:mod:`animat.fly.lookahead`); ``lookahead=
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -76,14 +77,18 @@ def load_network(folder: Path, name: str, goal: bool) -> Network:
 
     where = folder / str(name)
     if not (where / "best_genome.npz").is_file():
-        raise CheckpointError(f"steering directory {str(folder)!r} lists network {name!r}, but {str(where)!r} holds no best_genome.npz")
+        raise CheckpointError(
+            f"steering directory {str(folder)!r} lists network {name!r}, but {str(where)!r} holds no best_genome.npz"
+        )
     cfg = TrainConfig.build(None, **runs.read_run_config(where, "a fly training run directory"))
     genome = load_genome(where / "best_genome.npz").genome
     params = cfg.fly_params()
     inputs = params.n_inputs + (3 if goal else 0)
     if genome.layers[0] != inputs or genome.layers[-1] != params.n_outputs:
-        raise ConfigError(f"network {str(where)!r} (layers {list(genome.layers)}) does not fit its fly as a "
-                          f"{'goal' if goal else 'switch'} network: it needs {inputs} inputs and {params.n_outputs} outputs")
+        raise ConfigError(
+            f"network {str(where)!r} (layers {list(genome.layers)}) does not fit its fly as a "
+            f"{'goal' if goal else 'switch'} network: it needs {inputs} inputs and {params.n_outputs} outputs"
+        )
     return Network(str(name), params, genome, goal)
 
 
@@ -96,11 +101,15 @@ def load_steering(path: str | Path) -> Steering:
     folder = resolve(path)
     file = folder / STEERING_FILE
     if not file.is_file():
-        raise CheckpointError(f"{str(path)!r} holds no {STEERING_FILE}; is it a steering directory (animat fly train-steering)?")
+        raise CheckpointError(
+            f"{str(path)!r} holds no {STEERING_FILE}; is it a steering directory (animat fly train-steering)?"
+        )
     try:
         spec = runs.read_json(file)
         check_known(("preset", "speed", "switch", "goal", "alternates"), spec, "steering key", file)
-        switch = {check_command(cmd): load_network(folder, sub, False) for cmd, sub in dict(spec.get("switch", {})).items()}
+        switch = {
+            check_command(cmd): load_network(folder, sub, False) for cmd, sub in dict(spec.get("switch", {})).items()
+        }
         goal = None if spec.get("goal") is None else load_network(folder, spec["goal"], True)
         speed = float(spec["speed"])
         alternates = {}
@@ -109,13 +118,21 @@ def load_steering(path: str | Path) -> Steering:
             if first is None or not isinstance(subs, list):
                 raise ConfigError(f"{str(file)!r}: alternates of {key!r} need a list and the set's own {key!r} network")
             alternates[key] = tuple(load_network(folder, sub, key == "goal") for sub in subs)
-            if any(n.genome.layers != first.genome.layers or n.genome.activations != first.genome.activations for n in alternates[key]):
-                raise ConfigError(f"{str(file)!r}: the alternates of {key!r} must have the layers and activations of {first.name!r}")
+            if any(
+                n.genome.layers != first.genome.layers or n.genome.activations != first.genome.activations
+                for n in alternates[key]
+            ):
+                raise ConfigError(
+                    f"{str(file)!r}: the alternates of {key!r} must have the layers and activations of {first.name!r}"
+                )
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise ConfigError(f"{str(file)!r} is malformed ({exc})") from None
     if not switch and goal is None:
         raise ConfigError(f"{str(file)!r} lists no network")
-    flies = {n.params for n in [*switch.values(), *([goal] if goal else []), *(n for nets in alternates.values() for n in nets)]}
+    flies = {
+        n.params
+        for n in [*switch.values(), *([goal] if goal else []), *(n for nets in alternates.values() for n in nets)]
+    }
     if len(flies) > 1:
         raise ConfigError(f"the networks of {str(file)!r} fly different flies (their fly parameters differ)")
     return Steering(folder, str(spec.get("preset", "")), speed, switch, goal, alternates)
@@ -131,7 +148,9 @@ def _ticker(params, activations: tuple[str, ...], goal: bool) -> tuple[Callable,
 
     from animat.fly.tracking import command_tick, new_frame
 
-    return jax.jit(lambda net, state, frame, cmd_vel: command_tick(params, net, activations, state, frame, cmd_vel, goal)), jax.jit(new_frame)
+    return jax.jit(
+        lambda net, state, frame, cmd_vel: command_tick(params, net, activations, state, frame, cmd_vel, goal)
+    ), jax.jit(new_frame)
 
 
 class Pilot:
@@ -153,7 +172,14 @@ class Pilot:
     0.5 s of hover from rest; flight being chaotic, the two drift apart over many seconds).
     """
 
-    def __init__(self, steering, controller: str = "switch", speed: float | None = None, seed: int = 0, lookahead: float | None = None):
+    def __init__(
+        self,
+        steering,
+        controller: str = "switch",
+        speed: float | None = None,
+        seed: int = 0,
+        lookahead: float | None = None,
+    ):
         import jax.numpy as jnp
 
         from animat.fly.lookahead import LOOKAHEAD_S
@@ -163,9 +189,13 @@ class Pilot:
             raise ConfigError(f"unknown controller {controller!r}; choose from {', '.join(CONTROLLERS)}")
         self.steering = steering if isinstance(steering, Steering) else load_steering(steering)
         if controller == "goal" and self.steering.goal is None:
-            raise ConfigError(f"steering directory {str(self.steering.folder)!r} has no goal network (--controller goal)")
+            raise ConfigError(
+                f"steering directory {str(self.steering.folder)!r} has no goal network (--controller goal)"
+            )
         if controller == "switch" and not self.steering.switch:
-            raise ConfigError(f"steering directory {str(self.steering.folder)!r} has no switch networks (--controller switch)")
+            raise ConfigError(
+                f"steering directory {str(self.steering.folder)!r} has no switch networks (--controller switch)"
+            )
         self.controller = controller
         self.speed = float(self.steering.speed if speed is None else speed)
         if not (np.isfinite(self.speed) and self.speed >= 0):
@@ -192,8 +222,10 @@ class Pilot:
         if self.controller == "goal":
             return self.steering.goal
         if name not in self.steering.switch:
-            raise ConfigError(f"steering directory {str(self.steering.folder)!r} has no network for command {name!r} "
-                              f"(it has {', '.join(self.steering.switch)})")
+            raise ConfigError(
+                f"steering directory {str(self.steering.folder)!r} has no network for command {name!r} "
+                f"(it has {', '.join(self.steering.switch)})"
+            )
         return self.steering.switch[name]
 
     def command(self, name: str) -> None:
@@ -223,8 +255,16 @@ class Pilot:
 
         fly = lookahead_rollout(self.params, tuple(self.net.genome.activations), self.net.goal, self._ahead)
         pos, vel = jax.device_get(fly(self._stacked, self.state, self.frame, self._cmd))
-        cost = lookahead_cost(np.asarray(pos, float), np.asarray(vel, float), self.direction, np.asarray(self.frame.origin, float), self._since,
-                              speed=self.speed, body_length=self.body_length, dt=self.dt)
+        cost = lookahead_cost(
+            np.asarray(pos, float),
+            np.asarray(vel, float),
+            self.direction,
+            np.asarray(self.frame.origin, float),
+            self._since,
+            speed=self.speed,
+            body_length=self.body_length,
+            dt=self.dt,
+        )
         best = int(np.argmin(np.where(np.isfinite(cost), cost, np.inf)))
         self.flying = self._candidates[best].name
         self._net = jax.tree_util.tree_map(lambda a: a[best], self._stacked)
@@ -243,12 +283,27 @@ class Pilot:
         self.ticks += 1
         self._since += 1
         s = jax.device_get(self.state)
-        return {"t": self.t, "position": s.pos, "velocity": s.vel, "quat": s.quat, "wing": s.wing,
-                "command": self.name, "command_direction": self.direction.copy(), "crashed": bool(s.crashed), "network": self.flying}
+        return {
+            "t": self.t,
+            "position": s.pos,
+            "velocity": s.vel,
+            "quat": s.quat,
+            "wing": s.wing,
+            "command": self.name,
+            "command_direction": self.direction.copy(),
+            "crashed": bool(s.crashed),
+            "network": self.flying,
+        }
 
 
-def fly_script(steering, script: list[tuple[str, float]], controller: str = "switch", speed: float | None = None, seed: int = 0,
-               lookahead: float | None = None) -> dict[str, np.ndarray]:
+def fly_script(
+    steering,
+    script: list[tuple[str, float]],
+    controller: str = "switch",
+    speed: float | None = None,
+    seed: int = 0,
+    lookahead: float | None = None,
+) -> dict[str, np.ndarray]:
     """Fly ``script`` (``[(command, seconds), ...]``, e.g. :func:`animat.fly.commands.parse_script`'s) with a
     :class:`Pilot`; the stacked tick dicts: ``t (T,)``, ``position (T, 3)``, ``velocity (T, 3)``, ``quat (T, 4)``,
     ``wing (T, 2, 3)``, ``command (T,)`` str, ``command_direction (T, 3)``, ``crashed (T,)``, ``network (T,)`` str."""
@@ -278,7 +333,9 @@ def handover_states(steering, scripts: int, seed: int = 0, speed: float | None =
         raise ConfigError(f"a start pool needs at least 1 script, got {scripts}")
     keep: dict[str, list] = {"vel": [], "quat": [], "omega": [], "wing": []}
     for i in range(int(scripts)):
-        pilot = Pilot(steering, "switch", speed, lookahead=0.0)  # the plain switcher's hand-overs (the pools train its networks)
+        pilot = Pilot(
+            steering, "switch", speed, lookahead=0.0
+        )  # the plain switcher's hand-overs (the pools train its networks)
         for k, (name, seconds) in enumerate(parse_script(random_script(np.random.default_rng(int(seed) + i)))):
             if k and not bool(pilot.state.crashed):
                 for key, values in keep.items():
@@ -291,7 +348,9 @@ def handover_states(steering, scripts: int, seed: int = 0, speed: float | None =
     return {key: np.stack(values) for key, values in keep.items()}
 
 
-def task_flight(run_dir: Path, task: str, speed: float, seconds: float) -> tuple[dict[str, np.ndarray], Steering, str, str]:
+def task_flight(
+    run_dir: Path, task: str, speed: float, seconds: float
+) -> tuple[dict[str, np.ndarray], Steering, str, str]:
     """Fly the network that ``animat fly train --task`` wrote into ``run_dir`` on its own task for ``seconds``,
     from rest: a direction or hover network holds its command throughout (switch controller), a goal
     network tours every command in :data:`COMMANDS` order, equal parts (goal controller). Returns
@@ -301,7 +360,9 @@ def task_flight(run_dir: Path, task: str, speed: float, seconds: float) -> tuple
     goal = task == "goal"
     net = load_network(run_dir.parent, run_dir.name, goal)
     # a Pilot begins with hover: a direction network flies that first tick's frame too, then its own command
-    steering = Steering(run_dir.parent, "", float(speed), {} if goal else {"hover": net, task: net}, net if goal else None)
+    steering = Steering(
+        run_dir.parent, "", float(speed), {} if goal else {"hover": net, task: net}, net if goal else None
+    )
     script = [(c, seconds / len(COMMANDS)) for c in COMMANDS] if goal else [(task, float(seconds))]
     controller = "goal" if goal else "switch"
     flight = fly_script(steering, script, controller=controller)

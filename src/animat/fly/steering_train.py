@@ -5,8 +5,9 @@ set into a steering directory (:mod:`animat.fly.steering`, which flies it)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from animat import runs
 from animat.config import check_known, load_toml
@@ -38,7 +39,12 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
     from animat.fly.options import DistillConfig
 
     spec = load_toml(path)
-    check_known(("preset", "speed", "train", "networks", "pools", "distill", "goal", "alternates"), spec, "steering-set key", path)
+    check_known(
+        ("preset", "speed", "train", "networks", "pools", "distill", "goal", "alternates"),
+        spec,
+        "steering-set key",
+        path,
+    )
     speed = spec.get("speed", TrainConfig.speed)
     pools = {name: dict(p) for name, p in dict(spec.get("pools", {})).items()}
     distills = {name: dict(d) for name, d in dict(spec.get("distill", {})).items()}
@@ -55,13 +61,25 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
     def distill_of(stage: str, user: str) -> dict:
         taught = dict(distills[stage])
         nets = taught.pop("networks", None)
-        if not isinstance(nets, list) or any(n not in networks for n in nets) or sorted(networks[n]["task"] for n in nets) != sorted(COMMANDS):
-            raise ConfigError(f"{str(path)!r}: [distill.{stage}] networks must be one switch network per command ({', '.join(COMMANDS)}) "
-                              f"listed before {user}; got {nets}")
+        if (
+            not isinstance(nets, list)
+            or any(n not in networks for n in nets)
+            or sorted(networks[n]["task"] for n in nets) != sorted(COMMANDS)
+        ):
+            raise ConfigError(
+                f"{str(path)!r}: [distill.{stage}] networks must be one switch network per command ({', '.join(COMMANDS)}) "
+                f"listed before {user}; got {nets}"
+            )
         pool = taught.get("start_pool")
         DistillConfig.build(None, **{**taught, "start_pool": None})
-        return {"name": stage, "options": taught, "networks": nets, "tasks": {n: networks[n]["task"] for n in nets},
-                "pool": pool, "pool_spec": pool_of(f"[distill.{stage}]", pool)}
+        return {
+            "name": stage,
+            "options": taught,
+            "networks": nets,
+            "tasks": {n: networks[n]["task"] for n in nets},
+            "pool": pool,
+            "pool_spec": pool_of(f"[distill.{stage}]", pool),
+        }
 
     for name, own in dict(spec.get("networks", {})).items():
         options = {**dict(spec.get("train", {})), "speed": speed, **dict(own)}
@@ -72,39 +90,77 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
         taught = None
         if source in distills and source not in networks:
             if cfg.task != "goal":
-                raise ConfigError(f"{str(path)!r}: network {name!r} starts from distilled network {source!r}: only a goal network can")
+                raise ConfigError(
+                    f"{str(path)!r}: network {name!r} starts from distilled network {source!r}: only a goal network can"
+                )
             taught = distill_of(source, repr(name))
         elif source is not None and source not in networks:
-            raise ConfigError(f"{str(path)!r}: network {name!r} starts from {source!r}, which is not a network or [distill.NAME] listed before it")
+            raise ConfigError(
+                f"{str(path)!r}: network {name!r} starts from {source!r}, which is not a network or [distill.NAME] listed before it"
+            )
         pool = cfg.start_pool
-        networks[name] = {"options": options, "from": source, "task": cfg.task, "pool": pool, "pool_spec": pool_of(f"network {name!r}", pool),
-                          "distill": taught}
+        networks[name] = {
+            "options": options,
+            "from": source,
+            "task": cfg.task,
+            "pool": pool,
+            "pool_spec": pool_of(f"network {name!r}", pool),
+            "distill": taught,
+        }
     if not networks:
         raise ConfigError(f"{str(path)!r} lists no [networks.NAME]")
-    alternates = {key: list(names) if isinstance(names, list) else names for key, names in dict(spec.get("alternates", {})).items()}
+    alternates = {
+        key: list(names) if isinstance(names, list) else names
+        for key, names in dict(spec.get("alternates", {})).items()
+    }
     extra = {n for names in alternates.values() if isinstance(names, list) for n in names}
     switch = {v["task"]: name for name, v in networks.items() if v["task"] in COMMANDS and name not in extra}
     goals = [name for name, v in networks.items() if v["task"] == "goal" and name not in extra]
     goal = spec.get("goal", goals[-1] if goals else None)
     for key, names in alternates.items():
         if (key != "goal" and key not in COMMANDS) or not isinstance(names, list):
-            raise ConfigError(f"{str(path)!r}: alternates must map a command or goal to a list of networks; got {key} = {names!r}")
+            raise ConfigError(
+                f"{str(path)!r}: alternates must map a command or goal to a list of networks; got {key} = {names!r}"
+            )
         for n in names:
             if key == "goal" and n in distills and n not in networks:
-                networks[n] = {"options": None, "from": None, "task": "goal", "pool": None, "pool_spec": None, "distill": distill_of(n, "the end"),
-                               "distilled_only": True}
+                networks[n] = {
+                    "options": None,
+                    "from": None,
+                    "task": "goal",
+                    "pool": None,
+                    "pool_spec": None,
+                    "distill": distill_of(n, "the end"),
+                    "distilled_only": True,
+                }
             elif n not in networks or networks[n]["task"] != key:
-                raise ConfigError(f"{str(path)!r}: alternates of {key}: {n!r} is no {key} network{' or [distill.NAME]' if key == 'goal' else ''} listed")
+                raise ConfigError(
+                    f"{str(path)!r}: alternates of {key}: {n!r} is no {key} network{' or [distill.NAME]' if key == 'goal' else ''} listed"
+                )
     if goal in distills and goal not in networks:  # the set's goal network is a distilled one as it is
-        networks[goal] = {"options": None, "from": None, "task": "goal", "pool": None, "pool_spec": None, "distill": distill_of(goal, "the end"),
-                          "distilled_only": True}
+        networks[goal] = {
+            "options": None,
+            "from": None,
+            "task": "goal",
+            "pool": None,
+            "pool_spec": None,
+            "distill": distill_of(goal, "the end"),
+            "distilled_only": True,
+        }
     elif goal is not None and goal not in goals:
         raise ConfigError(f"{str(path)!r}: goal = {goal!r} names no goal network or [distill.NAME]")
     unused = sorted(set(distills) - {v["distill"]["name"] for v in networks.values() if v["distill"]})
     if unused:
-        raise ConfigError(f"{str(path)!r}: [distill.{unused[0]}] is neither a goal network's `from`, the set's `goal` nor an alternate")
-    record = {"preset": str(spec.get("preset", "paper")), "speed": float(speed), "switch": switch, "goal": goal,
-              **({"alternates": alternates} if alternates else {})}
+        raise ConfigError(
+            f"{str(path)!r}: [distill.{unused[0]}] is neither a goal network's `from`, the set's `goal` nor an alternate"
+        )
+    record = {
+        "preset": str(spec.get("preset", "paper")),
+        "speed": float(speed),
+        "switch": switch,
+        "goal": goal,
+        **({"alternates": alternates} if alternates else {}),
+    }
     return record, networks
 
 
@@ -118,8 +174,10 @@ def check_pool(path, name: str, pool: dict, before: dict[str, dict]) -> None:
     missing = [n for n in nets if n not in before]
     tasks = sorted(before[n]["task"] for n in nets if n in before)
     if missing or tasks != sorted(COMMANDS):
-        raise ConfigError(f"{str(path)!r}: [pools.{name}] networks must be one network per command ({', '.join(COMMANDS)}) listed before the "
-                          f"networks that use it; got {nets}{f' ({missing} not listed before)' if missing else ''}")
+        raise ConfigError(
+            f"{str(path)!r}: [pools.{name}] networks must be one network per command ({', '.join(COMMANDS)}) listed before the "
+            f"networks that use it; got {nets}{f' ({missing} not listed before)' if missing else ''}"
+        )
 
 
 def record_pool(out: Path, name: str, spec: dict, speed: float) -> Path:
@@ -130,7 +188,9 @@ def record_pool(out: Path, name: str, spec: dict, speed: float) -> Path:
         return file
     for net in spec["networks"]:
         if not (out / net / "summary.json").is_file():
-            raise CheckpointError(f"start pool {name!r} flies network {net!r}, which is not trained yet in {str(out)!r}")
+            raise CheckpointError(
+                f"start pool {name!r} flies network {net!r}, which is not trained yet in {str(out)!r}"
+            )
     switch = {spec["tasks"][net]: load_network(out, net, False) for net in spec["networks"]}
     states = handover_states(Steering(out, "", float(speed), switch, None), spec["scripts"], spec.get("seed", 0))
     return runs.atomic_save_npz(file, **states)
@@ -148,26 +208,39 @@ def distill_stage(out: Path, stage: dict, speed: float, on_network: Callable[[st
         return where
     for net in stage["networks"]:
         if not (out / net / "summary.json").is_file():
-            raise CheckpointError(f"[distill.{stage['name']}] learns from network {net!r}, which is not trained yet in {str(out)!r}")
+            raise CheckpointError(
+                f"[distill.{stage['name']}] learns from network {net!r}, which is not trained yet in {str(out)!r}"
+            )
     pool = None
     if stage["pool"] is not None:
         if on_network is not None and not (out / f"{stage['pool']}.npz").is_file():
             on_network(stage["pool"], "recording (start pool)")
         pool = str(record_pool(out, stage["pool"], stage["pool_spec"], speed))
-    teacher = Steering(out, "", float(speed), {stage["tasks"][n]: load_network(out, n, False) for n in stage["networks"]}, None)
+    teacher = Steering(
+        out, "", float(speed), {stage["tasks"][n]: load_network(out, n, False) for n in stage["networks"]}, None
+    )
     resume = (where / "checkpoints").is_dir()
     if on_network is not None:
         on_network(stage["name"], "resumed (distilling)" if resume else "started (distilling)")
     where.mkdir(exist_ok=True)
-    distill(teacher, DistillConfig.build(None, **{**stage["options"], "start_pool": pool}), where, resume=resume,
-            teacher=f"the set's {', '.join(stage['networks'])}")
+    distill(
+        teacher,
+        DistillConfig.build(None, **{**stage["options"], "start_pool": pool}),
+        where,
+        resume=resume,
+        teacher=f"the set's {', '.join(stage['networks'])}",
+    )
     if on_network is not None:
         on_network(stage["name"], "finished")
     return where
 
 
-def train_steering(config: str | Path, out: str | Path, only: list[str] | None = None,
-                   on_network: Callable[[str, str], Any] | None = None) -> dict[str, dict]:
+def train_steering(
+    config: str | Path,
+    out: str | Path,
+    only: list[str] | None = None,
+    on_network: Callable[[str, str], Any] | None = None,
+) -> dict[str, dict]:
     """Train the steering set of TOML ``config`` (:func:`read_steering_config`) into directory ``out``:
     ``steering.json`` and one run directory per network. Resumable: a finished network (its
     ``summary.json``) is kept, an interrupted one resumed from its checkpoint, a new one started (from its
@@ -192,8 +265,11 @@ def train_steering(config: str | Path, out: str | Path, only: list[str] | None =
         if net.get("distilled_only"):
             kept, t0 = (where / "summary.json").is_file(), time.perf_counter()
             distill_stage(out, net["distill"], record["speed"], on_network)
-            done[name] = {"state": "kept" if kept else "trained", "seconds": 0.0 if kept else time.perf_counter() - t0,
-                          "summary": runs.read_json(where / "summary.json")}
+            done[name] = {
+                "state": "kept" if kept else "trained",
+                "seconds": 0.0 if kept else time.perf_counter() - t0,
+                "summary": runs.read_json(where / "summary.json"),
+            }
             continue
         cfg = TrainConfig.build(None, **net["options"])
         if (where / "summary.json").is_file():
@@ -204,17 +280,29 @@ def train_steering(config: str | Path, out: str | Path, only: list[str] | None =
             distill_stage(out, net["distill"], record["speed"], on_network)
         source = None if resume or net["from"] is None else out / net["from"]
         if source is not None and not (source / "summary.json").is_file():
-            raise CheckpointError(f"network {name!r} starts from {net['from']!r}, which is not trained yet in {str(out)!r}")
+            raise CheckpointError(
+                f"network {name!r} starts from {net['from']!r}, which is not trained yet in {str(out)!r}"
+            )
         if net["pool"] is not None:
             if on_network is not None and not (out / f"{net['pool']}.npz").is_file():
                 on_network(net["pool"], "recording (start pool)")
-            cfg = TrainConfig.build(None, **{**net["options"], "start_pool": str(record_pool(out, net["pool"], net["pool_spec"], record["speed"]))})
+            cfg = TrainConfig.build(
+                None,
+                **{
+                    **net["options"],
+                    "start_pool": str(record_pool(out, net["pool"], net["pool_spec"], record["speed"])),
+                },
+            )
         if on_network is not None:
             on_network(name, "resumed" if resume else "started")
         where.mkdir(exist_ok=True)
         t0 = time.perf_counter()
         summary = train(cfg, where, resume=resume, from_run=source)
-        done[name] = {"state": "resumed" if resume else "trained", "seconds": time.perf_counter() - t0, "summary": summary}
+        done[name] = {
+            "state": "resumed" if resume else "trained",
+            "seconds": time.perf_counter() - t0,
+            "summary": summary,
+        }
         if on_network is not None:
             on_network(name, "finished")
     return done

@@ -13,10 +13,19 @@ import numpy as np
 
 from animat.config import require
 from animat.fly.model import FlyParams
-from animat.fly.steer_score import WINDOW_S
 from animat.fly.rollout import Trajectory, n_ticks_for, sensor_noise, simulate_population, start_states
+from animat.fly.steer_score import WINDOW_S
 
-TASKS = ("hover", "forward", "back", "left", "right", "up", "down", "goal")  # --task: the steering networks' (see tracking)
+TASKS = (
+    "hover",
+    "forward",
+    "back",
+    "left",
+    "right",
+    "up",
+    "down",
+    "goal",
+)  # --task: the steering networks' (see tracking)
 
 
 def mean_height(pos: np.ndarray, quat: np.ndarray | None = None) -> np.ndarray:
@@ -48,7 +57,9 @@ def hover(pos: np.ndarray, quat: np.ndarray) -> np.ndarray:
     return -(np.abs(pos[..., :, 2]).mean(axis=-1) + drift / 5.0 + 4.0 * (1.0 - cos_tilt).mean(axis=-1))
 
 
-def tracking(error: np.ndarray, cmd_vel: np.ndarray, quat: np.ndarray, body_length: float, across: float = 2.0, tilt: float = 4.0) -> np.ndarray:
+def tracking(
+    error: np.ndarray, cmd_vel: np.ndarray, quat: np.ndarray, body_length: float, across: float = 2.0, tilt: float = 4.0
+) -> np.ndarray:
     """Keep on the command's moving reference point (:mod:`animat.fly.tracking`), upright:
     −mean over ticks of ``(|e·d| + across · |e − (e·d) d|) / body_length + tilt · (1 − cos tilt angle)``,
     with ``e (..., T, 3)`` u the position minus the reference point and ``d`` the unit direction of the
@@ -66,7 +77,9 @@ def tracking(error: np.ndarray, cmd_vel: np.ndarray, quat: np.ndarray, body_leng
     return -((np.abs(along) + across * off) / body_length + tilt * (1.0 - cos_tilt)).mean(axis=-1)
 
 
-def window_velocity_error(velocity: np.ndarray, cmd_vel: np.ndarray, ticks_per_window: int, speed: float, power: float = 1.0) -> np.ndarray:
+def window_velocity_error(
+    velocity: np.ndarray, cmd_vel: np.ndarray, ticks_per_window: int, speed: float, power: float = 1.0
+) -> np.ndarray:
     """How far the fly's velocity is from the command's, as issue 21's steering score reads it
     (:mod:`animat.fly.steer_score`: the mean velocity of each 0.5 s window after a 0.5 s hand-over):
     the mean over whole windows of ``ticks_per_window`` ticks, the first left out, of
@@ -80,13 +93,15 @@ def window_velocity_error(velocity: np.ndarray, cmd_vel: np.ndarray, ticks_per_w
     windows = T // ticks_per_window
     if windows < 2:
         raise ValueError(f"a window-velocity error needs at least 2 windows of {ticks_per_window} ticks, got {T} ticks")
-    diff = (velocity - cmd_vel)[..., ticks_per_window:windows * ticks_per_window, :]
+    diff = (velocity - cmd_vel)[..., ticks_per_window : windows * ticks_per_window, :]
     means = diff.reshape(*diff.shape[:-2], windows - 1, ticks_per_window, 3).mean(axis=-2)
     errors = np.linalg.norm(means, axis=-1) / speed
-    return errors.mean(axis=-1) if power == 1 else (errors ** power).mean(axis=-1) ** (1.0 / power)
+    return errors.mean(axis=-1) if power == 1 else (errors**power).mean(axis=-1) ** (1.0 / power)
 
 
-def window_cone_error(velocity: np.ndarray, cmd_vel: np.ndarray, ticks_per_window: int, speed: float, max_angle_deg: float = 20.0) -> np.ndarray:
+def window_cone_error(
+    velocity: np.ndarray, cmd_vel: np.ndarray, ticks_per_window: int, speed: float, max_angle_deg: float = 20.0
+) -> np.ndarray:
     """How far the windows are outside the score's cone (:mod:`animat.fly.steer_score`: a window is on course
     when its mean velocity is within 30° of the commanded direction): per 0.5 s window after the first (the
     hand-over), with ``m`` its mean velocity and ``d`` the unit direction of its mean command velocity,
@@ -101,8 +116,16 @@ def window_cone_error(velocity: np.ndarray, cmd_vel: np.ndarray, ticks_per_windo
     if windows < 2:
         raise ValueError(f"a window cone error needs at least 2 windows of {ticks_per_window} ticks, got {T} ticks")
     shape = (windows - 1, ticks_per_window, 3)
-    m = velocity[..., ticks_per_window:windows * ticks_per_window, :].reshape(*velocity.shape[:-2], *shape).mean(axis=-2)
-    c = np.broadcast_to(cmd_vel, velocity.shape)[..., ticks_per_window:windows * ticks_per_window, :].reshape(*velocity.shape[:-2], *shape).mean(axis=-2)
+    m = (
+        velocity[..., ticks_per_window : windows * ticks_per_window, :]
+        .reshape(*velocity.shape[:-2], *shape)
+        .mean(axis=-2)
+    )
+    c = (
+        np.broadcast_to(cmd_vel, velocity.shape)[..., ticks_per_window : windows * ticks_per_window, :]
+        .reshape(*velocity.shape[:-2], *shape)
+        .mean(axis=-2)
+    )
     norm = np.linalg.norm(c, axis=-1, keepdims=True)
     d = np.where(norm > 0, c / np.where(norm > 0, norm, 1.0), 0.0)
     return np.where(norm[..., 0] > 0, outside_cone(m, d, max_angle_deg), 0.0).mean(axis=-1) / speed
@@ -204,11 +227,20 @@ class TrackFitness:
         from animat.fly.tracking import command_schedule, pool_starts, read_start_pool, varied_starts
 
         if self.start_pool is not None:
-            s0 = pool_starts(self.params, self.starts, self.seed, read_start_pool(self.start_pool, self.start_pool_sha256))
+            s0 = pool_starts(
+                self.params, self.starts, self.seed, read_start_pool(self.start_pool, self.start_pool_sha256)
+            )
         else:
             s0 = varied_starts(self.params, self.starts, self.seed, self.start_speed, self.start_angle, self.start_spin)
-        switch, cmd_vel, names = command_schedule(self.task, self.starts, n_ticks_for(self.params, self.seconds), self.params.control_dt,
-                                                  self.speed, self.seed, tuple(self.segment))
+        switch, cmd_vel, names = command_schedule(
+            self.task,
+            self.starts,
+            n_ticks_for(self.params, self.seconds),
+            self.params.control_dt,
+            self.speed,
+            self.seed,
+            tuple(self.segment),
+        )
         return s0, switch, cmd_vel, names
 
     def __call__(self, nets) -> np.ndarray:
@@ -219,15 +251,26 @@ class TrackFitness:
 
         s0, switch, cmd_vel, _ = self.schedule()
         fn = population_commands(self.params, tuple(self.activations), self.task == "goal")
-        track = fn(jax.tree_util.tree_map(jnp.asarray, nets), jax.tree_util.tree_map(jnp.asarray, s0), jnp.asarray(switch), jnp.asarray(cmd_vel))
-        values = self.position_weight * tracking(np.asarray(track.error, np.float64), cmd_vel[None], np.asarray(track.quat, np.float64),
-                                                 self.params.body_length)
+        track = fn(
+            jax.tree_util.tree_map(jnp.asarray, nets),
+            jax.tree_util.tree_map(jnp.asarray, s0),
+            jnp.asarray(switch),
+            jnp.asarray(cmd_vel),
+        )
+        values = self.position_weight * tracking(
+            np.asarray(track.error, np.float64),
+            cmd_vel[None],
+            np.asarray(track.quat, np.float64),
+            self.params.body_length,
+        )
         if self.velocity_weight:
             window = int(round(WINDOW_S / self.params.control_dt))
-            values = values - self.velocity_weight * window_velocity_error(np.asarray(track.velocity, np.float64), cmd_vel[None], window, self.speed,
-                                                                                  self.window_power)
+            values = values - self.velocity_weight * window_velocity_error(
+                np.asarray(track.velocity, np.float64), cmd_vel[None], window, self.speed, self.window_power
+            )
         if self.cone_weight:
             window = int(round(WINDOW_S / self.params.control_dt))
-            values = values - self.cone_weight * window_cone_error(np.asarray(track.velocity, np.float64), cmd_vel[None], window, self.speed,
-                                                                   self.cone_angle_deg)
+            values = values - self.cone_weight * window_cone_error(
+                np.asarray(track.velocity, np.float64), cmd_vel[None], window, self.speed, self.cone_angle_deg
+            )
         return over_starts(values, np.asarray(track.crashed))

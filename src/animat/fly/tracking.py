@@ -22,8 +22,9 @@ rest, :func:`command_rollout` flies a hover network bit for bit as :func:`animat
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -72,7 +73,9 @@ def in_frame(state: FlyState, frame: Frame) -> FlyState:
     """``state`` seen in the command frame: position from its origin, velocity and attitude turned by −yaw."""
     half = -0.5 * frame.yaw
     qz = jnp.stack([jnp.cos(half), 0 * half, 0 * half, jnp.sin(half)])
-    return state._replace(pos=turn(frame.yaw, state.pos - frame.origin), vel=turn(frame.yaw, state.vel), quat=quat_mul(qz, state.quat))
+    return state._replace(
+        pos=turn(frame.yaw, state.pos - frame.origin), vel=turn(frame.yaw, state.vel), quat=quat_mul(qz, state.quat)
+    )
 
 
 def reference(params: FlyParams, frame: Frame, cmd_vel) -> jax.Array:
@@ -86,7 +89,9 @@ def command_observation(params: FlyParams, state: FlyState, frame: Frame, cmd_ve
     return jnp.concatenate([obs, command_input(cmd_vel)]) if goal else obs
 
 
-def command_tick(params: FlyParams, net, activations: Sequence[str], state: FlyState, frame: Frame, cmd_vel, goal: bool):
+def command_tick(
+    params: FlyParams, net, activations: Sequence[str], state: FlyState, frame: Frame, cmd_vel, goal: bool
+):
     """One control tick under a command: ``(state, frame)`` after it (the frame one tick older)."""
     state = control_tick(params, net, activations, state, command_observation(params, state, frame, cmd_vel, goal))
     return state, frame._replace(ticks=frame.ticks + 1)
@@ -107,7 +112,9 @@ def tracking_error(params: FlyParams, state: FlyState, frame: Frame, cmd_vel) ->
     return turn(frame.yaw, state.pos - frame.origin) - reference(params, frame, cmd_vel)
 
 
-def command_rollout(params: FlyParams, net, activations: Sequence[str], state0: FlyState, switch, cmd_vel, goal: bool) -> Track:
+def command_rollout(
+    params: FlyParams, net, activations: Sequence[str], state0: FlyState, switch, cmd_vel, goal: bool
+) -> Track:
     """Fly one network from ``state0`` through a command schedule: ``switch (T,)`` bool (a command starts
     at this tick: a new frame; tick 0 always starts one) and ``cmd_vel (T, 3)`` u/s in the command frame."""
 
@@ -116,7 +123,9 @@ def command_rollout(params: FlyParams, net, activations: Sequence[str], state0: 
         starts, vel = inputs
         frame = jax.tree_util.tree_map(lambda n, o: jnp.where(starts, n, o), new_frame(state), frame)
         state, frame = command_tick(params, net, activations, state, frame, vel, goal)
-        return (state, frame), Track(tracking_error(params, state, frame, vel), state.quat, state.crashed, turn(frame.yaw, state.vel))
+        return (state, frame), Track(
+            tracking_error(params, state, frame, vel), state.quat, state.crashed, turn(frame.yaw, state.vel)
+        )
 
     switch = jnp.asarray(switch).at[0].set(True)
     return jax.lax.scan(tick, (state0, new_frame(state0)), (switch, jnp.asarray(cmd_vel, jnp.float32)))[1]
@@ -127,7 +136,9 @@ def population_commands(params: FlyParams, activations: tuple[str, ...], goal: b
     """Jitted ``(nets (P, ...), starts (S, ...), switch (S, T), cmd_vel (S, T, 3)) -> Track (P, S, T, ...)``."""
 
     def run(nets, starts, switch, cmd_vel):
-        per_net = lambda net: jax.vmap(lambda s0, sw, v: command_rollout(params, net, activations, s0, sw, v, goal))(starts, switch, cmd_vel)
+        per_net = lambda net: jax.vmap(lambda s0, sw, v: command_rollout(params, net, activations, s0, sw, v, goal))(
+            starts, switch, cmd_vel
+        )
         return jax.vmap(per_net)(nets)
 
     return jax.jit(run)
@@ -144,13 +155,35 @@ def varied_starts(params: FlyParams, n: int, seed: int, speed: float, angle: flo
     vel[1:] = rng.uniform(-speed, speed, (m, 3))
     roll, pitch = (np.concatenate([[0.0], rng.uniform(-angle, angle, m)]) for _ in range(2))
     yaw = np.concatenate([[0.0], rng.uniform(-np.pi, np.pi, m)])
-    cr, sr, cp, sp, cy, sy = np.cos(roll / 2), np.sin(roll / 2), np.cos(pitch / 2), np.sin(pitch / 2), np.cos(yaw / 2), np.sin(yaw / 2)
-    quat = np.stack([cr * cp * cy + sr * sp * sy, sr * cp * cy - cr * sp * sy, cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy], 1)
+    cr, sr, cp, sp, cy, sy = (
+        np.cos(roll / 2),
+        np.sin(roll / 2),
+        np.cos(pitch / 2),
+        np.sin(pitch / 2),
+        np.cos(yaw / 2),
+        np.sin(yaw / 2),
+    )
+    quat = np.stack(
+        [
+            cr * cp * cy + sr * sp * sy,
+            sr * cp * cy - cr * sp * sy,
+            cr * sp * cy + sr * cp * sy,
+            cr * cp * sy - sr * sp * cy,
+        ],
+        1,
+    )
     omega = np.zeros((n, 3), np.float32)
     omega[1:] = rng.uniform(-spin, spin, (m, 3))
     wing = np.zeros((n, 2, 3), np.float32)
     wing[1:] = rng.uniform(-0.5, 0.5, (m, 2, 3)) * np.asarray(params.angle_limits)
-    return FlyState(pos=np.zeros((n, 3), np.float32), vel=vel, quat=quat.astype(np.float32), omega=omega, wing=wing, crashed=np.zeros(n, bool))
+    return FlyState(
+        pos=np.zeros((n, 3), np.float32),
+        vel=vel,
+        quat=quat.astype(np.float32),
+        omega=omega,
+        wing=wing,
+        crashed=np.zeros(n, bool),
+    )
 
 
 POOL_SHAPES = {"vel": (3,), "quat": (4,), "omega": (3,), "wing": (2, 3)}  # a start pool's arrays, each (N, *shape)
@@ -167,13 +200,17 @@ def read_start_pool(path, sha256: str | None = None) -> dict[str, np.ndarray]:
     if data is None:
         raise ConfigError(f"start pool {str(path)!r} does not exist")
     if sha256 is not None and runs.sha256_hex(data) != sha256:
-        raise ConfigError(f"start pool {str(path)!r} changed since this run began (its sha256 differs from config.json's)")
+        raise ConfigError(
+            f"start pool {str(path)!r} changed since this run began (its sha256 differs from config.json's)"
+        )
     arrays = runs.read_npz(path, data=data, keys=POOL_SHAPES, what="start pool", error=ConfigError)
     n = len(arrays["vel"])
     for key, shape in POOL_SHAPES.items():
         a = arrays[key]
         if a.shape != (n, *shape) or n == 0 or not np.isfinite(a).all():
-            raise ConfigError(f"start pool {str(path)!r}: {key} must be ({n or 'N ≥ 1'}, {', '.join(map(str, shape))}) finite values, got {a.shape}")
+            raise ConfigError(
+                f"start pool {str(path)!r}: {key} must be ({n or 'N ≥ 1'}, {', '.join(map(str, shape))}) finite values, got {a.shape}"
+            )
     return {k: arrays[k].astype(np.float32) for k in POOL_SHAPES}
 
 
@@ -188,8 +225,15 @@ def pool_starts(params: FlyParams, n: int, seed: int, pool: dict[str, np.ndarray
     return FlyState(pos=np.zeros((n, 3), np.float32), crashed=np.zeros(n, bool), **pick)
 
 
-def command_schedule(task: str, n_starts: int, n_ticks: int, control_dt: float, speed: float, seed: int,
-                     segment: tuple[float, float] = (1.0, 3.0)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def command_schedule(
+    task: str,
+    n_starts: int,
+    n_ticks: int,
+    control_dt: float,
+    speed: float,
+    seed: int,
+    segment: tuple[float, float] = (1.0, 3.0),
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Commands per start and tick: ``(switch (S, T) bool, cmd_vel (S, T, 3) u/s, names (S, T) str)``.
     A task named after a command: that command throughout. ``goal``: commands drawn at random (uniformly
     from :data:`COMMANDS`), each for a duration uniform in ``segment`` s; start 0 begins with ``hover``."""
@@ -203,7 +247,7 @@ def command_schedule(task: str, n_starts: int, n_ticks: int, control_dt: float, 
             while k < n_ticks:
                 name = "hover" if (s == 0 and k == 0) else COMMANDS[rng.integers(len(COMMANDS))]
                 length = max(1, int(round(rng.uniform(*segment) / control_dt)))
-                names[s, k:k + length], switch[s, k] = name, True
+                names[s, k : k + length], switch[s, k] = name, True
                 k += length
     velocity = {name: command_velocity(name, speed) for name in COMMANDS}
     cmd_vel = np.stack([np.stack([velocity[nm] for nm in row]) for row in names]).astype(np.float32)

@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from animat import runs
 from animat.errors import ConfigError
-from animat.evolve.genome_file import export_pickle, save_genome
-from animat.evolve.evaluate import make_evaluator
-from animat.evolve.population import Population
 from animat.evolve import loop
+from animat.evolve.evaluate import make_evaluator
 from animat.evolve.genome import Genome
+from animat.evolve.genome_file import export_pickle, save_genome
 from animat.evolve.network import layer_activations, param_count, widen_inputs
+from animat.evolve.population import Population
 from animat.evolve.strategies.evosax_es import EvosaxES
-from animat.fly.replay import check_genome, write_replay
 from animat.fly.options import TrainConfig
+from animat.fly.replay import check_genome, write_replay
 from animat.fly.tasks import FlyFitness, TrackFitness
 from animat.viz import plots
 
@@ -36,8 +37,16 @@ def evolution_strategy(cfg, mean: np.ndarray | None = None) -> EvosaxES:
     return EvosaxES(cfg.strategy, int(cfg.population), start, float(cfg.init_std))
 
 
-def run_strategy(cfg, out: Path, resume: bool, evaluator, activations: list[str], names: list[str],
-                 on_generation: Callable[[dict], Any] | None, mean: np.ndarray | None = None) -> tuple[Genome, float, list[dict], int]:
+def run_strategy(
+    cfg,
+    out: Path,
+    resume: bool,
+    evaluator,
+    activations: list[str],
+    names: list[str],
+    on_generation: Callable[[dict], Any] | None,
+    mean: np.ndarray | None = None,
+) -> tuple[Genome, float, list[dict], int]:
     """Evolve with the evolution strategy ``cfg.strategy`` on the engine's loop (the paper GA's run
     directory: metrics.csv, checkpoints, threshold genomes), its distribution centred on ``mean`` at the
     start (:func:`evolution_strategy`); ``names``: the network's outputs, for the threshold genomes;
@@ -57,13 +66,27 @@ def run_strategy(cfg, out: Path, resume: bool, evaluator, activations: list[str]
     def save_threshold(path: Path, genes: np.ndarray, fitness: float, info: dict) -> Path:
         return save_genome(path, Genome(cfg.layers, genes, activations), fitness, extra={**info, "output_names": names})
 
-    state, _ = loop.run(strategy, state, evaluator, int(cfg.generations), metric_fields=loop.METRIC_FIELDS, out_dir=out,
-                        save_every=cfg.save_every, delta_fitness=cfg.delta_fitness, save_genome=save_threshold,
-                        meta={"seed": cfg.seed, "layers": list(cfg.layers), "activations": list(activations)},
-                        on_generation=None if on_generation is None else lambda st: on_generation(dict(st.history[-1])))
+    state, _ = loop.run(
+        strategy,
+        state,
+        evaluator,
+        int(cfg.generations),
+        metric_fields=loop.METRIC_FIELDS,
+        out_dir=out,
+        save_every=cfg.save_every,
+        delta_fitness=cfg.delta_fitness,
+        save_genome=save_threshold,
+        meta={"seed": cfg.seed, "layers": list(cfg.layers), "activations": list(activations)},
+        on_generation=None if on_generation is None else lambda st: on_generation(dict(st.history[-1])),
+    )
     if cfg.es_result == "centre":
         genes = strategy.decode(strategy.distribution_mean(state.strategy)[None])
-        return Genome(cfg.layers, genes[0], activations), float(evaluator(genes)[0]), list(state.history), state.generation
+        return (
+            Genome(cfg.layers, genes[0], activations),
+            float(evaluator(genes)[0]),
+            list(state.history),
+            state.generation,
+        )
     return Genome(cfg.layers, state.best_genes, activations), state.best_fitness, list(state.history), state.generation
 
 
@@ -77,12 +100,20 @@ def command_inputs_to_add(cfg, layers) -> int:
 def _check_same_network(cfg, source: Path, layers, activations, stored: dict) -> None:
     """ConfigError (one line) unless ``source``'s network (``layers``, ``activations``, its config's wings) is ``cfg``'s
     (a goal run's network may lack the command inputs: :func:`command_inputs_to_add`)."""
-    mine = (list(cfg.layers), list(layer_activations(cfg.layers, cfg.activations)), bool(getattr(cfg, "asymmetric", False)))
+    mine = (
+        list(cfg.layers),
+        list(layer_activations(cfg.layers, cfg.activations)),
+        bool(getattr(cfg, "asymmetric", False)),
+    )
     layers = [layers[0] + command_inputs_to_add(cfg, layers), *layers[1:]]
     theirs = (list(layers), list(activations), bool(stored.get("asymmetric", False)))
     if mine != theirs:
-        describe = lambda a: f"layers {a[0]}, activations {sorted(set(a[1]))}, {'asymmetric' if a[2] else 'symmetric'} wings"
-        raise ConfigError(f"--from {str(source)!r}: its network ({describe(theirs)}) is not this run's ({describe(mine)})")
+        describe = lambda a: (
+            f"layers {a[0]}, activations {sorted(set(a[1]))}, {'asymmetric' if a[2] else 'symmetric'} wings"
+        )
+        raise ConfigError(
+            f"--from {str(source)!r}: its network ({describe(theirs)}) is not this run's ({describe(mine)})"
+        )
 
 
 def read_source_config(cfg, source: Path) -> dict:
@@ -103,7 +134,9 @@ def source_population(cfg, source: Path) -> tuple[np.ndarray, dict]:
     src = Population.resume(source)
     _check_same_network(cfg, source, src.layers, src.activations, stored)
     if src.size != cfg.population:
-        raise ConfigError(f"--from {str(source)!r}: its population has {src.size} flies, this run {cfg.population}; give --population {src.size}")
+        raise ConfigError(
+            f"--from {str(source)!r}: its population has {src.size} flies, this run {cfg.population}; give --population {src.size}"
+        )
     genes = widen_inputs(src.genes, src.layers, command_inputs_to_add(cfg, src.layers))
     return genes, {"path": str(source), "generation": int(src.generation)}
 
@@ -116,12 +149,19 @@ def source_mean(cfg, source: Path) -> tuple[np.ndarray, dict]:
 
     stored = read_source_config(cfg, source)
     if not (source / "best_genome.npz").is_file():
-        raise ConfigError(f"--from {str(source)!r} with --strategy {cfg.strategy}: it holds no best_genome.npz (is its training finished?)")
+        raise ConfigError(
+            f"--from {str(source)!r} with --strategy {cfg.strategy}: it holds no best_genome.npz (is its training finished?)"
+        )
     saved = load_genome(source / "best_genome.npz")
     layers = saved.genome.layers
     _check_same_network(cfg, source, layers, saved.genome.activations, stored)
-    generation = runs.read_json(source / "summary.json").get("generations", 0) if (source / "summary.json").is_file() else 0
-    return widen_inputs(saved.genome.genes, layers, command_inputs_to_add(cfg, layers)), {"path": str(source), "generation": int(generation)}
+    generation = (
+        runs.read_json(source / "summary.json").get("generations", 0) if (source / "summary.json").is_file() else 0
+    )
+    return widen_inputs(saved.genome.genes, layers, command_inputs_to_add(cfg, layers)), {
+        "path": str(source),
+        "generation": int(generation),
+    }
 
 
 def check_source(cfg, source: Path) -> dict:
@@ -147,15 +187,33 @@ def start_pool_record(cfg: TrainConfig, out: Path, resume: bool) -> dict:
     return {"start_pool_sha256": sha}
 
 
-def fitness_of(cfg: TrainConfig, params, activations: list[str], start_pool_sha256: str | None = None) -> FlyFitness | TrackFitness:
+def fitness_of(
+    cfg: TrainConfig, params, activations: list[str], start_pool_sha256: str | None = None
+) -> FlyFitness | TrackFitness:
     """The batched fitness of ``cfg``: its steering task (:class:`TrackFitness`; its start pool checked against
     ``start_pool_sha256``) or its ``fitness``."""
     if cfg.task is None:
         return FlyFitness(params, float(cfg.seconds), cfg.fitness, activations, cfg.starts, cfg.seed, cfg.noise)
-    return TrackFitness(params, float(cfg.seconds), cfg.task, tuple(activations), cfg.starts, cfg.seed, float(cfg.speed),
-                        float(cfg.start_speed), float(cfg.start_angle), float(cfg.start_spin), tuple(float(s) for s in cfg.segment),
-                        float(cfg.position_weight), float(cfg.velocity_weight), cfg.start_pool, start_pool_sha256, float(cfg.window_power),
-                        float(cfg.cone_weight), float(cfg.cone_angle_deg))
+    return TrackFitness(
+        params,
+        float(cfg.seconds),
+        cfg.task,
+        tuple(activations),
+        cfg.starts,
+        cfg.seed,
+        float(cfg.speed),
+        float(cfg.start_speed),
+        float(cfg.start_angle),
+        float(cfg.start_spin),
+        tuple(float(s) for s in cfg.segment),
+        float(cfg.position_weight),
+        float(cfg.velocity_weight),
+        cfg.start_pool,
+        start_pool_sha256,
+        float(cfg.window_power),
+        float(cfg.cone_weight),
+        float(cfg.cone_angle_deg),
+    )
 
 
 def task_replay(cfg: TrainConfig, out: Path) -> dict:
@@ -167,15 +225,38 @@ def task_replay(cfg: TrainConfig, out: Path) -> dict:
     from animat.fly.steering import task_flight
 
     flight, steering, controller, script = task_flight(out, cfg.task, cfg.speed, cfg.replay_seconds)
-    score = write_steer_run(out / "steer", flight, params=steering.params, speed=steering.speed, anim_seconds=cfg.anim_seconds,
-                            config={"network": str(out), "controller": controller, "commands": script, "speed": steering.speed},
-                            title=f"{cfg.task} network")
-    keep = ("all_ok", "segments_ok", "segments_scored", "min_direction_ok_fraction", "max_hover_distance_body_lengths", "crashed", "fell")
+    score = write_steer_run(
+        out / "steer",
+        flight,
+        params=steering.params,
+        speed=steering.speed,
+        anim_seconds=cfg.anim_seconds,
+        config={"network": str(out), "controller": controller, "commands": script, "speed": steering.speed},
+        title=f"{cfg.task} network",
+    )
+    keep = (
+        "all_ok",
+        "segments_ok",
+        "segments_scored",
+        "min_direction_ok_fraction",
+        "max_hover_distance_body_lengths",
+        "crashed",
+        "fell",
+    )
     return {"dir": "steer", "commands": script, **{k: score[k] for k in keep}}
 
 
-def evolve(cfg, out: Path, fitness, names: list[str], *, resume: bool = False, from_run: Path | None = None,
-           on_generation: Callable[[dict], Any] | None = None, record: dict | None = None) -> tuple[Genome, float, list[dict], int]:
+def evolve(
+    cfg,
+    out: Path,
+    fitness,
+    names: list[str],
+    *,
+    resume: bool = False,
+    from_run: Path | None = None,
+    on_generation: Callable[[dict], Any] | None = None,
+    record: dict | None = None,
+) -> tuple[Genome, float, list[dict], int]:
     """The generations of a fly run (either preset): ``cfg.generations`` of the paper GA or of the evolution
     strategy ``cfg.strategy`` on the batched ``fitness`` into run directory ``out``, fresh, resumed, or
     started ``from_run`` (its final population for the GA, its best genome as the first distribution's
@@ -206,18 +287,37 @@ def evolve(cfg, out: Path, fitness, names: list[str], *, resume: bool = False, f
         if not ga:
             return run_strategy(cfg, out, resume, evaluator, activations, names, on_generation, mean)
         result = pop.run(
-            fitness, cfg.generations, batched=True, crossover_prob=cfg.crossover_prob, mutation_rate=cfg.mutation_rate,
-            mutation=cfg.mutation, mutation_std=cfg.mutation_std, pool_frac=cfg.pool_frac, elite_frac=cfg.elite_frac,
-            output_names=names, fitness_threshold=cfg.fitness_threshold, delta_fitness=cfg.delta_fitness,
-            save_every=cfg.save_every, out_dir=out, metrics_csv=True, evaluator=evaluator, on_generation=on_generation,
+            fitness,
+            cfg.generations,
+            batched=True,
+            crossover_prob=cfg.crossover_prob,
+            mutation_rate=cfg.mutation_rate,
+            mutation=cfg.mutation,
+            mutation_std=cfg.mutation_std,
+            pool_frac=cfg.pool_frac,
+            elite_frac=cfg.elite_frac,
+            output_names=names,
+            fitness_threshold=cfg.fitness_threshold,
+            delta_fitness=cfg.delta_fitness,
+            save_every=cfg.save_every,
+            out_dir=out,
+            metrics_csv=True,
+            evaluator=evaluator,
+            on_generation=on_generation,
         )
         return result.best_genome, result.best_fitness, result.history, result.generation
     finally:
         evaluator.close()
 
 
-def train(cfg: TrainConfig, out: Path, *, resume: bool = False, from_run: Path | None = None,
-          on_generation: Callable[[dict], Any] | None = None) -> dict:
+def train(
+    cfg: TrainConfig,
+    out: Path,
+    *,
+    resume: bool = False,
+    from_run: Path | None = None,
+    on_generation: Callable[[dict], Any] | None = None,
+) -> dict:
     """Evolve flies per ``cfg`` into run directory ``out`` (already created, or the one being resumed).
     ``from_run``: a run directory whose final population (its last checkpoint) is the first generation
     here (any new task, fitness or GA settings; the same network), or with an evolution strategy whose
@@ -233,19 +333,38 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, from_run: Path |
     activations = layer_activations(cfg.layers, cfg.activations)
     pool = start_pool_record(cfg, out, resume)
     t0 = time.perf_counter()
-    best, best_fitness, history, generation = evolve(cfg, out, fitness_of(cfg, params, activations, pool.get("start_pool_sha256")),
-                                                     output_names(cfg), resume=resume, from_run=from_run, on_generation=on_generation,
-                                                     record=pool)
+    best, best_fitness, history, generation = evolve(
+        cfg,
+        out,
+        fitness_of(cfg, params, activations, pool.get("start_pool_sha256")),
+        output_names(cfg),
+        resume=resume,
+        from_run=from_run,
+        on_generation=on_generation,
+        record=pool,
+    )
     train_seconds = time.perf_counter() - t0
     if cfg.task is None:
         check_genome(params, best)
-    scored_by = "tracking" if cfg.task else cfg.fitness  # a steering task is scored by animat.fly.tasks.tracking, not cfg.fitness
-    extra = {"fly": params.to_dict(), "fitness": scored_by, "seconds": cfg.seconds, **({"task": cfg.task} if cfg.task else {})}
+    scored_by = (
+        "tracking" if cfg.task else cfg.fitness
+    )  # a steering task is scored by animat.fly.tasks.tracking, not cfg.fitness
+    extra = {
+        "fly": params.to_dict(),
+        "fitness": scored_by,
+        "seconds": cfg.seconds,
+        **({"task": cfg.task} if cfg.task else {}),
+    }
     save_genome(out / "best_genome.npz", best, best_fitness, extra)
     export_pickle(best, out / "best_genome.pkl")
     plots.fitness_plot(history, out / "plots" / "fitness.png", title=f"fly, {cfg.label}")
-    flight = task_replay(cfg, out) if cfg.task else write_replay(params, best, cfg.replay_seconds, out, anim_seconds=cfg.anim_seconds,
-                                                                 title=f"best fly ({cfg.fitness})")
+    flight = (
+        task_replay(cfg, out)
+        if cfg.task
+        else write_replay(
+            params, best, cfg.replay_seconds, out, anim_seconds=cfg.anim_seconds, title=f"best fly ({cfg.fitness})"
+        )
+    )
     summary = {
         "generations": int(generation),
         "population": cfg.population,

@@ -29,9 +29,9 @@ import numpy as np
 from gymnasium.utils import seeding
 
 from animat import quaternions as quat
-from animat.errors import ConfigError
-from animat.character.model import CONTROL_HZ, SUBSTEPS, Layout, build_spec
 from animat.character.clip import HINGE_AXIS, Clip, MotionState
+from animat.character.model import CONTROL_HZ, SUBSTEPS, Layout, build_spec
+from animat.errors import ConfigError
 from animat.imitate.reward import PRESETS, RewardConfig
 
 FALL_BODIES = ("root", "chest", "neck")  # geoms whose floor contact is a fall (ImitateEnv's)
@@ -51,8 +51,15 @@ def batch_model(substeps: int, joint_limits: bool) -> mujoco.MjModel:
     spec = build_spec(timestep=physics_timestep(substeps), joint_limits=joint_limits)
     found, no_reduce, one = int(mujoco.mjtConDataField.mjCONDATA_FOUND), 0, 1
     for g in FALL_BODIES:
-        spec.add_sensor(name=f"fall_{g}", type=mujoco.mjtSensor.mjSENS_CONTACT, objtype=mujoco.mjtObj.mjOBJ_GEOM, objname=g,
-                        reftype=mujoco.mjtObj.mjOBJ_GEOM, refname="floor", intprm=[1 << found, no_reduce, one])
+        spec.add_sensor(
+            name=f"fall_{g}",
+            type=mujoco.mjtSensor.mjSENS_CONTACT,
+            objtype=mujoco.mjtObj.mjOBJ_GEOM,
+            objname=g,
+            reftype=mujoco.mjtObj.mjOBJ_GEOM,
+            refname="floor",
+            intprm=[1 << found, no_reduce, one],
+        )
     return spec.compile()
 
 
@@ -96,8 +103,14 @@ def target_observation(root_pos, root_quat, ref_root_pos, ref_root_quat, ref_end
     ``inv_heading (N, 4)``: the inverse of ``root_quat``'s heading, where the caller has it already."""
     root_pos, ref_ends = np.asarray(root_pos), np.asarray(ref_ends)
     inv = quat.conj(quat.heading(np.asarray(root_quat))) if inv_heading is None else inv_heading
-    return np.concatenate([quat.rotate(inv, np.asarray(ref_root_pos) - root_pos), quat.mul(inv, np.asarray(ref_root_quat)),
-                           quat.rotate(inv[:, None], ref_ends - root_pos[:, None]).reshape(len(root_pos), -1)], axis=1)
+    return np.concatenate(
+        [
+            quat.rotate(inv, np.asarray(ref_root_pos) - root_pos),
+            quat.mul(inv, np.asarray(ref_root_quat)),
+            quat.rotate(inv[:, None], ref_ends - root_pos[:, None]).reshape(len(root_pos), -1),
+        ],
+        axis=1,
+    )
 
 
 def paper_reward(ref_q, ref_w, ref_ends, ref_com, q, w, ends, com, cfg: RewardConfig = PRESETS["paper"]) -> np.ndarray:
@@ -122,15 +135,36 @@ class ImitateBatch:
     """N characters on one clip; see the module docstring. ``seed``: character i's generator is seeded
     with ``seed + i`` (Gymnasium's, as ``ImitateEnv.reset(seed=seed + i)``); None: unseeded."""
 
-    def __init__(self, clip: Clip, n: int, *, reward: RewardConfig = PRESETS["paper"], rsi: bool = True, early_termination: bool = True,
-                 max_seconds: float = 10.0, residual: bool = False, joint_limits: bool = False, substeps: int = SUBSTEPS,
-                 pose_termination: float = 0.0, target_obs: bool = False, threads: int = 1, seed: int | None = None):
+    def __init__(
+        self,
+        clip: Clip,
+        n: int,
+        *,
+        reward: RewardConfig = PRESETS["paper"],
+        rsi: bool = True,
+        early_termination: bool = True,
+        max_seconds: float = 10.0,
+        residual: bool = False,
+        joint_limits: bool = False,
+        substeps: int = SUBSTEPS,
+        pose_termination: float = 0.0,
+        target_obs: bool = False,
+        threads: int = 1,
+        seed: int | None = None,
+    ):
         if reward.variant != "paper" or reward.w_goal > 0:
-            raise ConfigError(f"the batched environments compute the paper's r_I only (reward preset 'paper', no goal); got variant {reward.variant!r}, w_goal {reward.w_goal}")
+            raise ConfigError(
+                f"the batched environments compute the paper's r_I only (reward preset 'paper', no goal); got variant {reward.variant!r}, w_goal {reward.w_goal}"
+            )
         if int(n) < 1 or int(threads) < 1 or int(substeps) < 1:
             raise ConfigError(f"ImitateBatch needs n, threads and substeps >= 1, got {n}, {threads}, {substeps}")
         self.clip, self.n, self.cfg, self.substeps = clip, int(n), reward, int(substeps)
-        self.rsi, self.early_termination, self.max_seconds, self.residual = rsi, early_termination, float(max_seconds), residual
+        self.rsi, self.early_termination, self.max_seconds, self.residual = (
+            rsi,
+            early_termination,
+            float(max_seconds),
+            residual,
+        )
         self.pose_termination, self.target_obs = float(pose_termination), bool(target_obs)
         self.model = batch_model(self.substeps, joint_limits)
         m = self.model
@@ -165,7 +199,12 @@ class ImitateBatch:
             else:
                 qi.append(list(range(a, a + 4))), vi.append(list(range(v, v + 3))), bi.append(list(range(i, i + 3)))
                 a, v, i = a + 4, v + 3, i + 3
-        self._quat_idx, self._angle_idx, self._vec_idx, self._rate_idx = np.array(qi), np.array(ai), np.array(vi), np.array(ri)
+        self._quat_idx, self._angle_idx, self._vec_idx, self._rate_idx = (
+            np.array(qi),
+            np.array(ai),
+            np.array(vi),
+            np.array(ri),
+        )
         self._act_ball_idx, self._act_hinge_idx = np.array(bi), np.array(hi)
         self._joint_obs_size, self._vel_obs_size = a, v
 
@@ -222,7 +261,9 @@ class ImitateBatch:
             self.t0[i] = float(self.rngs[i].uniform(0.0, self.clip.cycle_seconds)) if self.rsi else 0.0
         self.t[idx] = self.t0[idx]
         if idx.size:
-            self._ref_qpos[idx], self._start_qvel[idx] = pose_arrays(self.clip.sample_batch(self.t[idx]), self.layout, self.model.qpos0, self.model.nv)
+            self._ref_qpos[idx], self._start_qvel[idx] = pose_arrays(
+                self.clip.sample_batch(self.t[idx]), self.layout, self.model.qpos0, self.model.nv
+            )
             self._run(self._restart, idx)
         return self.observations()
 
@@ -240,11 +281,23 @@ class ImitateBatch:
         vels[:, self._rate_idx] = w[:, 1:][:, h] @ HINGE_AXIS
         cycle = self.clip.cycle_seconds
         ends = quat.rotate(inv_heading[:, None], self.xpos[:, self._ends] - qpos[:, None, 0:3]).reshape(n, -1)
-        parts = [qpos[:, 2:3], quat.mul(inv_heading, q[:, 0]), quat.rotate(inv_heading, qvel[:, 0:3]), qvel[:, 3:6],
-                 joints, vels, ends, ((self.t % cycle) / cycle)[:, None]]
+        parts = [
+            qpos[:, 2:3],
+            quat.mul(inv_heading, q[:, 0]),
+            quat.rotate(inv_heading, qvel[:, 0:3]),
+            qvel[:, 3:6],
+            joints,
+            vels,
+            ends,
+            ((self.t % cycle) / cycle)[:, None],
+        ]
         if self.target_obs:
             ref = self._ref_qpos
-            parts.append(target_observation(qpos[:, 0:3], q[:, 0], ref[:, 0:3], ref[:, 3:7], self.ref_xpos[:, self._ends], inv_heading))
+            parts.append(
+                target_observation(
+                    qpos[:, 0:3], q[:, 0], ref[:, 0:3], ref[:, 3:7], self.ref_xpos[:, self._ends], inv_heading
+                )
+            )
         return np.concatenate(parts, axis=1).astype(np.float32)
 
     def controls(self, actions: np.ndarray, ref: MotionState) -> np.ndarray:
@@ -267,7 +320,9 @@ class ImitateBatch:
         """One control step of every character: ``(obs (N, D) float32, reward (N,), terminated (N,), truncated (N,),
         nonfinite (N,), r_I (N,))``; the reward is r_I except on a terminated step, which earns 0 (a fall, a
         pose error past ``pose_termination``, or a physics blow-up, whose observation and r_I are zeros)."""
-        self.t += 1.0 / CONTROL_HZ  # (ImitateEnv's residual targets are its clip at t + 1/30 before this: the same numbers)
+        self.t += (
+            1.0 / CONTROL_HZ
+        )  # (ImitateEnv's residual targets are its clip at t + 1/30 before this: the same numbers)
         ref = self.clip.sample_batch(self.t)
         self._ctrl[:] = self.controls(actions, ref)
         self._ref_qpos[:], ref_qvel = pose_arrays(ref, self.layout, self.model.qpos0, self.model.nv)
@@ -276,7 +331,17 @@ class ImitateBatch:
         with np.errstate(invalid="ignore", over="ignore"):
             q, w = joint_rotations(self.qpos, self.qvel, self.layout)
             ref_q, ref_w = joint_rotations(self._ref_qpos, ref_qvel, self.layout)
-            r = paper_reward(ref_q, ref_w, self.ref_xpos[:, self._ends], self.ref_com, q, w, self.xpos[:, self._ends], self.com, self.cfg)
+            r = paper_reward(
+                ref_q,
+                ref_w,
+                self.ref_xpos[:, self._ends],
+                self.ref_com,
+                q,
+                w,
+                self.xpos[:, self._ends],
+                self.com,
+                self.cfg,
+            )
             terminated = self.early_termination & self.fallen
             if self.pose_termination > 0:
                 terminated |= self.key_error() > self.pose_termination

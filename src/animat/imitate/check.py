@@ -20,14 +20,19 @@ import mujoco
 import numpy as np
 
 from animat import quaternions as quat
-from animat.character.model import CONTROL_HZ, Layout, build_model, kinematics, pose_kinematics, set_pose
 from animat.character.clip import Clip
+from animat.character.model import CONTROL_HZ, Layout, build_model, kinematics, pose_kinematics, set_pose
 from animat.imitate.reward import PRESETS, RewardConfig, imitation_reward
 
 
-def replay_rewards(clip: Clip, cfg: RewardConfig = PRESETS["paper"], rate_hz: float = CONTROL_HZ,
-                   fd_seconds: float = 1.0 / 600.0, central: bool = False,
-                   model: mujoco.MjModel | None = None) -> np.ndarray:
+def replay_rewards(
+    clip: Clip,
+    cfg: RewardConfig = PRESETS["paper"],
+    rate_hz: float = CONTROL_HZ,
+    fd_seconds: float = 1.0 / 600.0,
+    central: bool = False,
+    model: mujoco.MjModel | None = None,
+) -> np.ndarray:
     """(S,) r_I of the kinematic replay at t = i / rate_hz over one cycle (S = round(cycle · rate), ≥ 1)."""
     m = model if model is not None else build_model()
     lay = Layout.of(m)

@@ -3,26 +3,30 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
-from animat.console import console, print_json, print_summary, progress
 from animat.config import cli_option, parse_list, require
+from animat.console import console, print_json, print_summary, progress
 from animat.errors import ConfigError
 from animat.imitate.options import TrainConfig
 
-app = typer.Typer(help="A humanoid that imitates motion clips (DeepMimic-style): clips, character, reward.", no_args_is_help=True)
+app = typer.Typer(
+    help="A humanoid that imitates motion clips (DeepMimic-style): clips, character, reward.", no_args_is_help=True
+)
 
 
 @app.command("check")
 def check_cmd(
-    clip: str = typer.Argument(..., help="Motion clip in DeepMimic's format (JSON: Loop, Frames), or shared:NAME for shared/data/deepmimic/NAME."),
+    clip: str = typer.Argument(
+        ...,
+        help="Motion clip in DeepMimic's format (JSON: Loop, Frames), or shared:NAME for shared/data/deepmimic/NAME.",
+    ),
     reward: str = typer.Option("paper", "--reward", help="Reward preset: paper | deepmimic-code."),
 ) -> None:
     """Print a clip's facts and its kinematic replay reward on the humanoid, as JSON."""
-    from animat.imitate.check import check_clip
     from animat.character.clip import load_clip, resolve_clip
+    from animat.imitate.check import check_clip
     from animat.imitate.reward import preset
 
     cfg = preset(reward)
@@ -44,7 +48,11 @@ def make_demo_clip_cmd(
         raise ConfigError(f"{str(out)!r} exists; pass --force to overwrite it")
     clip = demo_clip()
     write_clip(clip, out)
-    console.print(f"wrote {out} ({clip.num_frames} frames, {clip.cycle_seconds:g} s cycle, loop {clip.loop})", soft_wrap=True, markup=False)
+    console.print(
+        f"wrote {out} ({clip.num_frames} frames, {clip.cycle_seconds:g} s cycle, loop {clip.loop})",
+        soft_wrap=True,
+        markup=False,
+    )
 
 
 def _need_rl() -> None:
@@ -57,21 +65,36 @@ def _need_rl() -> None:
 
 @app.command("train")
 def train_cmd(
-    clip: Optional[str] = typer.Argument(None, help="Motion clip (DeepMimic format), or shared:NAME for shared/data/deepmimic/NAME; default: the demo clip."),
-    timesteps: Optional[int] = cli_option(TrainConfig, "timesteps", "--timesteps", "-n"),
-    envs: Optional[int] = cli_option(TrainConfig, "envs", "--envs", "-k"),
-    vec_env: Optional[str] = cli_option(TrainConfig, "vec_env", "--vec-env"),
-    backend: Optional[str] = cli_option(TrainConfig, "backend", "--backend"),
-    address: Optional[str] = cli_option(TrainConfig, "address", "--address"),
-    net_arch: Optional[str] = typer.Option(None, "--net-arch", help="Hidden layers of actor and critic, e.g. '1024,512'."),
-    max_minutes: Optional[float] = cli_option(TrainConfig, "max_minutes", "--max-minutes"),
-    goal: Optional[bool] = typer.Option(None, "--goal/--no-goal", help="Add the task goal r_G (target heading and speed; goal_* options)."),
-    seed: Optional[int] = cli_option(TrainConfig, "seed", "--seed"),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of training options (see animat.imitate.options.TrainConfig)."),
-    resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the run in this directory (policy, optimiser, step count); --timesteps is the new total."),
-    init_policy: Optional[str] = typer.Option(None, "--from", help="Start from this policy (a run directory, or pretrained:NAME, e.g. pretrained:walk): "
-                                              "its weights and observation normaliser, a fresh optimiser; the step count starts at 0."),
+    clip: str | None = typer.Argument(
+        None,
+        help="Motion clip (DeepMimic format), or shared:NAME for shared/data/deepmimic/NAME; default: the demo clip.",
+    ),
+    timesteps: int | None = cli_option(TrainConfig, "timesteps", "--timesteps", "-n"),
+    envs: int | None = cli_option(TrainConfig, "envs", "--envs", "-k"),
+    vec_env: str | None = cli_option(TrainConfig, "vec_env", "--vec-env"),
+    backend: str | None = cli_option(TrainConfig, "backend", "--backend"),
+    address: str | None = cli_option(TrainConfig, "address", "--address"),
+    net_arch: str | None = typer.Option(None, "--net-arch", help="Hidden layers of actor and critic, e.g. '1024,512'."),
+    max_minutes: float | None = cli_option(TrainConfig, "max_minutes", "--max-minutes"),
+    goal: bool | None = typer.Option(
+        None, "--goal/--no-goal", help="Add the task goal r_G (target heading and speed; goal_* options)."
+    ),
+    seed: int | None = cli_option(TrainConfig, "seed", "--seed"),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
+    config: Path | None = typer.Option(
+        None, "--config", "-c", help="TOML file of training options (see animat.imitate.options.TrainConfig)."
+    ),
+    resume: Path | None = typer.Option(
+        None,
+        "--resume",
+        help="Continue the run in this directory (policy, optimiser, step count); --timesteps is the new total.",
+    ),
+    init_policy: str | None = typer.Option(
+        None,
+        "--from",
+        help="Start from this policy (a run directory, or pretrained:NAME, e.g. pretrained:walk): "
+        "its weights and observation normaliser, a fresh optimiser; the step count starts at 0.",
+    ),
 ) -> None:
     """Train a PPO policy to imitate a clip; writes a run directory (metrics, curve, safe policy files)."""
     import time
@@ -79,8 +102,19 @@ def train_cmd(
     from animat import runs
     from animat.imitate.train import tensorboard_available, train
 
-    options = dict(clip=clip, timesteps=timesteps, envs=envs, vec_env=vec_env, net_arch=parse_list(net_arch, "--net-arch", "1024,512"),
-                   max_minutes=max_minutes, seed=seed, goal=goal, backend=backend, address=address, init_policy=init_policy)
+    options = dict(
+        clip=clip,
+        timesteps=timesteps,
+        envs=envs,
+        vec_env=vec_env,
+        net_arch=parse_list(net_arch, "--net-arch", "1024,512"),
+        max_minutes=max_minutes,
+        seed=seed,
+        goal=goal,
+        backend=backend,
+        address=address,
+        init_policy=init_policy,
+    )
     if resume is None:  # a bad config, clip or --from fails here, in one line, before the run directory exists
         checked = TrainConfig.build(config, **options)
         checked.load_clip()
@@ -89,9 +123,20 @@ def train_cmd(
 
             init_source(checked.init_policy)
     _need_rl()
-    cfg, run_dir = runs.start_or_resume("imitate", TrainConfig, resume=resume, config=config, out=out, options=options,
-                                        may_change={"timesteps": "--timesteps", "max_minutes": "--max-minutes", "backend": "--backend",
-                                                    "address": "--address"})
+    cfg, run_dir = runs.start_or_resume(
+        "imitate",
+        TrainConfig,
+        resume=resume,
+        config=config,
+        out=out,
+        options=options,
+        may_change={
+            "timesteps": "--timesteps",
+            "max_minutes": "--max-minutes",
+            "backend": "--backend",
+            "address": "--address",
+        },
+    )
     state = None
     if resume is not None:  # so does a run without a (valid) training state, or one at its --timesteps already
         from animat.imitate.resume import resumable_state
@@ -99,39 +144,79 @@ def train_cmd(
         state = resumable_state(run_dir, cfg.timesteps)
         cfg.load_clip()
     where = f"ray at {cfg.address or 'a local instance'}" if cfg.backend == "ray" else cfg.vec_env
-    console.print(f"imitate train: PPO, {cfg.timesteps} steps, {cfg.envs} envs ({where}), net {cfg.net_arch}, "
-                  f"clip {cfg.clip or 'demo'}, run dir {run_dir}")
+    console.print(
+        f"imitate train: PPO, {cfg.timesteps} steps, {cfg.envs} envs ({where}), net {cfg.net_arch}, "
+        f"clip {cfg.clip or 'demo'}, run dir {run_dir}"
+    )
     if not tensorboard_available():
         console.print("tensorboard not installed: SB3 logs go to logs/progress.csv only")
     start = time.perf_counter()
-    with progress("steps", "return {task.fields[ret]}  len {task.fields[len]}  r_I/step {task.fields[rps]}  {task.fields[fps]} steps/s") as bar:
+    with progress(
+        "steps",
+        "return {task.fields[ret]}  len {task.fields[len]}  r_I/step {task.fields[rps]}  {task.fields[fps]} steps/s",
+    ) as bar:
         task = bar.add_task("train", total=cfg.timesteps, ret="-", len="-", rps="-", fps="-")
 
         def on_iteration(row: dict) -> None:
             f = lambda v, d=3: "-" if v != v else f"{v:.{d}f}"  # noqa: E731 (NaN before the first episode ends)
-            bar.update(task, completed=row["timesteps"], ret=f(row["ep_return_mean"], 2), len=f(row["ep_len_mean"], 1),
-                       rps=f(row["r_i_per_step_mean"]), fps=f"{row['fps']:.0f}")
+            bar.update(
+                task,
+                completed=row["timesteps"],
+                ret=f(row["ep_return_mean"], 2),
+                len=f(row["ep_len_mean"], 1),
+                rps=f(row["r_i_per_step_mean"]),
+                fps=f"{row['fps']:.0f}",
+            )
 
         try:
             summary = train(cfg, run_dir, resume=resume is not None, state=state, on_iteration=on_iteration)
         except KeyboardInterrupt:
-            console.print(f"interrupted; continue with: animat imitate train --resume {run_dir} --timesteps {cfg.timesteps}")
+            console.print(
+                f"interrupted; continue with: animat imitate train --resume {run_dir} --timesteps {cfg.timesteps}"
+            )
             raise
     console.print(f"trained in {time.perf_counter() - start:.1f} s")
-    print_summary(summary, run_dir, ("timesteps", "initial_eval_return_mean", "final_eval_return_mean", "initial_eval_len_mean",
-                                     "final_eval_len_mean", "final_eval_r_i_per_step_mean", "first_iteration_ep_return_mean",
-                                     "last_iteration_ep_return_mean", "first_iteration_ep_len_mean", "last_iteration_ep_len_mean"),
-                  where="plots/learning_curve.png, policy.npz/.json, metrics.csv")
+    print_summary(
+        summary,
+        run_dir,
+        (
+            "timesteps",
+            "initial_eval_return_mean",
+            "final_eval_return_mean",
+            "initial_eval_len_mean",
+            "final_eval_len_mean",
+            "final_eval_r_i_per_step_mean",
+            "first_iteration_ep_return_mean",
+            "last_iteration_ep_return_mean",
+            "first_iteration_ep_len_mean",
+            "last_iteration_ep_len_mean",
+        ),
+        where="plots/learning_curve.png, policy.npz/.json, metrics.csv",
+    )
 
 
 @app.command("evaluate")
 def evaluate_cmd(
-    run_dir: str = typer.Argument(..., help="Run directory written by `animat imitate train`, or pretrained:NAME for a policy shipped with animat."),
-    episodes: int = typer.Option(20, "--episodes", "-e", help="Episodes, each from the clip's state at a random phase."),
-    seconds: float = typer.Option(10.0, "--seconds", "-s", help="Episode length (s); an episode ends early on a fall (or the run's pose termination)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the start phases (episode i: seed × episodes + i, so other seeds give other starts)."),
-    clip: Optional[str] = typer.Option(None, "--clip", help="Clip to imitate instead of the run's (a file, or shared:NAME)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
+    run_dir: str = typer.Argument(
+        ...,
+        help="Run directory written by `animat imitate train`, or pretrained:NAME for a policy shipped with animat.",
+    ),
+    episodes: int = typer.Option(
+        20, "--episodes", "-e", help="Episodes, each from the clip's state at a random phase."
+    ),
+    seconds: float = typer.Option(
+        10.0,
+        "--seconds",
+        "-s",
+        help="Episode length (s); an episode ends early on a fall (or the run's pose termination).",
+    ),
+    seed: int = typer.Option(
+        0, "--seed", help="Seed of the start phases (episode i: seed × episodes + i, so other seeds give other starts)."
+    ),
+    clip: str | None = typer.Option(
+        None, "--clip", help="Clip to imitate instead of the run's (a file, or shared:NAME)."
+    ),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
 ) -> None:
     """Evaluate the deterministic policy from reference-state starts: one JSON line (mean_imitation_reward per step with the
     paper's weights, full_episode_fraction, mean_episode_seconds, episodes); summary.json and episodes.csv in its run directory."""
@@ -150,12 +235,20 @@ def evaluate_cmd(
 
 @app.command("play")
 def play_cmd(
-    source: str = typer.Argument(..., metavar="RUN_DIR", help="Run directory written by `animat imitate train` (reads policy.npz/.json, no pickles), "
-                                 "or pretrained:NAME for a policy shipped with animat."),
-    seconds: float = typer.Option(10.0, "--seconds", "-s", help="Episode length (s); it ends early if the character falls."),
+    source: str = typer.Argument(
+        ...,
+        metavar="RUN_DIR",
+        help="Run directory written by `animat imitate train` (reads policy.npz/.json, no pickles), "
+        "or pretrained:NAME for a policy shipped with animat.",
+    ),
+    seconds: float = typer.Option(
+        10.0, "--seconds", "-s", help="Episode length (s); it ends early if the character falls."
+    ),
     fps: float = typer.Option(15.0, "--fps", help="Frames per second of the GIF (at most 30)."),
-    renderer: str = typer.Option("auto", "--renderer", help="auto (MuJoCo offscreen where OpenGL works, else matplotlib) | mujoco | matplotlib."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
+    renderer: str = typer.Option(
+        "auto", "--renderer", help="auto (MuJoCo offscreen where OpenGL works, else matplotlib) | mujoco | matplotlib."
+    ),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
 ) -> None:
     """Run a trained policy from time 0 of its clip: GIF beside the reference (ghost), summary.json."""
     from animat import pretrained, runs
@@ -170,7 +263,9 @@ def play_cmd(
         from animat.viz.mujoco_render import gl_available
 
         if not gl_available():
-            raise ConfigError("--renderer mujoco: no offscreen OpenGL context (tried MUJOCO_GL, egl, osmesa); use --renderer matplotlib")
+            raise ConfigError(
+                "--renderer mujoco: no offscreen OpenGL context (tried MUJOCO_GL, egl, osmesa); use --renderer matplotlib"
+            )
     target = runs.new_run_dir("imitate", "play", out)
     summary = play(run_dir, seconds, target, fps=fps, renderer=renderer)
     print_summary(summary, target)

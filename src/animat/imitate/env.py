@@ -36,11 +36,21 @@ import mujoco
 import numpy as np
 
 from animat import quaternions as quat
-from animat.errors import ConfigError
-from animat.imitate.batch import FALL_BODIES, KEY_BODIES, physics_timestep, target_observation
-from animat.character.model import CONTROL_HZ, SUBSTEPS, Layout, apply_ball_pd, build_model, kinematics, pose_kinematics, set_pd_targets, set_pose
 from animat.character.clip import HINGE_AXIS, Clip
 from animat.character.demo import demo_clip
+from animat.character.model import (
+    CONTROL_HZ,
+    SUBSTEPS,
+    Layout,
+    apply_ball_pd,
+    build_model,
+    kinematics,
+    pose_kinematics,
+    set_pd_targets,
+    set_pose,
+)
+from animat.errors import ConfigError
+from animat.imitate.batch import FALL_BODIES, KEY_BODIES, physics_timestep, target_observation
 from animat.imitate.goal import GoalConfig, draw_goal, heading_reward
 from animat.imitate.reward import PRESETS, RewardConfig, imitation_reward, preset, total_reward
 
@@ -48,19 +58,34 @@ from animat.imitate.reward import PRESETS, RewardConfig, imitation_reward, prese
 class ImitateEnv(gym.Env):
     metadata = {"render_modes": []}
 
-    def __init__(self, clip: Clip | None = None, reward: RewardConfig = PRESETS["paper"], rsi: bool = True,
-                 early_termination: bool = True, max_seconds: float = 10.0, mujoco_servos: bool = True,
-                 residual: bool = False, goal: GoalConfig | None = None, joint_limits: bool = False, substeps: int = SUBSTEPS,
-                 pose_termination: float = 0.0, target_obs: bool = False):
+    def __init__(
+        self,
+        clip: Clip | None = None,
+        reward: RewardConfig = PRESETS["paper"],
+        rsi: bool = True,
+        early_termination: bool = True,
+        max_seconds: float = 10.0,
+        mujoco_servos: bool = True,
+        residual: bool = False,
+        goal: GoalConfig | None = None,
+        joint_limits: bool = False,
+        substeps: int = SUBSTEPS,
+        pose_termination: float = 0.0,
+        target_obs: bool = False,
+    ):
         self.clip = clip or demo_clip()
         if goal is not None and not reward.w_goal > 0:
-            raise ConfigError(f"a task goal needs a reward with w_goal > 0 (the paper: w_imitation 0.7, w_goal 0.3), got w_goal {reward.w_goal}")
+            raise ConfigError(
+                f"a task goal needs a reward with w_goal > 0 (the paper: w_imitation 0.7, w_goal 0.3), got w_goal {reward.w_goal}"
+            )
         self.goal_cfg, self.goal = goal, None
         self._clip_speed = float(np.linalg.norm(self.clip.root_advance)) / self.clip.cycle_seconds
         self.cfg, self.rsi, self.early_termination, self.max_seconds = reward, rsi, early_termination, max_seconds
         self.residual, self.substeps, self.pose_termination = residual, int(substeps), float(pose_termination)
         self.target_obs = bool(target_obs)
-        self.model = build_model(timestep=physics_timestep(substeps), ball_actuators=mujoco_servos, joint_limits=joint_limits)
+        self.model = build_model(
+            timestep=physics_timestep(substeps), ball_actuators=mujoco_servos, joint_limits=joint_limits
+        )
         self.data = mujoco.MjData(self.model)
         self.ref_data = mujoco.MjData(self.model)
         self.layout = Layout.of(self.model)
@@ -87,8 +112,14 @@ class ImitateEnv(gym.Env):
         vels[self._rate_idx] = s.joint_angvel[h] @ HINGE_AXIS
         phase = (self.t % self.clip.cycle_seconds) / self.clip.cycle_seconds
         parts = [
-            [s.root_pos[2]], quat.mul(inv_heading, s.root_quat), quat.rotate(inv_heading, s.root_vel), s.root_angvel,
-            joints, vels, quat.rotate(inv_heading, k.end_effectors - s.root_pos).ravel(), [phase],
+            [s.root_pos[2]],
+            quat.mul(inv_heading, s.root_quat),
+            quat.rotate(inv_heading, s.root_vel),
+            s.root_angvel,
+            joints,
+            vels,
+            quat.rotate(inv_heading, k.end_effectors - s.root_pos).ravel(),
+            [phase],
         ]
         if self.goal_cfg is not None:
             goal = self.goal or self._draw_goal()  # (only while the spaces are being sized)
@@ -96,7 +127,11 @@ class ImitateEnv(gym.Env):
         if self.target_obs:
             ref = ref or pose_kinematics(self.model, self.ref_data, self.clip.sample(self.t), self.layout)
             r = ref.state
-            parts.append(target_observation(s.root_pos[None], s.root_quat[None], r.root_pos[None], r.root_quat[None], ref.end_effectors[None]))
+            parts.append(
+                target_observation(
+                    s.root_pos[None], s.root_quat[None], r.root_pos[None], r.root_quat[None], ref.end_effectors[None]
+                )
+            )
         return np.concatenate([np.ravel(p) for p in parts]).astype(np.float32)
 
     def _index_obs(self) -> None:
@@ -111,7 +146,12 @@ class ImitateEnv(gym.Env):
                 qi.append(list(range(a, a + 4)))
                 vi.append(list(range(v, v + 3)))
                 a, v = a + 4, v + 3
-        self._quat_idx, self._angle_idx, self._vec_idx, self._rate_idx = np.array(qi), np.array(ai), np.array(vi), np.array(ri)
+        self._quat_idx, self._angle_idx, self._vec_idx, self._rate_idx = (
+            np.array(qi),
+            np.array(ai),
+            np.array(vi),
+            np.array(ri),
+        )
         self._joint_obs_size, self._vel_obs_size = a, v
         # the action: a rotation vector per ball joint, an angle per hinge, in clip order
         bi, hi, i = [], [], 0
@@ -187,7 +227,9 @@ class ImitateEnv(gym.Env):
         terminated = self.early_termination and self._fallen()
         if self.pose_termination > 0:
             keys = self._key_bodies
-            terminated = terminated or bool(np.linalg.norm(self.data.xpos[keys] - self.ref_data.xpos[keys], axis=1).max() > self.pose_termination)
+            terminated = terminated or bool(
+                np.linalg.norm(self.data.xpos[keys] - self.ref_data.xpos[keys], axis=1).max() > self.pose_termination
+            )
         if terminated:  # fallen: no reward from this step on (DeepMimic's early termination)
             reward = 0.0
         truncated = self.t - self.t0 >= self.max_seconds - 1e-9
@@ -198,8 +240,17 @@ def make_env(cfg, clip=None, **overrides):
     """One :class:`ImitateEnv` as ``cfg`` (an :class:`animat.imitate.options.TrainConfig`) describes it
     (``overrides``: env keyword arguments)."""
     weights = dict(w_imitation=cfg.goal_weights[0], w_goal=cfg.goal_weights[1]) if cfg.goal else {}
-    kw = dict(reward=preset(cfg.reward, **weights), rsi=cfg.rsi, early_termination=cfg.early_termination,
-              max_seconds=cfg.max_seconds, residual=cfg.residual, goal=cfg.goal_config(), joint_limits=cfg.joint_limits,
-              substeps=cfg.substeps, pose_termination=cfg.pose_termination, target_obs=cfg.target_obs)
+    kw = dict(
+        reward=preset(cfg.reward, **weights),
+        rsi=cfg.rsi,
+        early_termination=cfg.early_termination,
+        max_seconds=cfg.max_seconds,
+        residual=cfg.residual,
+        goal=cfg.goal_config(),
+        joint_limits=cfg.joint_limits,
+        substeps=cfg.substeps,
+        pose_termination=cfg.pose_termination,
+        target_obs=cfg.target_obs,
+    )
     kw.update(overrides)
     return ImitateEnv(clip if clip is not None else cfg.load_clip(), **kw)

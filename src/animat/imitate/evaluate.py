@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from animat import pretrained, runs
-from animat.errors import CheckpointError, ConfigError
 from animat.character.model import CONTROL_HZ
+from animat.errors import CheckpointError, ConfigError
 
 EPISODE_FIELDS = ["episode", "start_seconds", "seconds", "steps", "r_i_per_step", "ended"]
 
@@ -40,7 +40,9 @@ def load_policy_run(source: str | Path, clip: str | None = None):
 
     run_dir = pretrained.resolve(source)
     if not run_dir.is_dir():
-        raise CheckpointError(f"no run directory {str(source)!r}; give one written by animat imitate train, or pretrained:NAME")
+        raise CheckpointError(
+            f"no run directory {str(source)!r}; give one written by animat imitate train, or pretrained:NAME"
+        )
     stored = runs.read_run_config(run_dir, "an imitate training run directory")
     if clip is not None:
         stored["clip"] = str(clip)
@@ -51,13 +53,19 @@ def load_policy_run(source: str | Path, clip: str | None = None):
     policy = load_policy(run_dir / "policy")
     character = policy.manifest.get("character", CHARACTER)  # policies from before the key drove this humanoid
     if character != CHARACTER:
-        raise CheckpointError(f"{str(run_dir)!r}: the policy was trained on character {character!r}; animat imitate drives {CHARACTER!r}")
+        raise CheckpointError(
+            f"{str(run_dir)!r}: the policy was trained on character {character!r}; animat imitate drives {CHARACTER!r}"
+        )
     if cfg.goal:
-        raise ConfigError(f"{str(run_dir)!r}: a policy with a task goal; evaluate measures pure imitation (goal = false)")
+        raise ConfigError(
+            f"{str(run_dir)!r}: a policy with a task goal; evaluate measures pure imitation (goal = false)"
+        )
     return cfg, policy, run_dir
 
 
-def evaluate_policy(cfg, policy, clip, episodes: int, seconds: float, seed: int, threads: int = 2) -> tuple[dict, list[dict]]:
+def evaluate_policy(
+    cfg, policy, clip, episodes: int, seconds: float, seed: int, threads: int = 2
+) -> tuple[dict, list[dict]]:
     """Run the episodes (see the module docstring); returns ``(figures, per-episode rows)``."""
     from animat.imitate.batch import ImitateBatch
     from animat.imitate.train import batch_options
@@ -67,8 +75,10 @@ def evaluate_policy(cfg, policy, clip, episodes: int, seconds: float, seed: int,
     batch = ImitateBatch(clip, episodes, seed=seed * episodes, threads=threads, **options)
     try:
         if policy.obs_dim != batch.observation_size or policy.act_dim != batch.action_size:
-            raise CheckpointError(f"the policy takes {policy.obs_dim} observations and gives {policy.act_dim} actions; this humanoid has "
-                                  f"{batch.observation_size} and {batch.action_size}: it was trained on another character")
+            raise CheckpointError(
+                f"the policy takes {policy.obs_dim} observations and gives {policy.act_dim} actions; this humanoid has "
+                f"{batch.observation_size} and {batch.action_size}: it was trained on another character"
+            )
         obs = batch.observations()
         start = batch.t0.copy()
         alive = np.ones(episodes, bool)
@@ -83,8 +93,17 @@ def evaluate_policy(cfg, policy, clip, episodes: int, seconds: float, seed: int,
             alive &= ~(terminated | truncated)
     finally:
         batch.close()
-    rows = [{"episode": i, "start_seconds": round(float(start[i]), 6), "seconds": round(steps[i] / CONTROL_HZ, 4), "steps": int(steps[i]),
-             "r_i_per_step": float(total[i] / max(steps[i], 1)), "ended": str(ended[i])} for i in range(episodes)]
+    rows = [
+        {
+            "episode": i,
+            "start_seconds": round(float(start[i]), 6),
+            "seconds": round(steps[i] / CONTROL_HZ, 4),
+            "steps": int(steps[i]),
+            "r_i_per_step": float(total[i] / max(steps[i], 1)),
+            "ended": str(ended[i]),
+        }
+        for i in range(episodes)
+    ]
     figures = {
         "mean_imitation_reward": float(total.sum() / max(steps.sum(), 1)),
         "full_episode_fraction": float(np.mean(ended == "time")),
@@ -94,13 +113,23 @@ def evaluate_policy(cfg, policy, clip, episodes: int, seconds: float, seed: int,
     return figures, rows
 
 
-def evaluate(source: str | Path, out: Path, *, episodes: int = 20, seconds: float = 10.0, seed: int = 0, clip: str | None = None) -> dict:
+def evaluate(
+    source: str | Path, out: Path, *, episodes: int = 20, seconds: float = 10.0, seed: int = 0, clip: str | None = None
+) -> dict:
     """Evaluate the policy of ``source`` (run directory or ``pretrained:NAME``) into run directory ``out``;
     returns the summary (the figures first)."""
     cfg, policy, run_dir = load_policy_run(source, clip)
     figures, rows = evaluate_policy(cfg, policy, cfg.load_clip(), episodes, seconds, seed)
-    summary = {**figures, "seconds": float(seconds), "seed": int(seed), "source": str(source), "run_dir": str(run_dir),
-               "clip": cfg.clip or "demo", "pose_termination_m": cfg.pose_termination, "reward": "paper"}
+    summary = {
+        **figures,
+        "seconds": float(seconds),
+        "seed": int(seed),
+        "source": str(source),
+        "run_dir": str(run_dir),
+        "clip": cfg.clip or "demo",
+        "pose_termination_m": cfg.pose_termination,
+        "reward": "paper",
+    }
     out = Path(out)
     runs.atomic_write_csv(out / "episodes.csv", rows, EPISODE_FIELDS)
     runs.atomic_write_json(out / "summary.json", summary)

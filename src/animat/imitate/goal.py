@@ -72,10 +72,18 @@ class Goal:
     until: float
 
 
-def draw_goal(cfg: GoalConfig, rng: np.random.Generator, clip_advance: np.ndarray, clip_speed: float, now: float) -> Goal:
+def draw_goal(
+    cfg: GoalConfig, rng: np.random.Generator, clip_advance: np.ndarray, clip_speed: float, now: float
+) -> Goal:
     """A new goal at clip time ``now`` (s): a heading around ``clip_advance`` (m, the clip's cycle displacement)."""
-    base = float(np.arctan2(clip_advance[1], clip_advance[0])) if np.hypot(clip_advance[0], clip_advance[1]) > 1e-9 else 0.0
+    base = (
+        float(np.arctan2(clip_advance[1], clip_advance[0]))
+        if np.hypot(clip_advance[0], clip_advance[1]) > 1e-9
+        else 0.0
+    )
     angle = base + float(rng.uniform(-cfg.heading_range, cfg.heading_range))
     speed = clip_speed if cfg.speed is None else float(rng.uniform(cfg.speed[0], cfg.speed[1]))
-    until = np.inf if cfg.change_seconds is None else now + float(rng.uniform(cfg.change_seconds[0], cfg.change_seconds[1]))
+    until = (
+        np.inf if cfg.change_seconds is None else now + float(rng.uniform(cfg.change_seconds[0], cfg.change_seconds[1]))
+    )
     return Goal(np.array([np.cos(angle), np.sin(angle), 0.0]), speed, until)

@@ -36,7 +36,8 @@ class RolloutEpisodes:
         """The metrics row's episode columns, and the steps per second since the rollout started."""
         ret, ln = np.array(self.returns), np.array(self.lengths)
         return {
-            "episodes": len(ret), "nonfinite": self.nonfinite,
+            "episodes": len(ret),
+            "nonfinite": self.nonfinite,
             "ep_return_mean": float(ret.mean()) if len(ret) else math.nan,
             "ep_len_mean": float(ln.mean()) if len(ln) else math.nan,
             "r_i_per_step_mean": float(ret.sum() / ln.sum()) if len(ln) else math.nan,

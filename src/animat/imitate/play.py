@@ -59,7 +59,9 @@ def frame_polygons(sim: list[np.ndarray], ghost: list[np.ndarray]) -> list[dict]
     return polys
 
 
-def play(run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render: bool = True, renderer: str = "auto") -> dict:
+def play(
+    run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render: bool = True, renderer: str = "auto"
+) -> dict:
     """Run the policy of ``run_dir`` for up to ``seconds``; write the GIF, trajectory and summary into ``out``."""
     from animat.character.model import set_pose
     from animat.imitate.env import make_env
@@ -69,7 +71,9 @@ def play(run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render:
     cfg, policy = load_run(run_dir)
     env = make_env(cfg, rsi=False, max_seconds=float(seconds))
     if env.observation_space.shape[0] != policy.obs_dim:
-        raise CheckpointError(f"policy expects {policy.obs_dim} observations, the environment gives {env.observation_space.shape[0]}")
+        raise CheckpointError(
+            f"policy expects {policy.obs_dim} observations, the environment gives {env.observation_space.shape[0]}"
+        )
     obs, info = env.reset(seed=cfg.seed)
     from animat.viz.animate import frame_stride
 
@@ -97,8 +101,16 @@ def play(run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render:
             grab(env.t)
     out = Path(out)
     rewards_a = np.array(rewards)
-    poses = {"qpos_time": np.array(times), "qpos": np.array(sim_q), "ghost_qpos": np.array(ghost_q)} if render else {}  # the drawn frames
-    runs.atomic_save_npz(out / "trajectory.npz", time=np.arange(1, step + 1) / 30.0, r_imitation=rewards_a, root_pos=np.array(roots), **poses)
+    poses = (
+        {"qpos_time": np.array(times), "qpos": np.array(sim_q), "ghost_qpos": np.array(ghost_q)} if render else {}
+    )  # the drawn frames
+    runs.atomic_save_npz(
+        out / "trajectory.npz",
+        time=np.arange(1, step + 1) / 30.0,
+        r_imitation=rewards_a,
+        root_pos=np.array(roots),
+        **poses,
+    )
     summary = {
         "source": str(run_dir),
         "seconds_requested": float(seconds),
@@ -114,16 +126,33 @@ def play(run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render:
     if cfg.goal:
         summary["mean_r_goal"] = float(np.mean(goals))
     if render:
-        summary.update(write_gif(env.model, np.array(sim_q), np.array(ghost_q), np.array(times), out / "media" / "play.gif",
-                                 fps=real_fps, renderer=renderer))
+        summary.update(
+            write_gif(
+                env.model,
+                np.array(sim_q),
+                np.array(ghost_q),
+                np.array(times),
+                out / "media" / "play.gif",
+                fps=real_fps,
+                renderer=renderer,
+            )
+        )
         summary["gif"] = str(Path(summary["gif"]).relative_to(out))
     runs.atomic_write_json(out / "summary.json", summary)
     write_imitate_report(out, model=env.model)
     return summary
 
 
-def write_gif(model: mujoco.MjModel, sim_q: np.ndarray, ghost_q: np.ndarray, times: np.ndarray, path: Path, *, fps: float,
-              renderer: str = "auto") -> dict:
+def write_gif(
+    model: mujoco.MjModel,
+    sim_q: np.ndarray,
+    ghost_q: np.ndarray,
+    times: np.ndarray,
+    path: Path,
+    *,
+    fps: float,
+    renderer: str = "auto",
+) -> dict:
     """Draw frames ``sim_q``, ``ghost_q (F, nq)`` at ``times (F,)`` s into the GIF ``path``; ``{"gif", "renderer"}``."""
     from animat.imitate.render import render_with_ghost
     from animat.viz.mujoco_render import write_gif as write_images
@@ -131,9 +160,17 @@ def write_gif(model: mujoco.MjModel, sim_q: np.ndarray, ghost_q: np.ndarray, tim
     title = f"policy (blue) and clip (ghost, +{GHOST_OFFSET[1]:g} m y)"
     got = None
     if renderer in ("auto", "mujoco"):
-        got = render_with_ghost(model, sim_q, ghost_q, ghost_offset=GHOST_OFFSET, captions=[f"t = {t:.2f} s   policy (blue), clip (ghost)" for t in times])
+        got = render_with_ghost(
+            model,
+            sim_q,
+            ghost_q,
+            ghost_offset=GHOST_OFFSET,
+            captions=[f"t = {t:.2f} s   policy (blue), clip (ghost)" for t in times],
+        )
         if got is None and renderer == "mujoco":
-            raise ConfigError("--renderer mujoco: no offscreen OpenGL context (tried MUJOCO_GL, egl, osmesa); use --renderer matplotlib")
+            raise ConfigError(
+                "--renderer mujoco: no offscreen OpenGL context (tried MUJOCO_GL, egl, osmesa); use --renderer matplotlib"
+            )
     if got is not None:
         return {"gif": str(write_images(got[1], path, fps=fps)), "renderer": f"mujoco-{got[0]}"}
     from animat.viz.animate import animate_body

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from animat import runs
-from animat.errors import CheckpointError
 from animat.checkpoint import read_checkpoint, write_checkpoint
+from animat.errors import CheckpointError
 
 FORMAT = "animat-imitate-policy/1"
 KIND = "imitate-policy"
@@ -64,7 +64,10 @@ class SavedPolicy:
         x = self.normalise(obs)
         act = np.maximum if self.manifest["activation"] == "relu" else None
         for i in _layer_indices(self.arrays, "mlp_extractor.policy_net"):
-            x = x @ self.arrays[f"mlp_extractor.policy_net.{i}.weight"].T + self.arrays[f"mlp_extractor.policy_net.{i}.bias"]
+            x = (
+                x @ self.arrays[f"mlp_extractor.policy_net.{i}.weight"].T
+                + self.arrays[f"mlp_extractor.policy_net.{i}.bias"]
+            )
             x = np.maximum(x, 0.0) if act is not None else np.tanh(x)
         a = x @ self.arrays["action_net.weight"].T + self.arrays["action_net.bias"]
         return np.clip(a, self.manifest["action_low"], self.manifest["action_high"]).astype(np.float32)
@@ -84,8 +87,15 @@ def policy_arrays(model, vec_normalize=None) -> dict[str, np.ndarray]:
     return arrays
 
 
-def save_policy(path: str | os.PathLike, model, vec_normalize=None, *, net_arch: list[int], activation: str,
-                extra: dict | None = None) -> Path:
+def save_policy(
+    path: str | os.PathLike,
+    model,
+    vec_normalize=None,
+    *,
+    net_arch: list[int],
+    activation: str,
+    extra: dict | None = None,
+) -> Path:
     """Write ``<path>.npz`` and its manifest ``<path>.json`` (``path`` without suffix); returns the ``.npz`` path."""
     import stable_baselines3
 
@@ -99,8 +109,11 @@ def save_policy(path: str | os.PathLike, model, vec_normalize=None, *, net_arch:
         "activation": activation,
         "action_low": np.asarray(model.action_space.low, dtype=float).tolist(),
         "action_high": np.asarray(model.action_space.high, dtype=float).tolist(),
-        "obs_norm": {"enabled": bool(norm), "clip_obs": float(vec_normalize.clip_obs) if norm else None,
-                     "epsilon": float(vec_normalize.epsilon) if norm else None},
+        "obs_norm": {
+            "enabled": bool(norm),
+            "clip_obs": float(vec_normalize.clip_obs) if norm else None,
+            "epsilon": float(vec_normalize.epsilon) if norm else None,
+        },
         "num_timesteps": int(model.num_timesteps),
         "stable_baselines3": stable_baselines3.__version__,
         **(extra or {}),
@@ -130,9 +143,14 @@ def load_policy(path: str | os.PathLike) -> SavedPolicy:
     layers = _layer_indices(arrays, "mlp_extractor.policy_net")
     sizes = [arrays[f"mlp_extractor.policy_net.{i}.weight"].shape for i in layers]
     want = list(zip(manifest["net_arch"], [pol.obs_dim] + manifest["net_arch"][:-1]))
-    if [tuple(s) for s in sizes] != [tuple(w) for w in want] or "action_net.weight" not in arrays \
-            or arrays["action_net.weight"].shape != (pol.act_dim, (manifest["net_arch"] or [pol.obs_dim])[-1]):
-        raise CheckpointError(f"{str(npz)!r}: layer shapes {sizes} do not match net_arch {manifest['net_arch']} in {js.name}")
+    if (
+        [tuple(s) for s in sizes] != [tuple(w) for w in want]
+        or "action_net.weight" not in arrays
+        or arrays["action_net.weight"].shape != (pol.act_dim, (manifest["net_arch"] or [pol.obs_dim])[-1])
+    ):
+        raise CheckpointError(
+            f"{str(npz)!r}: layer shapes {sizes} do not match net_arch {manifest['net_arch']} in {js.name}"
+        )
     return pol
 
 
@@ -147,10 +165,17 @@ def to_sb3_policy(saved: SavedPolicy):
 
     m = saved.manifest
     obs_space = gym.spaces.Box(-np.inf, np.inf, shape=(saved.obs_dim,), dtype=np.float32)
-    act_space = gym.spaces.Box(np.array(m["action_low"], np.float32), np.array(m["action_high"], np.float32), dtype=np.float32)
+    act_space = gym.spaces.Box(
+        np.array(m["action_low"], np.float32), np.array(m["action_high"], np.float32), dtype=np.float32
+    )
     arch = list(m["net_arch"])
-    policy = ActorCriticPolicy(obs_space, act_space, lambda _: 0.0, net_arch=dict(pi=arch, vf=list(m.get("vf_arch", arch))),
-                               activation_fn=torch.nn.ReLU if m["activation"] == "relu" else torch.nn.Tanh)
+    policy = ActorCriticPolicy(
+        obs_space,
+        act_space,
+        lambda _: 0.0,
+        net_arch=dict(pi=arch, vf=list(m.get("vf_arch", arch))),
+        activation_fn=torch.nn.ReLU if m["activation"] == "relu" else torch.nn.Tanh,
+    )
     state = {k: torch.from_numpy(np.asarray(v)) for k, v in saved.arrays.items() if not k.startswith("obs_rms.")}
     policy.load_state_dict(state)
     policy.set_training_mode(False)
@@ -163,7 +188,9 @@ def load_run(run_dir: Path):
 
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
-        raise CheckpointError(f"{str(run_dir)!r} is not a directory; give a run directory written by animat imitate train")
+        raise CheckpointError(
+            f"{str(run_dir)!r} is not a directory; give a run directory written by animat imitate train"
+        )
     stored = runs.read_run_config(run_dir, "an imitate training run directory")
     try:
         cfg = TrainConfig.build(None, **stored)

@@ -4,7 +4,8 @@ SB3, which :mod:`animat.imitate.train` loads only when it trains)."""
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 

@@ -14,12 +14,19 @@ import numpy as np
 
 from animat.viz.mujoco_render import View, render_frames
 
-
 GHOST_RGBA = np.array([1.0, 0.62, 0.25, 0.35], dtype=np.float32)
 
 
-def render_with_ghost(model: mujoco.MjModel, sim_qpos: np.ndarray, ghost_qpos: np.ndarray, *, ghost_offset: np.ndarray,
-                      captions: list[str] | None = None, width: int = 480, height: int = 320) -> tuple[str, list[np.ndarray]] | None:
+def render_with_ghost(
+    model: mujoco.MjModel,
+    sim_qpos: np.ndarray,
+    ghost_qpos: np.ndarray,
+    *,
+    ghost_offset: np.ndarray,
+    captions: list[str] | None = None,
+    width: int = 480,
+    height: int = 320,
+) -> tuple[str, list[np.ndarray]] | None:
     """Images ``(height, width, 3) uint8`` of the character at ``sim_qpos (F, nq)`` and its ghost at ``ghost_qpos (F, nq)``
     moved by ``ghost_offset (3,)`` m, with a camera following both from the side; ``(backend, images)`` or None without GL."""
     ghost = mujoco.MjData(model)
@@ -34,6 +41,21 @@ def render_with_ghost(model: mujoco.MjModel, sim_qpos: np.ndarray, ghost_qpos: n
         for k in range(first, scene.ngeom):
             scene.geoms[k].rgba[:] = GHOST_RGBA
 
-    view = View(distance=3.4, azimuth=150.0, elevation=-12.0, offset=tuple(0.5 * np.asarray(ghost_offset, dtype=float)), lookat_z=0.8)
-    return render_frames(model, sim_qpos, track_body=1, view=view, decorate=add_ghost, extra_geoms=model.ngeom + 16,
-                         captions=captions, width=width, height=height)
+    view = View(
+        distance=3.4,
+        azimuth=150.0,
+        elevation=-12.0,
+        offset=tuple(0.5 * np.asarray(ghost_offset, dtype=float)),
+        lookat_z=0.8,
+    )
+    return render_frames(
+        model,
+        sim_qpos,
+        track_body=1,
+        view=view,
+        decorate=add_ghost,
+        extra_geoms=model.ngeom + 16,
+        captions=captions,
+        width=width,
+        height=height,
+    )

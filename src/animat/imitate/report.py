@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from animat.viz.scene import Scene
 from animat.viz.report import SceneBuilder, write_report
 from animat.viz.run_files import read_json_or_none, read_trajectory, trajectory_keys
+from animat.viz.scene import Scene
 
 GHOST_RGB = (0.95, 0.55, 0.15)
 GHOST_OPACITY = 0.4
@@ -21,7 +22,9 @@ GHOST_OFFSET = np.array([0.0, 0.8, 0.0])  # m: where the reference is drawn rela
 
 def recognises(run_dir: Path) -> bool:
     run_dir = Path(run_dir)
-    return "r_imitation" in trajectory_keys(run_dir) or ((run_dir / "policy.json").is_file() and (run_dir / "config.json").is_file())
+    return "r_imitation" in trajectory_keys(run_dir) or (
+        (run_dir / "policy.json").is_file() and (run_dir / "config.json").is_file()
+    )
 
 
 def _env(training_run: Path):
@@ -73,7 +76,15 @@ def build(run_dir: Path, model=None, **_) -> Scene:
     root = traj["qpos"][:, :3]
     scene = Scene(traj["qpos_time"], follow=root, focus=2.5, ground=0.0)
     add_model(scene, "character", model, traj["qpos"].astype(float))
-    add_model(scene, "reference (ghost)", model, traj["ghost_qpos"].astype(float), offset=GHOST_OFFSET, tint=GHOST_RGB, opacity=GHOST_OPACITY)
+    add_model(
+        scene,
+        "reference (ghost)",
+        model,
+        traj["ghost_qpos"].astype(float),
+        offset=GHOST_OFFSET,
+        tint=GHOST_RGB,
+        opacity=GHOST_OPACITY,
+    )
     scene.add_path("root path", root * [1, 1, 0])
     scene.add_label("character", root[0] + [0, 0, 0.9])
     scene.add_label("reference", root[0] + GHOST_OFFSET + [0, 0, 0.9])
@@ -89,8 +100,9 @@ def imitation_curve_plot(rows: Sequence[Mapping[str, Any]], path: str | os.PathL
     t, minutes = column(rows, "timesteps"), column(rows, "seconds") / 60.0
     fig, axes = subplots(2, 2, figsize=(9.0, 5.6), sharey="row")
     for col, (x, xlabel) in enumerate(((t, "samples (30 Hz control steps)"), (minutes, "wall time (min)"))):
-        for row, (key, ylabel, colour) in enumerate((("r_i_per_step_mean", "mean r_I per step", "C2"),
-                                                     ("ep_seconds_mean", "mean episode length (s)", "C1"))):
+        for row, (key, ylabel, colour) in enumerate(
+            (("r_i_per_step_mean", "mean r_I per step", "C2"), ("ep_seconds_mean", "mean episode length (s)", "C1"))
+        ):
             y, ax = column(rows, key), axes[row, col]
             ok = np.isfinite(x) & np.isfinite(y)
             ax.plot(x[ok], y[ok], color=colour, lw=1.5, marker="o" if ok.sum() == 1 else None)

@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from animat import runs
-from animat.errors import CheckpointError
 from animat.checkpoint import CHECKPOINT_DIR, LATEST, read_checkpoint, write_checkpoint
+from animat.errors import CheckpointError
 
 KIND = "imitate-train-state"
 POINTER = Path(CHECKPOINT_DIR) / LATEST  # inside a run directory
@@ -43,7 +43,9 @@ def save_train_state(run_dir: str | os.PathLike, model, vec_normalize=None, **co
     opt = model.policy.optimizer.state_dict()
     for index, slots in opt["state"].items():
         for key, value in slots.items():
-            arrays[f"optim.{index}.{key}"] = value.detach().cpu().numpy().copy() if hasattr(value, "detach") else np.asarray(value)
+            arrays[f"optim.{index}.{key}"] = (
+                value.detach().cpu().numpy().copy() if hasattr(value, "detach") else np.asarray(value)
+            )
     norm = vec_normalize is not None and vec_normalize.norm_obs
     if norm:
         arrays["obs_rms.mean"] = np.asarray(vec_normalize.obs_rms.mean, dtype=np.float64).copy()
@@ -55,16 +57,20 @@ def save_train_state(run_dir: str | os.PathLike, model, vec_normalize=None, **co
     meta = {
         "num_timesteps": int(model.num_timesteps),
         "n_updates": int(model._n_updates),
-        "param_groups": [{k: list(v) if isinstance(v, tuple) else v for k, v in g.items()} for g in opt["param_groups"]],
+        "param_groups": [
+            {k: list(v) if isinstance(v, tuple) else v for k, v in g.items()} for g in opt["param_groups"]
+        ],
         "obs_rms_count": float(vec_normalize.obs_rms.count) if norm else None,
         **({"ret_rms_count": float(vec_normalize.ret_rms.count)} if scaled else {}),
         **counters,
     }
     ckpt_dir = Path(run_dir) / CHECKPOINT_DIR
     states = _states(ckpt_dir) if ckpt_dir.is_dir() else []
-    manifest = write_checkpoint(ckpt_dir / f"train_state-{states[-1][0] + 1 if states else 0:06d}.json", arrays, KIND, meta)
+    manifest = write_checkpoint(
+        ckpt_dir / f"train_state-{states[-1][0] + 1 if states else 0:06d}.json", arrays, KIND, meta
+    )
     runs.atomic_write_json(Path(run_dir) / POINTER, {"manifest": manifest.name, "num_timesteps": meta["num_timesteps"]})
-    for _, old in states[:len(states) + 1 - KEEP]:
+    for _, old in states[: len(states) + 1 - KEEP]:
         old.unlink(missing_ok=True)
         old.with_suffix(".npz").unlink(missing_ok=True)
     return manifest
@@ -73,7 +79,9 @@ def save_train_state(run_dir: str | os.PathLike, model, vec_normalize=None, **co
 def load_train_state(run_dir: str | os.PathLike) -> tuple[dict[str, np.ndarray], dict]:
     """The arrays and ``meta`` of the latest state saved in ``run_dir`` (CheckpointError if missing, changed or of another kind)."""
     if not (Path(run_dir) / POINTER).is_file():
-        raise CheckpointError(f"no training state in {str(run_dir)!r} ({POINTER} is missing; written by animat imitate train)")
+        raise CheckpointError(
+            f"no training state in {str(run_dir)!r} ({POINTER} is missing; written by animat imitate train)"
+        )
     return read_checkpoint(Path(run_dir) / POINTER, kind=KIND)
 
 
@@ -90,7 +98,7 @@ def restore_train_state(model, vec_normalize, arrays: dict[str, np.ndarray], man
     """Load saved policy, optimiser, normaliser and counters into a freshly built PPO ``model`` of the same shape."""
     import torch
 
-    policy = {k[len("policy."):]: torch.from_numpy(np.array(v)) for k, v in arrays.items() if k.startswith("policy.")}
+    policy = {k[len("policy.") :]: torch.from_numpy(np.array(v)) for k, v in arrays.items() if k.startswith("policy.")}
     try:
         model.policy.load_state_dict(policy)
     except RuntimeError as exc:
@@ -104,7 +112,9 @@ def restore_train_state(model, vec_normalize, arrays: dict[str, np.ndarray], man
     model.policy.optimizer.load_state_dict({"state": state, "param_groups": groups})
     if vec_normalize is not None and vec_normalize.norm_obs:
         if "obs_rms.mean" not in arrays:
-            raise CheckpointError("saved training state has no observation normaliser, but the run normalises observations")
+            raise CheckpointError(
+                "saved training state has no observation normaliser, but the run normalises observations"
+            )
         vec_normalize.obs_rms.mean = arrays["obs_rms.mean"].copy()
         vec_normalize.obs_rms.var = arrays["obs_rms.var"].copy()
         vec_normalize.obs_rms.count = float(manifest["obs_rms_count"])

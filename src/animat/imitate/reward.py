@@ -35,10 +35,10 @@ from typing import ClassVar
 import numpy as np
 
 from animat import quaternions as quat
+from animat.character.clip import JOINT_NAMES
+from animat.character.model import Kinematics, Skeleton, default_skeleton
 from animat.config import check_instance, option
 from animat.errors import ConfigError
-from animat.character.model import Kinematics, Skeleton, default_skeleton
-from animat.character.clip import JOINT_NAMES
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,9 @@ class RewardConfig:
     end_scale: float = option(40.0, "1/m²", ge=0)
     com_scale: float = option(10.0, "1/m² (paper) or 1/(m/s)² (code variant)", ge=0)
     root_scale: float = option(5.0, "Scale of the root term", ge=0)
-    variant: str = option("paper", "paper | deepmimic-code (see the module docstring)", choices=("paper", "deepmimic-code"))
+    variant: str = option(
+        "paper", "paper | deepmimic-code (see the module docstring)", choices=("paper", "deepmimic-code")
+    )
     OPTION_NAME: ClassVar[str] = "reward {name}"
 
     def __post_init__(self):
@@ -149,8 +151,14 @@ def imitation_terms(ref: Kinematics, sim: Kinematics, cfg: RewardConfig = PRESET
     return {
         "pose": term(pose_error(qa, qb, w), cfg.pose_scale),
         "vel": term(velocity_error(wa, wb, w), cfg.vel_scale),
-        "end": term(position_error(heading_frame(ref.end_effectors, a.root_pos, a.root_quat),
-                                   heading_frame(sim.end_effectors, b.root_pos, b.root_quat)) / max(ends, 1), cfg.end_scale),
+        "end": term(
+            position_error(
+                heading_frame(ref.end_effectors, a.root_pos, a.root_quat),
+                heading_frame(sim.end_effectors, b.root_pos, b.root_quat),
+            )
+            / max(ends, 1),
+            cfg.end_scale,
+        ),
         "com": term(0.1 * position_error(ref.com_vel, sim.com_vel), cfg.com_scale),
         "root": term(root_err, cfg.root_scale),
     }

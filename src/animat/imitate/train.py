@@ -40,10 +40,11 @@ from __future__ import annotations
 import importlib.util
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -55,8 +56,18 @@ from animat.imitate.options import TrainConfig
 
 CHARACTER = "humanoid3d"  # what a policy saved here drives (policy.json's "character")
 METRIC_FIELDS = [
-    "iteration", "timesteps", "episodes", "ep_return_mean", "ep_len_mean", "r_i_per_step_mean", "ep_seconds_mean",
-    "nonfinite", "fps", "seconds", *LOSS_FIELDS, "std",
+    "iteration",
+    "timesteps",
+    "episodes",
+    "ep_return_mean",
+    "ep_len_mean",
+    "r_i_per_step_mean",
+    "ep_seconds_mean",
+    "nonfinite",
+    "fps",
+    "seconds",
+    *LOSS_FIELDS,
+    "std",
 ]
 
 
@@ -64,9 +75,17 @@ def batch_options(cfg: TrainConfig) -> dict:
     """:class:`~animat.imitate.batch.ImitateBatch`'s keyword arguments for ``cfg``'s environments (all but clip, n, seed, threads)."""
     from animat.imitate.reward import preset
 
-    return dict(reward=preset(cfg.reward), rsi=cfg.rsi, early_termination=cfg.early_termination, max_seconds=cfg.max_seconds,
-                residual=cfg.residual, joint_limits=cfg.joint_limits, substeps=cfg.substeps, pose_termination=cfg.pose_termination,
-                target_obs=cfg.target_obs)
+    return dict(
+        reward=preset(cfg.reward),
+        rsi=cfg.rsi,
+        early_termination=cfg.early_termination,
+        max_seconds=cfg.max_seconds,
+        residual=cfg.residual,
+        joint_limits=cfg.joint_limits,
+        substeps=cfg.substeps,
+        pose_termination=cfg.pose_termination,
+        target_obs=cfg.target_obs,
+    )
 
 
 def make_vec_env(cfg: TrainConfig, clip):
@@ -129,7 +148,9 @@ def read_metrics(path: Path) -> list[dict]:
     rows = runs.read_csv(path)
     ints = {"iteration", "timesteps", "episodes", "nonfinite"}
     try:
-        return [{k: "" if v in ("", None) else int(v) if k in ints else float(v) for k, v in row.items()} for row in rows]
+        return [
+            {k: "" if v in ("", None) else int(v) if k in ints else float(v) for k, v in row.items()} for row in rows
+        ]
     except (TypeError, ValueError) as exc:
         raise CheckpointError(f"{str(path)!r} is not a metrics file written by animat imitate train ({exc})") from None
 
@@ -154,14 +175,19 @@ class TrainState:
         return save_train_state(run_dir, model, vec_normalize, **asdict(self))
 
     @classmethod
-    def restore(cls, model, vec_normalize, arrays: dict, meta: dict) -> "TrainState":
+    def restore(cls, model, vec_normalize, arrays: dict, meta: dict) -> TrainState:
         """Load a saved state (:func:`~animat.imitate.resume.resumable_state`'s ``arrays, meta``) into a freshly
         built ``model`` and ``vec_normalize``; returns its counters."""
         from animat.imitate import resume
 
         resume.restore_train_state(model, vec_normalize, arrays, meta)
-        return cls(initial_eval=meta["initial_eval"], eval_seconds=meta["eval_seconds"], last_checkpoint=int(meta["last_checkpoint"]),
-                   train_seconds=meta["train_seconds"], pending_losses=dict(meta.get("pending_losses", {})))
+        return cls(
+            initial_eval=meta["initial_eval"],
+            eval_seconds=meta["eval_seconds"],
+            last_checkpoint=int(meta["last_checkpoint"]),
+            train_seconds=meta["train_seconds"],
+            pending_losses=dict(meta.get("pending_losses", {})),
+        )
 
 
 @dataclass
@@ -194,9 +220,20 @@ class Session:
         from animat.imitate.policy import save_policy
 
         cfg = self.cfg
-        extra = {"character": CHARACTER, "vf_arch": list(cfg.net_arch), "clip": cfg.clip or "demo", "reward": cfg.reward, "max_seconds": cfg.max_seconds,
-                 "early_termination": cfg.early_termination, "residual": cfg.residual, "goal": cfg.goal, "joint_limits": cfg.joint_limits}
-        return save_policy(stem, self.model, self.vecnorm, net_arch=cfg.net_arch, activation=cfg.activation, extra=extra)
+        extra = {
+            "character": CHARACTER,
+            "vf_arch": list(cfg.net_arch),
+            "clip": cfg.clip or "demo",
+            "reward": cfg.reward,
+            "max_seconds": cfg.max_seconds,
+            "early_termination": cfg.early_termination,
+            "residual": cfg.residual,
+            "goal": cfg.goal,
+            "joint_limits": cfg.joint_limits,
+        }
+        return save_policy(
+            stem, self.model, self.vecnorm, net_arch=cfg.net_arch, activation=cfg.activation, extra=extra
+        )
 
     def save_state(self) -> None:
         """The state to resume from, after an update whose losses no metrics row holds yet (they become
@@ -213,8 +250,14 @@ class Session:
         import torch
 
         n = self.model.num_timesteps
-        row = {"iteration": len(self.history), "timesteps": n, **episodes.stats(n, now), "seconds": round(self.seconds_before + now - self.t0, 2),
-               "std": float(torch.exp(self.model.policy.log_std.detach()).mean()), **losses}
+        row = {
+            "iteration": len(self.history),
+            "timesteps": n,
+            **episodes.stats(n, now),
+            "seconds": round(self.seconds_before + now - self.t0, 2),
+            "std": float(torch.exp(self.model.policy.log_std.detach()).mean()),
+            **losses,
+        }
         self.history.append(row)
         runs.atomic_write_csv(self.out / "metrics.csv", self.history, METRIC_FIELDS)
         return row
@@ -265,19 +308,39 @@ def setup(cfg: TrainConfig, out: Path, state: tuple[dict, dict] | None = None) -
     clip = cfg.load_clip()
     venv = VecMonitor(make_vec_env(cfg, clip))
     normalise = cfg.normalize_obs or cfg.normalize_reward
-    venv = VecNormalize(venv, norm_obs=cfg.normalize_obs, norm_reward=cfg.normalize_reward, gamma=cfg.gamma) if normalise else venv
+    venv = (
+        VecNormalize(venv, norm_obs=cfg.normalize_obs, norm_reward=cfg.normalize_reward, gamma=cfg.gamma)
+        if normalise
+        else venv
+    )
     vecnorm = venv if normalise else None
 
     activation = torch.nn.ReLU if cfg.activation == "relu" else torch.nn.Tanh
-    linear = cfg.schedule == "linear"  # SB3 calls a schedule with the progress remaining, 1 -> 0 over the run's timesteps
+    linear = (
+        cfg.schedule == "linear"
+    )  # SB3 calls a schedule with the progress remaining, 1 -> 0 over the run's timesteps
     model = PPO(
-        "MlpPolicy", venv, learning_rate=(lambda p: p * cfg.learning_rate) if linear else cfg.learning_rate, n_steps=cfg.n_steps,
-        batch_size=cfg.batch_size, n_epochs=cfg.n_epochs, gamma=cfg.gamma, gae_lambda=cfg.gae_lambda,
+        "MlpPolicy",
+        venv,
+        learning_rate=(lambda p: p * cfg.learning_rate) if linear else cfg.learning_rate,
+        n_steps=cfg.n_steps,
+        batch_size=cfg.batch_size,
+        n_epochs=cfg.n_epochs,
+        gamma=cfg.gamma,
+        gae_lambda=cfg.gae_lambda,
         clip_range=(lambda p: p * cfg.clip_range) if linear else cfg.clip_range,
-        ent_coef=cfg.ent_coef, vf_coef=cfg.vf_coef, max_grad_norm=cfg.max_grad_norm, target_kl=cfg.target_kl,
-        policy_kwargs=dict(net_arch=dict(pi=list(cfg.net_arch), vf=list(cfg.net_arch)), activation_fn=activation,
-                           log_std_init=math.log(cfg.action_std) if cfg.action_std > 0 else cfg.log_std_init),
-        seed=cfg.seed + done, device="cpu", verbose=0,
+        ent_coef=cfg.ent_coef,
+        vf_coef=cfg.vf_coef,
+        max_grad_norm=cfg.max_grad_norm,
+        target_kl=cfg.target_kl,
+        policy_kwargs=dict(
+            net_arch=dict(pi=list(cfg.net_arch), vf=list(cfg.net_arch)),
+            activation_fn=activation,
+            log_std_init=math.log(cfg.action_std) if cfg.action_std > 0 else cfg.log_std_init,
+        ),
+        seed=cfg.seed + done,
+        device="cpu",
+        verbose=0,
     )
     if cfg.init_policy and not state:
         from animat.imitate.warm_start import warm_start
@@ -291,7 +354,9 @@ def setup(cfg: TrainConfig, out: Path, state: tuple[dict, dict] | None = None) -
     session = Session(cfg, out, clip, model, venv, vecnorm, counters or TrainState({}, 0.0), [], done)
     first = out / "checkpoints" / f"policy_{done}"
     if not first.with_name(first.name + ".json").exists():  # the policy this session starts from; on --resume a
-        session.save_policy(first)  # checkpoint of that step may exist already: it holds the policy before that iteration's update
+        session.save_policy(
+            first
+        )  # checkpoint of that step may exist already: it holds the policy before that iteration's update
     if counters is not None:
         session.seconds_before = counters.train_seconds
         session.history = [row for row in read_metrics(out / "metrics.csv") if row["timesteps"] <= done]
@@ -310,7 +375,12 @@ def finish(session: Session) -> dict:
     cfg, out, model, history = session.cfg, session.out, session.model, session.history
     initial = session.state.initial_eval
     final = evaluate(load_policy(out / "policy").act, cfg, cfg.eval_episodes, cfg.seed + 10_000, session.clip)
-    learning_curve_plot(history, out / "plots" / "learning_curve.png", session.title(), [(0, initial), (int(model.num_timesteps), final)])
+    learning_curve_plot(
+        history,
+        out / "plots" / "learning_curve.png",
+        session.title(),
+        [(0, initial), (int(model.num_timesteps), final)],
+    )
     session.plot_imitation()
     ended = [r for r in history if np.isfinite(r["ep_return_mean"])]  # iterations in which an episode ended
     first, last = (ended[0], ended[-1]) if ended else ({}, {})
@@ -320,9 +390,14 @@ def finish(session: Session) -> dict:
 
     train_seconds = session.state.train_seconds
     summary = {
-        "timesteps": int(model.num_timesteps), "iterations": len(history), "envs": cfg.envs, "vec_env": cfg.vec_env,
-        "train_seconds": round(train_seconds, 2), "steps_per_second": round(model.num_timesteps / max(train_seconds, 1e-9), 1),
-        "clip": cfg.clip or "demo", "net_arch": list(cfg.net_arch),
+        "timesteps": int(model.num_timesteps),
+        "iterations": len(history),
+        "envs": cfg.envs,
+        "vec_env": cfg.vec_env,
+        "train_seconds": round(train_seconds, 2),
+        "steps_per_second": round(model.num_timesteps / max(train_seconds, 1e-9), 1),
+        "clip": cfg.clip or "demo",
+        "net_arch": list(cfg.net_arch),
         "first_iteration_ep_return_mean": first.get("ep_return_mean", math.nan),
         "first_iteration_ep_len_mean": first.get("ep_len_mean", math.nan),
         "last_iteration_ep_return_mean": last.get("ep_return_mean", math.nan),
@@ -336,7 +411,8 @@ def finish(session: Session) -> dict:
         "curve_len_gain": gain(first.get("ep_len_mean"), last.get("ep_len_mean", math.nan)),
         "nonfinite_episodes": int(sum(int(r.get("nonfinite") or 0) for r in history)),
         "eval_seconds_each": round(session.state.eval_seconds, 2),
-        "logs": "logs/progress.csv" + (" + TensorBoard events" if tensorboard_available() else " (tensorboard not installed: CSV only)"),
+        "logs": "logs/progress.csv"
+        + (" + TensorBoard events" if tensorboard_available() else " (tensorboard not installed: CSV only)"),
     }
     runs.atomic_write_json(out / "summary.json", summary)
     from animat.imitate.report import write_imitate_report
@@ -345,8 +421,14 @@ def finish(session: Session) -> dict:
     return summary
 
 
-def train(cfg: TrainConfig, out: Path, *, resume: bool = False, state: tuple[dict, dict] | None = None,
-          on_iteration: Callable[[dict], Any] | None = None) -> dict:
+def train(
+    cfg: TrainConfig,
+    out: Path,
+    *,
+    resume: bool = False,
+    state: tuple[dict, dict] | None = None,
+    on_iteration: Callable[[dict], Any] | None = None,
+) -> dict:
     """Train per ``cfg`` into run directory ``out`` (already created), or with ``resume`` continue the run
     there (see the module docstring) from ``state``, the run's training state as
     :func:`~animat.imitate.resume.resumable_state` returns it (loaded here if not given);
@@ -361,14 +443,20 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, state: tuple[dic
     session.t0 = time.perf_counter()
     try:
         if session.start < cfg.timesteps:  # else: a finished run whose outputs are written below
-            session.model.learn(total_timesteps=cfg.timesteps - session.start, callback=Recorder(session, on_iteration),
-                                progress_bar=cfg.progress_bar, reset_num_timesteps=not state)
+            session.model.learn(
+                total_timesteps=cfg.timesteps - session.start,
+                callback=Recorder(session, on_iteration),
+                progress_bar=cfg.progress_bar,
+                reset_num_timesteps=not state,
+            )
     finally:
         if session.finite():  # never a broken policy as the point to resume from
             session.save_policy(out / "policy")
             session.save_state()
         session.venv.close()
     if not session.finite():
-        raise FloatingPointError(f"the policy's weights became non-finite after {session.model.num_timesteps} steps; "
-                                 f"the last good state in {str(out)!r} is kept for --resume")
+        raise FloatingPointError(
+            f"the policy's weights became non-finite after {session.model.num_timesteps} steps; "
+            f"the last good state in {str(out)!r} is kept for --resume"
+        )
     return finish(session)

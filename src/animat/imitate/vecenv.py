@@ -45,8 +45,10 @@ class BatchVecEnv(VecEnv):
     def step_wait(self):
         obs, reward, terminated, truncated, nonfinite, r_imitation = self.batch.step(self._actions)
         done = terminated | truncated
-        infos: list[dict[str, Any]] = [{"r_imitation": float(r), "TimeLimit.truncated": bool(tr and not te)}
-                                       for r, te, tr in zip(r_imitation, terminated, truncated)]
+        infos: list[dict[str, Any]] = [
+            {"r_imitation": float(r), "TimeLimit.truncated": bool(tr and not te)}
+            for r, te, tr in zip(r_imitation, terminated, truncated)
+        ]
         for i in np.nonzero(nonfinite)[0]:
             infos[i]["nonfinite"] = True
         ended = np.nonzero(done)[0]
@@ -101,7 +103,9 @@ class RayBatch:
     :class:`ImitateBatch`'s ``reset``/``step``; ``pool``: the :class:`~animat.parallel.RayPool` they run on
     (closed with this batch when ``own_pool``). ``options``: ImitateBatch's keyword arguments."""
 
-    def __init__(self, clip, n: int, pool: RayPool, *, actors: int, seed: int | None = None, own_pool: bool = True, **options):
+    def __init__(
+        self, clip, n: int, pool: RayPool, *, actors: int, seed: int | None = None, own_pool: bool = True, **options
+    ):
         self.pool, self.own_pool, self.n = pool, own_pool, int(n)
         self.spans = chunk_spans(self.n, actors)
         shared = pool.put(clip)

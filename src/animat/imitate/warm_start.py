@@ -16,7 +16,9 @@ def init_source(source: str):
 
     folder = pretrained.resolve(source)
     if not (folder / "policy.json").is_file():
-        raise CheckpointError(f"init_policy {source!r}: no policy.json in {str(folder)!r}; give a run directory of animat imitate train, or pretrained:NAME")
+        raise CheckpointError(
+            f"init_policy {source!r}: no policy.json in {str(folder)!r}; give a run directory of animat imitate train, or pretrained:NAME"
+        )
     return load_policy(folder / "policy")
 
 
@@ -34,11 +36,15 @@ def warm_start(model, vec_normalize, source: str) -> None:
     try:
         model.policy.load_state_dict(weights)
     except RuntimeError as exc:
-        raise CheckpointError(f"init_policy {source!r} does not fit this run's network ({str(exc).splitlines()[0]})") from None
+        raise CheckpointError(
+            f"init_policy {source!r} does not fit this run's network ({str(exc).splitlines()[0]})"
+        ) from None
     norm = vec_normalize is not None and vec_normalize.norm_obs
     if norm != ("obs_rms.mean" in saved.arrays):
-        raise CheckpointError(f"init_policy {source!r} {'has no' if norm else 'has an'} observation normaliser; this run "
-                              f"{'normalises' if norm else 'does not normalise'} observations (normalize_obs)")
+        raise CheckpointError(
+            f"init_policy {source!r} {'has no' if norm else 'has an'} observation normaliser; this run "
+            f"{'normalises' if norm else 'does not normalise'} observations (normalize_obs)"
+        )
     if norm:
         vec_normalize.obs_rms.mean = saved.arrays["obs_rms.mean"].copy()
         vec_normalize.obs_rms.var = saved.arrays["obs_rms.var"].copy()

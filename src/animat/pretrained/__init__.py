@@ -27,7 +27,7 @@ def resolve(source: str | Path) -> Path:
     text = str(source)
     if not text.startswith(PREFIX):
         return Path(source)
-    name = text[len(PREFIX):]
+    name = text[len(PREFIX) :]
     folder = ROOT / name
     if not name or "/" in name or "\\" in name or name.startswith(".") or not (folder / "PROVENANCE.md").exists():
         shipped = ", ".join(PREFIX + n for n in available()) or "none"

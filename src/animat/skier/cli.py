@@ -4,59 +4,95 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from animat import runs
+from animat.config import cli_option, require
 from animat.console import console, print_summary, progress
 from animat.errors import CheckpointError
-from animat.config import cli_option, require
 from animat.skier.options import TrainConfig
 
-app = typer.Typer(help="A humanoid on skis with poles, keyframed joint angles evolved by a GA to ski forward.", no_args_is_help=True)
+app = typer.Typer(
+    help="A humanoid on skis with poles, keyframed joint angles evolved by a GA to ski forward.", no_args_is_help=True
+)
 
 
-
-
-KEYS = ["best_fitness", "best_net_forward_m", "best_fell", "first_generation_mean_fitness", "last_generation_mean_fitness",
-        "mean_fitness_ratio_last_first", "seconds_per_generation", "replay_renderer",
-        "replay_pushoff_legs_alternate", "replay_mean_pushoff_yaw_deg"]
+KEYS = [
+    "best_fitness",
+    "best_net_forward_m",
+    "best_fell",
+    "first_generation_mean_fitness",
+    "last_generation_mean_fitness",
+    "mean_fitness_ratio_last_first",
+    "seconds_per_generation",
+    "replay_renderer",
+    "replay_pushoff_legs_alternate",
+    "replay_mean_pushoff_yaw_deg",
+]
 
 
 @app.command("train")
 def train_cmd(
-    generations: Optional[int] = cli_option(TrainConfig, "generations", "--generations", "-g"),
-    population: Optional[int] = cli_option(TrainConfig, "population", "--population", "-p"),
-    seconds: Optional[float] = cli_option(TrainConfig, "seconds", "--seconds", "-s"),
-    seed: Optional[int] = cli_option(TrainConfig, "seed", "--seed"),
-    strategy: Optional[str] = cli_option(TrainConfig, "strategy", "--strategy"),
-    friction: Optional[str] = cli_option(TrainConfig, "friction", "--friction"),
-    hip: Optional[str] = cli_option(TrainConfig, "hip", "--hip"),
-    backend: Optional[str] = cli_option(TrainConfig, "backend", "--backend"),
-    ray_address: Optional[str] = cli_option(TrainConfig, "ray_address", "--address", "--ray-address"),
-    threads: Optional[int] = cli_option(TrainConfig, "nthread", "--threads"),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of training options."),
-    resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the interrupted run in this directory."),
+    generations: int | None = cli_option(TrainConfig, "generations", "--generations", "-g"),
+    population: int | None = cli_option(TrainConfig, "population", "--population", "-p"),
+    seconds: float | None = cli_option(TrainConfig, "seconds", "--seconds", "-s"),
+    seed: int | None = cli_option(TrainConfig, "seed", "--seed"),
+    strategy: str | None = cli_option(TrainConfig, "strategy", "--strategy"),
+    friction: str | None = cli_option(TrainConfig, "friction", "--friction"),
+    hip: str | None = cli_option(TrainConfig, "hip", "--hip"),
+    backend: str | None = cli_option(TrainConfig, "backend", "--backend"),
+    ray_address: str | None = cli_option(TrainConfig, "ray_address", "--address", "--ray-address"),
+    threads: int | None = cli_option(TrainConfig, "nthread", "--threads"),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
+    config: Path | None = typer.Option(None, "--config", "-c", help="TOML file of training options."),
+    resume: Path | None = typer.Option(None, "--resume", help="Continue the interrupted run in this directory."),
 ) -> None:
     """Evolve skiers; writes a run directory with metrics, plots, the best gene, its trajectory and a GIF."""
     from animat.skier.train import train
 
-    options = dict(generations=generations, population=population, seconds=seconds, seed=seed, strategy=strategy, friction=friction, hip=hip,
-                   backend=backend, ray_address=ray_address, nthread=threads)
-    cfg, run_dir = runs.start_or_resume(
-        "skier", TrainConfig, resume=resume, config=config, out=out, options=options,
-        may_change={"generations": "--generations", "nthread": "--threads", "backend": "--backend", "ray_address": "--address"},
+    options = dict(
+        generations=generations,
+        population=population,
+        seconds=seconds,
+        seed=seed,
+        strategy=strategy,
+        friction=friction,
+        hip=hip,
+        backend=backend,
+        ray_address=ray_address,
+        nthread=threads,
     )
-    console.print(f"skier train: {cfg.population} skiers × {cfg.generations} generations × {cfg.seconds:g} s, {cfg.friction} friction, "
-                  f"{cfg.hip} hip, {cfg.backend} backend, run dir {run_dir}")
+    cfg, run_dir = runs.start_or_resume(
+        "skier",
+        TrainConfig,
+        resume=resume,
+        config=config,
+        out=out,
+        options=options,
+        may_change={
+            "generations": "--generations",
+            "nthread": "--threads",
+            "backend": "--backend",
+            "ray_address": "--address",
+        },
+    )
+    console.print(
+        f"skier train: {cfg.population} skiers × {cfg.generations} generations × {cfg.seconds:g} s, {cfg.friction} friction, "
+        f"{cfg.hip} hip, {cfg.backend} backend, run dir {run_dir}"
+    )
     start = time.perf_counter()
     with progress("gen", "best {task.fields[best]}  mean {task.fields[mean]}  fell {task.fields[fell]}") as bar:
         task = bar.add_task("train", total=cfg.generations, best="-", mean="-", fell="-")
 
         def on_generation(row: dict) -> None:
-            bar.update(task, completed=int(row["generation"]) + 1, best=f"{row['best']:.2f}", mean=f"{row['mean']:.2f}", fell=row["fell"])
+            bar.update(
+                task,
+                completed=int(row["generation"]) + 1,
+                best=f"{row['best']:.2f}",
+                mean=f"{row['mean']:.2f}",
+                fell=row["fell"],
+            )
 
         try:
             summary = train(cfg, run_dir, resume=resume is not None, on_generation=on_generation)
@@ -70,16 +106,18 @@ def train_cmd(
 @app.command("replay")
 def replay_cmd(
     source: Path = typer.Argument(..., help="Run directory, or a gene JSON file (degrees)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
-    seconds: Optional[float] = typer.Option(None, "--seconds", "-s", help="Simulated time (s) \\[the run's, else 20]."),
-    friction: Optional[str] = typer.Option(None, "--friction", help="anisotropic | isotropic (default: the run's, else anisotropic)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
+    seconds: float | None = typer.Option(None, "--seconds", "-s", help="Simulated time (s) \\[the run's, else 20]."),
+    friction: str | None = typer.Option(
+        None, "--friction", help="anisotropic | isotropic (default: the run's, else anisotropic)."
+    ),
     anim_seconds: float = typer.Option(10.0, "--anim-seconds", help="Seconds in the GIF."),
 ) -> None:
     """Re-simulate a saved gene: trajectory.npz, top view, GIF, summary.json."""
     from animat.skier.gene import load_gene_json, mirror
     from animat.skier.model import JOINTS
-    from animat.skier.replay import write_replay
     from animat.skier.options import REPLAY_SETTINGS
+    from animat.skier.replay import write_replay
     from animat.skier.report import write_skier_report
 
     if source.is_dir():
@@ -94,19 +132,47 @@ def replay_cmd(
         gene, info = load_gene_json(source, n_states=None)  # 12 columns: one-axis hip, 14: two-axis
         recorded = info.get("skier") or {}
         skier = {k: v for k, v in recorded.items() if k not in ("friction", "hip")}
-        cfg = TrainConfig.build(None, friction=friction or recorded.get("friction", info.get("friction")),
-                                hip="one-axis" if gene.shape[1] == len(JOINTS) else "two-axis", tau=info["tau"], n_states=gene.shape[0],
-                                skier=skier, **{k: info[k] for k in REPLAY_SETTINGS if k in info})
+        cfg = TrainConfig.build(
+            None,
+            friction=friction or recorded.get("friction", info.get("friction")),
+            hip="one-axis" if gene.shape[1] == len(JOINTS) else "two-axis",
+            tau=info["tau"],
+            n_states=gene.shape[0],
+            skier=skier,
+            **{k: info[k] for k in REPLAY_SETTINGS if k in info},
+        )
     else:
         raise CheckpointError(f"{str(source)!r} does not exist; give a run directory or a gene JSON file")
     seconds = cfg.seconds if seconds is None else seconds
     require("--seconds", seconds, gt=0)
     require("--anim-seconds", anim_seconds, gt=0)
     run_dir = runs.new_run_dir("skier", "replay", out)
-    summary = write_replay(cfg.skier_params(), mirror(gene), seconds, run_dir, anim_seconds=anim_seconds, frame_dt=cfg.frame_dt,
-                           title=f"replay of {source.name}", fall_deg=cfg.fall_deg, bonus=cfg.bonus, tau=cfg.tau)
+    summary = write_replay(
+        cfg.skier_params(),
+        mirror(gene),
+        seconds,
+        run_dir,
+        anim_seconds=anim_seconds,
+        frame_dt=cfg.frame_dt,
+        title=f"replay of {source.name}",
+        fall_deg=cfg.fall_deg,
+        bonus=cfg.bonus,
+        tau=cfg.tau,
+    )
     summary.update(source=str(source), friction=cfg.friction)
     runs.atomic_write_json(run_dir / "summary.json", summary)
     write_skier_report(run_dir, params=cfg.skier_params())
-    print_summary(summary, run_dir, ["seconds", "fitness", "net_forward_m", "fell", "max_tilt_deg", "renderer",
-                                        "pushoff_legs_alternate", "mean_pushoff_yaw_deg"])
+    print_summary(
+        summary,
+        run_dir,
+        [
+            "seconds",
+            "fitness",
+            "net_forward_m",
+            "fell",
+            "max_tilt_deg",
+            "renderer",
+            "pushoff_legs_alternate",
+            "mean_pushoff_yaw_deg",
+        ],
+    )

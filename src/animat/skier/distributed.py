@@ -31,13 +31,36 @@ class RaySkierEvaluator:
     :class:`animat.parallel.RayPool` (``num_workers`` is its ``workers``); the other arguments as in
     :class:`Evaluator`."""
 
-    def __init__(self, params: SkierParams, seconds: float = 20.0, frame_dt: float = 0.02, *, fall_deg: float = 80.0,
-                 bonus: float = 5.0, tau: float = 0.5, chunk_seconds: float | None = 2.0, skate_weight: float = 0.0,
-                 skate_min_yaw_deg: float = 10.0, address: str | None = None, num_workers: int | None = None, chunks: int | None = None,
-                 max_retries: int = 3):
-        settings = {"params": params.to_dict(), "evaluator": dict(seconds=seconds, frame_dt=frame_dt, fall_deg=fall_deg, bonus=bonus,
-                                                                     tau=tau, chunk_seconds=chunk_seconds, skate_weight=skate_weight,
-                                                                     skate_min_yaw_deg=skate_min_yaw_deg)}
+    def __init__(
+        self,
+        params: SkierParams,
+        seconds: float = 20.0,
+        frame_dt: float = 0.02,
+        *,
+        fall_deg: float = 80.0,
+        bonus: float = 5.0,
+        tau: float = 0.5,
+        chunk_seconds: float | None = 2.0,
+        skate_weight: float = 0.0,
+        skate_min_yaw_deg: float = 10.0,
+        address: str | None = None,
+        num_workers: int | None = None,
+        chunks: int | None = None,
+        max_retries: int = 3,
+    ):
+        settings = {
+            "params": params.to_dict(),
+            "evaluator": dict(
+                seconds=seconds,
+                frame_dt=frame_dt,
+                fall_deg=fall_deg,
+                bonus=bonus,
+                tau=tau,
+                chunk_seconds=chunk_seconds,
+                skate_weight=skate_weight,
+                skate_min_yaw_deg=skate_min_yaw_deg,
+            ),
+        }
         self._pool = RayPool(address=address, workers=num_workers, chunks=chunks, max_retries=max_retries)
         self.chunks = self._pool.chunks
         self._settings = self._pool.put(settings)

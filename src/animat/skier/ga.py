@@ -44,11 +44,15 @@ def crossover(rng: np.random.Generator, a: np.ndarray, b: np.ndarray, groups=Non
     return keyframe_ga.crossover(rng, a, b, tuple((groups or body_groups(a.shape[-1])).values()))
 
 
-def mutate(rng: np.random.Generator, genes: np.ndarray, rate: float = 0.02, ranges: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def mutate(
+    rng: np.random.Generator, genes: np.ndarray, rate: float = 0.02, ranges: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`keyframe_ga.mutate` within the joint ranges (default the skier's)."""
     return keyframe_ga.mutate(rng, genes, rate, joint_ranges_deg(np.shape(genes)[-1]) if ranges is None else ranges)
 
 
-def next_generation(rng: np.random.Generator, genes: np.ndarray, fitness: np.ndarray, params: GAParams = GAParams()) -> np.ndarray:
+def next_generation(
+    rng: np.random.Generator, genes: np.ndarray, fitness: np.ndarray, params: GAParams = GAParams()
+) -> np.ndarray:
     """:func:`keyframe_ga.next_generation` of skier genes ``(P, n, m)``."""
     return keyframe_ga.next_generation(rng, genes, fitness, params, layout(np.shape(genes)[-1]))

@@ -36,7 +36,12 @@ def mirror_map(n_joints: int = N_JOINTS) -> tuple[np.ndarray, np.ndarray]:
     """(swap, flip): the column permutation that swaps left and right limbs, and the columns (hip axes,
     the same axis on both legs) whose sign the mirror flips."""
     names = joint_names(n_joints)
-    swap = np.array([names.index(j.replace("left_", "right_") if j.startswith("left_") else j.replace("right_", "left_")) for j in names])
+    swap = np.array(
+        [
+            names.index(j.replace("left_", "right_") if j.startswith("left_") else j.replace("right_", "left_"))
+            for j in names
+        ]
+    )
     flip = np.array([i for i, j in enumerate(names) if "_hip" in j])
     return swap, flip
 
@@ -60,7 +65,9 @@ def mirror(genes: np.ndarray) -> np.ndarray:
     return keyframe_ga.mirror(genes, *mirror_map(genes.shape[-1]))
 
 
-def validate_gene(gene: Any, n_states: int | None = N_STATES, n_joints: int | None = N_JOINTS, *, name: str = "gene") -> np.ndarray:
+def validate_gene(
+    gene: Any, n_states: int | None = N_STATES, n_joints: int | None = N_JOINTS, *, name: str = "gene"
+) -> np.ndarray:
     """``gene`` as an ``(n_states, n_joints)`` int64 array of degrees (``n_states=None``: any even number
     of states; ``n_joints=None``: 12 or 14, see :func:`animat.skier.model.joint_names`); GeneError (one
     line) if its shape, type or any angle is wrong. The mirror symmetry is not required here (see :func:`mirror`)."""
@@ -68,25 +75,37 @@ def validate_gene(gene: Any, n_states: int | None = N_STATES, n_joints: int | No
     try:
         arr = np.asarray(gene, dtype=float)
     except (TypeError, ValueError):
-        raise GeneError(f"{name} must be a {states} x {n_joints or N_JOINTS} matrix of integer angles (degrees), got something that is not numeric") from None
+        raise GeneError(
+            f"{name} must be a {states} x {n_joints or N_JOINTS} matrix of integer angles (degrees), got something that is not numeric"
+        ) from None
     allowed = (N_JOINTS, N_JOINTS + len(SPREAD_JOINTS)) if n_joints is None else (n_joints,)
-    rows_ok = arr.ndim == 2 and (arr.shape[0] == n_states if n_states is not None else arr.shape[0] >= 2 and arr.shape[0] % 2 == 0)
+    rows_ok = arr.ndim == 2 and (
+        arr.shape[0] == n_states if n_states is not None else arr.shape[0] >= 2 and arr.shape[0] % 2 == 0
+    )
     if not rows_ok or arr.shape[1] not in allowed:
         names = joint_names(allowed[0])
-        raise GeneError(f"{name} has shape {arr.shape}, expected {states} states x {' or '.join(map(str, allowed))} joints ({', '.join(names)})")
+        raise GeneError(
+            f"{name} has shape {arr.shape}, expected {states} states x {' or '.join(map(str, allowed))} joints ({', '.join(names)})"
+        )
     names = joint_names(arr.shape[1])
     if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
         bad = np.argwhere(~np.isfinite(arr) | (arr != np.round(arr)))[0]
-        raise GeneError(f"{name}[{bad[0]}][{bad[1]}] ({names[bad[1]]}) = {arr[tuple(bad)]} is not an integer angle in degrees")
+        raise GeneError(
+            f"{name}[{bad[0]}][{bad[1]}] ({names[bad[1]]}) = {arr[tuple(bad)]} is not an integer angle in degrees"
+        )
     rng = joint_ranges_deg(arr.shape[1])
     out = (arr < rng[:, 0]) | (arr > rng[:, 1])
     if out.any():
         i, j = np.argwhere(out)[0]
-        raise GeneError(f"{name}[{i}][{j}]: {names[j]} angle {arr[i, j]:g} deg is out of its range {rng[j, 0]}..{rng[j, 1]} deg")
+        raise GeneError(
+            f"{name}[{i}][{j}]: {names[j]} angle {arr[i, j]:g} deg is out of its range {rng[j, 0]}..{rng[j, 1]} deg"
+        )
     return arr.astype(np.int64)
 
 
-def random_genes(rng: np.random.Generator, population: int, n_states: int = N_STATES, n_joints: int = N_JOINTS) -> np.ndarray:
+def random_genes(
+    rng: np.random.Generator, population: int, n_states: int = N_STATES, n_joints: int = N_JOINTS
+) -> np.ndarray:
     """(P, n, m) int64: uniform random angles in each joint's range, mirrored."""
     r = joint_ranges_deg(n_joints)
     genes = rng.integers(r[:, 0], r[:, 1] + 1, size=(population, n_states, n_joints))
@@ -99,8 +118,16 @@ def symmetric(states: np.ndarray) -> np.ndarray:
     return keyframe_ga.symmetrise(states, *mirror_map(states.shape[-1]))
 
 
-def standing_genes(rng: np.random.Generator, population: int, sigma_deg: float, n_states: int = N_STATES, n_joints: int = N_JOINTS,
-                   *, spread_deg: float = 0.0, symmetric_noise: bool = True) -> np.ndarray:
+def standing_genes(
+    rng: np.random.Generator,
+    population: int,
+    sigma_deg: float,
+    n_states: int = N_STATES,
+    n_joints: int = N_JOINTS,
+    *,
+    spread_deg: float = 0.0,
+    symmetric_noise: bool = True,
+) -> np.ndarray:
     """(P, n, m) int64, mirrored: the standing pose (every angle 0: upright, arms hanging, legs straight;
     it stands still for 20 s; with ``spread_deg``, two-axis hip only, each leg spread out that much) plus normal
     noise of ``sigma_deg`` degrees, rounded and clipped to each joint's range; the first gene is the pose itself.
@@ -113,7 +140,9 @@ def standing_genes(rng: np.random.Generator, population: int, sigma_deg: float, 
     if spread_deg:
         names = joint_names(n_joints)
         if "left_hip_spread" not in names:
-            raise GeneError(f"a spread stance needs the two-axis hip's genes ({N_JOINTS + len(SPREAD_JOINTS)} joints), got {n_joints}")
+            raise GeneError(
+                f"a spread stance needs the two-axis hip's genes ({N_JOINTS + len(SPREAD_JOINTS)} joints), got {n_joints}"
+            )
         pose[names.index("left_hip_spread")] = spread_deg  # the mirror turns the right leg out as much
         pose[names.index("right_hip_spread")] = -spread_deg
     noise = rng.normal(0.0, float(sigma_deg), size=(population, n_states, n_joints))
@@ -158,13 +187,16 @@ def gene_to_json(gene: np.ndarray, fitness: float | None = None, extra: dict | N
     }
 
 
-def save_gene_json(path: str | os.PathLike, gene: np.ndarray, fitness: float | None = None, extra: dict | None = None,
-                   tau: float = TAU) -> Path:
+def save_gene_json(
+    path: str | os.PathLike, gene: np.ndarray, fitness: float | None = None, extra: dict | None = None, tau: float = TAU
+) -> Path:
     """Write ``gene`` (degrees) with its keyframe period ``tau`` (s) as JSON (see :func:`gene_to_json`)."""
     return runs.atomic_write_json(path, gene_to_json(gene, fitness, extra, tau))
 
 
-def load_gene_json(path: str | os.PathLike, n_states: int | None = N_STATES, n_joints: int | None = None) -> tuple[np.ndarray, dict]:
+def load_gene_json(
+    path: str | os.PathLike, n_states: int | None = N_STATES, n_joints: int | None = None
+) -> tuple[np.ndarray, dict]:
     """Read a gene file written by :func:`save_gene_json` (or any JSON with ``states``, or a bare
     matrix): ``(gene, info)``, validated; ``info``: the file's other entries (a run's ``friction``,
     ``skier`` options, scoring settings) with ``tau`` its ``tau_seconds`` (default :data:`TAU`).

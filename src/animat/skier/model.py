@@ -91,27 +91,53 @@ from animat.errors import ConfigError
 from animat.skier.modes import FRICTION_MODES, HIP_MODES
 
 JOINTS: tuple[str, ...] = (
-    "head", "torso",
-    "left_shoulder", "left_elbow", "left_hand", "left_hip", "left_knee",
-    "right_shoulder", "right_elbow", "right_hand", "right_hip", "right_knee",
+    "head",
+    "torso",
+    "left_shoulder",
+    "left_elbow",
+    "left_hand",
+    "left_hip",
+    "left_knee",
+    "right_shoulder",
+    "right_elbow",
+    "right_hand",
+    "right_hip",
+    "right_knee",
 )
 # the two-axis hip's second axis: two more gene columns, appended so the first 12 keep their meaning
 SPREAD_JOINTS: tuple[str, ...] = ("left_hip_spread", "right_hip_spread")
 # ranges in degrees, integer (the gene holds integers)
 RANGES_DEG: dict[str, tuple[int, int]] = {
-    "head": (-30, 30), "torso": (0, 40),
-    "shoulder": (-80, 80), "elbow": (0, 160), "hand": (0, 90), "hip": (-45, 45), "knee": (0, 60), "hip_spread": (-45, 45),
+    "head": (-30, 30),
+    "torso": (0, 40),
+    "shoulder": (-80, 80),
+    "elbow": (0, 160),
+    "hand": (0, 90),
+    "hip": (-45, 45),
+    "knee": (0, 60),
+    "hip_spread": (-45, 45),
 }
 # body groups for crossover: column indices
 GROUPS: dict[str, tuple[int, ...]] = {
-    "head": (0,), "torso": (1,),
-    "left_arm": (2, 3, 4), "left_leg": (5, 6),
-    "right_arm": (7, 8, 9), "right_leg": (10, 11),
+    "head": (0,),
+    "torso": (1,),
+    "left_arm": (2, 3, 4),
+    "left_leg": (5, 6),
+    "right_arm": (7, 8, 9),
+    "right_leg": (10, 11),
 }
 # masses, kg (sum 57.4, skis and poles included)
 MASSES: dict[str, float] = {
-    "pelvis": 8.0, "torso": 17.8, "head": 4.5, "upper_arm": 1.5, "forearm": 1.0, "hand": 0.4,
-    "thigh": 6.0, "shank": 3.0, "ski": 1.5, "pole": 0.15,
+    "pelvis": 8.0,
+    "torso": 17.8,
+    "head": 4.5,
+    "upper_arm": 1.5,
+    "forearm": 1.0,
+    "hand": 0.4,
+    "thigh": 6.0,
+    "shank": 3.0,
+    "ski": 1.5,
+    "pole": 0.15,
 }
 TOTAL_MASS = 57.4
 CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
@@ -133,7 +159,9 @@ def joint_names(n_joints: int = len(JOINTS)) -> tuple[str, ...]:
         return JOINTS
     if n_joints == len(JOINTS) + len(SPREAD_JOINTS):
         return JOINTS + SPREAD_JOINTS
-    raise ConfigError(f"a skier gene has {len(JOINTS)} (one-axis hip) or {len(JOINTS) + len(SPREAD_JOINTS)} (two-axis hip) joints, got {n_joints}")
+    raise ConfigError(
+        f"a skier gene has {len(JOINTS)} (one-axis hip) or {len(JOINTS) + len(SPREAD_JOINTS)} (two-axis hip) joints, got {n_joints}"
+    )
 
 
 def hip_joints(hip: str) -> int:
@@ -146,7 +174,10 @@ def groups(n_joints: int = len(JOINTS)) -> dict[str, tuple[int, ...]]:
     if n_joints == len(JOINTS):
         return GROUPS
     names = joint_names(n_joints)
-    return {**GROUPS, **{f"{side}_leg": GROUPS[f"{side}_leg"] + (names.index(f"{side}_hip_spread"),) for side in ("left", "right")}}
+    return {
+        **GROUPS,
+        **{f"{side}_leg": GROUPS[f"{side}_leg"] + (names.index(f"{side}_hip_spread"),) for side in ("left", "right")},
+    }
 
 
 def joint_ranges_deg(n_joints: int = len(JOINTS)) -> np.ndarray:
@@ -163,8 +194,12 @@ class SkierParams:
     mu_lat: float = option(0.6, "Anisotropic ski: friction across the ski (edge grip)", gt=0)
     mu_iso: float = option(0.2, "Isotropic ski (the original's dynamic ski-plane coefficient)", gt=0)
     mu_pole: float = option(0.6, "Pole tip on the plane", gt=0)
-    timestep: float = option(0.01, "s (0.01 with 10 solver iterations: stable for random genes and 2x faster than 0.005)", gt=0)
-    hip_tilt_deg: float = option(-45.0, "One-axis hip: its axis, from vertical towards +x (-45: towards -x; see the module docstring)")
+    timestep: float = option(
+        0.01, "s (0.01 with 10 solver iterations: stable for random genes and 2x faster than 0.005)", gt=0
+    )
+    hip_tilt_deg: float = option(
+        -45.0, "One-axis hip: its axis, from vertical towards +x (-45: towards -x; see the module docstring)"
+    )
     ski_length: float = option(1.6, "m", gt=0)
     ski_radius: float = option(0.02, "m", gt=0)
     # pole: tilted backwards from the forearm axis; at 1.05 m its tip hangs 4 cm above the plane behind the feet with the arms
@@ -179,17 +214,27 @@ class SkierParams:
     armature: float = option(0.1, "Rotor-like inertia added to every joint, kg m^2", gt=0)
     iterations: int = option(10, "Solver iterations", ge=1)
     ls_iterations: int = option(10, "Line-search iterations", ge=1)
-    cone: str = option("pyramidal", "Friction cone: pyramidal | elliptic (see the module docstring)", choices=sorted(CONES))
-    hip: str = option("one-axis", "one-axis: one tilted hinge (the original) | two-axis: vertical and forward hinges", choices=HIP_MODES)
+    cone: str = option(
+        "pyramidal", "Friction cone: pyramidal | elliptic (see the module docstring)", choices=sorted(CONES)
+    )
+    hip: str = option(
+        "one-axis",
+        "one-axis: one tilted hinge (the original) | two-axis: vertical and forward hinges",
+        choices=HIP_MODES,
+    )
     OPTION_NAME: ClassVar[str] = "skier {name}"
     OPTION_TYPED: ClassVar[bool] = True  # "skier iterations must be an integer >= 1"
 
-    def validate(self) -> "SkierParams":
+    def validate(self) -> SkierParams:
         check_instance(self)
         for name in ("kp", "kv"):
             gains = getattr(self, name)
-            if set(gains) != set(DEFAULT_GAINS[name]) or not all(is_finite_number(v) and v >= 0 for v in gains.values()):
-                raise ConfigError(f"skier {name} must give a finite gain >= 0 for each of {sorted(DEFAULT_GAINS[name])}, got {gains}")
+            if set(gains) != set(DEFAULT_GAINS[name]) or not all(
+                is_finite_number(v) and v >= 0 for v in gains.values()
+            ):
+                raise ConfigError(
+                    f"skier {name} must give a finite gain >= 0 for each of {sorted(DEFAULT_GAINS[name])}, got {gains}"
+                )
         return self
 
     def ski_friction(self) -> tuple[float, float]:
@@ -202,7 +247,7 @@ class SkierParams:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, values: dict[str, Any] | None) -> "SkierParams":
+    def from_dict(cls, values: dict[str, Any] | None) -> SkierParams:
         values = dict(values or {})
         check_known((f.name for f in fields(cls)), values, "skier option")
         check_types(cls, values)  # wrong types, NaN and inf: one line, before any arithmetic
@@ -408,8 +453,15 @@ def actuator_order(model: mujoco.MjModel) -> list[int]:
     return [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, j) for j in joint_names(model.nu)]
 
 
-def sliding_ski_model(shape: str, mu: tuple[float, float], yaw_deg: float = 0.0, *, mass: float = 20.0, timestep: float = 0.002,
-                      cone: str = "pyramidal") -> mujoco.MjModel:
+def sliding_ski_model(
+    shape: str,
+    mu: tuple[float, float],
+    yaw_deg: float = 0.0,
+    *,
+    mass: float = 20.0,
+    timestep: float = 0.002,
+    cone: str = "pyramidal",
+) -> mujoco.MjModel:
     """A lone ski (capsule or box, 1.6 m, with a test weight of ``mass`` kg) free on a plane, yawed
     ``yaw_deg`` about z; plane-ski pair friction ``mu`` = (along its length, across). For tests.
 
@@ -427,15 +479,35 @@ def sliding_ski_model(shape: str, mu: tuple[float, float], yaw_deg: float = 0.0,
     body.name = "ski"
     yaw = math.radians(yaw_deg)
     body.pos = [0, 0, 0.02]
-    for axis in ((1, 0, 0), (0, 1, 0), (0, 0, 1)):  # world-aligned translation only (a lone capsule would roll sideways)
+    for axis in (
+        (1, 0, 0),
+        (0, 1, 0),
+        (0, 0, 1),
+    ):  # world-aligned translation only (a lone capsule would roll sideways)
         j = body.add_joint()
         j.type = mujoco.mjtJoint.mjJNT_SLIDE
         j.axis = list(axis)
     c, s = math.cos(yaw), math.sin(yaw)
     if shape == "capsule":
-        g = _geom(body, "ski", mujoco.mjtGeom.mjGEOM_CAPSULE, [0.02], mass, [1, 0, 0, 1], fromto=[-0.78 * c, -0.78 * s, 0, 0.78 * c, 0.78 * s, 0])
+        g = _geom(
+            body,
+            "ski",
+            mujoco.mjtGeom.mjGEOM_CAPSULE,
+            [0.02],
+            mass,
+            [1, 0, 0, 1],
+            fromto=[-0.78 * c, -0.78 * s, 0, 0.78 * c, 0.78 * s, 0],
+        )
     elif shape == "box":
-        g = _geom(body, "ski", mujoco.mjtGeom.mjGEOM_BOX, [0.8, 0.05, 0.02], mass, [1, 0, 0, 1], quat=[math.cos(yaw / 2), 0, 0, math.sin(yaw / 2)])
+        g = _geom(
+            body,
+            "ski",
+            mujoco.mjtGeom.mjGEOM_BOX,
+            [0.8, 0.05, 0.02],
+            mass,
+            [1, 0, 0, 1],
+            quat=[math.cos(yaw / 2), 0, 0, math.sin(yaw / 2)],
+        )
     else:
         raise ValueError(f"shape must be 'capsule' or 'box', got {shape!r}")
     g.contype = g.conaffinity = 0

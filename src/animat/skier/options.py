@@ -17,7 +17,12 @@ from animat.skier.modes import FRICTION_MODES, HIP_MODES
 BACKENDS = ("local", "ray")  # as animat.evolve.evaluate's (not imported here: it loads JAX)
 INIT_NOISE = ("symmetric", "free")  # the noise of generation 0's standing seeds (animat.skier.gene.standing_genes)
 TAU = 0.5  # s per keyframe state of a gene (animat.skier.gene)
-REPLAY_SETTINGS = ("seconds", "frame_dt", "fall_deg", "bonus")  # what a gene file carries so that its replay scores as training did
+REPLAY_SETTINGS = (
+    "seconds",
+    "frame_dt",
+    "fall_deg",
+    "bonus",
+)  # what a gene file carries so that its replay scores as training did
 STRATEGIES = ("keyframe_ga", *EVOLUTION_STRATEGIES)  # --strategy: the slides' GA, or an evolution strategy (loads JAX)
 
 
@@ -25,13 +30,19 @@ STRATEGIES = ("keyframe_ga", *EVOLUTION_STRATEGIES)  # --strategy: the slides' G
 class TrainConfig:
     """Everything that defines a run (defaults < config file < command line)."""
 
-    OLD_DEFAULTS: ClassVar[dict[str, Any]] = {"symmetric": False}  # a run whose config.json predates the option bred as the slides' GA
+    OLD_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "symmetric": False
+    }  # a run whose config.json predates the option bred as the slides' GA
 
     generations: int = option(250, "Number of generations", ge=1)
     population: int = option(50, "Skiers per generation", ge=1)
     seconds: float = option(20.0, "Seconds per evaluation", gt=0)
     seed: int = option(0, "Random seed", ge=0)
-    strategy: str = option("keyframe_ga", "keyframe_ga (the slides' GA) | cma_es | snes | open_es (evosax evolution strategies; they ignore elites, parent_probs, mutation_rate, symmetric, init_standing)", choices=STRATEGIES)
+    strategy: str = option(
+        "keyframe_ga",
+        "keyframe_ga (the slides' GA) | cma_es | snes | open_es (evosax evolution strategies; they ignore elites, parent_probs, mutation_rate, symmetric, init_standing)",
+        choices=STRATEGIES,
+    )
     friction: str = option("anisotropic", "anisotropic | isotropic", choices=FRICTION_MODES)
     hip: str = option("one-axis", "one-axis | two-axis (two more gene columns)", choices=HIP_MODES)
     backend: str = option("local", "local (a mujoco.rollout thread pool) | ray (Ray tasks)", choices=BACKENDS)
@@ -44,22 +55,39 @@ class TrainConfig:
     # breeding keeps both sides alike (not the slides' GA): a state that moves the left and right limbs differently
     # rolls the skier over sideways within ~2 s (a 1-2 degree change of one joint in one state fells ~3 in 4 of the
     # best skiers' neighbours), so the slides' GA loses most children to falls (README, "skier: symmetric breeding")
-    symmetric: bool = option(True, "Breed bilaterally symmetric states (each bred state its own mirror image; false: the slides' GA)")
+    symmetric: bool = option(
+        True, "Breed bilaterally symmetric states (each bred state its own mirror image; false: the slides' GA)"
+    )
     frame_dt: float = option(0.02, "Seconds between scored frames", gt=0)
     fall_deg: float = option(80.0, "A tilt beyond this (degrees) is a fall")
     bonus: float = option(5.0, "Fitness bonus of a skier that does not fall")
     # a V-skate term (issue 24): the push-offs the replay reports, counted in training from the skis' contact sensors
-    skate_weight: float = option(0.0, "Extra fitness per metre skated on push-offs that alternate legs with the ski angled outwards (skiers that do not fall)", ge=0)
+    skate_weight: float = option(
+        0.0,
+        "Extra fitness per metre skated on push-offs that alternate legs with the ski angled outwards (skiers that do not fall)",
+        ge=0,
+    )
     skate_min_yaw_deg: float = option(10.0, "Outward ski yaw (degrees) a push-off needs to count for skate_weight")
     nthread: int = option(0, "Rollout threads, or Ray workers (0: one per CPU)", ge=0, label="--threads")
-    chunk_seconds: float = option(2.0, "Simulate in chunks this long and stop simulating skiers that fell (same fitness)", gt=0)
+    chunk_seconds: float = option(
+        2.0, "Simulate in chunks this long and stop simulating skiers that fell (same fitness)", gt=0
+    )
     # generation 0: this fraction is the standing pose plus bilaterally symmetric noise (sigma degrees), the rest
     # uniform random genes; random genes almost all fall within 2 s, so without standing seeds the GA starts from
     # nothing that skis (animat.skier.gene.standing_genes)
     init_standing: float = option(0.5, "Fraction of generation 0 seeded around the standing pose", ge=0, le=1)
     init_sigma_deg: float = option(20.0, "Noise of those seeds, degrees", ge=0)
-    init_noise: str = option("symmetric", "symmetric (each seeded state its own mirror image) | free (left and right limbs apart)", choices=INIT_NOISE)
-    init_spread_deg: float = option(0.0, "Two-axis hip: the seeds' stance, each leg spread out this much (a wider base to shift weight over)", ge=0, le=45)
+    init_noise: str = option(
+        "symmetric",
+        "symmetric (each seeded state its own mirror image) | free (left and right limbs apart)",
+        choices=INIT_NOISE,
+    )
+    init_spread_deg: float = option(
+        0.0,
+        "Two-axis hip: the seeds' stance, each leg spread out this much (a wider base to shift weight over)",
+        ge=0,
+        le=45,
+    )
     anim_seconds: float = option(10.0, "Seconds in the GIF", gt=0)
     skier: dict = option(help="SkierParams overrides (friction coefficients, timestep, ...)", factory=dict)
 
@@ -69,7 +97,9 @@ class TrainConfig:
 
         clash = {k: self.skier[k] for k in ("friction", "hip") if k in self.skier and self.skier[k] != getattr(self, k)}
         if clash:
-            raise ConfigError(f"set {', '.join(clash)} at the top level of the config (or with --{'/--'.join(clash)}), not in [skier]: got {clash}")
+            raise ConfigError(
+                f"set {', '.join(clash)} at the top level of the config (or with --{'/--'.join(clash)}), not in [skier]: got {clash}"
+            )
         return SkierParams.from_dict({**self.skier, "friction": self.friction, "hip": self.hip})
 
     @property
@@ -81,26 +111,40 @@ class TrainConfig:
     def ga_params(self):
         from animat.evolve.strategies.keyframe_ga import KeyframeParams
 
-        return KeyframeParams(int(self.elites), tuple(float(p) for p in self.parent_probs), float(self.mutation_rate), bool(self.symmetric))
+        return KeyframeParams(
+            int(self.elites),
+            tuple(float(p) for p in self.parent_probs),
+            float(self.mutation_rate),
+            bool(self.symmetric),
+        )
 
-    def validate(self) -> "TrainConfig":
+    def validate(self) -> TrainConfig:
         check_instance(self)
         if self.n_states % 2:
             raise ConfigError(f"n_states must be even (the second half mirrors the first), got {self.n_states}")
         if self.population <= self.elites:
             raise ConfigError(f"population ({self.population}) must exceed elites ({self.elites})")
-        if self.elites < 2 or len(self.parent_probs) != self.elites or any(p < 0 for p in self.parent_probs) or sum(p > 0 for p in self.parent_probs) < 2:
-            raise ConfigError(f"parent_probs must be {self.elites} non-negative numbers (one per elite, elites >= 2), at least two "
-                              f"of them > 0 (two different parents), got {self.parent_probs}")
+        if (
+            self.elites < 2
+            or len(self.parent_probs) != self.elites
+            or any(p < 0 for p in self.parent_probs)
+            or sum(p > 0 for p in self.parent_probs) < 2
+        ):
+            raise ConfigError(
+                f"parent_probs must be {self.elites} non-negative numbers (one per elite, elites >= 2), at least two "
+                f"of them > 0 (two different parents), got {self.parent_probs}"
+            )
         if self.init_spread_deg and self.hip != "two-axis":
-            raise ConfigError(f"init_spread_deg ({self.init_spread_deg}) needs hip = \"two-axis\" (the one-axis hip cannot spread a leg alone), got hip = {self.hip!r}")
+            raise ConfigError(
+                f'init_spread_deg ({self.init_spread_deg}) needs hip = "two-axis" (the one-axis hip cannot spread a leg alone), got hip = {self.hip!r}'
+            )
         dt = self.skier_params().timestep
         if not dt <= self.frame_dt <= self.seconds:
             raise ConfigError(f"need timestep ({dt} s) <= frame_dt ({self.frame_dt} s) <= seconds ({self.seconds} s)")
         return self
 
     @classmethod
-    def build(cls, file: str | Path | None = None, **overrides: Any) -> "TrainConfig":
+    def build(cls, file: str | Path | None = None, **overrides: Any) -> TrainConfig:
         values = read_options(cls, file, overrides)
         try:
             return cls(**values).validate()

@@ -41,7 +41,9 @@ def ski_yaw(tail: np.ndarray, tip: np.ndarray) -> np.ndarray:
     return np.arctan2(d[..., 1], d[..., 0])
 
 
-def travel_heading(xy: np.ndarray, frame_dt: float, window_seconds: float, min_speed: float = MIN_TRAVEL_SPEED) -> np.ndarray:
+def travel_heading(
+    xy: np.ndarray, frame_dt: float, window_seconds: float, min_speed: float = MIN_TRAVEL_SPEED
+) -> np.ndarray:
     """Direction of travel (rad) at each frame of the path ``xy (T, 2)`` m: the heading of the displacement
     from ``window_seconds / 2`` before to as long after (cut at the ends of the path) -> (T,); NaN where
     that displacement is slower than ``min_speed`` m/s over its span."""
@@ -62,8 +64,9 @@ def outward_yaw(yaw: np.ndarray, heading: np.ndarray) -> np.ndarray:
     return rel * np.array([1.0, -1.0])
 
 
-def pushing(force: np.ndarray, heading: np.ndarray, weight: float, load_frac: float = LOAD_FRAC,
-            push_frac: float = PUSH_FRAC) -> np.ndarray:
+def pushing(
+    force: np.ndarray, heading: np.ndarray, weight: float, load_frac: float = LOAD_FRAC, push_frac: float = PUSH_FRAC
+) -> np.ndarray:
     """(T, 2) bool: frames where a ski bears ``>= load_frac * weight`` (the force's vertical part) and is
     pushed forward along ``heading (T,)`` rad with ``>= push_frac * weight`` (never where ``heading`` is NaN);
     ``force (T, 2, 3)`` N, ``weight`` N."""
@@ -87,9 +90,19 @@ def segments(mask: np.ndarray, min_frames: int = 1, gap_frames: int = 0) -> list
     return [(a, b) for a, b in runs if b - a >= min_frames]
 
 
-def pushoffs(t: np.ndarray, force: np.ndarray, yaw: np.ndarray, xy: np.ndarray, weight: float, window_seconds: float, *,
-             load_frac: float = LOAD_FRAC, push_frac: float = PUSH_FRAC, min_seconds: float = MIN_SECONDS,
-             gap_seconds: float = GAP_SECONDS) -> list[dict]:
+def pushoffs(
+    t: np.ndarray,
+    force: np.ndarray,
+    yaw: np.ndarray,
+    xy: np.ndarray,
+    weight: float,
+    window_seconds: float,
+    *,
+    load_frac: float = LOAD_FRAC,
+    push_frac: float = PUSH_FRAC,
+    min_seconds: float = MIN_SECONDS,
+    gap_seconds: float = GAP_SECONDS,
+) -> list[dict]:
     """The push-offs of a run sampled at times ``t (T,)`` s (evenly, ``t[1] - t[0]`` apart), in order of their
     start: each ``{"leg", "start_s", "end_s", "yaw_deg"}`` (times of its first and last frame, rounded to 1 µs) with ``yaw_deg`` the pushing ski's mean outward
     yaw against the direction of travel over its frames (degrees). ``force (T, 2, 3)`` N, ``yaw (T, 2)`` rad,
@@ -103,7 +116,14 @@ def pushoffs(t: np.ndarray, force: np.ndarray, yaw: np.ndarray, xy: np.ndarray, 
     found = []
     for s, leg in enumerate(LEGS):
         for a, b in segments(push[:, s], max(1, int(round(min_seconds / dt))), int(round(gap_seconds / dt))):
-            found.append({"leg": leg, "start_s": round(float(t[a]), 6), "end_s": round(float(t[b - 1]), 6), "yaw_deg": float(out_yaw[a:b, s].mean())})
+            found.append(
+                {
+                    "leg": leg,
+                    "start_s": round(float(t[a]), 6),
+                    "end_s": round(float(t[b - 1]), 6),
+                    "yaw_deg": float(out_yaw[a:b, s].mean()),
+                }
+            )
     return sorted(found, key=lambda p: (p["start_s"], p["leg"]))
 
 
@@ -118,7 +138,9 @@ def follows(a: dict, b: dict) -> bool:
     return b["leg"] != a["leg"] and b["start_s"] > (a["start_s"] + a["end_s"]) / 2
 
 
-def skating_progress(found: list[dict], t: np.ndarray, x: np.ndarray, stroke_seconds: float, min_yaw_deg: float = 10.0) -> float:
+def skating_progress(
+    found: list[dict], t: np.ndarray, x: np.ndarray, stroke_seconds: float, min_yaw_deg: float = 10.0
+) -> float:
     """Metres skated on good push-offs: for each push-off in ``found`` (in order of their start) that is angled
     outwards by at least ``min_yaw_deg`` and alternates with the one before (:func:`follows`; the first needs no
     predecessor), the forward progress (the positive steps of ``x (T,)`` m, sampled at ``t (T,)`` s, as the fitness

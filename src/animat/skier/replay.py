@@ -11,9 +11,9 @@ import mujoco
 import numpy as np
 
 from animat import runs
-from animat.skier.gene import TAU
 from animat.skier import pushoff
-from animat.skier.model import G, TOTAL_MASS, SkierParams, build_spec
+from animat.skier.gene import TAU
+from animat.skier.model import TOTAL_MASS, G, SkierParams, build_spec
 from animat.skier.rollout import fallen_frames, score, tilt_deg, trajectory
 from animat.viz import animate, plots
 from animat.viz.animate import frame_stride
@@ -21,27 +21,48 @@ from animat.viz.mujoco_render import View, add_sphere, render_frames, write_gif
 
 # stick-figure bones: (parent body, child body)
 BONES = [
-    ("pelvis", "torso"), ("torso", "head"),
-    ("torso", "left_upper_arm"), ("left_upper_arm", "left_forearm"), ("left_forearm", "left_hand"),
-    ("torso", "right_upper_arm"), ("right_upper_arm", "right_forearm"), ("right_forearm", "right_hand"),
-    ("pelvis", "left_thigh"), ("left_thigh", "left_shank"),
-    ("pelvis", "right_thigh"), ("right_thigh", "right_shank"),
+    ("pelvis", "torso"),
+    ("torso", "head"),
+    ("torso", "left_upper_arm"),
+    ("left_upper_arm", "left_forearm"),
+    ("left_forearm", "left_hand"),
+    ("torso", "right_upper_arm"),
+    ("right_upper_arm", "right_forearm"),
+    ("right_forearm", "right_hand"),
+    ("pelvis", "left_thigh"),
+    ("left_thigh", "left_shank"),
+    ("pelvis", "right_thigh"),
+    ("right_thigh", "right_shank"),
 ]
 
 
-def stick_figure_gif(traj: dict, path: Path, *, fps: float = 10.0, anim_seconds: float = 10.0, title: str = "skier") -> Path:
+def stick_figure_gif(
+    traj: dict, path: Path, *, fps: float = 10.0, anim_seconds: float = 10.0, title: str = "skier"
+) -> Path:
     """A 3D stick figure (bones between body origins, poles and skis as lines) following the pelvis
     (:func:`animat.viz.animate.stick_figure_gif`)."""
     idx = {n: i for i, n in enumerate(traj["body_names"])}
     frames, fps = _frames(traj["t"], fps, anim_seconds)
     sticks = traj["pole_tips"].reshape(len(traj["t"]), 4, 2, 3)  # pole, ski per side: (T, 4, 2 ends, 3)
-    return animate.stick_figure_gif(traj["t"], traj["xpos"], [(idx[a], idx[b]) for a, b in BONES], sticks, ["0.3", "C3", "0.3", "C3"],
-                                    traj["root_pos"], path, frames=frames, fps=fps, title=title)
+    return animate.stick_figure_gif(
+        traj["t"],
+        traj["xpos"],
+        [(idx[a], idx[b]) for a, b in BONES],
+        sticks,
+        ["0.3", "C3", "0.3", "C3"],
+        traj["root_pos"],
+        path,
+        frames=frames,
+        fps=fps,
+        title=title,
+    )
 
 
 PATH_RGBA = np.array([0.1, 0.6, 0.2, 1.0], dtype=np.float32)
 PATH_MARKERS = 60  # most path markers drawn per frame
-VIEW = View(distance=4.5, azimuth=135.0, elevation=-18.0, lookat_z=0.7)  # from the skier's front right (+x, -y), looking back at it
+VIEW = View(
+    distance=4.5, azimuth=135.0, elevation=-18.0, lookat_z=0.7
+)  # from the skier's front right (+x, -y), looking back at it
 
 
 def render_spec(params: SkierParams):
@@ -60,8 +81,16 @@ def render_spec(params: SkierParams):
     return spec
 
 
-def mujoco_gif(params: SkierParams, traj: dict, path: Path, *, fps: float = 10.0, anim_seconds: float = 10.0,
-               width: int = 400, height: int = 300) -> str | None:
+def mujoco_gif(
+    params: SkierParams,
+    traj: dict,
+    path: Path,
+    *,
+    fps: float = 10.0,
+    anim_seconds: float = 10.0,
+    width: int = 400,
+    height: int = 300,
+) -> str | None:
     """MuJoCo offscreen rendering (:mod:`animat.viz.mujoco_render`) of ``traj``'s first ``anim_seconds`` s, the camera
     following the pelvis, the pelvis's path so far marked on the ground; the backend's name (``egl``/``osmesa``),
     or None (nothing written) where no offscreen OpenGL context can be made."""
@@ -76,8 +105,17 @@ def mujoco_gif(params: SkierParams, traj: dict, path: Path, *, fps: float = 10.0
             add_sphere(scene, np.array([root[k, 0], root[k, 1], 0.0]), 0.03, PATH_RGBA)
 
     captions = [f"t = {t[k]:.1f} s   x = {root[k, 0] - root[0, 0]:.2f} m" for k in frames]
-    got = render_frames(model, traj["qpos"][frames], track_body=pelvis, view=VIEW, decorate=draw_path, extra_geoms=PATH_MARKERS,
-                        captions=captions, width=width, height=height)
+    got = render_frames(
+        model,
+        traj["qpos"][frames],
+        track_body=pelvis,
+        view=VIEW,
+        decorate=draw_path,
+        extra_geoms=PATH_MARKERS,
+        captions=captions,
+        width=width,
+        height=height,
+    )
     if got is None:
         return None
     write_gif(got[1], path, fps=fps)
@@ -91,8 +129,19 @@ def _frames(t: np.ndarray, fps: float, anim_seconds: float) -> tuple[list[int], 
     return list(range(0, len(t), every))[: max(1, int(anim_seconds * real_fps + 1e-9))], real_fps
 
 
-def write_replay(params: SkierParams, gene: np.ndarray, seconds: float, out: Path, *, anim_seconds: float = 10.0,
-                 frame_dt: float = 0.02, title: str = "skier", fall_deg: float = 80.0, bonus: float = 5.0, tau: float = TAU) -> dict:
+def write_replay(
+    params: SkierParams,
+    gene: np.ndarray,
+    seconds: float,
+    out: Path,
+    *,
+    anim_seconds: float = 10.0,
+    frame_dt: float = 0.02,
+    title: str = "skier",
+    fall_deg: float = 80.0,
+    bonus: float = 5.0,
+    tau: float = TAU,
+) -> dict:
     """Simulate ``gene`` (keyframe period ``tau`` s) for ``seconds`` and write ``trajectory.npz``,
     ``plots/topview.png`` and ``media/skier.gif`` under ``out``; returns headline numbers, with the push-offs
     before any fall (:func:`pushoff_report`)."""
@@ -100,16 +149,32 @@ def write_replay(params: SkierParams, gene: np.ndarray, seconds: float, out: Pat
     traj = trajectory(params, gene, seconds, frame_dt, tau)
     yaw = ski_yaw(traj)
     # as the fly's: t (T,) s, root position (T, 3) m, root quaternion (T, 4) [w, x, y, z], qpos (T, nq) for the report
-    runs.atomic_save_npz(out / "trajectory.npz", t=traj["t"].astype(np.float32), position=traj["root_pos"].astype(np.float32),
-                         quaternion=traj["root_quat"].astype(np.float32), qpos=traj["qpos"].astype(np.float32),
-                         ski_force=traj["ski_forces"].astype(np.float32), ski_yaw=yaw.astype(np.float32))
-    plots.topview_plot(traj["root_pos"][:, 0], traj["root_pos"][:, 1], out / "plots" / "topview.png", title=f"{title}: path from above")
+    runs.atomic_save_npz(
+        out / "trajectory.npz",
+        t=traj["t"].astype(np.float32),
+        position=traj["root_pos"].astype(np.float32),
+        quaternion=traj["root_quat"].astype(np.float32),
+        qpos=traj["qpos"].astype(np.float32),
+        ski_force=traj["ski_forces"].astype(np.float32),
+        ski_yaw=yaw.astype(np.float32),
+    )
+    plots.topview_plot(
+        traj["root_pos"][:, 0], traj["root_pos"][:, 1], out / "plots" / "topview.png", title=f"{title}: path from above"
+    )
     gif = out / "media" / "skier.gif"
     backend = mujoco_gif(params, traj, gif, anim_seconds=anim_seconds)
     if backend is None:
         stick_figure_gif(traj, gif, anim_seconds=anim_seconds, title=title)
     renderer = "matplotlib" if backend is None else f"mujoco-{backend}"
-    s = score(traj["root_pos"][None, :, 0], traj["root_quat"][None], traj["frame_dt"], fall_deg, bonus, traj["t"][None], traj["root_pos"][None, :, 2])
+    s = score(
+        traj["root_pos"][None, :, 0],
+        traj["root_quat"][None],
+        traj["frame_dt"],
+        fall_deg,
+        bonus,
+        traj["t"][None],
+        traj["root_pos"][None, :, 2],
+    )
     return {
         "seconds": float(seconds),
         "fitness": float(s.fitness[0]),
@@ -131,10 +196,18 @@ def ski_yaw(traj: dict) -> np.ndarray:
 def pushoff_report(traj: dict, yaw: np.ndarray, cycle_seconds: float, fall_deg: float = 80.0) -> dict:
     """:func:`animat.skier.pushoff.summary` of the push-offs in ``traj`` before its first fallen frame, the direction
     of travel taken over one keyframe cycle of ``cycle_seconds`` s, the weight the skier's (:data:`TOTAL_MASS` kg)."""
-    fallen = fallen_frames(traj["root_pos"][None, :, 0], traj["root_quat"][None], traj["frame_dt"], fall_deg, traj["t"][None],
-                            traj["root_pos"][None, :, 2])[0][0]
+    fallen = fallen_frames(
+        traj["root_pos"][None, :, 0],
+        traj["root_quat"][None],
+        traj["frame_dt"],
+        fall_deg,
+        traj["t"][None],
+        traj["root_pos"][None, :, 2],
+    )[0][0]
     T = int(fallen.argmax()) if fallen.any() else len(fallen)
     if T < 2:
         return pushoff.summary([])
-    found = pushoff.pushoffs(traj["t"][:T], traj["ski_forces"][:T], yaw[:T], traj["root_pos"][:T, :2], TOTAL_MASS * G, cycle_seconds)
+    found = pushoff.pushoffs(
+        traj["t"][:T], traj["ski_forces"][:T], yaw[:T], traj["root_pos"][:T, :2], TOTAL_MASS * G, cycle_seconds
+    )
     return pushoff.summary(found)

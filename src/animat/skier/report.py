@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from animat.viz.scene import Scene, frame_indices
 from animat.viz.report import SceneBuilder, write_report
 from animat.viz.run_files import from_run_config, read_trajectory, trajectory_keys
+from animat.viz.scene import Scene, frame_indices
 
 TRACK_RGB = (0.35, 0.45, 0.6)
 TRACK_TAIL_S = 4.0  # seconds of ski track shown behind the skier
@@ -40,8 +40,17 @@ def build(run_dir: Path, params=None, **_) -> Scene:
     root = traj["position"][idx]
     scene = Scene(traj["t"][idx], follow=root, focus=2.5, ground=0.0)
     if "qpos" not in traj:
-        scene.notes.append("this run kept only the pelvis pose: it is drawn as a box (replay the run for the whole skier)")
-        scene.add_prims("pelvis", ["box"], [[0.15, 0.1, 0.1]], root[:, None], traj["quaternion"][idx][:, None], color=(0.2, 0.4, 0.8))
+        scene.notes.append(
+            "this run kept only the pelvis pose: it is drawn as a box (replay the run for the whole skier)"
+        )
+        scene.add_prims(
+            "pelvis",
+            ["box"],
+            [[0.15, 0.1, 0.1]],
+            root[:, None],
+            traj["quaternion"][idx][:, None],
+            color=(0.2, 0.4, 0.8),
+        )
         scene.add_path("path", root * [1, 1, 0])
         return scene
     import mujoco

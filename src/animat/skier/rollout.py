@@ -19,7 +19,8 @@ from mujoco import rollout as mj_rollout
 
 from animat.skier import gene as G
 from animat.skier import pushoff
-from animat.skier.model import G as GRAVITY, TOTAL_MASS, SkierParams, actuator_order, build_model, ski_readings
+from animat.skier.model import TOTAL_MASS, SkierParams, actuator_order, build_model, ski_readings
+from animat.skier.model import G as GRAVITY
 
 STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
 
@@ -46,8 +47,14 @@ MAX_SPEED = 30.0  # m/s; faster pelvis motion between frames means the simulatio
 MAX_HEIGHT = 2.0
 
 
-def fallen_frames(x: np.ndarray, quat: np.ndarray, frame_dt: float, fall_deg: float = 80.0,
-                  t: np.ndarray | None = None, z: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def fallen_frames(
+    x: np.ndarray,
+    quat: np.ndarray,
+    frame_dt: float,
+    fall_deg: float = 80.0,
+    t: np.ndarray | None = None,
+    z: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """(fallen, jump), both (P, F) bool, from pelvis x (P, F) m and quaternions (P, F, 4): a frame is fallen
     when the pelvis tilts more than ``fall_deg`` or the simulation diverged there (a ``jump``: non-finite
     values, the pelvis moving faster than ``MAX_SPEED`` since the previous frame, given its height ``z`` (P, F) m
@@ -70,8 +77,15 @@ def fallen_frames(x: np.ndarray, quat: np.ndarray, frame_dt: float, fall_deg: fl
     return (tilt_deg(quat) > fall_deg) | ~np.isfinite(x) | jump, jump
 
 
-def score(x: np.ndarray, quat: np.ndarray, frame_dt: float, fall_deg: float = 80.0, bonus: float = 5.0,
-          t: np.ndarray | None = None, z: np.ndarray | None = None) -> Scores:
+def score(
+    x: np.ndarray,
+    quat: np.ndarray,
+    frame_dt: float,
+    fall_deg: float = 80.0,
+    bonus: float = 5.0,
+    t: np.ndarray | None = None,
+    z: np.ndarray | None = None,
+) -> Scores:
     """Fitness from pelvis x (P, F) m and quaternions (P, F, 4) sampled every ``frame_dt`` s (frame 0
     is the start), with the simulation times ``t`` (P, F) s and pelvis heights ``z`` (P, F) m where known. A frame where the simulation
     diverged (see :func:`fallen_frames`; MuJoCo resets a diverged simulation) counts as a fall there."""
@@ -101,9 +115,20 @@ class Evaluator:
     bit for bit (tests/skier/test_rollout.py), so the fitness does not depend on the chunking.
     """
 
-    def __init__(self, params: SkierParams | None = None, seconds: float = 20.0, frame_dt: float = 0.02, *,
-                 fall_deg: float = 80.0, bonus: float = 5.0, tau: float = G.TAU, nthread: int | None = None,
-                 chunk_seconds: float | None = 2.0, skate_weight: float = 0.0, skate_min_yaw_deg: float = 10.0):
+    def __init__(
+        self,
+        params: SkierParams | None = None,
+        seconds: float = 20.0,
+        frame_dt: float = 0.02,
+        *,
+        fall_deg: float = 80.0,
+        bonus: float = 5.0,
+        tau: float = G.TAU,
+        nthread: int | None = None,
+        chunk_seconds: float | None = 2.0,
+        skate_weight: float = 0.0,
+        skate_min_yaw_deg: float = 10.0,
+    ):
         self.params = (params or SkierParams()).validate()
         self.model = build_model(self.params)
         self.dt = float(self.model.opt.timestep)
@@ -111,7 +136,11 @@ class Evaluator:
         self.stride = max(1, int(round(frame_dt / self.dt)))
         self.frame_dt = self.stride * self.dt
         whole = -(-self.nstep // self.stride) * self.stride
-        self.chunk = whole if chunk_seconds is None else min(whole, self.stride * max(1, int(round(chunk_seconds / self.frame_dt))))
+        self.chunk = (
+            whole
+            if chunk_seconds is None
+            else min(whole, self.stride * max(1, int(round(chunk_seconds / self.frame_dt))))
+        )
         self.fall_deg, self.bonus, self.tau = fall_deg, bonus, tau
         self.skate_weight, self.skate_min_yaw_deg = float(skate_weight), float(skate_min_yaw_deg)
         self.nthread = int(nthread or os.cpu_count() or 1)
@@ -183,11 +212,18 @@ class Evaluator:
             f0, f1 = k0 // self.stride + 1, k1 // self.stride + 1  # frames inside this chunk
             frames = st[:, self.stride - 1 :: self.stride][:, : f1 - f0]
             pos, q = self.root(frames)
-            x[alive, f0:f1], z[alive, f0:f1], quat[alive, f0:f1], t[alive, f0:f1] = pos[..., 0], pos[..., 2], q, frames[..., 0]
+            x[alive, f0:f1], z[alive, f0:f1], quat[alive, f0:f1], t[alive, f0:f1] = (
+                pos[..., 0],
+                pos[..., 2],
+                q,
+                frames[..., 0],
+            )
             if skating:
                 y[alive, f0:f1] = pos[..., 1]
                 sensed[alive, f0:f1] = sens[:, self.stride - 1 :: self.stride][:, : f1 - f0]
-            fell = fallen_frames(x[alive, : f1], quat[alive, : f1], self.frame_dt, self.fall_deg, t[alive, : f1], z[alive, : f1])[0].any(axis=1)
+            fell = fallen_frames(
+                x[alive, :f1], quat[alive, :f1], self.frame_dt, self.fall_deg, t[alive, :f1], z[alive, :f1]
+            )[0].any(axis=1)
             for i in alive[fell]:  # frozen from here (t keeps its frame times): the score stops at the fall anyway
                 x[i, f1:], z[i, f1:], quat[i, f1:] = x[i, f1 - 1], z[i, f1 - 1], quat[i, f1 - 1]
             alive = alive[~fell]
@@ -198,8 +234,12 @@ class Evaluator:
             cycle = genes.shape[1] * self.tau
             for i in np.flatnonzero(~scores.fell):  # frames 1.. (frame 0, before any step, has no contact forces yet)
                 force, yaw = ski_readings(sensed[i, 1:])
-                found = pushoff.pushoffs(t[i, 1:], force, yaw, np.stack([x[i, 1:], y[i, 1:]], axis=-1), TOTAL_MASS * GRAVITY, cycle)
-                scores.fitness[i] += self.skate_weight * pushoff.skating_progress(found, t[i, 1:], x[i, 1:], cycle / 2, self.skate_min_yaw_deg)
+                found = pushoff.pushoffs(
+                    t[i, 1:], force, yaw, np.stack([x[i, 1:], y[i, 1:]], axis=-1), TOTAL_MASS * GRAVITY, cycle
+                )
+                scores.fitness[i] += self.skate_weight * pushoff.skating_progress(
+                    found, t[i, 1:], x[i, 1:], cycle / 2, self.skate_min_yaw_deg
+                )
         return scores
 
     def __call__(self, genes: np.ndarray) -> Scores:
@@ -223,7 +263,9 @@ def step_loop_states(model: mujoco.MjModel, genes: np.ndarray, nstep: int, tau: 
     return out
 
 
-def trajectory(params: SkierParams, gene: np.ndarray, seconds: float, frame_dt: float = 0.02, tau: float = G.TAU) -> dict:
+def trajectory(
+    params: SkierParams, gene: np.ndarray, seconds: float, frame_dt: float = 0.02, tau: float = G.TAU
+) -> dict:
     """One skier's motion (Python step loop, same physics as the rollout) sampled every ``frame_dt`` s
     (rounded to whole physics steps: returned as ``frame_dt``): t (T,) s, root_pos (T, 3) m, root_quat (T, 4), qpos (T, nq), xpos (T, nbody, 3) m body origins,
     pole_tips (T, 8, 3) m (ends of left pole, left ski, right pole, right ski; a pole's tip then its
@@ -238,7 +280,13 @@ def trajectory(params: SkierParams, gene: np.ndarray, seconds: float, frame_dt: 
     act = actuator_order(model)
     ctrl = G.controls(np.asarray(gene)[None], nstep, dt, tau)[0]
     skis = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, f"{side}_ski") for side in ("left", "right")]
-    ts, qpos, xpos, poles, forces = [d.time], [d.qpos.copy()], [d.xpos.copy()], [_pole_tips(model, d)], [ski_forces(model, d, skis)]
+    ts, qpos, xpos, poles, forces = (
+        [d.time],
+        [d.qpos.copy()],
+        [d.xpos.copy()],
+        [_pole_tips(model, d)],
+        [ski_forces(model, d, skis)],
+    )
     for k in range(nstep):
         d.ctrl[act] = ctrl[k]
         mujoco.mj_step(model, d)
@@ -250,8 +298,17 @@ def trajectory(params: SkierParams, gene: np.ndarray, seconds: float, frame_dt: 
             forces.append(ski_forces(model, d, skis))
     names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, i) for i in range(model.nbody)]
     qpos = np.array(qpos)
-    return {"t": np.array(ts), "frame_dt": stride * dt, "root_pos": qpos[:, :3], "root_quat": qpos[:, 3:7], "qpos": qpos,
-            "xpos": np.array(xpos), "pole_tips": np.array(poles), "ski_forces": np.array(forces), "body_names": names}
+    return {
+        "t": np.array(ts),
+        "frame_dt": stride * dt,
+        "root_pos": qpos[:, :3],
+        "root_quat": qpos[:, 3:7],
+        "qpos": qpos,
+        "xpos": np.array(xpos),
+        "pole_tips": np.array(poles),
+        "ski_forces": np.array(forces),
+        "body_names": names,
+    }
 
 
 def ski_forces(model: mujoco.MjModel, d: mujoco.MjData, skis: list[int]) -> np.ndarray:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
-from operator import attrgetter
+from collections.abc import Callable
 from dataclasses import asdict
+from operator import attrgetter
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -25,16 +26,22 @@ from animat.viz import plots
 METRIC_FIELDS = ["generation", "best", "mean", "median", "fell", "best_net_forward_m", "best_ever", "seconds"]
 
 
-
-
 def make_evaluator(cfg: TrainConfig, params: SkierParams):
     """The configured backend's evaluator: genes (P, n, m) -> Scores; a context manager."""
-    kwargs = dict(fall_deg=cfg.fall_deg, bonus=cfg.bonus, tau=cfg.tau, chunk_seconds=cfg.chunk_seconds, skate_weight=cfg.skate_weight,
-                  skate_min_yaw_deg=cfg.skate_min_yaw_deg)
+    kwargs = dict(
+        fall_deg=cfg.fall_deg,
+        bonus=cfg.bonus,
+        tau=cfg.tau,
+        chunk_seconds=cfg.chunk_seconds,
+        skate_weight=cfg.skate_weight,
+        skate_min_yaw_deg=cfg.skate_min_yaw_deg,
+    )
     if cfg.backend == "ray":
         from animat.skier.distributed import RaySkierEvaluator
 
-        return RaySkierEvaluator(params, cfg.seconds, cfg.frame_dt, address=cfg.ray_address, num_workers=cfg.nthread or None, **kwargs)
+        return RaySkierEvaluator(
+            params, cfg.seconds, cfg.frame_dt, address=cfg.ray_address, num_workers=cfg.nthread or None, **kwargs
+        )
     return Evaluator(params, cfg.seconds, cfg.frame_dt, nthread=cfg.nthread or None, **kwargs)
 
 
@@ -42,8 +49,15 @@ def first_generation(rng: np.random.Generator, cfg: TrainConfig) -> np.ndarray:
     """Generation 0 (P, n, m): ``round(init_standing * P)`` standing-pose genes (the first one exact; ``init_spread_deg``,
     ``init_noise``), then random ones."""
     k = int(round(cfg.init_standing * cfg.population))
-    seeds = standing_genes(rng, k, cfg.init_sigma_deg, cfg.n_states, cfg.n_joints, spread_deg=cfg.init_spread_deg,
-                           symmetric_noise=cfg.init_noise == "symmetric")
+    seeds = standing_genes(
+        rng,
+        k,
+        cfg.init_sigma_deg,
+        cfg.n_states,
+        cfg.n_joints,
+        spread_deg=cfg.init_spread_deg,
+        symmetric_noise=cfg.init_noise == "symmetric",
+    )
     return np.concatenate([seeds, random_genes(rng, cfg.population - k, cfg.n_states, cfg.n_joints)])
 
 
@@ -56,8 +70,13 @@ def strategy(cfg: TrainConfig):
     from animat.evolve.strategies.evosax_es import EvosaxES
 
     dims = cfg.n_states // 2 * cfg.n_joints
-    return EvosaxES(cfg.strategy, int(cfg.population), np.zeros(dims, dtype=np.float32), float(cfg.init_sigma_deg) / ga.ES_UNIT_DEG,
-                    lambda x: ga.decode(x, cfg.n_states, cfg.n_joints))
+    return EvosaxES(
+        cfg.strategy,
+        int(cfg.population),
+        np.zeros(dims, dtype=np.float32),
+        float(cfg.init_sigma_deg) / ga.ES_UNIT_DEG,
+        lambda x: ga.decode(x, cfg.n_states, cfg.n_joints),
+    )
 
 
 def _row(gen: int, scores, fitness: np.ndarray, best_ever: float, seconds: float) -> dict:
@@ -65,13 +84,20 @@ def _row(gen: int, scores, fitness: np.ndarray, best_ever: float, seconds: float
     f = scores.fitness
     b = int(np.argmax(f))
     return {
-        "generation": gen, "best": float(f[b]), "mean": float(np.mean(f)), "median": float(np.median(f)),
-        "fell": int(scores.fell.sum()), "best_net_forward_m": float(scores.net_forward_m[b]),
-        "best_ever": float(best_ever), "seconds": round(seconds, 4),
+        "generation": gen,
+        "best": float(f[b]),
+        "mean": float(np.mean(f)),
+        "median": float(np.median(f)),
+        "fell": int(scores.fell.sum()),
+        "best_net_forward_m": float(scores.net_forward_m[b]),
+        "best_ever": float(best_ever),
+        "seconds": round(seconds, 4),
     }
 
 
-def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: Callable[[dict], Any] | None = None) -> dict:
+def train(
+    cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: Callable[[dict], Any] | None = None
+) -> dict:
     """Run the GA into ``out``; returns summary.json's content. Each generation writes
     ``metrics.csv`` and a checkpoint (population about to be evaluated, RNG state, best so far,
     history), so an interrupted run continues with ``resume=True`` exactly as if never stopped
@@ -83,22 +109,48 @@ def train(cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: C
         state, _ = loop.load(out, ga_strategy)
         genes, _ = ga_strategy.ask(state.strategy)
         if genes.shape[1:] != (cfg.n_states, cfg.n_joints):
-            raise CheckpointError(f"checkpoint in {str(out)!r} holds genes of shape {genes.shape}, config says {cfg.n_states} x {cfg.n_joints}")
+            raise CheckpointError(
+                f"checkpoint in {str(out)!r} holds genes of shape {genes.shape}, config says {cfg.n_states} x {cfg.n_joints}"
+            )
         runs.refuse_finished(out, state.generation, cfg.generations, "generations", "--generations")
     else:
         state = loop.start(ga_strategy, cfg.seed)
     runs.atomic_write_json(out / "config.json", asdict(cfg))  # on --resume too: --generations etc. may have changed
     with make_evaluator(cfg, params) as ev:
-        state, _ = loop.run(ga_strategy, state, ev, cfg.generations, fitness_of=attrgetter("fitness"), metrics=_row,
-                            metric_fields=METRIC_FIELDS, out_dir=out, meta={"seed": cfg.seed},
-                            on_generation=None if on_generation is None else lambda st: on_generation(dict(st.history[-1])))
+        state, _ = loop.run(
+            ga_strategy,
+            state,
+            ev,
+            cfg.generations,
+            fitness_of=attrgetter("fitness"),
+            metrics=_row,
+            metric_fields=METRIC_FIELDS,
+            out_dir=out,
+            meta={"seed": cfg.seed},
+            on_generation=None if on_generation is None else lambda st: on_generation(dict(st.history[-1])),
+        )
     history, best_fit = list(state.history), state.best_fitness
     best_gene = mirror(validate_gene(state.best_genes, cfg.n_states, cfg.n_joints))
-    save_gene_json(out / "best_gene.json", best_gene, best_fit, {"friction": cfg.friction, "skier": params.to_dict(), **{
-        k: getattr(cfg, k) for k in REPLAY_SETTINGS}}, tau=cfg.tau)
+    save_gene_json(
+        out / "best_gene.json",
+        best_gene,
+        best_fit,
+        {"friction": cfg.friction, "skier": params.to_dict(), **{k: getattr(cfg, k) for k in REPLAY_SETTINGS}},
+        tau=cfg.tau,
+    )
     plots.fitness_plot(history, out / "plots" / "fitness.png", title=f"skier ({cfg.friction} friction)")
-    flight = write_replay(params, best_gene, cfg.seconds, out, anim_seconds=cfg.anim_seconds, frame_dt=cfg.frame_dt,
-                          title=f"best skier ({cfg.friction})", fall_deg=cfg.fall_deg, bonus=cfg.bonus, tau=cfg.tau)
+    flight = write_replay(
+        params,
+        best_gene,
+        cfg.seconds,
+        out,
+        anim_seconds=cfg.anim_seconds,
+        frame_dt=cfg.frame_dt,
+        title=f"best skier ({cfg.friction})",
+        fall_deg=cfg.fall_deg,
+        bonus=cfg.bonus,
+        tau=cfg.tau,
+    )
     first, last = history[0], history[-1]
     summary = {
         "generations": len(history),

@@ -9,12 +9,14 @@ inside each episode (never across an episode boundary). The recurrence itself ru
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 
-def fit_alpha_beta(episodes: Sequence[np.ndarray], ridge: float = 1e-9, unit_alpha: Sequence[int] = ()) -> tuple[np.ndarray, np.ndarray]:
+def fit_alpha_beta(
+    episodes: Sequence[np.ndarray], ridge: float = 1e-9, unit_alpha: Sequence[int] = ()
+) -> tuple[np.ndarray, np.ndarray]:
     """episodes: list of (T_i, k) subspace trajectories -> alpha (k,), beta (k,) float32.
     Components in ``unit_alpha`` keep ``alpha = 1`` (no pull toward 0: e.g. an azimuth, where no
     direction is preferred) and fit only ``beta``, on the velocities ``z_t - z_{t-1} ~ beta (z_{t-1} - z_{t-2})``."""
@@ -37,4 +39,3 @@ def fit_alpha_beta(episodes: Sequence[np.ndarray], ridge: float = 1e-9, unit_alp
     alpha[fixed] = 1.0
     beta[fixed] = (svy - spv)[fixed] / (svv + np.maximum(svv, 1.0) * ridge)[fixed]
     return alpha.astype(np.float32), beta.astype(np.float32)
-

@@ -81,7 +81,8 @@ class CapeScene(SheetScene):
 """
         anchors = "\n".join(
             f'    <connect body1="torso" body2="cloth_{i * n + n - 1}" anchor="{-self.side_m / 2 + i * sp:.6g} {y0:.6g} {self.torso_half_m:.6g}" solref="0.01 1"/>'
-            for i in range(n))
+            for i in range(n)
+        )
         return self._mjcf(torso, (y0, h + z0), equality=anchors)
 
     def controls(self, frames: int, rng: np.random.Generator) -> np.ndarray:
@@ -92,8 +93,14 @@ class CapeScene(SheetScene):
         pose = np.array([0.0, 0.0, self.torso_height_m, 0.0, 0.0, 0.0])  # x, y, z, yaw, pitch, roll
         out, count = [np.repeat(pose[None], self.warmup_frames, axis=0)], self.warmup_frames
         while count < total:
-            target = np.array([*rng.uniform(-self.walk_m, self.walk_m, 2), self.torso_height_m + rng.uniform(-0.1, 0.1),
-                               pose[3] + np.radians(rng.uniform(-self.turn_deg, self.turn_deg)), *rng.uniform(-lean, lean, 2)])
+            target = np.array(
+                [
+                    *rng.uniform(-self.walk_m, self.walk_m, 2),
+                    self.torso_height_m + rng.uniform(-0.1, 0.1),
+                    pose[3] + np.radians(rng.uniform(-self.turn_deg, self.turn_deg)),
+                    *rng.uniform(-lean, lean, 2),
+                ]
+            )
             move = smoothstep_move(pose, target, self.move_seconds, self.fps, rng)
             hold = int(round(rng.uniform(*self.hold_seconds) * self.fps))
             out += [move, np.repeat(target[None], hold, axis=0)]

@@ -78,7 +78,9 @@ class Projector:
         for c in capsules:
             a, ab, r = c[:3], c[3:6] - c[:3], c[6]
             ab2 = float(ab @ ab)
-            idx = self._candidates(X, a, ab / np.float32(np.sqrt(2 * ab2)) if ab2 > 1e-18 else None, np.sqrt(ab2), float(r))
+            idx = self._candidates(
+                X, a, ab / np.float32(np.sqrt(2 * ab2)) if ab2 > 1e-18 else None, np.sqrt(ab2), float(r)
+            )
             if idx is not None:
                 X[idx] = _push_capsule(np, X[idx], a, ab, r)
                 self._moved(X, idx)
@@ -88,7 +90,9 @@ class Projector:
         """|x|^2 / 2 of the vertices a proxy just pushed, so that the next proxy sees where they are now."""
         self._hxx[idx] = 0.5 * np.einsum("ij,ij->i", X[idx], X[idx])
 
-    def _candidates(self, X: np.ndarray, a: np.ndarray, u: np.ndarray | None, length: float, r: float) -> np.ndarray | None:
+    def _candidates(
+        self, X: np.ndarray, a: np.ndarray, u: np.ndarray | None, length: float, r: float
+    ) -> np.ndarray | None:
         """Indices of the vertices whose distance to the line a + t u (u: the unit axis / sqrt(2);
         the point a if u is None) can be < r, or None; a vertex inside the proxy lies within
         ``length + r`` of a, which bounds the rounding error of the float32 terms."""

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
 
 import numpy as np
 
@@ -40,7 +40,9 @@ def read_episode(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """One episode file's arrays (X, Y, dropped, seconds_per_frame); a ConfigError in one line that says how
     to redo it when it is unreadable."""
     try:
-        return runs.read_npz(path, keys=("X", "Y", "dropped", "seconds_per_frame"), error=ConfigError, what="dataset file")
+        return runs.read_npz(
+            path, keys=("X", "Y", "dropped", "seconds_per_frame"), error=ConfigError, what="dataset file"
+        )
     except ConfigError as exc:
         raise ConfigError(f"{exc}; delete it and run generate again to redo it") from None
 
@@ -59,10 +61,18 @@ def _simulate_one(scene_dict: dict, frames: int, seed: int, index: int, out: str
     scene = get_scene(scene_dict["name"], **{k: v for k, v in scene_dict.items() if k != "name"})
     result = scene.simulate(frames, np.random.SeedSequence([int(seed), int(index)]))
     runs.atomic_save_npz(
-        episode_path(Path(out), index), X=result["X"], Y=result["Y"],
-        dropped=np.int64(result["dropped"]), seconds_per_frame=np.float64(result["seconds_per_frame"]),
+        episode_path(Path(out), index),
+        X=result["X"],
+        Y=result["Y"],
+        dropped=np.int64(result["dropped"]),
+        seconds_per_frame=np.float64(result["seconds_per_frame"]),
     )
-    return {"index": index, "frames": int(len(result["X"])), "dropped": result["dropped"], "seconds_per_frame": result["seconds_per_frame"]}
+    return {
+        "index": index,
+        "frames": int(len(result["X"])),
+        "dropped": result["dropped"],
+        "seconds_per_frame": result["seconds_per_frame"],
+    }
 
 
 def generate(
@@ -74,9 +84,9 @@ def generate(
     *,
     workers: int = 1,
     backend: str = "local",
-    scene_options: Optional[dict] = None,
-    on_episode: Optional[Callable[[dict], None]] = None,
-    on_skipped: Optional[Callable[[int], None]] = None,
+    scene_options: dict | None = None,
+    on_episode: Callable[[dict], None] | None = None,
+    on_skipped: Callable[[int], None] | None = None,
 ) -> dict:
     """Simulate ``episodes`` episodes of ``frames`` frames of ``scene`` into folder ``out``;
     ``on_episode(row)`` after each new episode, ``on_skipped(count)`` once before them.
@@ -94,7 +104,9 @@ def generate(
     if out.exists() and not out.is_dir():
         raise ConfigError(f"dataset folder {str(out)!r} is a file")
     if out.is_dir() and not (out / DATASET_JSON).exists() and any(out.iterdir()):
-        raise RunDirError(f"{str(out)!r} holds files but no {DATASET_JSON}: not a dataset to resume; choose another --out")
+        raise RunDirError(
+            f"{str(out)!r} holds files but no {DATASET_JSON}: not a dataset to resume; choose another --out"
+        )
     config = {"scene": sc.to_dict(), "episodes": int(episodes), "frames": int(frames), "seed": int(seed)}
     meta_path = out / DATASET_JSON
     if meta_path.exists():
@@ -133,13 +145,16 @@ def generate(
 
     stats = dataset_stats(out, int(episodes))
     stats.update(
-        simulated_episodes=len(done), skipped_episodes=skipped,
-        reference_seconds_per_frame=float(np.mean([r["seconds_per_frame"] for r in done])) if done else stats["reference_seconds_per_frame"],
+        simulated_episodes=len(done),
+        skipped_episodes=skipped,
+        reference_seconds_per_frame=float(np.mean([r["seconds_per_frame"] for r in done]))
+        if done
+        else stats["reference_seconds_per_frame"],
     )
     return stats
 
 
-def dataset_stats(out: str | os.PathLike, episodes: Optional[int] = None) -> dict:
+def dataset_stats(out: str | os.PathLike, episodes: int | None = None) -> dict:
     out = Path(out)
     meta = load_meta(out)
     n = int(episodes if episodes is not None else meta["episodes"])
@@ -154,12 +169,16 @@ def dataset_stats(out: str | os.PathLike, episodes: Optional[int] = None) -> dic
         dropped += int(z["dropped"])
         spf.append(float(z["seconds_per_frame"]))
     return {
-        "episodes": n, "frames": frames, "dropped_frames": dropped, "vertices": int(meta["scene"]["size"]) ** 2,
-        "dataset_megabytes": nbytes / 1e6, "reference_seconds_per_frame": float(np.mean(spf)) if spf else float("nan"),
+        "episodes": n,
+        "frames": frames,
+        "dropped_frames": dropped,
+        "vertices": int(meta["scene"]["size"]) ** 2,
+        "dataset_megabytes": nbytes / 1e6,
+        "reference_seconds_per_frame": float(np.mean(spf)) if spf else float("nan"),
     }
 
 
-def check_dataset(folder: str | os.PathLike, scene: Optional[str] = None) -> dict:
+def check_dataset(folder: str | os.PathLike, scene: str | None = None) -> dict:
     """The dataset's ``dataset.json`` (:func:`load_meta`); ConfigError if it is of another ``scene``."""
     meta = load_meta(folder)
     if scene is not None and meta["scene"]["name"] != scene:
@@ -170,7 +189,9 @@ def check_dataset(folder: str | os.PathLike, scene: Optional[str] = None) -> dic
 def load_meta(folder: str | os.PathLike) -> dict:
     path = Path(folder) / DATASET_JSON
     if not path.is_file():
-        raise ConfigError(f"{str(folder)!r} holds no {DATASET_JSON}; is it a dataset made by 'animat surrogate generate'?")
+        raise ConfigError(
+            f"{str(folder)!r} holds no {DATASET_JSON}; is it a dataset made by 'animat surrogate generate'?"
+        )
     return runs.read_json(path)
 
 
@@ -188,7 +209,7 @@ class Dataset:
         return float(self.meta["scene"]["side_m"])
 
 
-def load_dataset(folder: str | os.PathLike, scene: Optional[str] = None) -> Dataset:
+def load_dataset(folder: str | os.PathLike, scene: str | None = None) -> Dataset:
     folder = Path(folder)
     meta = check_dataset(folder, scene)
     X, Y = [], []
@@ -199,5 +220,7 @@ def load_dataset(folder: str | os.PathLike, scene: Optional[str] = None) -> Data
         z = read_episode(p)
         X.append(z["X"].astype(np.float32))
         Y.append(z["Y"].astype(np.float32))
-    topology = runs.read_npz(folder / meta.get("topology", "topology.npz"), what="dataset topology file", error=ConfigError)
+    topology = runs.read_npz(
+        folder / meta.get("topology", "topology.npz"), what="dataset topology file", error=ConfigError
+    )
     return Dataset(X, Y, meta, topology)

@@ -48,7 +48,7 @@ J. Atmos. Sci. 20: 130-141; the doubling time is ln 2 / the largest Lyapunov exp
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -58,8 +58,11 @@ from animat.parallel import process_map
 from animat.surrogate.sheet import SheetScene
 
 STRIDE = 30  # frames between segment starts: evaluate's default
-RESTARTS = {"none": "the reference's own state", "frames": "the recorded positions of frames s and s + 1",
-            "subspace": "their projection on the PCA subspace"}
+RESTARTS = {
+    "none": "the reference's own state",
+    "frames": "the recorded positions of frames s and s + 1",
+    "subspace": "their projection on the PCA subspace",
+}
 NOISE_KINDS = {"white": "a fresh draw every frame", "offset": "one draw per episode, held: a step at frame s + 2"}
 PERTURB_UNITS = {"sheet": "m (sphere centre)", "flag": "m/s (wind)", "cape": "m and quaternion components (torso)"}
 
@@ -77,7 +80,9 @@ def gap_percent(a: dict, b: dict, side_m: float) -> np.ndarray:
     return np.linalg.norm(a["X"][:T].astype(np.float64) - b["X"][:T], axis=-1).mean(axis=1) * 100.0 / side_m
 
 
-def restart_state(scene: SheetScene, X: np.ndarray, Y: np.ndarray, project: Optional[Callable[[np.ndarray], np.ndarray]] = None) -> tuple[np.ndarray, np.ndarray]:
+def restart_state(
+    scene: SheetScene, X: np.ndarray, Y: np.ndarray, project: Callable[[np.ndarray], np.ndarray] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Recorded frames ``X`` (2, V, 3) and external states ``Y`` (2, y) of frames s, s + 1 -> the
     world positions (V, 3) m of frame s + 1 and the velocity (V, 3) m/s = their difference x fps,
     after ``project`` (recorded frames -> frames, e.g. a PCA round trip) when given."""
@@ -86,9 +91,19 @@ def restart_state(scene: SheetScene, X: np.ndarray, Y: np.ndarray, project: Opti
     return x1, (x1 - x0) * float(scene.fps)
 
 
-def episode_gaps(scene: SheetScene, frames: int, seed: np.random.SeedSequence, eps: float, *, horizon: int = 120,
-                 stride: int = STRIDE, noise: str = "white", restart: str = "none",
-                 project: Optional[Callable[[np.ndarray], np.ndarray]] = None, on_run: Optional[Callable[[], None]] = None) -> dict:
+def episode_gaps(
+    scene: SheetScene,
+    frames: int,
+    seed: np.random.SeedSequence,
+    eps: float,
+    *,
+    horizon: int = 120,
+    stride: int = STRIDE,
+    noise: str = "white",
+    restart: str = "none",
+    project: Callable[[np.ndarray], np.ndarray] | None = None,
+    on_run: Callable[[], None] | None = None,
+) -> dict:
     """One episode: ``gap`` (frames,) % of the side for the run perturbed from frame 2 (NaN past a
     run's end when the reference misbehaved), ``segments`` (the mean gap of each full segment of
     :func:`segment_starts`) and ``truncated`` (runs that ended early). A segment's run stops at
@@ -114,13 +129,22 @@ def episode_gaps(scene: SheetScene, frames: int, seed: np.random.SeedSequence, e
         perturbed[first:] += added[first : len(perturbed)]
         state = None
         if restart != "none" and s + 1 < len(ref["X"]):
-            state = (s + 1, *restart_state(scene, ref["X"][s : s + 2], ref["Y"][s : s + 2], project if restart == "subspace" else None))
+            state = (
+                s + 1,
+                *restart_state(
+                    scene, ref["X"][s : s + 2], ref["Y"][s : s + 2], project if restart == "subspace" else None
+                ),
+            )
         results.append(scene.simulate(end, path=perturbed, restart=state, resume=ref.get("snapshots", {}).get(s + 1)))
         gap = gap_percent(results[0], results[-1], scene.side_m)
         gaps[s] = np.concatenate([gap, np.full(int(frames) - len(gap), np.nan)])
         if on_run:
             on_run()
-    segments = [float(gaps[s][s : s + horizon].mean()) for s in segment_starts(frames, horizon, stride) if np.isfinite(gaps[s][s : s + horizon]).all()]
+    segments = [
+        float(gaps[s][s : s + horizon].mean())
+        for s in segment_starts(frames, horizon, stride)
+        if np.isfinite(gaps[s][s : s + horizon]).all()
+    ]
     return {"gap": gaps[0], "segments": segments, "truncated": sum(r["dropped"] > 0 for r in results)}
 
 
@@ -148,7 +172,12 @@ def doubling_fit(gap: np.ndarray) -> dict:
     gap = np.asarray(gap, np.float64)
     positive = np.flatnonzero(np.isfinite(gap) & (gap > 0))
     if len(positive) < 3:
-        return {"frames_per_doubling": None, "fit_first_frame": None, "fit_last_frame": None, "fit_gap_percent_at_first_frame": None}
+        return {
+            "frames_per_doubling": None,
+            "fit_first_frame": None,
+            "fit_last_frame": None,
+            "fit_gap_percent_at_first_frame": None,
+        }
     first = int(positive[0])
     half = 0.5 * np.nanmax(gap)
     last = max(first + 2, int(np.flatnonzero(gap[first:] >= half)[0]) + first)
@@ -156,12 +185,26 @@ def doubling_fit(gap: np.ndarray) -> dict:
     ok = np.isfinite(gap[t]) & (gap[t] > 0)
     slope, intercept = np.polyfit(t[ok], np.log2(gap[t][ok]), 1) if ok.sum() >= 2 else (0.0, np.log2(gap[first]))
     growing = slope > 1e-6  # slower than x2 per million frames: no growth
-    return {"frames_per_doubling": 1.0 / float(slope) if growing else None, "fit_first_frame": first, "fit_last_frame": int(last),
-            "fit_gap_percent_at_first_frame": float(2.0 ** (intercept + slope * first))}
+    return {
+        "frames_per_doubling": 1.0 / float(slope) if growing else None,
+        "fit_first_frame": first,
+        "fit_last_frame": int(last),
+        "fit_gap_percent_at_first_frame": float(2.0 ** (intercept + slope * first)),
+    }
 
 
-def check_inputs(episodes: int, frames: int, eps: float, seed: int, horizon: int, stride: int, noise: str, restart: str = "none",
-                 project: Optional[Callable] = None, workers: int = 1) -> None:
+def check_inputs(
+    episodes: int,
+    frames: int,
+    eps: float,
+    seed: int,
+    horizon: int,
+    stride: int,
+    noise: str,
+    restart: str = "none",
+    project: Callable | None = None,
+    workers: int = 1,
+) -> None:
     """ConfigError (one line) for a request :func:`divergence` cannot measure."""
     require("workers", workers, ge=1)
     require("restart", restart, choices=RESTARTS)
@@ -179,10 +222,23 @@ def check_inputs(episodes: int, frames: int, eps: float, seed: int, horizon: int
     require("seed", seed, ge=0)
 
 
-def divergence(scene: SheetScene, episodes: int, frames: int, eps: float, *, seed: int = 0, horizon: int = 120,
-               stride: int = STRIDE, noise: str = "white", restart: str = "none", project: Optional[Callable[[np.ndarray], np.ndarray]] = None,
-               components: Optional[int] = None, episode_ids: Optional[Sequence[int]] = None,
-               on_run: Optional[Callable[[], None]] = None, workers: int = 1) -> tuple[dict, np.ndarray]:
+def divergence(
+    scene: SheetScene,
+    episodes: int,
+    frames: int,
+    eps: float,
+    *,
+    seed: int = 0,
+    horizon: int = 120,
+    stride: int = STRIDE,
+    noise: str = "white",
+    restart: str = "none",
+    project: Callable[[np.ndarray], np.ndarray] | None = None,
+    components: int | None = None,
+    episode_ids: Sequence[int] | None = None,
+    on_run: Callable[[], None] | None = None,
+    workers: int = 1,
+) -> tuple[dict, np.ndarray]:
     """Measure the predictability floor (module docstring) over ``episodes`` episodes of ``frames``
     frames: dataset episodes ``0 .. episodes - 1``, or the first ``episodes`` of ``episode_ids``
     (e.g. a model's held-out ones). Returns the summary dict and the per-frame gaps (episodes,
@@ -193,7 +249,9 @@ def divergence(scene: SheetScene, episodes: int, frames: int, eps: float, *, see
     ids = [int(i) for i in (range(int(episodes)) if episode_ids is None else list(episode_ids)[: int(episodes)])]
     options = dict(horizon=horizon, stride=stride, noise=noise, restart=restart, project=project)
     parallel = int(workers) > 1 and len(ids) > 1
-    args = [(scene, frames, np.random.SeedSequence([int(seed), i]), eps, options, None if parallel else on_run) for i in ids]
+    args = [
+        (scene, frames, np.random.SeedSequence([int(seed), i]), eps, options, None if parallel else on_run) for i in ids
+    ]
     results: list[dict] = [{}] * len(ids)
     for n, result in process_map(_episode, args, workers):
         results[n] = result
@@ -204,15 +262,26 @@ def divergence(scene: SheetScene, episodes: int, frames: int, eps: float, *, see
     mean = mean_gap(gaps)
     segments = [g for r in results for g in r["segments"]]
     summary = {
-        "scene": scene.name, "perturb_std": float(eps), "perturb_noise": noise, "perturb_units": PERTURB_UNITS.get(scene.name, "Y's units"),
-        "restart": restart, "restart_components": int(components) if restart == "subspace" and components else None,
-        "episodes": len(ids), "episode_ids": ids, "frames": int(frames), "seed": int(seed), "horizon_frames": int(horizon), "stride_frames": int(stride),
+        "scene": scene.name,
+        "perturb_std": float(eps),
+        "perturb_noise": noise,
+        "perturb_units": PERTURB_UNITS.get(scene.name, "Y's units"),
+        "restart": restart,
+        "restart_components": int(components) if restart == "subspace" and components else None,
+        "episodes": len(ids),
+        "episode_ids": ids,
+        "frames": int(frames),
+        "seed": int(seed),
+        "horizon_frames": int(horizon),
+        "stride_frames": int(stride),
         "segments": len(segments),
         "window_gap_percent_of_size": float(np.mean(segments)) if segments else None,
         "window_gap_max_percent_of_size": float(np.max(segments)) if segments else None,
         **{f"gap_percent_at_frame_{t}": float(mean[t]) for t in (10, 30, 60, 120, 240) if t < frames},
         "gap_max_percent_of_size": float(np.nanmax(gaps)) if np.isfinite(gaps).any() else None,
-        "gap_last_second_percent_of_size": float(np.nanmean(mean[-int(scene.fps):])) if np.isfinite(mean[-int(scene.fps):]).any() else None,
+        "gap_last_second_percent_of_size": float(np.nanmean(mean[-int(scene.fps) :]))
+        if np.isfinite(mean[-int(scene.fps) :]).any()
+        else None,
         **doubling_fit(mean),
         "truncated_runs": int(sum(r["truncated"] for r in results)),
         "scene_options": scene.to_dict(),
@@ -230,10 +299,16 @@ def write_run(run_dir, summary: dict, gaps: np.ndarray, fps: int) -> None:
     run_dir = Path(run_dir)
     mean = mean_gap(gaps)
     finite = np.isfinite(gaps)
-    rows = [{"frame": t, "gap_mean_percent": float(mean[t]),
-             "gap_median_percent": float(np.median(gaps[finite[:, t], t])) if finite[:, t].any() else float("nan"),
-             "gap_max_percent": float(gaps[finite[:, t], t].max()) if finite[:, t].any() else float("nan"),
-             "episodes": int(finite[:, t].sum())} for t in range(gaps.shape[1])]
+    rows = [
+        {
+            "frame": t,
+            "gap_mean_percent": float(mean[t]),
+            "gap_median_percent": float(np.median(gaps[finite[:, t], t])) if finite[:, t].any() else float("nan"),
+            "gap_max_percent": float(gaps[finite[:, t], t].max()) if finite[:, t].any() else float("nan"),
+            "episodes": int(finite[:, t].sum()),
+        }
+        for t in range(gaps.shape[1])
+    ]
     runs.atomic_write_csv(run_dir / "metrics.csv", rows, list(rows[0]))
     runs.atomic_write_json(run_dir / "summary.json", summary)
     from animat.surrogate.report import divergence_plot

@@ -50,11 +50,9 @@ depends on the machine's load while it was generated, is used instead; it is rep
 from __future__ import annotations
 
 import math
-
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Optional
 
 import jax
 import jax.numpy as jnp
@@ -69,28 +67,44 @@ from animat.surrogate.data import dataset_stats, load_dataset
 from animat.surrogate.divergence import STRIDE, segment_starts
 from animat.surrogate.model import Surrogate, alpha_beta_rollout, external_input, rollout
 from animat.surrogate.normals import load_regression, reduced_rank
+from animat.surrogate.options import load_run_config
 from animat.surrogate.rest import rest_speeds, stopped_input
 from animat.surrogate.runtime import BLAS_THREADS, Runtime, resolve_normals_rank
 from animat.surrogate.scenes import scene_from_dict
 from animat.surrogate.settle import drive_then_stop, settle_ratio
 from animat.surrogate.subspace import PCA, range_ratios
 from animat.surrogate.train import model_megabytes, normals_error_degrees
-from animat.surrogate.options import load_run_config
 
 
-def check_options(horizon: int, stride: int, stability_frames: int, settle_frames: int, reference_frames: int, rest_seconds: float) -> None:
+def check_options(
+    horizon: int, stride: int, stability_frames: int, settle_frames: int, reference_frames: int, rest_seconds: float
+) -> None:
     """ConfigError for :func:`evaluate`'s numeric options out of range (the CLI calls it before it makes the run directory)."""
     if int(horizon) < 3 or int(stride) < 1:
         raise ConfigError(f"horizon must be >= 3 frames and stride >= 1, got {horizon} and {stride}")
     if int(stability_frames) < 0 or 0 < int(stability_frames) < 4:
         raise ConfigError(f"stability_frames must be 0 (skip) or >= 4, got {stability_frames}")
     if int(settle_frames) < 0 or int(reference_frames) < 0 or not 0 <= float(rest_seconds) < math.inf:
-        raise ConfigError(f"settle_frames, reference_frames and rest_seconds must be >= 0 (and finite), got {settle_frames}, {reference_frames} and {rest_seconds}")
+        raise ConfigError(
+            f"settle_frames, reference_frames and rest_seconds must be >= 0 (and finite), got {settle_frames}, {reference_frames} and {rest_seconds}"
+        )
 
 
-def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] = None, horizon: int = 120, stride: int = STRIDE,
-             scene: Optional[str] = None, timing_repeats: int = 5, stability_frames: int = 10_000,
-             settle_frames: int = 600, video: bool = False, reference_frames: int = 60, rest_seconds: float = 20.0) -> dict:
+def evaluate(
+    model_dir: str | Path,
+    run_dir: str | Path,
+    *,
+    data: str | None = None,
+    horizon: int = 120,
+    stride: int = STRIDE,
+    scene: str | None = None,
+    timing_repeats: int = 5,
+    stability_frames: int = 10_000,
+    settle_frames: int = 600,
+    video: bool = False,
+    reference_frames: int = 60,
+    rest_seconds: float = 20.0,
+) -> dict:
     model_dir, run_dir = Path(model_dir), Path(run_dir)
     check_options(horizon, stride, stability_frames, settle_frames, reference_frames, rest_seconds)
     train_cfg = load_run_config(model_dir)
@@ -103,11 +117,15 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
     test_ids = [i for i in train_cfg["test_episode_ids"] if i < len(ds.X)]
     short = [i for i in test_ids if len(ds.X[i]) < 3]
     if short:
-        raise ConfigError(f"held-out episode(s) {short} of {str(data)!r} kept fewer than 3 frames (the reference misbehaved early); "
-                          f"they cannot start a rollout")
+        raise ConfigError(
+            f"held-out episode(s) {short} of {str(data)!r} kept fewer than 3 frames (the reference misbehaved early); "
+            f"they cannot start a rollout"
+        )
     if not test_ids or not any(i < len(ds.X) for i in train_cfg.get("train_episode_ids", [])):
-        raise ConfigError(f"{str(data)!r} ({len(ds.X)} episodes) lacks the model's held-out or training episodes "
-                          f"(held out: {train_cfg['test_episode_ids'][0]}-{train_cfg['test_episode_ids'][-1]})")
+        raise ConfigError(
+            f"{str(data)!r} ({len(ds.X)} episodes) lacks the model's held-out or training episodes "
+            f"(held out: {train_cfg['test_episode_ids'][0]}-{train_cfg['test_episode_ids'][-1]})"
+        )
     params, stats = surrogate.params, surrogate.stats
 
     @jax.jit
@@ -134,7 +152,9 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
             }
             positions = {name: pca.decode(Zp) for name, Zp in preds.items()}
             if has_proxies:
-                positions["surrogate_projected"] = np.stack([project(x, *sc.proxies(y)) for x, y in zip(positions["surrogate"], ds.Y[i][s : s + horizon])])
+                positions["surrogate_projected"] = np.stack(
+                    [project(x, *sc.proxies(y)) for x, y in zip(positions["surrogate"], ds.Y[i][s : s + horizon])]
+                )
             per_segment.append({"episode": i, "start": s, **positions})
             for name, Xp in positions.items():
                 e = np.linalg.norm(Xp - Xr, axis=-1).mean(axis=1)  # (horizon,) m
@@ -156,37 +176,72 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
     if video:  # side by side, with the error colour map
         from animat.surrogate.video import side_by_side_gif
 
-        side_by_side_gif({"reference": Xref, "surrogate": shown}, ds.topology["triangles"], Yseg, run_dir / "media" / "rollout.gif",
-                         scene=sc, error=np.linalg.norm(shown - Xref, axis=-1))
+        side_by_side_gif(
+            {"reference": Xref, "surrogate": shown},
+            ds.topology["triangles"],
+            Yseg,
+            run_dir / "media" / "rollout.gif",
+            scene=sc,
+            error=np.linalg.norm(shown - Xref, axis=-1),
+        )
 
     train_eps = [pca.encode(ds.X[i]) for i in train_cfg["train_episode_ids"] if i < len(ds.X)]
     train_Z = np.concatenate(train_eps)
-    all_frames = all_frames_alpha_beta(train_eps, pca, ds, test_ids, horizon, stride) if train_cfg.get("alpha_beta_frames", "all") != "all" else None
-    stability = stability_check(surrogate, pca, sc, ds.X[test_ids[-1]][:2], train_Z, stability_frames, settle_frames) if stability_frames else {}
+    all_frames = (
+        all_frames_alpha_beta(train_eps, pca, ds, test_ids, horizon, stride)
+        if train_cfg.get("alpha_beta_frames", "all") != "all"
+        else None
+    )
+    stability = (
+        stability_check(surrogate, pca, sc, ds.X[test_ids[-1]][:2], train_Z, stability_frames, settle_frames)
+        if stability_frames
+        else {}
+    )
     at_rest = rest_check(surrogate, pca, sc, ds, test_ids, rest_seconds) if rest_seconds else {}
     # the same ratio for the reference's own held-out episodes: how far the scene itself leaves the training range
-    reference_ratio = max(float(range_ratios(pca.coefficients(pca.encode(ds.X[i])), pca.coefficients(train_Z)).max()) for i in test_ids)
+    reference_ratio = max(
+        float(range_ratios(pca.coefficients(pca.encode(ds.X[i])), pca.coefficients(train_Z)).max()) for i in test_ids
+    )
 
     curves = {name: np.mean(np.stack(v), axis=0) * 100 / side for name, v in per_frame.items()}
-    rows = [{"frame": t, **{f"{name}_error_percent": float(curves[name][t]) for name in curves}} for t in range(horizon)]
+    rows = [
+        {"frame": t, **{f"{name}_error_percent": float(curves[name][t]) for name in curves}} for t in range(horizon)
+    ]
     runs.atomic_write_csv(run_dir / "metrics.csv", rows, list(rows[0]))
     from animat.viz.plots import series_plot
 
-    series_plot(np.arange(horizon) / ds.meta["scene"]["fps"], {k.replace("_", " "): v for k, v in curves.items()},
-                run_dir / "plots" / "rollout_error.png", ylabel="mean vertex error (% of cloth size)",
-                title=f"held-out {horizon}-frame rollouts ({segments} segments)")
+    series_plot(
+        np.arange(horizon) / ds.meta["scene"]["fps"],
+        {k.replace("_", " "): v for k, v in curves.items()},
+        run_dir / "plots" / "rollout_error.png",
+        ylabel="mean vertex error (% of cloth size)",
+        title=f"held-out {horizon}-frame rollouts ({segments} segments)",
+    )
     surrogate_err = float(np.mean(errs["surrogate"]) * 100 / side)
     alpha_beta_err = float(np.mean(errs["alpha_beta"]) * 100 / side)
     held = np.concatenate([ds.X[i] for i in test_ids])
     summary = {
-        "scene": sc.name, "segments": segments, "horizon_frames": int(horizon), "stride_frames": int(stride),
+        "scene": sc.name,
+        "segments": segments,
+        "horizon_frames": int(horizon),
+        "stride_frames": int(stride),
         "surrogate_error_percent_of_size": surrogate_err,
-        **({"surrogate_projected_error_percent_of_size": float(np.mean(errs["surrogate_projected"]) * 100 / side)} if has_proxies else {}),
+        **(
+            {"surrogate_projected_error_percent_of_size": float(np.mean(errs["surrogate_projected"]) * 100 / side)}
+            if has_proxies
+            else {}
+        ),
         "alpha_beta_error_percent_of_size": alpha_beta_err,
         "surrogate_below_alpha_beta_percent": 100 * (1 - surrogate_err / alpha_beta_err),
         "pca_floor_error_percent_of_size": float(np.mean(errs["pca_floor"]) * 100 / side),
-        **({"alpha_beta_all_frames_error_percent_of_size": all_frames,
-            "surrogate_below_alpha_beta_all_frames_percent": 100 * (1 - surrogate_err / all_frames)} if all_frames is not None else {}),
+        **(
+            {
+                "alpha_beta_all_frames_error_percent_of_size": all_frames,
+                "surrogate_below_alpha_beta_all_frames_percent": 100 * (1 - surrogate_err / all_frames),
+            }
+            if all_frames is not None
+            else {}
+        ),
         **normals_error_degrees(normals, pca, held, ds.topology["triangles"]),
         **runtime_normals_error(normals, pca, held, ds.topology["triangles"]),
         "model_megabytes": model_megabytes(surrogate, pca, normals),
@@ -197,20 +252,40 @@ def evaluate(model_dir: str | Path, run_dir: str | Path, *, data: Optional[str] 
         **stability,
         **at_rest,
         "reference_held_out_range_ratio": reference_ratio,
-        "components": int(pca.n_components), "model": str(model_dir), "data": str(data), "jax_backend": jax.default_backend(),
+        "components": int(pca.n_components),
+        "model": str(model_dir),
+        "data": str(data),
+        "jax_backend": jax.default_backend(),
     }
-    runs.atomic_write_json(run_dir / "config.json", {"model": str(model_dir), "data": str(data), "horizon": int(horizon), "stride": int(stride),
-                                                     "stability_frames": int(stability_frames), "settle_frames": int(settle_frames),
-                                                     "rest_seconds": float(rest_seconds)})
+    runs.atomic_write_json(
+        run_dir / "config.json",
+        {
+            "model": str(model_dir),
+            "data": str(data),
+            "horizon": int(horizon),
+            "stride": int(stride),
+            "stability_frames": int(stability_frames),
+            "settle_frames": int(settle_frames),
+            "rest_seconds": float(rest_seconds),
+        },
+    )
     runs.atomic_write_json(run_dir / "summary.json", summary)
     from animat.surrogate.report import write_surrogate_report
 
-    runs.atomic_save_npz(run_dir / "trajectory.npz", reference=Xref.astype(np.float16), learned=shown.astype(np.float16), Y=Yseg, triangles=ds.topology["triangles"])
+    runs.atomic_save_npz(
+        run_dir / "trajectory.npz",
+        reference=Xref.astype(np.float16),
+        learned=shown.astype(np.float16),
+        Y=Yseg,
+        triangles=ds.topology["triangles"],
+    )
     write_surrogate_report(run_dir, cloth_scene=sc)
     return summary
 
 
-def all_frames_alpha_beta(train_eps: list[np.ndarray], pca: PCA, ds, test_ids: list[int], horizon: int, stride: int) -> float:
+def all_frames_alpha_beta(
+    train_eps: list[np.ndarray], pca: PCA, ds, test_ids: list[int], horizon: int, stride: int
+) -> float:
     """Held-out error (% of size, the segments of :func:`evaluate`) of alpha/beta fitted on every
     training frame (the paper's baseline), for a model whose alpha/beta were fitted on still frames."""
     alpha, beta = fit_alpha_beta(train_eps)
@@ -219,7 +294,12 @@ def all_frames_alpha_beta(train_eps: list[np.ndarray], pca: PCA, ds, test_ids: l
     for i in test_ids:
         Z = pca.encode(ds.X[i])
         for s in segment_starts(len(Z), horizon, stride):
-            Za = np.concatenate([Z[s : s + 2], np.asarray(alpha_beta_rollout(stats, jnp.asarray(Z[s]), jnp.asarray(Z[s + 1]), horizon - 2))])
+            Za = np.concatenate(
+                [
+                    Z[s : s + 2],
+                    np.asarray(alpha_beta_rollout(stats, jnp.asarray(Z[s]), jnp.asarray(Z[s + 1]), horizon - 2)),
+                ]
+            )
             errs.append(float(np.linalg.norm(pca.decode(Za) - ds.X[i][s : s + horizon], axis=-1).mean()))
     return float(np.mean(errs) * 100 / ds.side_m)
 
@@ -271,7 +351,9 @@ def max_spectral_radius(alpha: np.ndarray, beta: np.ndarray) -> float:
     return float(np.max(np.abs(np.stack([(a + b + disc) / 2, (a + b - disc) / 2]))))
 
 
-def rest_check(surrogate: Surrogate, pca: PCA, scene, ds, test_ids: list[int], seconds: float, states: int = 30) -> dict:
+def rest_check(
+    surrogate: Surrogate, pca: PCA, scene, ds, test_ids: list[int], seconds: float, states: int = 30
+) -> dict:
     """Still air for long: from the middle frame of up to ``states`` held-out episodes the external
     objects stop (``scene.stopped``) and the surrogate runs ``seconds`` on alone; the mean vertex
     speed over the last second, median and largest over the starts (mm/s). The reference comes to
@@ -285,19 +367,34 @@ def rest_check(surrogate: Surrogate, pca: PCA, scene, ds, test_ids: list[int], s
     frames = max(int(round(float(seconds) * scene.fps)), scene.fps + 1)
     speed = rest_speeds(surrogate.params, surrogate.stats, pca, z0, z1, w, frames, scene.fps) * 1e3
     finite = np.isfinite(speed)
-    return {"rest_seconds": float(seconds), "rest_states": len(starts),
-            "rest_speed_median_mm_s": float(np.median(speed)) if finite.all() else float("inf"),
-            "rest_speed_max_mm_s": float(speed.max()) if finite.all() else float("inf")}
+    return {
+        "rest_seconds": float(seconds),
+        "rest_states": len(starts),
+        "rest_speed_median_mm_s": float(np.median(speed)) if finite.all() else float("inf"),
+        "rest_speed_max_mm_s": float(speed.max()) if finite.all() else float("inf"),
+    }
 
 
-def stability_check(surrogate: Surrogate, pca: PCA, scene, start: np.ndarray, train_Z: np.ndarray, frames: int,
-                    settle_frames: int = 600, seed: int = 12345) -> dict:
+def stability_check(
+    surrogate: Surrogate,
+    pca: PCA,
+    scene,
+    start: np.ndarray,
+    train_Z: np.ndarray,
+    frames: int,
+    settle_frames: int = 600,
+    seed: int = 12345,
+) -> dict:
     """Long free rollout then settling (see the module docstring); returns flat summary keys.
     start: (2, V, 3) the two first frames; train_Z (N, k) training subspace states."""
     W = drive_then_stop(scene, frames, settle_frames, seed)
     Z = pca.encode(start)
     params, stats = surrogate.params, surrogate.stats
-    Zr = np.asarray(jax.jit(lambda a, b, w: rollout(params, stats, a, b, w))(jnp.asarray(Z[0]), jnp.asarray(Z[1]), jnp.asarray(W[2:])))
+    Zr = np.asarray(
+        jax.jit(lambda a, b, w: rollout(params, stats, a, b, w))(
+            jnp.asarray(Z[0]), jnp.asarray(Z[1]), jnp.asarray(W[2:])
+        )
+    )
     finite = bool(np.isfinite(Zr).all())
     ratios = range_ratios(pca.coefficients(Zr), pca.coefficients(train_Z)) if finite else None
     range_ratio = float(ratios.max()) if finite else float("inf")
@@ -306,10 +403,15 @@ def stability_check(surrogate: Surrogate, pca: PCA, scene, start: np.ndarray, tr
         last = max(1, min(int(scene.fps), int(settle_frames)))
         settle = float(settle_ratio(Zr, frames, last))
         # alpha/beta alone from the surrogate's last two driven states: is the baseline itself under-damped?
-        Za = np.asarray(alpha_beta_rollout(stats, jnp.asarray(Zr[int(frames) - 4]), jnp.asarray(Zr[int(frames) - 3]), int(settle_frames)))
+        Za = np.asarray(
+            alpha_beta_rollout(
+                stats, jnp.asarray(Zr[int(frames) - 4]), jnp.asarray(Zr[int(frames) - 3]), int(settle_frames)
+            )
+        )
         alpha_beta_settle = float(settle_ratio(np.concatenate([Zr[: int(frames) - 2], Za]), frames, last))
     return {
-        "stability_frames": int(frames), "settle_frames": int(settle_frames),
+        "stability_frames": int(frames),
+        "settle_frames": int(settle_frames),
         "stability_finite": finite,
         "stability_max_range_ratio": range_ratio,
         "stability_worst_component": int(ratios.max(0).argmax()) if finite else -1,

@@ -36,7 +36,7 @@ class FlagScene(SheetScene):
     mutable_state: ClassVar[tuple[str, ...]] = ("prev",)  # the vertices at the last substep (the drag's velocity)
 
     @classmethod
-    def build(cls, **overrides) -> "FlagScene":
+    def build(cls, **overrides) -> FlagScene:
         scene = super().build(**overrides)
         require("calm_probability (a probability)", scene.calm_probability, ge=0, le=1)
         return scene
@@ -51,10 +51,14 @@ class FlagScene(SheetScene):
 
     def controls(self, frames: int, rng: np.random.Generator) -> np.ndarray:
         total = frames + self.warmup_frames
+
         def target() -> np.ndarray:
             if self.calm_probability and rng.uniform() < self.calm_probability:  # no extra draw when 0
                 return np.zeros(3)
-            speed, angle = rng.uniform(*self.wind_speed_mps), np.radians(rng.uniform(-self.wind_angle_deg, self.wind_angle_deg))
+            speed, angle = (
+                rng.uniform(*self.wind_speed_mps),
+                np.radians(rng.uniform(-self.wind_angle_deg, self.wind_angle_deg)),
+            )
             return speed * np.array([np.cos(angle), np.sin(angle), 0.0])
 
         wind, out, count = target(), [], 0
@@ -76,12 +80,20 @@ class FlagScene(SheetScene):
         bodies = np.asarray(m.flex_vertbodyid).copy()
         free = np.setdiff1d(np.arange(self.n_vertices), self.pinned)
         tri = m.flex_elem.reshape(-1, 3).copy()
-        return {"triangles": tri, "incidence": incidence(tri, self.n_vertices), "bodies": bodies[free], "free": free, "prev": d.flexvert_xpos.copy()}
+        return {
+            "triangles": tri,
+            "incidence": incidence(tri, self.n_vertices),
+            "bodies": bodies[free],
+            "free": free,
+            "prev": d.flexvert_xpos.copy(),
+        }
 
     def _apply(self, m, d, state: dict, y: np.ndarray) -> None:
         x = d.flexvert_xpos
         tri = state["triangles"]
-        normals = state["incidence"] @ np.cross(x[tri[:, 1]] - x[tri[:, 0]], x[tri[:, 2]] - x[tri[:, 0]])  # area-weighted
+        normals = state["incidence"] @ np.cross(
+            x[tri[:, 1]] - x[tri[:, 0]], x[tri[:, 2]] - x[tri[:, 0]]
+        )  # area-weighted
         length = np.linalg.norm(normals, axis=1, keepdims=True)
         area = length[:, 0] / 6.0  # a third of the adjacent triangles' area
         unit = normals / np.maximum(length, 1e-12)

@@ -44,7 +44,7 @@ class AzimuthFrame:
     scale: float  # c, m per radian of azimuth in the state
 
     @classmethod
-    def fit(cls, frames: np.ndarray, pinned: np.ndarray) -> "AzimuthFrame":
+    def fit(cls, frames: np.ndarray, pinned: np.ndarray) -> AzimuthFrame:
         """From frames (N, V, 3) m of the flag and the indices of its pole's vertices."""
         X = np.asarray(frames, np.float64)
         pinned = np.asarray(pinned, np.int64)
@@ -74,11 +74,13 @@ class AzimuthFrame:
         return {"frame_pole": self.pole, "frame_free": self.free, "frame_scale": np.float64(self.scale)}
 
     @classmethod
-    def from_arrays(cls, z) -> "AzimuthFrame | None":
+    def from_arrays(cls, z) -> AzimuthFrame | None:
         """The frame saved by :meth:`save_arrays` in an npz archive ``z``; None when it holds none."""
         if "frame_scale" not in z:
             return None
-        return cls(np.asarray(z["frame_pole"], np.float64), np.asarray(z["frame_free"], np.int64), float(z["frame_scale"]))
+        return cls(
+            np.asarray(z["frame_pole"], np.float64), np.asarray(z["frame_free"], np.int64), float(z["frame_scale"])
+        )
 
 
 def turn_vectors(v, phi, xp=np):

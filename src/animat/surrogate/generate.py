@@ -7,9 +7,9 @@ Also :func:`config_table`, the reading of one table of a surrogate config file, 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, fields
 from pathlib import Path
-from typing import Callable, Optional
 
 from animat import runs
 from animat.config import check_known, load_toml, read_options
@@ -19,7 +19,7 @@ TABLES = ("generate", "scene", "train")  # the tables of a surrogate config file
 METRIC_FIELDS = ["index", "frames", "dropped", "seconds_per_frame"]
 
 
-def config_table(config: Optional[str | Path], name: str) -> dict:
+def config_table(config: str | Path | None, name: str) -> dict:
     """Table ``[name]`` of the TOML file ``config`` ({} without one); ConfigError for top-level keys other
     than :data:`TABLES` or for one that is not a table."""
     if config is None:
@@ -34,7 +34,9 @@ def config_table(config: Optional[str | Path], name: str) -> dict:
     return dict(section)
 
 
-def generate_options(config: Optional[str | Path] = None, size: Optional[int] = None, **given: Optional[int | str]) -> tuple[dict, dict]:
+def generate_options(
+    config: str | Path | None = None, size: int | None = None, **given: int | str | None
+) -> tuple[dict, dict]:
     """``(options, scene options)`` of a generate request: :class:`~animat.surrogate.options.GenerateOptions`'
     defaults < ``[generate]`` of ``config`` < ``given`` (None: not given), checked by their declarations;
     the scene's options from ``[scene]``, with ``size`` (vertices per side) over it."""
@@ -43,15 +45,24 @@ def generate_options(config: Optional[str | Path] = None, size: Optional[int] = 
     section = config_table(config, "generate")
     check_known((f.name for f in fields(GenerateOptions)), section, "generate option", repr(str(config)))
     given = {k: v for k, v in given.items() if v is not None}  # an option not given must not hide the file's value
-    values = asdict(GenerateOptions(**read_options(GenerateOptions, None, {**section, **given}, what="generate option")))
+    values = asdict(
+        GenerateOptions(**read_options(GenerateOptions, None, {**section, **given}, what="generate option"))
+    )
     scene_options = config_table(config, "scene")
     if size is not None:
         scene_options["size"] = size
     return values, scene_options
 
 
-def run_generate(scene: str, options: dict, scene_options: dict, out: Path, *,
-                 on_episode: Optional[Callable[[dict, int], None]] = None, on_skipped: Optional[Callable[[int], None]] = None) -> dict:
+def run_generate(
+    scene: str,
+    options: dict,
+    scene_options: dict,
+    out: Path,
+    *,
+    on_episode: Callable[[dict, int], None] | None = None,
+    on_skipped: Callable[[int], None] | None = None,
+) -> dict:
     """Fill the dataset folder ``out`` per ``options`` (:func:`generate_options`) and write its records
     (``config.json``: this session's resolved options, ``metrics.csv``, ``summary.json``);
     ``on_episode(row, dropped)`` after each new episode (``dropped``: frames dropped so far in this
@@ -66,8 +77,18 @@ def run_generate(scene: str, options: dict, scene_options: dict, out: Path, *,
             on_episode(row, sum(r["dropped"] for r in rows))
 
     start = time.perf_counter()
-    summary = generate(scene, int(options["episodes"]), int(options["frames"]), int(options["seed"]), out, workers=int(options["workers"]),
-                       backend=str(options["backend"]), scene_options=scene_options, on_episode=record, on_skipped=on_skipped)
+    summary = generate(
+        scene,
+        int(options["episodes"]),
+        int(options["frames"]),
+        int(options["seed"]),
+        out,
+        workers=int(options["workers"]),
+        backend=str(options["backend"]),
+        scene_options=scene_options,
+        on_episode=record,
+        on_skipped=on_skipped,
+    )
     summary["seconds"] = time.perf_counter() - start
     if rows:  # a resumed dataset keeps the rows of its earlier sessions
         earlier = {int(r["index"]): r for r in runs.read_csv(out / "metrics.csv")}

@@ -58,10 +58,16 @@ Q_NRM = 10  # offset in ``basis`` of the normals rows (after the positions rows)
 B_BIG, B_PING, B_ZC, B_COEF, B_X, B_N, B_RAW = 11, 12, 13, 14, 15, 16, 17  # offsets in ``work`` (see pack)
 W_LAYER = 18  # offsets in ``weights`` of the layer matrices, LAYERS + 1 of them (the last: where the last matrix ends)
 
-_SIGNATURE = ("float32[::1](float32[::1], float32[::1], float32[::1], float32[:, ::1], float32[:, ::1],"  # z0, z1, w, spheres, capsules
-              " float32[::1], int16[::1], int64[::1], float32[::1])")  # weights, basis, dims, work
+_SIGNATURE = (
+    "float32[::1](float32[::1], float32[::1], float32[::1], float32[:, ::1], float32[:, ::1],"  # z0, z1, w, spheres, capsules
+    " float32[::1], int16[::1], int64[::1], float32[::1])"
+)  # weights, basis, dims, work
 _F32 = np.float32
-_EPS_NORMAL, _EPS_DIST, _EPS_AXIS = _F32(1e-12), _F32(1e-9), _F32(1e-12)  # as in frame_step and collision._push / _push_capsule
+_EPS_NORMAL, _EPS_DIST, _EPS_AXIS = (
+    _F32(1e-12),
+    _F32(1e-9),
+    _F32(1e-12),
+)  # as in frame_step and collision._push / _push_capsule
 _FALLBACK_X, _FALLBACK_Y, _FALLBACK_Z = _F32(0.0), _F32(1.0), _F32(0.0)  # collision._FALLBACK
 _ZERO, _ONE = _F32(0.0), _F32(1.0)
 _SLACK = _F32(1.001)  # squared-distance prefilter margin (>> float32 rounding) before the exact test
@@ -92,7 +98,8 @@ def _combine(out, x, rows, count, matrix, stride):
         r6, r7 = matrix[i6 * stride : i6 * stride + m], matrix[i7 * stride : i7 * stride + m]
         for j in range(m):
             out[j] += ((c0 * _F32(r0[j]) + c1 * _F32(r1[j])) + (c2 * _F32(r2[j]) + c3 * _F32(r3[j]))) + (
-                (c4 * _F32(r4[j]) + c5 * _F32(r5[j])) + (c6 * _F32(r6[j]) + c7 * _F32(r7[j])))
+                (c4 * _F32(r4[j]) + c5 * _F32(r5[j])) + (c6 * _F32(r6[j]) + c7 * _F32(r7[j]))
+            )
         q += 8
     while q < count:
         i0 = rows[q]
@@ -207,7 +214,11 @@ def _kernel(z0, z1, w, spheres, capsules, weights, basis, dims, work):
         if layer == layers - 1:
             _affine(big if layers > 1 else src, matrix, zc, False, rows)  # -> [z, 1, z A]
         else:
-            dst = big[:hidden] if layer == layers - 2 else work[ping + (layer % 2) * hidden : ping + (layer % 2 + 1) * hidden]
+            dst = (
+                big[:hidden]
+                if layer == layers - 2
+                else work[ping + (layer % 2) * hidden : ping + (layer % 2 + 1) * hidden]
+            )
             _affine(src, matrix, dst, True, rows)
             src = dst
     coef, steps = work[dims[B_COEF] : dims[B_COEF] + k + rank], weights[dims[W_STEPS] : dims[W_STEPS] + k + rank]
@@ -219,7 +230,10 @@ def _kernel(z0, z1, w, spheres, capsules, weights, basis, dims, work):
         rows[i] = i
     zs, cs = coef[:k], coef[k:]
     X, N = work[dims[B_X] : dims[B_X] + 3 * n_vert], work[dims[B_N] : dims[B_N] + 3 * n_vert]
-    raw_all, scratch = work[dims[B_RAW] : dims[B_RAW] + 3 * BLOCK], work[dims[B_RAW] + 3 * BLOCK : dims[B_RAW] + 4 * BLOCK]
+    raw_all, scratch = (
+        work[dims[B_RAW] : dims[B_RAW] + 3 * BLOCK],
+        work[dims[B_RAW] + 3 * BLOCK : dims[B_RAW] + 4 * BLOCK],
+    )
     mean = weights[dims[W_MEAN] : dims[W_MEAN] + 3 * n_vert]
     intercept = weights[dims[W_INTERCEPT] : dims[W_INTERCEPT] + 3 * n_vert]
     positions, normals = basis[: dims[Q_NRM]], basis[dims[Q_NRM] :]
@@ -238,7 +252,12 @@ def _kernel(z0, z1, w, spheres, capsules, weights, basis, dims, work):
 
 
 _HELPER = dict(error_model="numpy", fastmath={"contract"})
-for _name in ("_push", "_segment_parameter", "_project_block", "_normalise_block"):  # small: compiled inline into the kernel
+for _name in (
+    "_push",
+    "_segment_parameter",
+    "_project_block",
+    "_normalise_block",
+):  # small: compiled inline into the kernel
     globals()[_name] = numba.njit(inline="always", **_HELPER)(globals()[_name])
 for _name in ("_combine", "_affine"):  # called (once per type): a third less compile time than inline, as fast
     globals()[_name] = numba.njit(**_HELPER)(globals()[_name])
@@ -286,8 +305,9 @@ def quantise(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.round(rows / step[:, None]).astype(np.int16), step.astype(np.float32)
 
 
-def pack(mats: list[np.ndarray], positions: np.ndarray, normals: np.ndarray,
-         n_inputs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+def pack(
+    mats: list[np.ndarray], positions: np.ndarray, normals: np.ndarray, n_inputs: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """The folded matrices of :func:`animat.surrogate.runtime.fold` -> (weights float32 (n,), basis
     int16 (m,), dims int64, work size).
 
@@ -305,8 +325,10 @@ def pack(mats: list[np.ndarray], positions: np.ndarray, normals: np.ndarray,
     B, b_step = quantise(normals[:r])
     B, intercept = B.reshape(r, 3, n_vert), normals[r].reshape(3, n_vert)
     starts_v = range(0, n_vert, BLOCK)
-    basis = np.concatenate([U[:, 3 * v : 3 * (v + BLOCK)].reshape(-1) for v in starts_v]
-                           + [B[:, :, v : v + BLOCK].reshape(-1) for v in starts_v])
+    basis = np.concatenate(
+        [U[:, 3 * v : 3 * (v + BLOCK)].reshape(-1) for v in starts_v]
+        + [B[:, :, v : v + BLOCK].reshape(-1) for v in starts_v]
+    )
     blocked_intercept = np.concatenate([intercept[:, v : v + BLOCK].reshape(-1) for v in starts_v])
     parts = [m.reshape(-1) for m in mats] + [positions[k], blocked_intercept, np.concatenate([u_step, b_step])]
     starts = np.cumsum([0] + [p.size for p in parts])
@@ -314,9 +336,22 @@ def pack(mats: list[np.ndarray], positions: np.ndarray, normals: np.ndarray,
     # work: big [h, z0, z1, w], ping-pong hidden, zc [z, 1, c], coef, X, N, raw normals + scratch
     work_sizes = [hidden + n_inputs, 2 * hidden, k + 1 + r, k + r, 3 * n_vert, 3 * n_vert, 4 * BLOCK]
     work_starts = np.cumsum([0] + work_sizes)
-    dims = np.array([k, n_inputs - 2 * k, hidden, len(mats), r, n_vert, blocks,
-                     *starts[-4:-1], U.size,  # W_MEAN, W_INTERCEPT, W_STEPS, Q_NRM
-                     *work_starts[:-1], *starts[: len(mats) + 1]], np.int64)
+    dims = np.array(
+        [
+            k,
+            n_inputs - 2 * k,
+            hidden,
+            len(mats),
+            r,
+            n_vert,
+            blocks,
+            *starts[-4:-1],
+            U.size,  # W_MEAN, W_INTERCEPT, W_STEPS, Q_NRM
+            *work_starts[:-1],
+            *starts[: len(mats) + 1],
+        ],
+        np.int64,
+    )
     return weights, np.ascontiguousarray(basis, np.int16), dims, int(work_starts[-1])
 
 
@@ -329,8 +364,14 @@ class NumbaFrame:
     array (component arrays, as for NumpyFrame); ``z`` is a new array. Inputs that are not
     C-contiguous writable float32 are converted (a slower path: one failed dispatch, then a copy)."""
 
-    def __init__(self, mats: list[np.ndarray], positions: np.ndarray, normals: np.ndarray, n_inputs: int,
-                 turn: tuple[float, float, float] | None = None):
+    def __init__(
+        self,
+        mats: list[np.ndarray],
+        positions: np.ndarray,
+        normals: np.ndarray,
+        n_inputs: int,
+        turn: tuple[float, float, float] | None = None,
+    ):
         self.weights, self.basis, self.dims, size = pack(mats, positions, normals, n_inputs)
         self.work = np.zeros(size, np.float32)
         n_vert = int(self.dims[V])
@@ -350,7 +391,9 @@ class NumbaFrame:
         try:
             z = frame_kernel(z0, z1, w, spheres, capsules, self.weights, self.basis, self.dims, self.work)
         except TypeError:  # another dtype or layout: convert and retry
-            z0, z1, w, spheres, capsules = (np.require(a, np.float32, ("C", "W")) for a in (z0, z1, w, spheres, capsules))
+            z0, z1, w, spheres, capsules = (
+                np.require(a, np.float32, ("C", "W")) for a in (z0, z1, w, spheres, capsules)
+            )
             z = frame_kernel(z0, z1, w, spheres, capsules, self.weights, self.basis, self.dims, self.work)
         if self.turn is not None:
             turn_to_world(self.X, self.N, float(z[-1]) / self.turn[0], self.turn[1], self.turn[2])

@@ -113,24 +113,35 @@ class Surrogate:
         arrays.update({f"stat/{k}": np.asarray(v) for k, v in self.stats.items()})
         data = runs.npz_bytes(arrays)
         runs.atomic_write_bytes(folder / "model.npz", data)
-        manifest = {"version": MANIFEST_VERSION, "config": self.config, "shapes": {k: list(v.shape) for k, v in arrays.items()},
-                    "sha256": runs.sha256_hex(data), **(extra or {})}
+        manifest = {
+            "version": MANIFEST_VERSION,
+            "config": self.config,
+            "shapes": {k: list(v.shape) for k, v in arrays.items()},
+            "sha256": runs.sha256_hex(data),
+            **(extra or {}),
+        }
         return runs.atomic_write_json(folder / "model.json", manifest)
 
     @classmethod
-    def load(cls, folder: str | os.PathLike) -> "Surrogate":
+    def load(cls, folder: str | os.PathLike) -> Surrogate:
         folder = Path(folder)
         try:
             manifest = json.loads((folder / "model.json").read_text())
             version, config = manifest["version"], manifest["config"]
             data = (folder / "model.npz").read_bytes()
-            if "sha256" in manifest and runs.sha256_hex(data) != manifest["sha256"]:  # (models saved before it have none)
-                raise CheckpointError(f"{str(folder / 'model.npz')!r} is corrupt or from another save (sha256 does not match model.json)")
+            if (
+                "sha256" in manifest and runs.sha256_hex(data) != manifest["sha256"]
+            ):  # (models saved before it have none)
+                raise CheckpointError(
+                    f"{str(folder / 'model.npz')!r} is corrupt or from another save (sha256 does not match model.json)"
+                )
             arrays = runs.read_npz(folder / "model.npz", data=data, what="surrogate checkpoint")
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise CheckpointError(f"cannot read surrogate checkpoint in {str(folder)!r}: {exc!r}") from None
         if version != MANIFEST_VERSION:
-            raise CheckpointError(f"checkpoint {str(folder)!r} has format version {version!r}; this animat reads version {MANIFEST_VERSION}")
+            raise CheckpointError(
+                f"checkpoint {str(folder)!r} has format version {version!r}; this animat reads version {MANIFEST_VERSION}"
+            )
         for k, shape in manifest.get("shapes", {}).items():
             if k not in arrays or list(arrays[k].shape) != shape:
                 raise CheckpointError(f"checkpoint {str(folder)!r}: array {k!r} missing or of the wrong shape")
@@ -143,5 +154,11 @@ def alpha_beta_only(surrogate: Surrogate) -> Surrogate:
     """The same model with the residual network switched off (last layer and output mean zero):
     :func:`rollout` with it is the alpha/beta baseline."""
     last = len(surrogate.params) // 2 - 1
-    params = {**surrogate.params, f"W{last}": jnp.zeros_like(surrogate.params[f"W{last}"]), f"b{last}": jnp.zeros_like(surrogate.params[f"b{last}"])}
-    return Surrogate(params, {**surrogate.stats, "out_mean": jnp.zeros_like(surrogate.stats["out_mean"])}, dict(surrogate.config))
+    params = {
+        **surrogate.params,
+        f"W{last}": jnp.zeros_like(surrogate.params[f"W{last}"]),
+        f"b{last}": jnp.zeros_like(surrogate.params[f"b{last}"]),
+    }
+    return Surrogate(
+        params, {**surrogate.stats, "out_mean": jnp.zeros_like(surrogate.stats["out_mean"])}, dict(surrogate.config)
+    )

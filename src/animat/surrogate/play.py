@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -35,10 +35,10 @@ from animat.config import require
 from animat.errors import ConfigError
 from animat.surrogate.collision import penetration_depth
 from animat.surrogate.model import external_input
-from animat.surrogate.runtime import BACKENDS, BLAS_THREADS, Runtime
-from animat.surrogate.subspace import PCA, range_ratios
 from animat.surrogate.options import load_run_config
+from animat.surrogate.runtime import BACKENDS, BLAS_THREADS, Runtime
 from animat.surrogate.scenes import rest_frame, start_state
+from animat.surrogate.subspace import PCA, range_ratios
 
 INSIDE_TOLERANCE_M = 1e-5  # float32 rounding of positions ~1 m from the origin is ~1e-7 m
 
@@ -49,7 +49,7 @@ class Model:
 
     runtime: Runtime
     pca: PCA
-    z_range: Optional[np.ndarray]  # (2, k) per-component [min; max] of z over the training frames, or None
+    z_range: np.ndarray | None  # (2, k) per-component [min; max] of z over the training frames, or None
 
 
 def load_model(model_dir: str | os.PathLike, scene: str, backend: str = "numba") -> Model:
@@ -61,7 +61,7 @@ def load_model(model_dir: str | os.PathLike, scene: str, backend: str = "numba")
     return Model(Runtime.load(model_dir, backend), pca, training_range(cfg, pca))
 
 
-def training_range(train_cfg: dict, pca: PCA) -> Optional[np.ndarray]:
+def training_range(train_cfg: dict, pca: PCA) -> np.ndarray | None:
     """(2, k) per-component [min; max] of the encoded training episodes, read one at a time; None
     when the dataset is no longer where the run says or one of its files cannot be read (the range
     only serves the optional ``range_ratio`` column of play's metrics)."""
@@ -80,7 +80,7 @@ def training_range(train_cfg: dict, pca: PCA) -> Optional[np.ndarray]:
     return None if lo is None else np.stack([lo, hi])
 
 
-def external_path(scene, frames: Optional[int], path: str = "random", seed: int = 0) -> np.ndarray:
+def external_path(scene, frames: int | None, path: str = "random", seed: int = 0) -> np.ndarray:
     """(frames, y_dim) float32 external states: ``random`` (the scene's generator, after its warm-up;
     ``frames`` default 600) or a ``.npy`` file (its first ``frames`` rows; all by default)."""
     require("--frames", frames, gt=0)
@@ -97,7 +97,9 @@ def external_path(scene, frames: Optional[int], path: str = "random", seed: int 
         raise ConfigError(f"--path {str(path)!r}: cannot read a .npy array ({str(exc).splitlines()[0]})") from None
     want = len(start_state(scene))
     if Y.ndim != 2 or Y.shape[1] != want or len(Y) == 0:
-        raise ConfigError(f"--path {str(path)!r}: expected external states of shape (frames, {want}) for scene {scene.name!r}, got {Y.shape}")
+        raise ConfigError(
+            f"--path {str(path)!r}: expected external states of shape (frames, {want}) for scene {scene.name!r}, got {Y.shape}"
+        )
     real = np.issubdtype(Y.dtype, np.integer) or np.issubdtype(Y.dtype, np.floating)
     if not real or not np.isfinite(Y).all():
         raise ConfigError(f"--path {str(path)!r}: external states must be finite real numbers, got dtype {Y.dtype}")
@@ -118,7 +120,9 @@ class Player:
         z = model.pca.encode(rest)
         self.z0, self.z1 = z, z
         self.recent = np.repeat(np.asarray(y0, np.float32)[None], 3, axis=0)  # the object still before frame 0
-        np.asarray(self.runtime.frame(z, z, external_input(self.recent, self.scene.name)[-1], y0)[1])  # load time: JAX compiles here
+        np.asarray(
+            self.runtime.frame(z, z, external_input(self.recent, self.scene.name)[-1], y0)[1]
+        )  # load time: JAX compiles here
 
     def step(self, y: np.ndarray) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
         """Next frame for external state y -> (seconds, z (k,), vertices (V, 3), normals (V, 3)); the
@@ -133,9 +137,18 @@ class Player:
         return seconds, np.asarray(z), X, N
 
 
-def play(model: Model, Y: np.ndarray, run_dir: str | os.PathLike, *, every: int = 2, video_fps: float = 30.0,
-         video: bool = True, on_frame: Optional[Callable[[int], None]] = None, on_draw: Optional[Callable[[int], None]] = None,
-         info: Optional[dict] = None) -> dict:
+def play(
+    model: Model,
+    Y: np.ndarray,
+    run_dir: str | os.PathLike,
+    *,
+    every: int = 2,
+    video_fps: float = 30.0,
+    video: bool = True,
+    on_frame: Callable[[int], None] | None = None,
+    on_draw: Callable[[int], None] | None = None,
+    info: dict | None = None,
+) -> dict:
     """Run ``len(Y)`` frames driven by external states Y (T, y_dim); write metrics.csv, summary.json,
     trajectory.npz (Y, z per frame, the drawn frames' vertices) and media/play.gif|mp4 (every
     ``every``-th frame at ``video_fps``) into ``run_dir``; returns the summary. ``on_frame(t)`` after
@@ -153,12 +166,20 @@ def play(model: Model, Y: np.ndarray, run_dir: str | os.PathLike, *, every: int 
             seconds, z, X, N = player.step(y)
             spheres, capsules = scene.proxies(y)
             finite = bool(np.isfinite(X).all())
-            rows.append({
-                "frame": t, "microseconds": 1e6 * seconds, "finite": int(finite),
-                "mean_speed_mps": float(np.linalg.norm(X - prev, axis=-1).mean() * scene.fps) if finite else float("nan"),
-                "range_ratio": float(range_ratios(model.pca.coefficients(z[None]), model.z_range).max()) if model.z_range is not None and finite else "",
-                "inside_proxy_vertices": inside_count(X, spheres, capsules) if finite else 0,
-            })
+            rows.append(
+                {
+                    "frame": t,
+                    "microseconds": 1e6 * seconds,
+                    "finite": int(finite),
+                    "mean_speed_mps": float(np.linalg.norm(X - prev, axis=-1).mean() * scene.fps)
+                    if finite
+                    else float("nan"),
+                    "range_ratio": float(range_ratios(model.pca.coefficients(z[None]), model.z_range).max())
+                    if model.z_range is not None and finite
+                    else "",
+                    "inside_proxy_vertices": inside_count(X, spheres, capsules) if finite else 0,
+                }
+            )
             Z.append(z)
             if t % every == 0:
                 shown["t"].append(t)
@@ -171,19 +192,31 @@ def play(model: Model, Y: np.ndarray, run_dir: str | os.PathLike, *, every: int 
     us = np.array([r["microseconds"] for r in rows])
     ratios = [r["range_ratio"] for r in rows if r["range_ratio"] != ""]
     summary = {
-        "scene": scene.name, "frames": len(Y), **(info or {}), "backend": model.runtime.backend,
+        "scene": scene.name,
+        "frames": len(Y),
+        **(info or {}),
+        "backend": model.runtime.backend,
         "blas_threads": BLAS_THREADS,
-        "per_frame_us_mean": float(us.mean()), "per_frame_us_median": float(np.median(us)), "per_frame_us_p99": float(np.percentile(us, 99)),
+        "per_frame_us_mean": float(us.mean()),
+        "per_frame_us_median": float(np.median(us)),
+        "per_frame_us_p99": float(np.percentile(us, 99)),
         "frames_per_second": float(1e6 / us.mean()),
         "nonfinite_frames": int(sum(1 - r["finite"] for r in rows)),
-        "inside_proxy_vertex_frames": int(sum(r["inside_proxy_vertices"] for r in rows)),  # vertices inside, summed over the frames
+        "inside_proxy_vertex_frames": int(
+            sum(r["inside_proxy_vertices"] for r in rows)
+        ),  # vertices inside, summed over the frames
         "max_range_ratio": float(max(ratios)) if ratios else None,
         "final_mean_speed_mps": rows[-1]["mean_speed_mps"] if rows[-1]["finite"] else None,
         "rest_encoding_error_mm": float(1e3 * np.linalg.norm(model.pca.round_trip(rest) - rest, axis=-1).mean()),
     }
     runs.atomic_write_csv(run_dir / "metrics.csv", rows, list(rows[0]))
-    runs.atomic_save_npz(run_dir / "trajectory.npz", Y=np.asarray(Y, np.float32), z=np.stack(Z).astype(np.float32),
-                         shown_frames=np.array(shown["t"]), shown_vertices=np.stack(shown["X"]))
+    runs.atomic_save_npz(
+        run_dir / "trajectory.npz",
+        Y=np.asarray(Y, np.float32),
+        z=np.stack(Z).astype(np.float32),
+        shown_frames=np.array(shown["t"]),
+        shown_vertices=np.stack(shown["X"]),
+    )
     if video:
         from animat.surrogate.video import play_video
         from animat.viz.animate import ffmpeg_available
@@ -191,8 +224,22 @@ def play(model: Model, Y: np.ndarray, run_dir: str | os.PathLike, *, every: int 
         path = run_dir / "media" / ("play.mp4" if ffmpeg_available() else "play.gif")
         start = time.perf_counter()
         captions = [f"frame {t:4d}  {rows[t]['microseconds']:6.0f} us/frame ({summary['backend']})" for t in shown["t"]]
-        play_video(np.stack(shown["X"]), np.stack(shown["N"]), Y[shown["t"]], triangles, path, scene=scene, captions=captions, fps=video_fps, on_frame=on_draw)
-        summary.update(video=str(path.relative_to(run_dir)), video_frames=len(shown["t"]), render_seconds=time.perf_counter() - start)
+        play_video(
+            np.stack(shown["X"]),
+            np.stack(shown["N"]),
+            Y[shown["t"]],
+            triangles,
+            path,
+            scene=scene,
+            captions=captions,
+            fps=video_fps,
+            on_frame=on_draw,
+        )
+        summary.update(
+            video=str(path.relative_to(run_dir)),
+            video_frames=len(shown["t"]),
+            render_seconds=time.perf_counter() - start,
+        )
     runs.atomic_write_json(run_dir / "summary.json", summary)
     from animat.surrogate.report import write_surrogate_report
 
@@ -205,7 +252,9 @@ def need_display() -> None:
     import sys
 
     if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-        raise ConfigError("--interactive needs a display and none is set (DISPLAY/WAYLAND_DISPLAY); run without it to write a video")
+        raise ConfigError(
+            "--interactive needs a display and none is set (DISPLAY/WAYLAND_DISPLAY); run without it to write a video"
+        )
 
 
 class Control:
@@ -305,10 +354,15 @@ class Live:
         self.artists = []
         if np.isfinite(X).all():
             tri = Triangulation(X[:, 0], X[:, 2], self.triangles)
-            self.artists.append(self.ax.tripcolor(tri, lit(N, FRONT_LIGHT), shading="gouraud", cmap="bone", vmin=-0.2, vmax=1.3))
+            self.artists.append(
+                self.ax.tripcolor(tri, lit(N, FRONT_LIGHT), shading="gouraud", cmap="bone", vmin=-0.2, vmax=1.3)
+            )
         xlim, ylim = self.ax.get_xlim(), self.ax.get_ylim()
         self.artists += draw_proxies(self.ax, self.scene, y, (xlim[0] + 0.1, ylim[1] - 0.1))
-        self.ax.set_title(f"frame {self.frame}  {1e6 * seconds:.0f} us/frame  (arrows{' / mouse' if self.scene.name == 'sheet' else ''})", fontsize=9)
+        self.ax.set_title(
+            f"frame {self.frame}  {1e6 * seconds:.0f} us/frame  (arrows{' / mouse' if self.scene.name == 'sheet' else ''})",
+            fontsize=9,
+        )
         self.frame += 1
         return X
 

@@ -4,15 +4,16 @@ the external object; ``evaluate``'s reference and learned cloth side by side."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
-from animat.viz.scene import Scene, quat_between_z
 from animat.viz.report import SceneBuilder, write_report
 from animat.viz.run_files import read_json_or_none, read_trajectory, trajectory_keys
+from animat.viz.scene import Scene, quat_between_z
 
 CLOTH_BYTES = 2_500_000  # stored bytes of cloth a replay keeps at most (frames are thinned to fit)
 REFERENCE_RGB = (0.85, 0.55, 0.25)
@@ -48,8 +49,15 @@ def add_proxies(scene: Scene, cloth_scene, Y: np.ndarray, offset=(0.0, 0.0, 0.0)
         pos.append(centre)
         quat.append(q)
     if kinds:
-        scene.add_prims("proxies", kinds, sizes, np.concatenate(pos, axis=1) + offset, np.concatenate(quat, axis=1),
-                        color=(0.8, 0.25, 0.25), opacity=0.45)
+        scene.add_prims(
+            "proxies",
+            kinds,
+            sizes,
+            np.concatenate(pos, axis=1) + offset,
+            np.concatenate(quat, axis=1),
+            color=(0.8, 0.25, 0.25),
+            opacity=0.45,
+        )
 
 
 def _normals(X: np.ndarray, triangles: np.ndarray, given: np.ndarray | None) -> np.ndarray:
@@ -58,8 +66,15 @@ def _normals(X: np.ndarray, triangles: np.ndarray, given: np.ndarray | None) -> 
     return given if given is not None else vertex_normals(np.nan_to_num(X), triangles)
 
 
-def side_by_side(cloth_scene, reference: np.ndarray, learned: np.ndarray, Y: np.ndarray, triangles: np.ndarray, *,
-                 learned_normals: np.ndarray | None = None) -> Scene:
+def side_by_side(
+    cloth_scene,
+    reference: np.ndarray,
+    learned: np.ndarray,
+    Y: np.ndarray,
+    triangles: np.ndarray,
+    *,
+    learned_normals: np.ndarray | None = None,
+) -> Scene:
     """Reference and learned cloth ``(T, V, 3)`` m at the scene's frame rate, driven by ``Y (T, y)``, the learned
     one to the right (+x) of the reference, each with its proxies; ``learned_normals (T, V, 3)`` shade the learned
     cloth where given (else both are shaded with the normals of their meshes)."""
@@ -69,23 +84,37 @@ def side_by_side(cloth_scene, reference: np.ndarray, learned: np.ndarray, Y: np.
     width = float(np.ptp(ref[0][:, 0])) if np.isfinite(ref[0]).all() else 1.0
     shift = np.array([1.6 * max(width, 0.2), 0.0, 0.0])
     scene = Scene(idx / float(cloth_scene.fps), view=(0.0, -2.0, 0.6))
-    scene.add_mesh("reference", ref, triangles, normals=_normals(ref, triangles, None), color=REFERENCE_RGB, compact=True)
-    scene.add_mesh("learned", lrn + shift, triangles, normals=_normals(lrn, triangles, None if learned_normals is None else learned_normals[idx]),
-                   color=LEARNED_RGB, compact=True)
+    scene.add_mesh(
+        "reference", ref, triangles, normals=_normals(ref, triangles, None), color=REFERENCE_RGB, compact=True
+    )
+    scene.add_mesh(
+        "learned",
+        lrn + shift,
+        triangles,
+        normals=_normals(lrn, triangles, None if learned_normals is None else learned_normals[idx]),
+        color=LEARNED_RGB,
+        compact=True,
+    )
     add_proxies(scene, cloth_scene, np.asarray(Y)[idx])
     add_proxies(scene, cloth_scene, np.asarray(Y)[idx], offset=shift)
     top = float(np.nanmax(ref[..., 2]))
     scene.add_label("reference", [float(np.nanmean(ref[0][:, 0])), float(np.nanmean(ref[0][:, 1])), top])
     scene.add_label("learned", [float(np.nanmean(ref[0][:, 0])) + shift[0], float(np.nanmean(ref[0][:, 1])), top])
-    scene.notes.append(f"frames 0-{T - 1} of the first held-out segment, every {idx[1] - idx[0] if len(idx) > 1 else 1}; "
-                       + ("the learned cloth shaded with its predicted normals" if learned_normals is not None else "shaded with the normals of each mesh"))
+    scene.notes.append(
+        f"frames 0-{T - 1} of the first held-out segment, every {idx[1] - idx[0] if len(idx) > 1 else 1}; "
+        + (
+            "the learned cloth shaded with its predicted normals"
+            if learned_normals is not None
+            else "shaded with the normals of each mesh"
+        )
+    )
     return scene
 
 
 def model_scene(run_dir: Path):
     """The cloth scene of the model a play or evaluate run used (its config.json names the training run)."""
-    from animat.surrogate.scenes import scene_from_dict
     from animat.surrogate.options import load_run_config
+    from animat.surrogate.scenes import scene_from_dict
 
     config = read_json_or_none(Path(run_dir) / "config.json") or {}
     return scene_from_dict(load_run_config(config["model"])["scene"])
@@ -102,9 +131,20 @@ def _play_scene(run_dir: Path, normals: np.ndarray | None, cloth_scene) -> Scene
     keep = np.arange(0, len(shown), cloth_stride(len(shown), X.shape[1], 1))
     scene = Scene(shown[keep] / float(cloth_scene.fps), view=(0.0, -2.0, 0.6))
     predicted = normals is not None and len(normals) == len(shown)
-    scene.add_mesh("learned", X[keep], triangles, normals=_normals(X[keep], triangles, normals[keep] if predicted else None), color=LEARNED_RGB, compact=True)
+    scene.add_mesh(
+        "learned",
+        X[keep],
+        triangles,
+        normals=_normals(X[keep], triangles, normals[keep] if predicted else None),
+        color=LEARNED_RGB,
+        compact=True,
+    )
     add_proxies(scene, cloth_scene, traj["Y"][shown[keep]])
-    scene.notes.append("shaded with the surrogate's predicted normals" if predicted else "shaded with the normals of the mesh (the run kept no predicted normals)")
+    scene.notes.append(
+        "shaded with the surrogate's predicted normals"
+        if predicted
+        else "shaded with the normals of the mesh (the run kept no predicted normals)"
+    )
     return scene
 
 
@@ -119,7 +159,9 @@ def build(run_dir: Path, normals=None, cloth_scene=None, **_) -> Scene:
     return side_by_side(cloth_scene, traj["reference"], traj["learned"], traj["Y"], traj["triangles"])
 
 
-def divergence_plot(gaps: np.ndarray, mean: np.ndarray, summary: Mapping[str, Any], fps: float, path: str | os.PathLike) -> Path:
+def divergence_plot(
+    gaps: np.ndarray, mean: np.ndarray, summary: Mapping[str, Any], fps: float, path: str | os.PathLike
+) -> Path:
     """The gap between two runs that should agree (``gaps``: (episodes, frames), % of the cloth's side;
     ``mean``: (frames,) their mean) against time (s, ``fps`` frames per second), log scale, with the 3 %
     accuracy target and, when ``summary["frames_per_doubling"]``, the growth fit between
@@ -135,8 +177,14 @@ def divergence_plot(gaps: np.ndarray, mean: np.ndarray, summary: Mapping[str, An
     ax.axhline(3.0, color="C3", ls="--", lw=1.0, label="3 % (accuracy target)")
     if summary["frames_per_doubling"]:
         a, b = summary["fit_first_frame"], summary["fit_last_frame"]
-        ax.plot(t[[a, b]], summary["fit_gap_percent_at_first_frame"] * 2.0 ** ((np.array([a, b]) - a) / summary["frames_per_doubling"]), "k:", lw=1.2,
-                label=f"x2 every {summary['frames_per_doubling']:.1f} frames")
+        ax.plot(
+            t[[a, b]],
+            summary["fit_gap_percent_at_first_frame"]
+            * 2.0 ** ((np.array([a, b]) - a) / summary["frames_per_doubling"]),
+            "k:",
+            lw=1.2,
+            label=f"x2 every {summary['frames_per_doubling']:.1f} frames",
+        )
     if (gaps > 0).any():
         ax.set_yscale("log")
     ax.set_xlabel("time (s)")
@@ -146,7 +194,9 @@ def divergence_plot(gaps: np.ndarray, mean: np.ndarray, summary: Mapping[str, An
         k = summary.get("restart_components")
         parts.append(f"restart from {'frames' if k is None else f'{k} PCA components'}")
     if summary["perturb_std"] or not parts:
-        parts.append(f"{summary['perturb_noise']} input noise, std {summary['perturb_std']:g} {summary['perturb_units']}")
+        parts.append(
+            f"{summary['perturb_noise']} input noise, std {summary['perturb_std']:g} {summary['perturb_units']}"
+        )
     ax.set_title(f"{summary['scene']}: " + "; ".join(parts))
     ax.grid(alpha=0.3, which="both")
     ax.legend(loc="best", frameon=False)

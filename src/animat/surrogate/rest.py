@@ -18,7 +18,7 @@ cloth to one rest shape.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
@@ -36,8 +36,9 @@ def stopped_input(scene, y: np.ndarray) -> np.ndarray:
     return external_input(held, scene.name)[1]
 
 
-def start_states(Z: Sequence[np.ndarray], Y: Sequence[np.ndarray], ids: Sequence[int], count: int, scene,
-                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def start_states(
+    Z: Sequence[np.ndarray], Y: Sequence[np.ndarray], ids: Sequence[int], count: int, scene, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``count`` random consecutive frame pairs of episodes ``ids`` -> (z0, z1 (count, k), w (count, w)):
     the states and the stopped input from the second frame's external state."""
     picks = []
@@ -67,14 +68,18 @@ def make_lead(stats: dict, frames: int):
     return lead
 
 
-def rest_loss(params: dict, stats: dict, z0: jax.Array, z1: jax.Array, w: jax.Array, frames: int = TAIL_FRAMES) -> jax.Array:
+def rest_loss(
+    params: dict, stats: dict, z0: jax.Array, z1: jax.Array, w: jax.Array, frames: int = TAIL_FRAMES
+) -> jax.Array:
     """Mean |z_t - z_{t-1}| over ``frames`` frames rolled from (z0, z1) (B, k) with held inputs
     ``w`` (B, w): the motion that should have died out (m, as the rollout loss)."""
     Z = held_rollout(params, stats, z0, z1, w, frames)
     return jnp.abs(jnp.diff(jnp.concatenate([z1[None], Z]), axis=0)).mean()
 
 
-def rest_speeds(params: dict, stats: dict, pca, z0: np.ndarray, z1: np.ndarray, w: np.ndarray, frames: int, fps: int) -> np.ndarray:
+def rest_speeds(
+    params: dict, stats: dict, pca, z0: np.ndarray, z1: np.ndarray, w: np.ndarray, frames: int, fps: int
+) -> np.ndarray:
     """(N,) mean vertex speed (m/s) over the last second of ``frames`` frames rolled from (z0, z1)
     (N, k) with the held inputs ``w`` (N, w): how far the surrogate is from rest that long after the
     external objects stopped (decoded: a turn about the flag's pole counts)."""

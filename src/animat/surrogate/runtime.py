@@ -35,7 +35,9 @@ from animat.surrogate.frame import turn_vectors, wind_in_frame
 from animat.surrogate.inputs import network_input
 from animat.surrogate.normals import load_regression, reduced_rank_factors
 
-DEFAULT_NORMALS_RANK = 28  # sheet 51 x 51, k = 64: held-out mean normal error 2.92 -> 3.40 deg (see resolve_normals_rank)
+DEFAULT_NORMALS_RANK = (
+    28  # sheet 51 x 51, k = 64: held-out mean normal error 2.92 -> 3.40 deg (see resolve_normals_rank)
+)
 
 
 def frame_step(arrays: dict, layers: int, z0, z1, w, spheres, capsules, xp=np):
@@ -122,8 +124,11 @@ def fold(arrays: dict, layers: int, n_vertices: int) -> Folded:
     mats[-1] = np.concatenate([mats[-1], one, mats[-1] @ a["normals_A"]], axis=1)  # -> [z, 1, z A]
     positions = np.concatenate([a["components"], a["mean"][None]])
     normals = a["normals_B"].reshape(r + 1, V, 3).transpose(0, 2, 1).reshape(r + 1, 3 * V)  # rows as [x..., y..., z...]
-    return Folded([np.ascontiguousarray(m, np.float32) for m in mats], np.ascontiguousarray(positions, np.float32),
-                  np.ascontiguousarray(normals, np.float32))
+    return Folded(
+        [np.ascontiguousarray(m, np.float32) for m in mats],
+        np.ascontiguousarray(positions, np.float32),
+        np.ascontiguousarray(normals, np.float32),
+    )
 
 
 class NumpyFrame:
@@ -249,18 +254,27 @@ class Runtime:
         if "singular_values" not in arrays:
             raise ConfigError("runtime arrays need the PCA 'singular_values' to cut the normals regression to low rank")
         self.scene, self.layers, self.backend = scene, int(layers), backend
-        self.arrays = {n: np.asarray(v, np.float32) for n, v in arrays.items() if n not in ("normals", "singular_values")}
+        self.arrays = {
+            n: np.asarray(v, np.float32) for n, v in arrays.items() if n not in ("normals", "singular_values")
+        }
         self.normals_rank = resolve_normals_rank(normals_rank, self.arrays["components"].shape[0])
         self.arrays["normals_A"], self.arrays["normals_B"] = reduced_rank_factors(
-            arrays["normals"], arrays["singular_values"], self.normals_rank)
-        if "frame_scale" in self.arrays:  # the state's last entry is the flag's azimuth: no part of the basis or the normals
+            arrays["normals"], arrays["singular_values"], self.normals_rank
+        )
+        if (
+            "frame_scale" in self.arrays
+        ):  # the state's last entry is the flag's azimuth: no part of the basis or the normals
             for name in ("components", "normals_A"):
-                self.arrays[name] = np.concatenate([self.arrays[name], np.zeros((1, self.arrays[name].shape[1]), np.float32)])
+                self.arrays[name] = np.concatenate(
+                    [self.arrays[name], np.zeros((1, self.arrays[name].shape[1]), np.float32)]
+                )
         if backend == "jax":
             import jax
             import jax.numpy as jnp
 
-            consts = {k: jnp.asarray(v) for k, v in self.arrays.items()}  # baked into the executable: less to pass per call
+            consts = {
+                k: jnp.asarray(v) for k, v in self.arrays.items()
+            }  # baked into the executable: less to pass per call
             self._step = jax.jit(lambda *args: frame_step(consts, self.layers, *args, xp=jnp))
         elif backend == "numpy":
             self._step = NumpyFrame(self.arrays, self.layers, scene.n_vertices)
@@ -270,25 +284,34 @@ class Runtime:
             k, n_in = self.arrays["alpha"].size, self.arrays["in_mean"].size
             self._step = NumbaFrame(*fold(self.arrays, self.layers, scene.n_vertices), n_in, frame_turn(self.arrays))
             zero, no_proxies = np.zeros(k, np.float32), (np.zeros((0, 4), np.float32), np.zeros((0, 7), np.float32))
-            self._step(zero, zero, np.zeros(n_in - 2 * k, np.float32), *no_proxies)  # warm-up: the first call's one-off costs
+            self._step(
+                zero, zero, np.zeros(n_in - 2 * k, np.float32), *no_proxies
+            )  # warm-up: the first call's one-off costs
         else:
             self._step = lambda *args: frame_step(self.arrays, self.layers, *args, xp=np)
 
     @classmethod
-    def load(cls, run_dir: str | os.PathLike, backend: str = "numba", normals_rank: int | None = None) -> "Runtime":
+    def load(cls, run_dir: str | os.PathLike, backend: str = "numba", normals_rank: int | None = None) -> Runtime:
         """From a run directory of ``animat surrogate train`` (best checkpoint, PCA, normals)."""
         from animat.surrogate.model import Surrogate
+        from animat.surrogate.options import load_run_config
         from animat.surrogate.scenes import scene_from_dict
         from animat.surrogate.subspace import PCA
-        from animat.surrogate.options import load_run_config
 
         run_dir = Path(run_dir)
         model = Surrogate.load(run_dir / "checkpoints")
         pca = PCA.load(run_dir / "pca.npz")
         normals = load_regression(run_dir)
         scene = scene_from_dict(load_run_config(run_dir)["scene"])
-        arrays = {**model.params, **model.stats, "components": pca.components, "mean": pca.mean, "normals": normals,
-                  "singular_values": pca.singular_values, **({"frame_pole": pca.frame.pole} if pca.frame is not None else {})}
+        arrays = {
+            **model.params,
+            **model.stats,
+            "components": pca.components,
+            "mean": pca.mean,
+            "normals": normals,
+            "singular_values": pca.singular_values,
+            **({"frame_pole": pca.frame.pole} if pca.frame is not None else {}),
+        }
         return cls(arrays, model.config["layers"], scene, backend, normals_rank)
 
     @property

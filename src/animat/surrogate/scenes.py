@@ -12,7 +12,6 @@ from animat.surrogate.cape import CapeScene
 from animat.surrogate.flag import FlagScene
 from animat.surrogate.sheet import SheetScene
 
-
 SCENES = {"sheet": SheetScene, "flag": FlagScene, "cape": CapeScene}
 
 

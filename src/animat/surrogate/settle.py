@@ -12,7 +12,7 @@ those whose worst probe ratio is <= ``SETTLE_LIMIT``, or the lowest validation l
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -44,10 +44,14 @@ def settle_ratio(Z, drive_frames: int, last: int, xp=np):
 
 def probe_inputs(scene, paths: int) -> np.ndarray:
     """(DRIVE_FRAMES + SETTLE_FRAMES, paths, w) network inputs: random drives, then stopped."""
-    return np.stack([drive_then_stop(scene, DRIVE_FRAMES, SETTLE_FRAMES, seed) for seed in range(1, int(paths) + 1)], axis=1)
+    return np.stack(
+        [drive_then_stop(scene, DRIVE_FRAMES, SETTLE_FRAMES, seed) for seed in range(1, int(paths) + 1)], axis=1
+    )
 
 
-def make_probe(stats: dict, inputs: np.ndarray, z0: np.ndarray, z1: np.ndarray, fps: int) -> Callable[[dict], np.ndarray]:
+def make_probe(
+    stats: dict, inputs: np.ndarray, z0: np.ndarray, z1: np.ndarray, fps: int
+) -> Callable[[dict], np.ndarray]:
     """params -> (paths,) settle ratios, for inputs (T, paths, w) from :func:`probe_inputs` and the
     starting states z0, z1 (k,) (compiled once)."""
     paths = inputs.shape[1]

@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -40,7 +41,9 @@ from animat.config import check_known, check_types, require
 from animat.errors import ConfigError
 
 
-def smoothstep_move(start: np.ndarray, target: np.ndarray, seconds: tuple[float, float], fps: float, rng: np.random.Generator) -> np.ndarray:
+def smoothstep_move(
+    start: np.ndarray, target: np.ndarray, seconds: tuple[float, float], fps: float, rng: np.random.Generator
+) -> np.ndarray:
     """(steps, D) a move from ``start`` (excluded) to ``target`` (the last row) with smoothstep easing
     3s^2 - 2s^3 (zero speed at both ends), lasting a uniform draw from ``seconds`` at ``fps`` (at least 2 frames)."""
     steps = max(2, int(round(rng.uniform(*seconds) * fps)))
@@ -71,17 +74,29 @@ class SheetScene:
     max_edge_ratio: float = 3.0
     strike_seconds: tuple[float, float] = (0.5, 1.2)  # duration of one path segment
     hold_seconds: tuple[float, float] = (0.0, 1.0)  # pause at a point away from the cloth
-    stop_anywhere: float = 0.0  # probability that a path segment also stops part-way for a hold (0: holds only away from the cloth)
+    stop_anywhere: float = (
+        0.0  # probability that a path segment also stops part-way for a hold (0: holds only away from the cloth)
+    )
     mutable_state: ClassVar[tuple[str, ...]] = ()  # keys of _setup's state that _apply changes (kept in snapshots)
     # float options checked by build(): all >= 0 but SIGNED ones, POSITIVE ones > 0; ranges 0 <= low <= high
     SIGNED: ClassVar[tuple[str, ...]] = ("top_z_m", "torso_height_m")
-    POSITIVE: ClassVar[tuple[str, ...]] = ("side_m", "mass_kg", "young_pa", "thickness_m", "ball_radius_m", "max_edge_ratio", "torso_radius_m")
+    POSITIVE: ClassVar[tuple[str, ...]] = (
+        "side_m",
+        "mass_kg",
+        "young_pa",
+        "thickness_m",
+        "ball_radius_m",
+        "max_edge_ratio",
+        "torso_radius_m",
+    )
 
     @classmethod
-    def build(cls, **overrides: Any) -> "SheetScene":
+    def build(cls, **overrides: Any) -> SheetScene:
         check_known((f.name for f in fields(cls)), overrides, f"{cls.name} scene option")
         if "name" in overrides:
-            raise ConfigError(f"scene option 'name' is set by the command's SCENE argument ({cls.name}); remove it from [scene]")
+            raise ConfigError(
+                f"scene option 'name' is set by the command's SCENE argument ({cls.name}); remove it from [scene]"
+            )
         values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in overrides.items() if v is not None}
         check_types(cls, values)
         scene = replace(cls(), **values)
@@ -97,8 +112,10 @@ class SheetScene:
         require("elastic2d", scene.elastic2d, choices=("stretch", "both"))
         require("stop_anywhere (a probability)", scene.stop_anywhere, ge=0, le=1)
         if int(scene.warmup_frames) < 0 or int(scene.solver_iterations) < 1 or not float(scene.poisson) < 0.5:
-            raise ConfigError(f"need warmup_frames >= 0, solver_iterations >= 1 and poisson < 0.5, got {scene.warmup_frames}, "
-                              f"{scene.solver_iterations} and {scene.poisson}")
+            raise ConfigError(
+                f"need warmup_frames >= 0, solver_iterations >= 1 and poisson < 0.5, got {scene.warmup_frames}, "
+                f"{scene.solver_iterations} and {scene.poisson}"
+            )
         return scene
 
     def to_dict(self) -> dict:
@@ -181,7 +198,9 @@ class SheetScene:
             return np.array([rng.uniform(-half, half), side * rng.uniform(*away_y), cz + rng.uniform(-half, half)])
 
         def through(side: float) -> np.ndarray:  # sphere centre pushed past the cloth plane
-            return np.array([rng.uniform(-0.8, 0.8) * half, -side * rng.uniform(0.0, 2 * r), cz + rng.uniform(-0.8, 0.8) * half])
+            return np.array(
+                [rng.uniform(-0.8, 0.8) * half, -side * rng.uniform(0.0, 2 * r), cz + rng.uniform(-0.8, 0.8) * half]
+            )
 
         side = rng.choice([-1.0, 1.0])
         pos = np.array([0.0, side * away_y[1], cz])
@@ -202,7 +221,9 @@ class SheetScene:
             if self.stop_anywhere and rng.uniform() < self.stop_anywhere:  # no extra draw when 0: old paths unchanged
                 cut = int(rng.integers(1, len(segment)))
                 still = int(round(rng.uniform(*self.hold_seconds) * self.fps))
-                segment = np.concatenate([segment[:cut], np.repeat(segment[cut - 1 : cut], still, axis=0), segment[cut:]])
+                segment = np.concatenate(
+                    [segment[:cut], np.repeat(segment[cut - 1 : cut], still, axis=0), segment[cut:]]
+                )
             out.append(segment)
             pos, striking, count = target, not striking, count + len(segment)
         return np.concatenate(out)[:total].astype(np.float64)
@@ -237,7 +258,9 @@ class SheetScene:
         free = np.flatnonzero(m.body_jntnum[bodies] > 0)
         b = bodies[free]
         if np.any(m.body_jntnum[b] != 3) or np.any(m.body_parentid[b] != 0):
-            raise ConfigError(f"{self.name}: set_vertices needs flex vertices that are world bodies with 3 slide joints each")
+            raise ConfigError(
+                f"{self.name}: set_vertices needs flex vertices that are world bodies with 3 slide joints each"
+            )
         for c in range(3):
             j = m.body_jntadr[b] + c
             axis = d.xaxis[j]
@@ -265,9 +288,16 @@ class SheetScene:
         return sphere, np.zeros((0, 7), np.float32)
 
     # --- one episode ---------------------------------------------------------------------------
-    def simulate(self, frames: int, seed: int | np.random.SeedSequence | None = None, *, path: np.ndarray | None = None,
-                 restart: tuple[int, np.ndarray, np.ndarray] | None = None, snapshots: Sequence[int] = (),
-                 resume: dict | None = None) -> dict:
+    def simulate(
+        self,
+        frames: int,
+        seed: int | np.random.SeedSequence | None = None,
+        *,
+        path: np.ndarray | None = None,
+        restart: tuple[int, np.ndarray, np.ndarray] | None = None,
+        snapshots: Sequence[int] = (),
+        resume: dict | None = None,
+    ) -> dict:
         """Run one episode; returns X (T, V, 3), Y (T, y) float32 with T <= frames, ``dropped``
         (frames lost after the reference misbehaved) and ``seconds_per_frame`` (reference cost).
 
@@ -294,8 +324,10 @@ class SheetScene:
         else:
             path = np.asarray(path, np.float64)
             if path.ndim != 2 or len(path) != int(frames) + self.warmup_frames or not np.isfinite(path).all():
-                raise ConfigError(f"the external path must be finite, of shape ({int(frames) + self.warmup_frames}, y) "
-                                  f"(warm-up + frames), got shape {path.shape}")
+                raise ConfigError(
+                    f"the external path must be finite, of shape ({int(frames) + self.warmup_frames}, y) "
+                    f"(warm-up + frames), got shape {path.shape}"
+                )
         m = self.model()
         d = mujoco.MjData(m)
         edges = m.flex_edge.reshape(-1, 2)
@@ -318,7 +350,14 @@ class SheetScene:
         prev = path[max(first - 1, 0)]
         # MuJoCo resets the state to rest on a bad position, velocity or acceleration (mj_checkPos/Vel/Acc):
         # the cloth is then finite with rest-length edges, so only its warning counters show the reset
-        bad = [int(w) for w in (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL, mujoco.mjtWarning.mjWARN_BADQACC)]
+        bad = [
+            int(w)
+            for w in (
+                mujoco.mjtWarning.mjWARN_BADQPOS,
+                mujoco.mjtWarning.mjWARN_BADQVEL,
+                mujoco.mjtWarning.mjWARN_BADQACC,
+            )
+        ]
         warnings_before = sum(int(d.warning[w].number) for w in bad)
         start = time.perf_counter()
         restart_at = self.warmup_frames + int(restart[0]) if restart is not None else -1
@@ -327,7 +366,9 @@ class SheetScene:
                 if i in wanted and k == self.substeps:
                     saved[i - self.warmup_frames] = self._snapshot(m, d, state, X[:kept], Y[:kept])
                 if i == restart_at and k == self.substeps:
-                    self.set_vertices(m, d, state, np.asarray(restart[1], np.float64), np.asarray(restart[2], np.float64))
+                    self.set_vertices(
+                        m, d, state, np.asarray(restart[1], np.float64), np.asarray(restart[2], np.float64)
+                    )
                 self._apply(m, d, state, prev + (path[i] - prev) * (k / self.substeps))
                 mujoco.mj_step(m, d)
             prev = path[i]

@@ -12,9 +12,9 @@ the state is ``[z', c phi]`` (k + 1,): ``z'`` the coordinates of the frame turne
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
 
 import numpy as np
 
@@ -29,7 +29,7 @@ class PCA:
     mean: np.ndarray  # (D,) float32
     components: np.ndarray  # (k, D) float32, orthonormal rows
     singular_values: np.ndarray  # (k,)
-    frame: Optional[AzimuthFrame] = None
+    frame: AzimuthFrame | None = None
 
     @property
     def n_components(self) -> int:
@@ -41,7 +41,7 @@ class PCA:
         """Size of a state: k, or k + 1 with a frame (its azimuth)."""
         return self.n_components + (self.frame is not None)
 
-    def truncate(self, k: int) -> "PCA":
+    def truncate(self, k: int) -> PCA:
         return PCA(self.mean, self.components[:k], self.singular_values[:k], self.frame)
 
     def encode(self, X: np.ndarray) -> np.ndarray:
@@ -85,10 +85,12 @@ class PCA:
 
     def save(self, path: str | os.PathLike) -> Path:
         frame = self.frame.save_arrays() if self.frame is not None else {}
-        return runs.atomic_save_npz(path, mean=self.mean, components=self.components, singular_values=self.singular_values, **frame)
+        return runs.atomic_save_npz(
+            path, mean=self.mean, components=self.components, singular_values=self.singular_values, **frame
+        )
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "PCA":
+    def load(cls, path: str | os.PathLike) -> PCA:
         z = runs.read_npz(path, keys=("mean", "components", "singular_values"), what="PCA file")
         try:
             return cls(z["mean"], z["components"], z["singular_values"], AzimuthFrame.from_arrays(z))
@@ -105,8 +107,14 @@ def _flatten(X: np.ndarray, D: int) -> np.ndarray:
     raise ConfigError(f"positions of shape {X.shape} do not match a subspace of dimension {D}")
 
 
-def fit_pca(frames: np.ndarray, n_components: int | None = None, *, max_samples: int = 4000, seed: int = 0,
-            frame: Optional[AzimuthFrame] = None) -> PCA:
+def fit_pca(
+    frames: np.ndarray,
+    n_components: int | None = None,
+    *,
+    max_samples: int = 4000,
+    seed: int = 0,
+    frame: AzimuthFrame | None = None,
+) -> PCA:
     """PCA of ``frames`` (N, V, 3) or (N, D); keeps ``n_components`` (all, min(N, D), if None).
     With a ``frame``: of the frames (N, V, 3) turned back by their azimuths (module docstring).
 
@@ -153,6 +161,12 @@ def reconstruction_table(pca: PCA, frames: np.ndarray, ks: Sequence[int], side_m
         k = min(int(k), pca.n_components)
         rec = pca.truncate(k).decode(np.concatenate([Z[:, :k], Z[:, pca.n_components :]], axis=1))  # the azimuth kept
         err = np.linalg.norm(rec - X, axis=-1)
-        rows.append({"components": k, "mean_error_m": float(err.mean()), "max_error_m": float(err.max()),
-                     "mean_error_percent_of_size": float(100 * err.mean() / side_m)})
+        rows.append(
+            {
+                "components": k,
+                "mean_error_m": float(err.mean()),
+                "max_error_m": float(err.max()),
+                "mean_error_percent_of_size": float(100 * err.mean() / side_m),
+            }
+        )
     return rows

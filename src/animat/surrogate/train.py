@@ -48,9 +48,10 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -62,11 +63,11 @@ from animat.errors import CheckpointError
 from animat.surrogate.data import Dataset, load_dataset
 from animat.surrogate.model import Surrogate, alpha_beta_only, init_mlp, rollout
 from animat.surrogate.normals import angle_degrees, vertex_normals
+from animat.surrogate.options import TrainConfig
 from animat.surrogate.rest import make_lead, rest_loss, start_states
 from animat.surrogate.scenes import scene_from_dict
 from animat.surrogate.settle import SETTLE_LIMIT, make_probe, probe_inputs
 from animat.surrogate.subspace import PCA, reconstruction_table
-from animat.surrogate.options import TrainConfig
 from animat.surrogate.train_state import Baselines, Best, Learner, TrainState, load_last, save_last
 from animat.surrogate.training_data import TrainingData, Windows
 from animat.surrogate.windows import gather
@@ -96,7 +97,9 @@ def optimizer(schedule: Callable | float, weight_decay: float = 0.0) -> optax.Gr
     (Loshchilov & Hutter 2019, "Decoupled weight decay regularization")."""
     if not weight_decay:
         return optax.amsgrad(schedule)
-    return optax.chain(optax.scale_by_amsgrad(), optax.add_decayed_weights(weight_decay), optax.scale_by_learning_rate(schedule))
+    return optax.chain(
+        optax.scale_by_amsgrad(), optax.add_decayed_weights(weight_decay), optax.scale_by_learning_rate(schedule)
+    )
 
 
 def start_noise(key: jax.Array, std: float, batch: int, k: int, correlation: float = 0.0) -> jax.Array:
@@ -160,9 +163,9 @@ class Trainer:
     schedule: Callable
     update: Callable
     loss: Callable
-    probe: Optional[Callable] = None
-    lead: Optional[Callable] = None
-    rest_motion: Optional[Callable] = None
+    probe: Callable | None = None
+    lead: Callable | None = None
+    rest_motion: Callable | None = None
 
     @property
     def ckpt_dir(self) -> Path:
@@ -173,7 +176,9 @@ class Trainer:
         return float(self.loss(params, self.stats, *windows))
 
 
-def setup(cfg: TrainConfig, run_dir: Path, scene: Optional[str] = None, resume: bool = False) -> tuple[Trainer, Learner, TrainState]:
+def setup(
+    cfg: TrainConfig, run_dir: Path, scene: str | None = None, resume: bool = False
+) -> tuple[Trainer, Learner, TrainState]:
     """Everything a run needs before its first epoch: a new run's training data fitted and saved, or with
     ``resume`` the run in ``run_dir`` restored from ``checkpoints/last/`` (refused when it has done
     ``cfg.epochs`` already)."""
@@ -198,21 +203,48 @@ def setup(cfg: TrainConfig, run_dir: Path, scene: Optional[str] = None, resume: 
     opt = optimizer(schedule, cfg.weight_decay)
     opt_state = opt.init(params)
     loss = jax.jit(lambda p, st, Zw, Ww: loss_fn(p, st, Zw, Ww, jnp.zeros((2,) + Zw[:, 0].shape)))
-    model_config = {"components": k, "layers": cfg.layers, "hidden": hidden, "w_dim": w_dim, "scene": ds.meta["scene"]["name"]}
+    model_config = {
+        "components": k,
+        "layers": cfg.layers,
+        "hidden": hidden,
+        "w_dim": w_dim,
+        "scene": ds.meta["scene"]["name"],
+    }
     sc = scene_from_dict(ds.meta["scene"])
-    trainer = Trainer(cfg, run_dir, ds, sc, data, windows, stats, hidden, model_config, per_epoch, schedule,
-                      _make_update(loss_fn, stats, opt, cfg.rest_weight), loss)
+    trainer = Trainer(
+        cfg,
+        run_dir,
+        ds,
+        sc,
+        data,
+        windows,
+        stats,
+        hidden,
+        model_config,
+        per_epoch,
+        schedule,
+        _make_update(loss_fn, stats, opt, cfg.rest_weight),
+        loss,
+    )
     baseline = alpha_beta_only(Surrogate(params, stats, {}))
     if resume:
         treedef = jax.tree_util.tree_structure(opt_state)
         if treedef.num_leaves != len(saved["opt"]) or set(saved["param"]) != set(params):
-            raise CheckpointError(f"{str(trainer.ckpt_dir / LAST)!r} does not match this configuration (network or optimiser differ)")
+            raise CheckpointError(
+                f"{str(trainer.ckpt_dir / LAST)!r} does not match this configuration (network or optimiser differ)"
+            )
         meta = dict(saved_meta["state"])
         rng.bit_generator.state = meta.pop("rng")
-        learner = Learner({name: jnp.asarray(v) for name, v in saved["param"].items()},
-                          jax.tree_util.tree_unflatten(treedef, [jnp.asarray(x) for x in saved["opt"]]), jnp.asarray(saved["noise_key"]), rng)
+        learner = Learner(
+            {name: jnp.asarray(v) for name, v in saved["param"].items()},
+            jax.tree_util.tree_unflatten(treedef, [jnp.asarray(x) for x in saved["opt"]]),
+            jnp.asarray(saved["noise_key"]),
+            rng,
+        )
         state = TrainState.from_meta(meta)
-        if state.best.epoch:  # the kept checkpoint scored on this code's selection windows (earlier runs used 64 random ones)
+        if (
+            state.best.epoch
+        ):  # the kept checkpoint scored on this code's selection windows (earlier runs used 64 random ones)
             state.best.select_loss_m = trainer.eval_loss(Surrogate.load(trainer.ckpt_dir).params, windows.select)
             # it is saved whenever an epoch improves, checkpoints/last/ only every checkpoint_every epochs: it may
             # come from an epoch after last/, which the replay reproduces without beating it
@@ -222,8 +254,16 @@ def setup(cfg: TrainConfig, run_dir: Path, scene: Optional[str] = None, resume: 
                 state.best.settle_ratio = float(kept["settle_probe_ratio"])
     else:
         learner = Learner(params, opt_state, jax.random.PRNGKey(cfg.seed + 1), rng)
-        state = TrainState(0, 0.0, [], Baselines(trainer.eval_loss(params, windows.held), trainer.eval_loss(params, windows.fixed_train),
-                                                 float(loss(baseline.params, baseline.stats, *windows.held))))
+        state = TrainState(
+            0,
+            0.0,
+            [],
+            Baselines(
+                trainer.eval_loss(params, windows.held),
+                trainer.eval_loss(params, windows.fixed_train),
+                float(loss(baseline.params, baseline.stats, *windows.held)),
+            ),
+        )
     if state.baselines.alpha_beta_select_loss_m is None:
         state.baselines.alpha_beta_select_loss_m = float(loss(baseline.params, baseline.stats, *windows.select))
     if cfg.settle_probes:
@@ -246,7 +286,10 @@ def train_epoch(trainer: Trainer, learner: Learner, state: TrainState, epoch: in
     losses = []
     window = cfg.long_window if cfg.long_window and epoch >= cfg.epochs - cfg.long_epochs else cfg.window
     if cfg.rest_weight:  # the states the model reaches long after the external objects stop
-        z0, z1, w_stop = (jnp.asarray(a) for a in start_states(data.Z, trainer.ds.Y, data.train_ids, cfg.rest_states, trainer.scene, learner.rng))
+        z0, z1, w_stop = (
+            jnp.asarray(a)
+            for a in start_states(data.Z, trainer.ds.Y, data.train_ids, cfg.rest_states, trainer.scene, learner.rng)
+        )
         buffer = (*trainer.lead(learner.params, z0, z1, w_stop), w_stop)
     for _ in range(trainer.per_epoch):
         Zw, Ww = gather(data.Z, data.W, data.train_ids, windows.samplers[window].draw(learner.rng, cfg.batch), window)
@@ -256,15 +299,23 @@ def train_epoch(trainer: Trainer, learner: Learner, state: TrainState, epoch: in
         if cfg.rest_weight:
             pick = learner.rng.integers(0, cfg.rest_states, cfg.batch)
             rest = tuple(a[pick] for a in buffer)
-        learner.params, learner.opt_state, loss = trainer.update(learner.params, learner.opt_state, jnp.asarray(Zw), jnp.asarray(Ww), noise, rest)
+        learner.params, learner.opt_state, loss = trainer.update(
+            learner.params, learner.opt_state, jnp.asarray(Zw), jnp.asarray(Ww), noise, rest
+        )
         losses.append(loss)
     train_loss = float(np.mean([float(x) for x in losses]))
     if not np.isfinite(train_loss):
         raise FloatingPointError(f"training loss became {train_loss} at epoch {epoch}")
     params = learner.params
     select_loss = trainer.eval_loss(params, windows.select)
-    row = {"epoch": epoch, "train_loss_m": train_loss, "val_loss_m": select_loss, "test_loss_m": trainer.eval_loss(params, windows.held),
-           "lr": float(trainer.schedule((epoch + 1) * trainer.per_epoch - 1)), "seconds": time.perf_counter() - t0}
+    row = {
+        "epoch": epoch,
+        "train_loss_m": train_loss,
+        "val_loss_m": select_loss,
+        "test_loss_m": trainer.eval_loss(params, windows.held),
+        "lr": float(trainer.schedule((epoch + 1) * trainer.per_epoch - 1)),
+        "seconds": time.perf_counter() - t0,
+    }
     if cfg.rest_weight:  # after the epoch's updates, from the states its first parameters reached
         row["rest_motion_m"] = float(trainer.rest_motion(params, buffer))
     state.rows.append(row)
@@ -276,9 +327,18 @@ def train_epoch(trainer: Trainer, learner: Learner, state: TrainState, epoch: in
         better = (settled and not best_settled) or (settled == best_settled and better)
     runs.atomic_write_csv(trainer.run_dir / "metrics.csv", state.rows, list(row))
     if better:
-        model.save(trainer.ckpt_dir, extra={"epoch": epoch + 1, "val_loss_m": select_loss, "test_loss_m": row["test_loss_m"],
-                                            **({"settle_probe_ratio": row["settle_probe_ratio"]} if trainer.probe is not None else {})})
-        state.best = Best(epoch + 1, select_loss, row["settle_probe_ratio"] if trainer.probe is not None else state.best.settle_ratio)
+        model.save(
+            trainer.ckpt_dir,
+            extra={
+                "epoch": epoch + 1,
+                "val_loss_m": select_loss,
+                "test_loss_m": row["test_loss_m"],
+                **({"settle_probe_ratio": row["settle_probe_ratio"]} if trainer.probe is not None else {}),
+            },
+        )
+        state.best = Best(
+            epoch + 1, select_loss, row["settle_probe_ratio"] if trainer.probe is not None else state.best.settle_ratio
+        )
     state.epoch, state.seconds = epoch + 1, state.seconds + row["seconds"]
     if (epoch + 1) % cfg.checkpoint_every == 0 or epoch + 1 == cfg.epochs:
         save_last(trainer.ckpt_dir / LAST, model, learner, state)
@@ -292,24 +352,46 @@ def finish(trainer: Trainer, learner: Learner, state: TrainState) -> dict:
     cfg, data, windows, rows = trainer.cfg, trainer.data, trainer.windows, state.rows
     k, pca = data.pca.state_dim, data.pca
     curves = {"train": [r["train_loss_m"] for r in rows], "held-out": [r["test_loss_m"] for r in rows]}
-    curves[f"{'validation' if data.val_ids else 'train'} ({windows.select_frames} frames)"] = [r["val_loss_m"] for r in rows]
-    series_plot(np.arange(1, len(rows) + 1), curves, trainer.run_dir / "plots" / "loss.png", ylabel="rollout L1 loss (m)",
-                title=f"surrogate training ({trainer.model_config['scene']}, k={k})")
+    curves[f"{'validation' if data.val_ids else 'train'} ({windows.select_frames} frames)"] = [
+        r["val_loss_m"] for r in rows
+    ]
+    series_plot(
+        np.arange(1, len(rows) + 1),
+        curves,
+        trainer.run_dir / "plots" / "loss.png",
+        ylabel="rollout L1 loss (m)",
+        title=f"surrogate training ({trainer.model_config['scene']}, k={k})",
+    )
     best = Surrogate.load(trainer.ckpt_dir)
     held_frames = np.concatenate([trainer.ds.X[i] for i in data.test_ids])
-    table = reconstruction_table(pca, held_frames, sorted({1, 2, 4, 8, 16, 32, 64, 128, 256, k} & set(range(1, k + 1))), trainer.ds.side_m)
+    table = reconstruction_table(
+        pca, held_frames, sorted({1, 2, 4, 8, 16, 32, 64, 128, 256, k} & set(range(1, k + 1))), trainer.ds.side_m
+    )
     b = state.baselines
     summary = {
-        "components": k, "hidden": trainer.hidden, "layers": cfg.layers, "epochs": cfg.epochs, "batches_per_epoch": trainer.per_epoch,
-        "train_windows": int(len(windows.train)), "select_windows": int(len(windows.select[0])), "select_window_frames": int(windows.select_frames),
-        "train_episodes": len(data.train_ids), "val_episodes": len(data.val_ids), "test_episodes": len(data.test_ids),
-        "best_epoch": int(state.best.epoch), "initial_test_loss_m": b.initial_test_loss_m, "alpha_beta_test_loss_m": b.alpha_beta_test_loss_m,
-        "alpha_beta_select_loss_m": b.alpha_beta_select_loss_m, "best_select_loss_m": state.best.select_loss_m,
+        "components": k,
+        "hidden": trainer.hidden,
+        "layers": cfg.layers,
+        "epochs": cfg.epochs,
+        "batches_per_epoch": trainer.per_epoch,
+        "train_windows": int(len(windows.train)),
+        "select_windows": int(len(windows.select[0])),
+        "select_window_frames": int(windows.select_frames),
+        "train_episodes": len(data.train_ids),
+        "val_episodes": len(data.val_ids),
+        "test_episodes": len(data.test_ids),
+        "best_epoch": int(state.best.epoch),
+        "initial_test_loss_m": b.initial_test_loss_m,
+        "alpha_beta_test_loss_m": b.alpha_beta_test_loss_m,
+        "alpha_beta_select_loss_m": b.alpha_beta_select_loss_m,
+        "best_select_loss_m": state.best.select_loss_m,
         "best_test_loss_m": trainer.eval_loss(best.params, windows.held),
         "initial_train_rollout_loss_m": b.initial_train_rollout_loss_m,
         "final_train_rollout_loss_m": trainer.eval_loss(learner.params, windows.fixed_train),
-        "final_train_loss_m": rows[-1]["train_loss_m"], "final_test_loss_m": rows[-1]["test_loss_m"],
-        "seconds": state.seconds, "noise_std": data.noise_std,
+        "final_train_loss_m": rows[-1]["train_loss_m"],
+        "final_test_loss_m": rows[-1]["test_loss_m"],
+        "seconds": state.seconds,
+        "noise_std": data.noise_std,
         "pca_error_percent_of_size_at_k": table[-1]["mean_error_percent_of_size"],
         **normals_error_degrees(data.normals, pca, held_frames, trainer.ds.topology["triangles"]),
         "model_megabytes": model_megabytes(best, pca, data.normals),
@@ -326,8 +408,8 @@ def train(
     cfg: TrainConfig,
     run_dir: str | Path,
     *,
-    scene: Optional[str] = None,
-    on_epoch: Optional[Callable[[dict], None]] = None,
+    scene: str | None = None,
+    on_epoch: Callable[[dict], None] | None = None,
     resume: bool = False,
 ) -> dict:
     """Train on dataset ``cfg.data``; writes config.json, pca.npz, normals.npz, checkpoints/ (best)

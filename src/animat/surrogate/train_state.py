@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import jax
 import numpy as np
@@ -35,7 +35,7 @@ class Baselines:
     initial_test_loss_m: float
     initial_train_rollout_loss_m: float
     alpha_beta_test_loss_m: float
-    alpha_beta_select_loss_m: Optional[float] = None
+    alpha_beta_select_loss_m: float | None = None
 
 
 @dataclass
@@ -45,7 +45,7 @@ class Best:
 
     epoch: int = 0
     select_loss_m: float = float("inf")
-    settle_ratio: Optional[float] = None
+    settle_ratio: float | None = None
 
 
 @dataclass
@@ -61,17 +61,29 @@ class TrainState:
 
     def to_meta(self) -> dict:
         b = self.baselines
-        meta = {"epoch": self.epoch, "best_epoch": self.best.epoch, "best_select_loss_m": self.best.select_loss_m, "seconds": self.seconds,
-                "initial_test_loss_m": b.initial_test_loss_m, "initial_train_rollout_loss_m": b.initial_train_rollout_loss_m,
-                "alpha_beta_test_loss_m": b.alpha_beta_test_loss_m, "rows": self.rows, "alpha_beta_select_loss_m": b.alpha_beta_select_loss_m}
+        meta = {
+            "epoch": self.epoch,
+            "best_epoch": self.best.epoch,
+            "best_select_loss_m": self.best.select_loss_m,
+            "seconds": self.seconds,
+            "initial_test_loss_m": b.initial_test_loss_m,
+            "initial_train_rollout_loss_m": b.initial_train_rollout_loss_m,
+            "alpha_beta_test_loss_m": b.alpha_beta_test_loss_m,
+            "rows": self.rows,
+            "alpha_beta_select_loss_m": b.alpha_beta_select_loss_m,
+        }
         if self.best.settle_ratio is not None:
             meta["best_settle_ratio"] = self.best.settle_ratio
         return meta
 
     @classmethod
-    def from_meta(cls, meta: dict) -> "TrainState":
-        baselines = Baselines(meta["initial_test_loss_m"], meta["initial_train_rollout_loss_m"], meta["alpha_beta_test_loss_m"],
-                              meta.get("alpha_beta_select_loss_m"))
+    def from_meta(cls, meta: dict) -> TrainState:
+        baselines = Baselines(
+            meta["initial_test_loss_m"],
+            meta["initial_train_rollout_loss_m"],
+            meta["alpha_beta_test_loss_m"],
+            meta.get("alpha_beta_select_loss_m"),
+        )
         best = Best(int(meta["best_epoch"]), meta["best_select_loss_m"], meta.get("best_settle_ratio"))
         return cls(int(meta["epoch"]), meta["seconds"], list(meta["rows"]), baselines, best)
 

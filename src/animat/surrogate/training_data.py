@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 
@@ -52,24 +51,36 @@ class TrainingData:
         return int(self.W[0].shape[1])
 
     @classmethod
-    def fit(cls, cfg: TrainConfig, ds: Dataset) -> "TrainingData":
+    def fit(cls, cfg: TrainConfig, ds: Dataset) -> TrainingData:
         """PCA, alpha/beta, statistics, normals regression and encoded episodes of dataset ``ds``."""
         train_ids, val_ids, test_ids = split_episodes(len(ds.X), cfg.test_episodes, cfg.val_episodes, cfg.split_seed)
         frames = np.concatenate([ds.X[i] for i in train_ids])
         k_max = min(frames.shape[0], frames.shape[1] * 3)
         if cfg.components > k_max:
-            raise ConfigError(f"components={cfg.components} exceeds what {frames.shape[0]} training frames of {frames.shape[1]} vertices allow ({k_max})")
-        sample = np.random.default_rng(cfg.seed).choice(len(frames), min(len(frames), cfg.pca_samples), replace=False)  # fit_pca's sample
+            raise ConfigError(
+                f"components={cfg.components} exceeds what {frames.shape[0]} training frames of {frames.shape[1]} vertices allow ({k_max})"
+            )
+        sample = np.random.default_rng(cfg.seed).choice(
+            len(frames), min(len(frames), cfg.pca_samples), replace=False
+        )  # fit_pca's sample
         frame = None
         if cfg.cloth_frame == "azimuth":
             if ds.meta["scene"]["name"] != "flag":
-                raise ConfigError(f"cloth_frame 'azimuth' is the flag's (a cloth on a vertical pole), not the {ds.meta['scene']['name']!r} scene's")
+                raise ConfigError(
+                    f"cloth_frame 'azimuth' is the flag's (a cloth on a vertical pole), not the {ds.meta['scene']['name']!r} scene's"
+                )
             frame = AzimuthFrame.fit(frames[np.sort(sample)], ds.topology["pinned"])
         pca = fit_pca(frames, cfg.components, max_samples=cfg.pca_samples, seed=cfg.seed, frame=frame)
         Z, W = _encoded(pca, ds)
-        alpha, beta = fit_alpha_beta(_alpha_beta_pieces(cfg.alpha_beta_frames, [Z[i] for i in train_ids], [ds.Y[i] for i in train_ids]),
-                                     unit_alpha=[pca.n_components] if frame is not None else ())  # the azimuth: no preferred direction
-        stats = {"alpha": alpha, "beta": beta, **({"frame_scale": np.float32(frame.scale)} if frame is not None else {})}
+        alpha, beta = fit_alpha_beta(
+            _alpha_beta_pieces(cfg.alpha_beta_frames, [Z[i] for i in train_ids], [ds.Y[i] for i in train_ids]),
+            unit_alpha=[pca.n_components] if frame is not None else (),
+        )  # the azimuth: no preferred direction
+        stats = {
+            "alpha": alpha,
+            "beta": beta,
+            **({"frame_scale": np.float32(frame.scale)} if frame is not None else {}),
+        }
         # statistics of the network's input and output, from the teacher-forced training data
         ins, outs = [], []
         for i in train_ids:
@@ -81,33 +92,62 @@ class TrainingData:
             outs.append(z[2:] - zbar)
         ins, outs = np.concatenate(ins), np.concatenate(outs)
         z_train = np.concatenate([Z[i] for i in train_ids])
-        stats.update({"in_mean": ins.mean(0), "in_std": ins.std(0) + 1e-6, "out_mean": outs.mean(0), "out_std": outs.std(0) + 1e-6})
+        stats.update(
+            {
+                "in_mean": ins.mean(0),
+                "in_std": ins.std(0) + 1e-6,
+                "out_mean": outs.mean(0),
+                "out_std": outs.std(0) + 1e-6,
+            }
+        )
         noise_std = float(cfg.noise_frac * z_train[:, : min(3, z_train.shape[1])].std(0).mean())
         triangles = ds.topology["triangles"]
-        shapes = frames[sample] if frame is None else frame.rotate(frames[sample], -frame.angles(frames[sample]))  # in the cloth's frame
+        shapes = (
+            frames[sample] if frame is None else frame.rotate(frames[sample], -frame.angles(frames[sample]))
+        )  # in the cloth's frame
         normals = fit_normal_regression(z_train[sample][:, : pca.n_components], vertex_normals(shapes, triangles))
         return cls(pca, Z, W, train_ids, val_ids, test_ids, stats, noise_std, normals)
 
     def save(self, run_dir: Path, cfg: TrainConfig, ds: Dataset) -> None:
         """``config.json`` (the options, the dataset's scene, the split and the noise level), ``pca.npz``, ``normals.npz``."""
-        runs.atomic_write_json(run_dir / "config.json", {**asdict(cfg), "data": str(Path(cfg.data).resolve()), "scene": ds.meta["scene"],
-                                                          "train_episode_ids": self.train_ids, "val_episode_ids": self.val_ids,
-                                                          "test_episode_ids": self.test_ids, "noise_std": self.noise_std})
+        runs.atomic_write_json(
+            run_dir / "config.json",
+            {
+                **asdict(cfg),
+                "data": str(Path(cfg.data).resolve()),
+                "scene": ds.meta["scene"],
+                "train_episode_ids": self.train_ids,
+                "val_episode_ids": self.val_ids,
+                "test_episode_ids": self.test_ids,
+                "noise_std": self.noise_std,
+            },
+        )
         self.pca.save(run_dir / "pca.npz")
         runs.atomic_save_npz(run_dir / "normals.npz", R=self.normals)
 
     @classmethod
-    def load(cls, cfg: TrainConfig, run_dir: Path, ds: Dataset, stats: dict) -> "TrainingData":
+    def load(cls, cfg: TrainConfig, run_dir: Path, ds: Dataset, stats: dict) -> TrainingData:
         """What :meth:`save` kept of the run in ``run_dir`` (for ``--resume``): its PCA basis, normals
         regression, episode split and noise level, with ``ds`` encoded again; ``stats`` from its checkpoint."""
         saved = runs.read_json(run_dir / "config.json")
         pca = PCA.load(run_dir / "pca.npz")
         normals = load_regression(run_dir)
         if pca.components.shape[1] != ds.X[0].shape[1] * 3 or max(saved["test_episode_ids"]) >= len(ds.X):
-            raise CheckpointError(f"dataset {str(cfg.data)!r} does not match the run in {str(run_dir)!r} (vertices or episodes differ)")
+            raise CheckpointError(
+                f"dataset {str(cfg.data)!r} does not match the run in {str(run_dir)!r} (vertices or episodes differ)"
+            )
         Z, W = _encoded(pca, ds)
-        return cls(pca, Z, W, saved["train_episode_ids"], saved["val_episode_ids"], saved["test_episode_ids"], stats,
-                   float(saved["noise_std"]), normals)
+        return cls(
+            pca,
+            Z,
+            W,
+            saved["train_episode_ids"],
+            saved["val_episode_ids"],
+            saved["test_episode_ids"],
+            stats,
+            float(saved["noise_std"]),
+            normals,
+        )
 
 
 def _alpha_beta_pieces(frames: str, Z: list[np.ndarray], Y: list[np.ndarray]) -> list[np.ndarray]:
@@ -119,7 +159,9 @@ def _alpha_beta_pieces(frames: str, Z: list[np.ndarray], Y: list[np.ndarray]) ->
         return Z
     pieces = still_segments(Z, Y)
     if sum(max(0, len(p) - 2) for p in pieces) < 3:
-        raise ConfigError("alpha_beta_frames='still': the training episodes have no frames where the external state stays unchanged")
+        raise ConfigError(
+            "alpha_beta_frames='still': the training episodes have no frames where the external state stays unchanged"
+        )
     return pieces
 
 
@@ -157,18 +199,20 @@ class Windows:
     train: np.ndarray
     samplers: dict[int, WindowSampler]
     held: tuple
-    fixed_train: Optional[tuple]
+    fixed_train: tuple | None
     select: tuple
     select_frames: int
 
     @classmethod
-    def make(cls, cfg: TrainConfig, data: TrainingData, rng: np.random.Generator) -> "Windows":
+    def make(cls, cfg: TrainConfig, data: TrainingData, rng: np.random.Generator) -> Windows:
         """The windows of ``data``; the fixed ones drawn from ``rng`` (held-out first, then training)."""
         Z, W, train_ids = data.Z, data.W, data.train_ids
         train_win = all_windows([len(Z[i]) for i in train_ids], cfg.window)
         held = _fixed_windows(Z, W, data.test_ids, cfg.window, rng)
         if len(train_win) == 0 or held is None:
-            raise ConfigError(f"episodes are too short for windows of {cfg.window} frames; generate more frames or lower --window")
+            raise ConfigError(
+                f"episodes are too short for windows of {cfg.window} frames; generate more frames or lower --window"
+            )
         fixed_train = _fixed_windows(Z, W, train_ids, cfg.window, rng)  # no noise: the rollout loss on training data
         *select, select_frames = _selection_windows(cfg, Z, W, data.val_ids or train_ids)
         samplers = {cfg.window: _sampler(cfg, [Z[i] for i in train_ids], train_win, cfg.window)}

@@ -17,8 +17,8 @@ replaced per frame.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Callable, Mapping
 
 import matplotlib
 
@@ -29,7 +29,9 @@ import numpy as np  # noqa: E402
 from animat.viz.animate import write_gif, write_images  # noqa: E402
 
 AMBIENT = 0.25
-FRONT_LIGHT = np.array([-0.3, -1.0, 0.5])  # light direction of the front (x-z) view (two-sided lighting: its sign does not matter)
+FRONT_LIGHT = np.array(
+    [-0.3, -1.0, 0.5]
+)  # light direction of the front (x-z) view (two-sided lighting: its sign does not matter)
 _VIEWS = ((0, 2, FRONT_LIGHT), (1, 2, np.array([1.0, -0.3, 0.5])))  # (horizontal, vertical axis, light)
 
 
@@ -40,14 +42,22 @@ def draw_proxies(ax, scene, y: np.ndarray, wind_at: tuple[float, float], axes: t
     h, v = axes
     depth = 3 - h - v
     spheres, capsules = scene.proxies(y)
-    artists = [ax.add_patch(plt.Circle((c[h], c[v]), c[3], color="C3", alpha=0.6 if c[depth] < 0 else 0.25)) for c in spheres]
+    artists = [
+        ax.add_patch(plt.Circle((c[h], c[v]), c[3], color="C3", alpha=0.6 if c[depth] < 0 else 0.25)) for c in spheres
+    ]
     for c in capsules:
         for s in np.linspace(0.0, 1.0, 6):
             p = c[:3] + s * (c[3:6] - c[:3])
             artists.append(ax.add_patch(plt.Circle((p[h], p[v]), c[6], color="C0", alpha=0.15)))
     if scene.name == "flag":
-        artists.append(ax.annotate("", xy=(wind_at[0] + 0.1 * y[h], wind_at[1] + 0.1 * y[v]), xytext=wind_at,  # the view's wind components, one scale
-                                   arrowprops={"arrowstyle": "->", "color": "C3"}))
+        artists.append(
+            ax.annotate(
+                "",
+                xy=(wind_at[0] + 0.1 * y[h], wind_at[1] + 0.1 * y[v]),
+                xytext=wind_at,  # the view's wind components, one scale
+                arrowprops={"arrowstyle": "->", "color": "C3"},
+            )
+        )
     return artists
 
 
@@ -69,8 +79,19 @@ def _extent(points: np.ndarray, Y: np.ndarray, scene) -> tuple[np.ndarray, np.nd
     return boxes.min(0), boxes.max(0)
 
 
-def play_video(X: np.ndarray, N: np.ndarray, Y: np.ndarray, triangles: np.ndarray, path: str | os.PathLike, *, scene,
-               captions: list[str], fps: float = 30.0, dpi: int = 70, on_frame: Callable[[int], None] | None = None) -> Path:
+def play_video(
+    X: np.ndarray,
+    N: np.ndarray,
+    Y: np.ndarray,
+    triangles: np.ndarray,
+    path: str | os.PathLike,
+    *,
+    scene,
+    captions: list[str],
+    fps: float = 30.0,
+    dpi: int = 70,
+    on_frame: Callable[[int], None] | None = None,
+) -> Path:
     """X, N (T, V, 3) positions m and unit normals; Y (T, y) external states; triangles (F, 3);
     captions (T,); ``on_frame(t)`` after each frame is drawn. Non-finite frames are drawn without the cloth."""
     from matplotlib.tri import Triangulation
@@ -143,7 +164,9 @@ def side_by_side_gif(
                 if name in panels:
                     ax.tripcolor(tri, x[:, 1], shading="gouraud", cmap="viridis", vmin=lo[1], vmax=hi[1])
                 else:
-                    ax.tripcolor(tri, 100 * error[t], shading="gouraud", cmap="magma", vmin=0.0, vmax=max(err_max, 1e-6))
+                    ax.tripcolor(
+                        tri, 100 * error[t], shading="gouraud", cmap="magma", vmin=0.0, vmax=max(err_max, 1e-6)
+                    )
             draw_proxies(ax, scene, Y[t], (lo[0], hi[2] + pad * 0.5))
             ax.set_xlim(lo[0] - pad, hi[0] + pad)
             ax.set_ylim(lo[2] - pad, hi[2] + pad)

@@ -19,7 +19,7 @@ uniform probability, so windows where the cloth comes to rest still teach dampin
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -58,7 +58,7 @@ class WindowSampler:
     """Draws batches of training windows: uniformly (``weighting`` 0: ``rng.integers``, the draw of
     earlier runs number for number) or with :func:`motion_probabilities` (inverse CDF)."""
 
-    def __init__(self, rows: np.ndarray, motion: Optional[np.ndarray] = None, weighting: float = 0.0):
+    def __init__(self, rows: np.ndarray, motion: np.ndarray | None = None, weighting: float = 0.0):
         self.rows = rows
         self.weighting = float(weighting)
         self.cdf = None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 from rich.markup import escape
@@ -39,35 +38,51 @@ def _params(items: list[str]) -> dict:
 @app.command("run")
 def run_cmd(
     scheme: str = typer.Argument(..., help="consensus | second-order | ellipse | segment | circle | flocking"),
-    agents: Optional[int] = cli_option(SwarmOptions, "agents", "--agents", "-n"),
-    dt: Optional[float] = cli_option(SwarmOptions, "dt", "--dt"),
-    steps: Optional[int] = cli_option(SwarmOptions, "steps", "--steps", "-k"),
-    seed: Optional[int] = cli_option(SwarmOptions, "seed", "--seed"),
-    scale: Optional[float] = cli_option(SwarmOptions, "scale", "--scale"),
-    algorithm: Optional[int] = cli_option(SwarmOptions, "algorithm", "--algorithm"),
-    dim: Optional[int] = cli_option(SwarmOptions, "dim", "--dim"),
-    param: List[str] = typer.Option([], "--param", "-p", help="Model parameter NAME=VALUE (repeatable): d, r, a, b, h, eps, c1, c2, alpha, ..."),
-    sphere: List[str] = typer.Option([], "--sphere", help="Sphere obstacle 'x,y[,z],R' (repeatable; algorithm 3)."),
-    wall: List[str] = typer.Option([], "--wall", help="Wall 'px,py[,pz],nx,ny[,nz]' (point, normal into free space)."),
-    obstacles: Optional[Path] = typer.Option(None, "--obstacles", help="Obstacles file (JSON/TOML: spheres, walls)."),
-    gamma_pos: Optional[str] = typer.Option(None, "--gamma-pos", help="Gamma-agent start 'x,y[,z]'."),
-    gamma_vel: Optional[str] = typer.Option(None, "--gamma-vel", help="Gamma-agent velocity 'vx,vy[,vz]'."),
-    spread: Optional[float] = cli_option(SwarmOptions, "spread", "--spread"),
-    neighbours: Optional[str] = cli_option(SwarmOptions, "neighbours", "--neighbours"),
-    record_every: Optional[int] = cli_option(SwarmOptions, "record_every", "--record-every"),
+    agents: int | None = cli_option(SwarmOptions, "agents", "--agents", "-n"),
+    dt: float | None = cli_option(SwarmOptions, "dt", "--dt"),
+    steps: int | None = cli_option(SwarmOptions, "steps", "--steps", "-k"),
+    seed: int | None = cli_option(SwarmOptions, "seed", "--seed"),
+    scale: float | None = cli_option(SwarmOptions, "scale", "--scale"),
+    algorithm: int | None = cli_option(SwarmOptions, "algorithm", "--algorithm"),
+    dim: int | None = cli_option(SwarmOptions, "dim", "--dim"),
+    param: list[str] = typer.Option(
+        [], "--param", "-p", help="Model parameter NAME=VALUE (repeatable): d, r, a, b, h, eps, c1, c2, alpha, ..."
+    ),
+    sphere: list[str] = typer.Option([], "--sphere", help="Sphere obstacle 'x,y[,z],R' (repeatable; algorithm 3)."),
+    wall: list[str] = typer.Option([], "--wall", help="Wall 'px,py[,pz],nx,ny[,nz]' (point, normal into free space)."),
+    obstacles: Path | None = typer.Option(None, "--obstacles", help="Obstacles file (JSON/TOML: spheres, walls)."),
+    gamma_pos: str | None = typer.Option(None, "--gamma-pos", help="Gamma-agent start 'x,y[,z]'."),
+    gamma_vel: str | None = typer.Option(None, "--gamma-vel", help="Gamma-agent velocity 'vx,vy[,vz]'."),
+    spread: float | None = cli_option(SwarmOptions, "spread", "--spread"),
+    neighbours: str | None = cli_option(SwarmOptions, "neighbours", "--neighbours"),
+    record_every: int | None = cli_option(SwarmOptions, "record_every", "--record-every"),
     no_animation: bool = typer.Option(False, "--no-animation", help="Skip the GIF."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML file of run options."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
+    config: Path | None = typer.Option(None, "--config", "-c", help="TOML file of run options."),
 ) -> None:
     """Simulate a swarm; writes trajectory.npz, metrics.csv, plots/metrics.png, media/swarm.gif, summary.json."""
     from animat.swarm.run import SwarmConfig, dt_warning, stability_bound, write_run
 
     cfg = SwarmConfig.build(
-        config, scheme=scheme, agents=agents, dt=dt, steps=steps, seed=seed, scale=scale, algorithm=algorithm, dim=dim,
-        params=_params(param), spheres=[_numbers(s, "--sphere") for s in sphere], walls=[_numbers(w, "--wall") for w in wall],
+        config,
+        scheme=scheme,
+        agents=agents,
+        dt=dt,
+        steps=steps,
+        seed=seed,
+        scale=scale,
+        algorithm=algorithm,
+        dim=dim,
+        params=_params(param),
+        spheres=[_numbers(s, "--sphere") for s in sphere],
+        walls=[_numbers(w, "--wall") for w in wall],
         obstacles_file=str(obstacles) if obstacles else None,
-        gamma_pos=_numbers(gamma_pos, "--gamma-pos") if gamma_pos else None, gamma_vel=_numbers(gamma_vel, "--gamma-vel") if gamma_vel else None,
-        spread=spread, neighbours=neighbours, record_every=record_every, animation=False if no_animation else None,
+        gamma_pos=_numbers(gamma_pos, "--gamma-pos") if gamma_pos else None,
+        gamma_vel=_numbers(gamma_vel, "--gamma-vel") if gamma_vel else None,
+        spread=spread,
+        neighbours=neighbours,
+        record_every=record_every,
+        animation=False if no_animation else None,
     )
     if cfg.scheme == "flocking":
         from animat.swarm.run import flock_setup

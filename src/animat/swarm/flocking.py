@@ -98,10 +98,17 @@ class FlockParams:
     OPTION_NAME: ClassVar[str] = "flocking parameter {name}"
 
     # names accepted by --param (aliases on the left)
-    ALIASES = {"h": "h_alpha", "dp": "d_beta", "rp": "r_beta", "d_prime": "d_beta", "r_prime": "r_beta", "epsilon": "eps"}
+    ALIASES = {
+        "h": "h_alpha",
+        "dp": "d_beta",
+        "rp": "r_beta",
+        "d_prime": "d_beta",
+        "r_prime": "r_beta",
+        "epsilon": "eps",
+    }
 
     @classmethod
-    def build(cls, overrides: dict[str, Any] | None = None, **fixed: Any) -> "FlockParams":
+    def build(cls, overrides: dict[str, Any] | None = None, **fixed: Any) -> FlockParams:
         """Paper defaults, then ``overrides`` (names as in --param). Derived values follow the given
         ones unless set: r = 1.2 d, d' = 0.6 d, r' = 1.2 d', c2 = 2 sqrt(c1), c2_beta = 2 sqrt(c1_beta)."""
         vals: dict[str, Any] = {}
@@ -124,12 +131,16 @@ class FlockParams:
         vals.setdefault("c2_beta", 2.0 * math.sqrt(max(c1b, 0.0)))
         return cls(**vals).validate()
 
-    def validate(self) -> "FlockParams":
+    def validate(self) -> FlockParams:
         check_instance(self)
         if self.a > self.b:
-            raise ConfigError(f"flocking needs 0 < a <= b (phi must be repulsive enough), got a = {self.a} > b = {self.b}")
+            raise ConfigError(
+                f"flocking needs 0 < a <= b (phi must be repulsive enough), got a = {self.a} > b = {self.b}"
+            )
         if not self.r > self.d:
-            raise ConfigError(f"interaction range r must exceed the desired distance d, got r = {self.r} <= d = {self.d}")
+            raise ConfigError(
+                f"interaction range r must exceed the desired distance d, got r = {self.r} <= d = {self.d}"
+            )
         if self.algorithm >= 2 and not self.c1 > 0:
             raise ConfigError(f"algorithm {self.algorithm} needs navigational feedback c1 > 0, got {self.c1}")
         return self
@@ -179,12 +190,12 @@ class Obstacles(NamedTuple):
     wall_normals: np.ndarray
 
     @classmethod
-    def empty(cls, dim: int) -> "Obstacles":
+    def empty(cls, dim: int) -> Obstacles:
         z = np.zeros((0, dim), np.float32)
         return cls(z, np.zeros((0,), np.float32), z.copy(), z.copy())
 
     @classmethod
-    def make(cls, dim: int, spheres=(), walls=()) -> "Obstacles":
+    def make(cls, dim: int, spheres=(), walls=()) -> Obstacles:
         """spheres: iterable of (centre (d,), radius); walls: iterable of (point (d,), normal (d,))."""
         spheres, walls = list(spheres), list(walls)
         cen = np.zeros((len(spheres), dim), np.float32)
@@ -194,14 +205,18 @@ class Obstacles(NamedTuple):
             if c.shape != (dim,):
                 raise ConfigError(f"sphere obstacle {i}: centre must have {dim} coordinates, got {c.tolist()}")
             if not (np.isfinite(c).all() and math.isfinite(float(rr)) and float(rr) > 0):
-                raise ConfigError(f"sphere obstacle {i}: centre must be finite and radius > 0, got {c.tolist()} and {rr}")
+                raise ConfigError(
+                    f"sphere obstacle {i}: centre must be finite and radius > 0, got {c.tolist()} and {rr}"
+                )
             cen[i], rad[i] = c, float(rr)
         wp = np.zeros((len(walls), dim), np.float32)
         wn = np.zeros((len(walls), dim), np.float32)
         for i, (pt, nrm) in enumerate(walls):
             pt, nrm = np.asarray(pt, float).ravel(), np.asarray(nrm, float).ravel()
             if pt.shape != (dim,) or nrm.shape != (dim,):
-                raise ConfigError(f"wall {i}: point and normal must have {dim} coordinates each, got {pt.tolist()} and {nrm.tolist()}")
+                raise ConfigError(
+                    f"wall {i}: point and normal must have {dim} coordinates each, got {pt.tolist()} and {nrm.tolist()}"
+                )
             norm = np.linalg.norm(nrm)
             if not (np.isfinite(pt).all() and np.isfinite(nrm).all()):
                 raise ConfigError(f"wall {i}: point and normal must be finite, got {pt.tolist()} and {nrm.tolist()}")
@@ -229,7 +244,9 @@ def clearance(q: np.ndarray, obs: Obstacles) -> np.ndarray:
         dist = np.linalg.norm(q[:, None, :] - obs.centres[None].astype(float), axis=-1) - obs.radii[None]
         out = np.minimum(out, dist.min(axis=1))
     if obs.wall_points.shape[0]:
-        dist = np.einsum("nkd,kd->nk", q[:, None, :] - obs.wall_points[None].astype(float), obs.wall_normals.astype(float))
+        dist = np.einsum(
+            "nkd,kd->nk", q[:, None, :] - obs.wall_points[None].astype(float), obs.wall_normals.astype(float)
+        )
         out = np.minimum(out, dist.min(axis=1))
     return out
 

@@ -68,7 +68,9 @@ def _check_scale(scale: float) -> None:
     require("consensus scale s", scale, gt=0)  # 1 or 0.5 in the original
 
 
-def check_params(scheme: str, *, scale: float = 1.0, alpha: float = 1.0, omega: float = 1.0, radius: float = 1.0, weight: float = 1.0) -> None:
+def check_params(
+    scheme: str, *, scale: float = 1.0, alpha: float = 1.0, omega: float = 1.0, radius: float = 1.0, weight: float = 1.0
+) -> None:
     """ConfigError (one line) for values the scheme cannot run with: a non-finite value, scale or
     damping alpha <= 0, radius <= 0, an averaging weight outside (0, 1]."""
     for name, v in (("scale", scale), ("alpha", alpha), ("omega", omega), ("radius", radius), ("weight", weight)):
@@ -140,7 +142,9 @@ def _times(steps: int, dt: float) -> np.ndarray:
     return dt * np.arange(steps + 1, dtype=float)
 
 
-def simulate_consensus(x0: np.ndarray, dt: float, steps: int, scale: float = 1.0, record_every: int = 1) -> LinearResult:
+def simulate_consensus(
+    x0: np.ndarray, dt: float, steps: int, scale: float = 1.0, record_every: int = 1
+) -> LinearResult:
     """Explicit Euler ``x <- x + dt s A x`` from ``x0`` (N, 2); returns every ``record_every``-th state."""
     x = np.array(x0, dtype=float)
     _check_common(x.shape[0], dt, steps)
@@ -247,7 +251,9 @@ def ellipse_limit_matrix(p0: np.ndarray) -> np.ndarray:
     delta = np.angle(x @ f) - np.angle(y @ f)
     s2 = math.sin(delta) ** 2
     if s2 < 1e-12:
-        raise ConfigError("the initial polygon's x and y first harmonics are in phase; the limit is a segment, not an ellipse")
+        raise ConfigError(
+            "the initial polygon's x and y first harmonics are in phase; the limit is a segment, not an ellipse"
+        )
     c = math.cos(delta)
     s_inv = n / (2.0 * s2) * np.array([[1.0, -c], [-c, 1.0]])
     return np.linalg.inv(s_inv)
@@ -276,8 +282,14 @@ def simulate_segment(p0: np.ndarray, steps: int, weight: float = 1.0, record_eve
 
 
 def simulate_circle(
-    theta0: np.ndarray, dt: float, steps: int, omega: float = 1.0, alpha: float = 1.0, radius: float = 1.0,
-    weight: float = 1.0, record_every: int = 1,
+    theta0: np.ndarray,
+    dt: float,
+    steps: int,
+    omega: float = 1.0,
+    alpha: float = 1.0,
+    radius: float = 1.0,
+    weight: float = 1.0,
+    record_every: int = 1,
 ) -> LinearResult:
     """Angles ``theta <- M theta + alpha omega dt`` and points ``R (cos theta, sin theta)``.
 

@@ -16,11 +16,24 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
-__all__ = ["neighbour_pairs", "relative_connectivity", "laplacian_rank_connectivity", "flock_metrics", "metrics_series", "METRIC_NAMES"]
+__all__ = [
+    "neighbour_pairs",
+    "relative_connectivity",
+    "laplacian_rank_connectivity",
+    "flock_metrics",
+    "metrics_series",
+    "METRIC_NAMES",
+]
 
 METRIC_NAMES = [
-    "connectivity", "components", "cohesion_radius", "deviation_energy", "velocity_mismatch", "min_distance",
-    "max_neighbour_error", "edges",
+    "connectivity",
+    "components",
+    "cohesion_radius",
+    "deviation_energy",
+    "velocity_mismatch",
+    "min_distance",
+    "max_neighbour_error",
+    "edges",
 ]
 
 

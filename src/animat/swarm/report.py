@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from animat.viz.scene import Scene, frame_indices, quat_between_z
 from animat.viz.report import SceneBuilder, write_report
 from animat.viz.run_files import read_json_or_none, read_trajectory, trajectory_keys
+from animat.viz.scene import Scene, frame_indices, quat_between_z
 
 MAX_TRAILS = 200  # agents with a trail of their own at most
 TRAIL_FRAMES = 12
@@ -48,7 +48,15 @@ def _obstacles(scene: Scene, obstacles: dict, dim: int, size: float) -> None:
         radii = np.array([s["radius"] for s in spheres], float)
         kind = "sphere" if dim == 3 else "cylinder"  # a disc in the plane
         sizes = np.stack([radii, radii if dim == 3 else np.full_like(radii, 0.02 * size), radii], axis=1)
-        scene.add_prims("obstacles", [kind] * len(radii), sizes, centres, np.tile([1.0, 0, 0, 0], (len(radii), 1)), color=(0.5, 0.5, 0.5), opacity=0.6)
+        scene.add_prims(
+            "obstacles",
+            [kind] * len(radii),
+            sizes,
+            centres,
+            np.tile([1.0, 0, 0, 0], (len(radii), 1)),
+            color=(0.5, 0.5, 0.5),
+            opacity=0.6,
+        )
     walls = obstacles.get("walls") or []
     if walls:
         points = _in_3d(np.array([w["point"] for w in walls], float))
@@ -74,9 +82,13 @@ def build(run_dir: Path, **_) -> Scene:
     centroid = np.nanmean(pos, axis=1)
     flock = "gamma" in traj or summary.get("algorithm") is not None
     start_span = float(np.nanmax(np.ptp(pos[0], axis=0))) if np.isfinite(pos[0]).any() else span
-    scene = Scene(traj["t"][idx], view=(-0.9, -1.6, 0.9) if dim == 3 else (0.0, -0.35, 1.0),
-                  follow=centroid if flock else None, focus=1.2 * max(start_span, 6 * radius) if flock else None,
-                  ground=None if dim == 3 else -radius)
+    scene = Scene(
+        traj["t"][idx],
+        view=(-0.9, -1.6, 0.9) if dim == 3 else (0.0, -0.35, 1.0),
+        follow=centroid if flock else None,
+        focus=1.2 * max(start_span, 6 * radius) if flock else None,
+        ground=None if dim == 3 else -radius,
+    )
     scene.add_points("agents", pos, radius=radius)
     if "r" in params:
         scene.add_links("agents", neighbour_pairs(pos, float(params["r"])))
@@ -88,7 +100,10 @@ def build(run_dir: Path, **_) -> Scene:
         scene.add_prims("γ-agent", ["sphere"], [[1.5 * radius] * 3], gamma[:, None], color=(0.84, 0.15, 0.16))
         scene.add_path("γ-agent path", gamma)
     _obstacles(scene, summary.get("obstacles") or {}, dim, max(span, 1.0))
-    scene.notes.append(f"{pos.shape[1]} agents in {dim}D" + (f"; links join agents closer than r = {params['r']:g}" if "r" in params else ""))
+    scene.notes.append(
+        f"{pos.shape[1]} agents in {dim}D"
+        + (f"; links join agents closer than r = {params['r']:g}" if "r" in params else "")
+    )
     return scene
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -27,8 +28,13 @@ from animat.swarm.options import SCHEMES, SwarmOptions
 
 # per-scheme defaults: agents, dt, steps
 LINEAR_PARAMS = {"alpha": 1.0, "omega": 1.0, "radius": 1.0, "weight": 1.0}
-SCHEME_PARAMS = {"consensus": (), "second-order": ("alpha",), "ellipse": (), "segment": ("weight",),
-                 "circle": ("omega", "alpha", "radius", "weight")}  # the --param names each linear scheme uses
+SCHEME_PARAMS = {
+    "consensus": (),
+    "second-order": ("alpha",),
+    "ellipse": (),
+    "segment": ("weight",),
+    "circle": ("omega", "alpha", "radius", "weight"),
+}  # the --param names each linear scheme uses
 MAX_FRAMES = 150
 
 
@@ -38,7 +44,7 @@ class SwarmConfig(SwarmOptions):
     of :class:`animat.swarm.options.SwarmOptions`, resolved per scheme and checked."""
 
     @classmethod
-    def build(cls, file: str | Path | None = None, **overrides: Any) -> "SwarmConfig":
+    def build(cls, file: str | Path | None = None, **overrides: Any) -> SwarmConfig:
         values: dict[str, Any] = {}
         if file is not None:
             values.update(load_toml(file))
@@ -49,7 +55,7 @@ class SwarmConfig(SwarmOptions):
         check_options(cls, values)
         return cls(**values).resolve()
 
-    def resolve(self) -> "SwarmConfig":
+    def resolve(self) -> SwarmConfig:
         require("scheme", self.scheme, choices=SCHEMES)
         for k, v in DEFAULTS[self.scheme].items():
             if getattr(self, k) is None:
@@ -71,9 +77,13 @@ class SwarmConfig(SwarmOptions):
         else:
             unknown = sorted(set(self.params) - set(SCHEME_PARAMS[self.scheme]))
             if unknown:
-                raise ConfigError(f"parameter(s) {unknown} do not apply to {self.scheme}; it takes "
-                                  f"{', '.join(SCHEME_PARAMS[self.scheme]) or 'none'}")
-            linear.check_params(self.scheme, scale=self.scale, **{k: self.linear_param(k) for k in SCHEME_PARAMS[self.scheme]})
+                raise ConfigError(
+                    f"parameter(s) {unknown} do not apply to {self.scheme}; it takes "
+                    f"{', '.join(SCHEME_PARAMS[self.scheme]) or 'none'}"
+                )
+            linear.check_params(
+                self.scheme, scale=self.scale, **{k: self.linear_param(k) for k in SCHEME_PARAMS[self.scheme]}
+            )
         return self
 
     def flock_params(self) -> FlockParams:
@@ -150,8 +160,10 @@ def flock_start(cfg: SwarmConfig, rng: np.random.Generator) -> tuple[np.ndarray,
     n, dim = cfg.agents, cfg.dim
     spread = cfg.spread if cfg.spread is not None else 0.53 * prm.d * n ** (1.0 / dim)  # > 0: declared so, and d > 0
     sep = float(cfg.min_separation)
-    if sep > 0 and n * (sep ** dim) > 0.5 * (2 * spread) ** dim:
-        raise ConfigError(f"cannot place {n} agents at least {sep} apart in a box of half-width {spread}; lower min_separation or raise spread")
+    if sep > 0 and n * (sep**dim) > 0.5 * (2 * spread) ** dim:
+        raise ConfigError(
+            f"cannot place {n} agents at least {sep} apart in a box of half-width {spread}; lower min_separation or raise spread"
+        )
     q = rng.uniform(-spread, spread, (n, dim))
     if sep > 0:
         from scipy.spatial import cKDTree
@@ -168,7 +180,11 @@ def flock_start(cfg: SwarmConfig, rng: np.random.Generator) -> tuple[np.ndarray,
 
 def gamma_defaults(cfg: SwarmConfig) -> tuple[np.ndarray, np.ndarray]:
     dim = cfg.dim
-    pos = cfg.gamma_pos if cfg.gamma_pos is not None else ([250.0] + [0.0] * (dim - 1) if cfg.algorithm == 3 else [0.0] * dim)
+    pos = (
+        cfg.gamma_pos
+        if cfg.gamma_pos is not None
+        else ([250.0] + [0.0] * (dim - 1) if cfg.algorithm == 3 else [0.0] * dim)
+    )
     vel = cfg.gamma_vel if cfg.gamma_vel is not None else [0.0] * dim
     pos, vel = np.asarray(pos, float).ravel(), np.asarray(vel, float).ravel()
     if pos.shape != (dim,) or vel.shape != (dim,):
@@ -227,7 +243,11 @@ def simulate(cfg: SwarmConfig, on_progress: Callable[[int], None] | None = None)
         with np.errstate(over="ignore", invalid="ignore"):
             err = np.max(np.linalg.norm(res.positions - target[None], axis=2), axis=1)
         rows = [{"frame": i, "t": float(t), "error": float(e)} for i, (t, e) in enumerate(zip(res.t, err))]
-        summary.update(final_error=float(err[-1]), initial_error=float(err[0]), converged=bool(np.isfinite(err[-1]) and err[-1] < 1e-3 * max(err[0], 1e-12)))
+        summary.update(
+            final_error=float(err[-1]),
+            initial_error=float(err[0]),
+            converged=bool(np.isfinite(err[-1]) and err[-1] < 1e-3 * max(err[0], 1e-12)),
+        )
     elif s == "ellipse":
         p0 = rng.normal(size=(n, 2))
         res = linear.simulate_ellipse(p0, cfg.steps, record_every=every)
@@ -235,7 +255,11 @@ def simulate(cfg: SwarmConfig, on_progress: Callable[[int], None] | None = None)
         resid = np.abs(np.einsum("tni,ij,tnj->tn", res.positions, s_inv, res.positions) - 1.0).max(axis=1)
         evals, evecs = np.linalg.eigh(np.linalg.inv(s_inv))
         rows = [{"frame": i, "t": float(t), "ellipse_residual": float(e)} for i, (t, e) in enumerate(zip(res.t, resid))]
-        summary.update(final_ellipse_residual=float(resid[-1]), axis_angles_deg=np.degrees(np.arctan2(evecs[1], evecs[0])).tolist(), semi_axes=np.sqrt(evals).tolist())
+        summary.update(
+            final_ellipse_residual=float(resid[-1]),
+            axis_angles_deg=np.degrees(np.arctan2(evecs[1], evecs[0])).tolist(),
+            semi_axes=np.sqrt(evals).tolist(),
+        )
     elif s == "segment":
         p0 = rng.normal(0.0, 0.3 * n, (n, 2))
         p0[0], p0[-1] = (0.0, 0.0), (n - 1.0, 0.0)
@@ -247,12 +271,19 @@ def simulate(cfg: SwarmConfig, on_progress: Callable[[int], None] | None = None)
     elif s == "circle":
         th0 = np.sort(rng.uniform(0.0, 2 * np.pi, n))
         omega, alpha = cfg.linear_param("omega"), cfg.linear_param("alpha")
-        res = linear.simulate_circle(th0, cfg.dt, cfg.steps, omega, alpha, cfg.linear_param("radius"), cfg.linear_param("weight"), every)
+        res = linear.simulate_circle(
+            th0, cfg.dt, cfg.steps, omega, alpha, cfg.linear_param("radius"), cfg.linear_param("weight"), every
+        )
         gaps = np.diff(res.angles, axis=1)
         spread = (gaps.max(1) - gaps.min(1)) / (2 * np.pi / (n - 1))
-        rows = [{"frame": i, "t": float(t), "spacing_spread": float(e), "theta0": float(a)} for i, (t, e, a) in enumerate(zip(res.t, spread, res.angles[:, 0]))]
+        rows = [
+            {"frame": i, "t": float(t), "spacing_spread": float(e), "theta0": float(a)}
+            for i, (t, e, a) in enumerate(zip(res.t, spread, res.angles[:, 0]))
+        ]
         rate = (res.angles[-1, 0] - res.angles[-2, 0]) / (res.t[-1] - res.t[-2]) if len(res.t) > 1 else float("nan")
-        summary.update(final_spacing_spread=float(spread[-1]), rotation_rate=float(rate), set_rotation_rate=alpha * omega)
+        summary.update(
+            final_spacing_spread=float(spread[-1]), rotation_rate=float(rate), set_rotation_rate=alpha * omega
+        )
     else:
         return _simulate_flocking(cfg, rng, out, summary, on_progress)
     out.update(positions=res.positions, velocities=res.velocities, t=res.t, rows=rows, summary=summary)
@@ -279,8 +310,18 @@ def _simulate_flocking(cfg, rng, out, summary, on_progress):
     summary["dt_max"] = prm.dt_max if math.isfinite(prm.dt_max) else None  # None: no damping bound (algorithm 1)
     if dt_warning(cfg):
         out["warnings"].append(dt_warning(cfg))
-    run = simulate_flock(q0, p0, prm, cfg.steps, obstacles=obs, gamma_pos=qr, gamma_vel=pr, record_every=cfg.record_every,
-                         neighbours=cfg.neighbours, on_chunk=on_progress)
+    run = simulate_flock(
+        q0,
+        p0,
+        prm,
+        cfg.steps,
+        obstacles=obs,
+        gamma_pos=qr,
+        gamma_vel=pr,
+        record_every=cfg.record_every,
+        neighbours=cfg.neighbours,
+        on_chunk=on_progress,
+    )
     rows = metrics_series(run.positions, run.velocities, run.t, prm.d, prm.r)
     if obs.count:
         from animat.swarm.flocking import clearance
@@ -290,30 +331,59 @@ def _simulate_flocking(cfg, rng, out, summary, on_progress):
     final = rows[-1]
     simulated = len(run.t) - 1
     if simulated * cfg.record_every != cfg.steps:
-        out["warnings"].append(f"{simulated * cfg.record_every} steps simulated: {cfg.steps} rounded up to a multiple of --record-every {cfg.record_every}")
+        out["warnings"].append(
+            f"{simulated * cfg.record_every} steps simulated: {cfg.steps} rounded up to a multiple of --record-every {cfg.record_every}"
+        )
     summary["steps"] = simulated * cfg.record_every
     summary.update({f"final_{k}": v for k, v in final.items() if k not in ("frame", "t")})
-    summary.update(algorithm=cfg.algorithm, dim=cfg.dim, neighbours=run.neighbours, capacity=run.capacity, list_width=run.width, list_builds=run.builds,
-                   overflow_events=len(run.events),
-                   params=prm.to_dict(), obstacles=obs.to_dict(), simulated_seconds=float(run.t[-1]))
+    summary.update(
+        algorithm=cfg.algorithm,
+        dim=cfg.dim,
+        neighbours=run.neighbours,
+        capacity=run.capacity,
+        list_width=run.width,
+        list_builds=run.builds,
+        overflow_events=len(run.events),
+        params=prm.to_dict(),
+        obstacles=obs.to_dict(),
+        simulated_seconds=float(run.t[-1]),
+    )
     out["warnings"].extend(run.events)
-    out.update(positions=run.positions, velocities=run.velocities, t=run.t, rows=rows, summary=summary, links=prm.r, obstacles=obs.to_dict(), gamma=run.gamma)
+    out.update(
+        positions=run.positions,
+        velocities=run.velocities,
+        t=run.t,
+        rows=rows,
+        summary=summary,
+        links=prm.r,
+        obstacles=obs.to_dict(),
+        gamma=run.gamma,
+    )
     return out
 
 
-LOG_METRICS = ("error", "ellipse_residual", "spacing_spread", "deviation_energy", "velocity_mismatch")  # drawn on a log scale
+LOG_METRICS = (
+    "error",
+    "ellipse_residual",
+    "spacing_spread",
+    "deviation_energy",
+    "velocity_mismatch",
+)  # drawn on a log scale
 
 
 def write_run(cfg: SwarmConfig, run_dir: Path, on_progress: Callable[[int], None] | None = None) -> dict:
     """Simulate and write the run directory; returns the summary (also in summary.json)."""
+    from animat.swarm.report import write_swarm_report
     from animat.viz import plots
     from animat.viz.points import animate_points
-    from animat.swarm.report import write_swarm_report
 
     run_dir = Path(run_dir)
     runs.atomic_write_json(run_dir / "config.json", asdict(cfg))
     res = simulate(cfg, on_progress)
-    arrays = {"positions": np.asarray(res["positions"], np.float32 if cfg.scheme == "flocking" else np.float64), "t": res["t"]}
+    arrays = {
+        "positions": np.asarray(res["positions"], np.float32 if cfg.scheme == "flocking" else np.float64),
+        "t": res["t"],
+    }
     if res["velocities"] is not None:
         arrays["velocities"] = res["velocities"]
     if res.get("gamma") is not None:
@@ -322,7 +392,13 @@ def write_run(cfg: SwarmConfig, run_dir: Path, on_progress: Callable[[int], None
     rows = res["rows"]
     fields_ = list(rows[0].keys())
     runs.atomic_write_csv(run_dir / "metrics.csv", rows, fields_)
-    plots.metrics_panel(rows, run_dir / "plots" / "metrics.png", title=f"{cfg.scheme}: metrics", skip=("frame", "theta0"), log_keys=LOG_METRICS)
+    plots.metrics_panel(
+        rows,
+        run_dir / "plots" / "metrics.png",
+        title=f"{cfg.scheme}: metrics",
+        skip=("frame", "theta0"),
+        log_keys=LOG_METRICS,
+    )
     summary = res["summary"]
     summary["warnings"] = res["warnings"]
     if cfg.animation:
@@ -332,8 +408,16 @@ def write_run(cfg: SwarmConfig, run_dir: Path, on_progress: Callable[[int], None
         stride = max(1, -(-len(pos) // MAX_FRAMES))
         idx = np.arange(0, len(pos), stride)
         try:
-            animate_points(pos[idx], run_dir / "media" / "swarm.gif", trails=8, links=res["links"], obstacles=res["obstacles"],
-                           times=res["t"][idx], title=cfg.scheme, follow=cfg.scheme == "flocking" and cfg.algorithm != 1)
+            animate_points(
+                pos[idx],
+                run_dir / "media" / "swarm.gif",
+                trails=8,
+                links=res["links"],
+                obstacles=res["obstacles"],
+                times=res["t"][idx],
+                title=cfg.scheme,
+                follow=cfg.scheme == "flocking" and cfg.algorithm != 1,
+            )
             summary["animation"] = "media/swarm.gif"
         except Exception as exc:  # the run's numbers matter more than its movie
             summary["warnings"].append(f"animation skipped: {exc}")

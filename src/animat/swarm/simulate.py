@@ -8,9 +8,9 @@ event is reported in :attr:`FlockRun.events`, so neighbours are never dropped si
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Callable
 
 import jax
 import jax.numpy as jnp
@@ -133,12 +133,16 @@ def simulate_flock(
     qr = np.zeros(dim, np.float32) if gamma_pos is None else np.asarray(gamma_pos, np.float32)
     pr = np.zeros(dim, np.float32) if gamma_vel is None else np.asarray(gamma_vel, np.float32)
     if qr.shape != (dim,) or pr.shape != (dim,):
-        raise ConfigError(f"the gamma-agent's position and velocity need {dim} coordinates, got {qr.tolist()} and {pr.tolist()}")
+        raise ConfigError(
+            f"the gamma-agent's position and velocity need {dim} coordinates, got {qr.tolist()} and {pr.tolist()}"
+        )
     record_every = max(1, int(record_every))
     total_records = -(-int(steps) // record_every)
     skin = require("the Verlet skin", DEFAULT_SKIN * prm.r if skin is None else float(skin), gt=0)
     require("shards", shards, ge=1)
-    spec = ListSpec(skin, capacity_bucket(width), capacity_bucket(capacity), max_cells or default_max_cells(n), int(shards))
+    spec = ListSpec(
+        skin, capacity_bucket(width), capacity_bucket(capacity), max_cells or default_max_cells(n), int(shards)
+    )
     state = FlockState(jnp.asarray(q0), jnp.asarray(p0), jnp.asarray(qr), jnp.asarray(pr))
     qs, ps, gs = [q0], [p0], [qr]
     events: list[str] = []
@@ -149,7 +153,9 @@ def simulate_flock(
         while True:
             if use is not None and (3 ** (dim - 1) * use.capacity >= n or use.width >= n):
                 use = None  # candidates would outnumber the agents: all-pairs is exact and cheaper
-                events.append(f"record {done}: list sizes (capacity {spec.capacity}, width {spec.width}) reach N = {n}; this chunk uses all-pairs")
+                events.append(
+                    f"record {done}: list sizes (capacity {spec.capacity}, width {spec.width}) reach N = {n}; this chunk uses all-pairs"
+                )
             new_state, frames, stats = make_chunk(prm, obs, use, record_every, recs)(state)
             bigger = None if use is None else fitted_spec(use, stats)
             if bigger is None:
@@ -170,4 +176,14 @@ def simulate_flock(
             on_chunk(done * record_every)
     t = prm.dt * record_every * np.arange(total_records + 1, dtype=np.float64)
     grid = neighbours == "grid"
-    return FlockRun(np.stack(qs), np.stack(ps), t, np.stack(gs), events, spec.capacity if grid else None, spec.width if grid else None, builds, neighbours)
+    return FlockRun(
+        np.stack(qs),
+        np.stack(ps),
+        t,
+        np.stack(gs),
+        events,
+        spec.capacity if grid else None,
+        spec.width if grid else None,
+        builds,
+        neighbours,
+    )

@@ -120,7 +120,14 @@ def _with_build(nl: NeighbourList, q: jnp.ndarray, cutoff: float, spec: ListSpec
 def new_list(q: jnp.ndarray, prm: FlockParams, spec: ListSpec) -> NeighbourList:
     """A fresh list for positions ``q`` (N, d) with clear overflow statistics."""
     n = q.shape[0]
-    empty = NeighbourList(_blocked(jnp.zeros((spec.width, n), jnp.int32), spec.shards), q, jnp.bool_(False), jnp.int32(0), jnp.int32(0), jnp.int32(0))
+    empty = NeighbourList(
+        _blocked(jnp.zeros((spec.width, n), jnp.int32), spec.shards),
+        q,
+        jnp.bool_(False),
+        jnp.int32(0),
+        jnp.int32(0),
+        jnp.int32(0),
+    )
     return _with_build(empty, q, prm.r + spec.skin, spec)
 
 
@@ -132,7 +139,9 @@ def refresh(nl: NeighbourList, q: jnp.ndarray, prm: FlockParams, spec: ListSpec)
     return jax.lax.cond(stale, lambda: _with_build(nl, q, prm.r + spec.skin, spec), lambda: nl)
 
 
-def alpha_accel_list(q: jnp.ndarray, p: jnp.ndarray, idx: jnp.ndarray, prm: FlockParams, shards: int = 1) -> jnp.ndarray:
+def alpha_accel_list(
+    q: jnp.ndarray, p: jnp.ndarray, idx: jnp.ndarray, prm: FlockParams, shards: int = 1
+) -> jnp.ndarray:
     """Alpha-agent control (N, d) summed over the listed partners ``idx`` (blocks, width, B); exact
     when the list holds every agent within r. Block by block (``lax.map``), one component at a time
     (structure of arrays), gathers with in-bounds indices promised (no clamping on XLA's CPU path).

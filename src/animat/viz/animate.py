@@ -13,8 +13,9 @@ import importlib.util
 import io
 import os
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import matplotlib
 
@@ -122,9 +123,7 @@ def animate_body(
     if trail is not None:
         centres = trail
     else:
-        centres = np.array(
-            [np.concatenate(v).mean(axis=0) if v else np.zeros(3) for v in verts], dtype=float
-        )
+        centres = np.array([np.concatenate(v).mean(axis=0) if v else np.zeros(3) for v in verts], dtype=float)
     if view_size is None:
         # bounding radius of the body about its centre, largest over the frames
         radius = max(
@@ -207,8 +206,10 @@ def _render(verts, frames, centres, trail, times, captions, title, elev, azim, h
                 seg = trail[: i + 1]
                 trail_line.set_data_3d(seg[:, 0], seg[:, 1], seg[:, 2])
                 ground_line.set_data_3d(seg[:, 0], seg[:, 1], np.full(len(seg), floor))
-            label.set_text((f"t = {times[i]:.2f} s" if times is not None else f"frame {i + 1} / {len(frames)}")
-                           + (f"   {captions[i]}" if captions is not None else ""))
+            label.set_text(
+                (f"t = {times[i]:.2f} s" if times is not None else f"frame {i + 1} / {len(frames)}")
+                + (f"   {captions[i]}" if captions is not None else "")
+            )
 
             fig.canvas.draw()
             images.append(np.asarray(fig.canvas.buffer_rgba())[..., :3].copy())

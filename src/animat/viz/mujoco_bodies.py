@@ -5,8 +5,13 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-KINDS = {int(mujoco.mjtGeom.mjGEOM_BOX): "box", int(mujoco.mjtGeom.mjGEOM_SPHERE): "sphere", int(mujoco.mjtGeom.mjGEOM_CAPSULE): "capsule",
-         int(mujoco.mjtGeom.mjGEOM_CYLINDER): "cylinder", int(mujoco.mjtGeom.mjGEOM_ELLIPSOID): "ellipsoid"}
+KINDS = {
+    int(mujoco.mjtGeom.mjGEOM_BOX): "box",
+    int(mujoco.mjtGeom.mjGEOM_SPHERE): "sphere",
+    int(mujoco.mjtGeom.mjGEOM_CAPSULE): "capsule",
+    int(mujoco.mjtGeom.mjGEOM_CYLINDER): "cylinder",
+    int(mujoco.mjtGeom.mjGEOM_ELLIPSOID): "ellipsoid",
+}
 
 
 def body_geoms(model: mujoco.MjModel) -> np.ndarray:
@@ -16,7 +21,10 @@ def body_geoms(model: mujoco.MjModel) -> np.ndarray:
 
 def geom_colors(model: mujoco.MjModel, ids: np.ndarray) -> np.ndarray:
     """RGBA ``(G, 4)`` in [0, 1] of geoms ``ids``: their material's where they have one, else their own."""
-    return np.array([model.mat_rgba[model.geom_matid[g]] if model.geom_matid[g] >= 0 else model.geom_rgba[g] for g in ids], np.float32).reshape(-1, 4)
+    return np.array(
+        [model.mat_rgba[model.geom_matid[g]] if model.geom_matid[g] >= 0 else model.geom_rgba[g] for g in ids],
+        np.float32,
+    ).reshape(-1, 4)
 
 
 def geom_poses(model: mujoco.MjModel, qpos: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -36,8 +44,16 @@ def geom_poses(model: mujoco.MjModel, qpos: np.ndarray, ids: np.ndarray) -> tupl
     return pos, quat
 
 
-def add_model(scene, name: str, model: mujoco.MjModel, qpos: np.ndarray, *, offset=(0.0, 0.0, 0.0), opacity: float = 1.0,
-              tint: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+def add_model(
+    scene,
+    name: str,
+    model: mujoco.MjModel,
+    qpos: np.ndarray,
+    *,
+    offset=(0.0, 0.0, 0.0),
+    opacity: float = 1.0,
+    tint: tuple | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Add the geoms of ``model`` at poses ``qpos (F, nq)`` (moved by ``offset`` m) to ``scene``; ``tint`` RGB replaces
     their colours. Returns the geom ids and their centres ``(F, G, 3)``."""
     ids = body_geoms(model)

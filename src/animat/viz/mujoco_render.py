@@ -19,8 +19,8 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import mujoco
 import numpy as np
@@ -66,9 +66,18 @@ def gl_available() -> bool:
     return got is not None
 
 
-def render_frames(model: mujoco.MjModel, qpos: np.ndarray, *, track_body: int = 1, view: View = View(),
-                  decorate: Callable[[int, mujoco.MjvScene], None] | None = None, extra_geoms: int = 16,
-                  captions: list[str] | None = None, width: int = 480, height: int = 320) -> tuple[str, list[np.ndarray]] | None:
+def render_frames(
+    model: mujoco.MjModel,
+    qpos: np.ndarray,
+    *,
+    track_body: int = 1,
+    view: View = View(),
+    decorate: Callable[[int, mujoco.MjvScene], None] | None = None,
+    extra_geoms: int = 16,
+    captions: list[str] | None = None,
+    width: int = 480,
+    height: int = 320,
+) -> tuple[str, list[np.ndarray]] | None:
     """Images ``(height, width, 3) uint8`` of ``model`` posed at each row of ``qpos (F, nq)``, the camera tracking body
     ``track_body``; ``decorate(i, scene)`` may add up to ``extra_geoms`` geoms to frame ``i``; ``captions`` (F,) are drawn
     top left. Returns ``(backend, images)``, or None where no offscreen GL context can be made."""
@@ -103,7 +112,9 @@ def render_frames(model: mujoco.MjModel, qpos: np.ndarray, *, track_body: int = 
                 decorate(i, scene)
             mujoco.mjr_render(viewport, scene, con)
             if captions:
-                mujoco.mjr_overlay(mujoco.mjtFont.mjFONT_NORMAL, mujoco.mjtGridPos.mjGRID_TOPLEFT, viewport, captions[i], "", con)
+                mujoco.mjr_overlay(
+                    mujoco.mjtFont.mjFONT_NORMAL, mujoco.mjtGridPos.mjGRID_TOPLEFT, viewport, captions[i], "", con
+                )
             rgb = np.empty((height, width, 3), dtype=np.uint8)
             mujoco.mjr_readPixels(rgb, None, viewport, con)
             images.append(np.flipud(rgb).copy())
@@ -119,7 +130,13 @@ def add_sphere(scene: mujoco.MjvScene, pos: np.ndarray, radius: float, rgba: np.
     """Append a sphere marker of ``radius`` m at ``pos (3,)`` m to ``scene``; False (nothing added) when it is full."""
     if scene.ngeom >= scene.maxgeom:
         return False
-    mujoco.mjv_initGeom(scene.geoms[scene.ngeom], mujoco.mjtGeom.mjGEOM_SPHERE, np.full(3, radius), np.asarray(pos, dtype=np.float64),
-                        np.eye(3).ravel(), np.asarray(rgba, dtype=np.float32))
+    mujoco.mjv_initGeom(
+        scene.geoms[scene.ngeom],
+        mujoco.mjtGeom.mjGEOM_SPHERE,
+        np.full(3, radius),
+        np.asarray(pos, dtype=np.float64),
+        np.eye(3).ravel(),
+        np.asarray(rgba, dtype=np.float32),
+    )
     scene.ngeom += 1
     return True

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import matplotlib
 
@@ -25,8 +26,21 @@ from animat.runs import atomic_write_bytes  # noqa: E402
 class VizError(AnimatError, ValueError):
     """Bad input to a plot or animation (mismatched lengths, unknown file type, ...)."""
 
-__all__ = ["VizError", "fitness_plot", "height_plot", "topview_plot", "series_plot", "metrics_panel", "learning_curve_plot",
-           "commanded_velocity_plot", "path_views_plot", "save_figure", "subplots", "column"]
+
+__all__ = [
+    "VizError",
+    "fitness_plot",
+    "height_plot",
+    "topview_plot",
+    "series_plot",
+    "metrics_panel",
+    "learning_curve_plot",
+    "commanded_velocity_plot",
+    "path_views_plot",
+    "save_figure",
+    "subplots",
+    "column",
+]
 
 _FIGSIZE = (7.0, 4.2)
 _DPI = 100
@@ -37,7 +51,7 @@ def subplots(*args, **kwargs):
     return plt.subplots(*args, **kwargs)
 
 
-def save_figure(fig: "matplotlib.figure.Figure", path: str | os.PathLike, *, dpi: int = _DPI) -> Path:
+def save_figure(fig: matplotlib.figure.Figure, path: str | os.PathLike, *, dpi: int = _DPI) -> Path:
     """Render ``fig`` to PNG bytes, write them atomically to ``path``, close the figure."""
     buf = io.BytesIO()
     try:
@@ -132,7 +146,9 @@ def height_plot(
         ax.axhline(floor, color="C3", ls=":", lw=1.2, label=f"floor ({floor:.3g} {unit})")
     if body_length is not None and body_length > 0:
         ref = float(start) if start is not None else (float(z[0]) if z.size else 0.0)
-        sec = ax.secondary_yaxis("right", functions=(lambda h: (h - ref) / body_length, lambda b: b * body_length + ref))
+        sec = ax.secondary_yaxis(
+            "right", functions=(lambda h: (h - ref) / body_length, lambda b: b * body_length + ref)
+        )
         sec.set_ylabel("Δ height (body lengths)")
     ax.set_xlabel("time (s)")
     ax.set_ylabel(f"height z ({unit})")
@@ -220,7 +236,7 @@ def metrics_panel(
             ax.set_yscale("log")
         ax.set_title(k, fontsize=9)
         ax.grid(alpha=0.3)
-    for ax in axes.ravel()[len(keys):]:
+    for ax in axes.ravel()[len(keys) :]:
         ax.axis("off")
     for ax in axes[-1]:
         ax.set_xlabel(time_key)
@@ -244,11 +260,20 @@ def learning_curve_plot(
     deterministic policy)."""
     t = column(rows, "timesteps")
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(7.0, 6.0), sharex=True)
-    for ax, key, label, colour in ((a1, "ep_return_mean", "mean episode return (Σ r; Σ r_I without a goal)", "C0"),
-                                   (a2, "ep_len_mean", "mean episode length (steps, 30 Hz)", "C1")):
+    for ax, key, label, colour in (
+        (a1, "ep_return_mean", "mean episode return (Σ r; Σ r_I without a goal)", "C0"),
+        (a2, "ep_len_mean", "mean episode length (steps, 30 Hz)", "C1"),
+    ):
         y = column(rows, key)
         ok = np.isfinite(y) & np.isfinite(t)
-        ax.plot(t[ok], y[ok], color=colour, lw=1.8, marker="o" if ok.sum() == 1 else None, label="training episodes (stochastic)")
+        ax.plot(
+            t[ok],
+            y[ok],
+            color=colour,
+            lw=1.8,
+            marker="o" if ok.sum() == 1 else None,
+            label="training episodes (stochastic)",
+        )
         if evals:
             ek = "return_mean" if key == "ep_return_mean" else "len_mean"
             ax.plot([n for n, _ in evals], [e[ek] for _, e in evals], "kD", ms=6, label="evaluation (deterministic)")
@@ -339,7 +364,7 @@ def path_views_plot(
     fig, (top, ax_side) = plt.subplots(1, 2, figsize=(10.0, 4.8))
     for ax, (i, j), name in ((top, (0, 1), "top view"), (ax_side, (side, 2), "side view")):
         for label, a, b in runs:
-            seg = p[max(a - 1, 0):b]  # joined to the stretch before
+            seg = p[max(a - 1, 0) : b]  # joined to the stretch before
             ax.plot(seg[:, i], seg[:, j], color=colours[label], lw=1.8, label=label)
         ax.plot(p[0, i], p[0, j], "o", color="k", ms=6, label="start")
         ax.plot(p[-1, i], p[-1, j], "s", color="k", ms=6, label="end")
@@ -355,4 +380,3 @@ def path_views_plot(
 def _check_same_len(a: np.ndarray, b: np.ndarray, na: str, nb: str) -> None:
     if a.shape[0] != b.shape[0]:
         raise VizError(f"{na} and {nb} must have the same length, got {a.shape[0]} and {b.shape[0]}")
-

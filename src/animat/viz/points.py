@@ -8,8 +8,9 @@ the file is written atomically.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import matplotlib
 
@@ -88,7 +89,9 @@ def animate_points(
                     ax.plot(*seg[:, j].T, color="0.65", lw=0.6)
             if links:
                 _draw_links(ax, p, links, dim)
-            ax.scatter(*p.T, s=10 if n < 500 else 3, c="C0", depthshade=False) if dim == 3 else ax.scatter(*p.T, s=10 if n < 500 else 3, c="C0", zorder=3)
+            ax.scatter(*p.T, s=10 if n < 500 else 3, c="C0", depthshade=False) if dim == 3 else ax.scatter(
+                *p.T, s=10 if n < 500 else 3, c="C0", zorder=3
+            )
             ax.set_xlim(lo[0], hi[0])
             ax.set_ylim(lo[1], hi[1])
             if dim == 3:
@@ -134,7 +137,14 @@ def _draw_obstacles(ax, obstacles: Mapping[str, Any], dim: int) -> None:
             ax.add_patch(plt.Circle(tuple(c), rad, color="C3", alpha=0.35, zorder=1))
         else:
             u, v = np.mgrid[0 : 2 * np.pi : 16j, 0 : np.pi : 9j]
-            ax.plot_wireframe(c[0] + rad * np.cos(u) * np.sin(v), c[1] + rad * np.sin(u) * np.sin(v), c[2] + rad * np.cos(v), color="C3", lw=0.4, alpha=0.5)
+            ax.plot_wireframe(
+                c[0] + rad * np.cos(u) * np.sin(v),
+                c[1] + rad * np.sin(u) * np.sin(v),
+                c[2] + rad * np.cos(v),
+                color="C3",
+                lw=0.4,
+                alpha=0.5,
+            )
     for w in obstacles.get("walls", []):
         pt, nrm = np.asarray(w["point"], float), np.asarray(w["normal"], float)
         if dim == 2:

@@ -19,9 +19,10 @@ import html
 import json
 import os
 import warnings
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from pathlib import Path
+from typing import Any
 
 from animat import runs
 from animat.errors import RunDirError
@@ -84,8 +85,11 @@ def _format(v: Any) -> str:
 
 
 def _table(summary: dict) -> str:
-    rows = [f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(_format(v))}</td></tr>"
-            for k, v in summary.items() if isinstance(v, (int, float, str, bool)) or v is None]
+    rows = [
+        f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(_format(v))}</td></tr>"
+        for k, v in summary.items()
+        if isinstance(v, (int, float, str, bool)) or v is None
+    ]
     return f"<table class='numbers'>{''.join(rows)}</table>" if rows else "<p>no summary.json</p>"
 
 
@@ -98,28 +102,53 @@ def build_scene(run_dir: Path, builders: Sequence[SceneBuilder] = (), **context:
     return None, ""
 
 
-def render_page(run_dir: Path, scene: Scene | None, system: str = "", why_none: str = "this run directory holds nothing to replay") -> str:
+def render_page(
+    run_dir: Path, scene: Scene | None, system: str = "", why_none: str = "this run directory holds nothing to replay"
+) -> str:
     """The HTML of the report of ``run_dir`` with ``scene`` as its replay (``why_none`` says why there is none)."""
     summary = _read_json(run_dir / "summary.json") or {}
     config = _read_json(run_dir / "config.json")
-    plots = sorted(p.relative_to(run_dir).as_posix() for p in (run_dir / "plots").glob("*.png")) if (run_dir / "plots").is_dir() else []
-    media = sorted(p.relative_to(run_dir).as_posix() for p in (run_dir / "media").glob("*")) if (run_dir / "media").is_dir() else []
+    plots = (
+        sorted(p.relative_to(run_dir).as_posix() for p in (run_dir / "plots").glob("*.png"))
+        if (run_dir / "plots").is_dir()
+        else []
+    )
+    media = (
+        sorted(p.relative_to(run_dir).as_posix() for p in (run_dir / "media").glob("*"))
+        if (run_dir / "media").is_dir()
+        else []
+    )
     three = three_dir()
     template = (WEB / "page.html").read_text(encoding="utf-8")
     replay, notes = "", [f"no 3D replay: {why_none}"]
     if scene is not None:
         desc, buffers = scene.to_json()
-        replay = (f"<script type='application/json' id='scene-json'>{_script_json(_finite(desc))}</script>\n"
-                  f"<script type='application/json' id='scene-buffers'>{_script_json(buffers)}</script>\n")
+        replay = (
+            f"<script type='application/json' id='scene-json'>{_script_json(_finite(desc))}</script>\n"
+            f"<script type='application/json' id='scene-buffers'>{_script_json(buffers)}</script>\n"
+        )
         notes = desc["notes"]
         if three is None:
-            notes = ["no 3D replay: three.js is not installed (run `make setup`, which runs `npm install` in src/animat/viz/web)"] + notes
+            notes = [
+                "no 3D replay: three.js is not installed (run `make setup`, which runs `npm install` in src/animat/viz/web)"
+            ] + notes
         else:
-            imports = {"imports": {"three": _data_url(three / "build" / "three.module.min.js"),
-                                   "three/addons/controls/OrbitControls.js": _data_url(three / "examples" / "jsm" / "controls" / "OrbitControls.js")}}
-            replay += (f"<script type='importmap'>{_script_json(imports)}</script>\n"
-                       f"<script type='module'>{(WEB / 'replay.js').read_text(encoding='utf-8')}</script>")
-    figures = "".join(f"<figure><img src='{html.escape(p)}' alt='{html.escape(p)}'><figcaption>{html.escape(p)}</figcaption></figure>" for p in plots)
+            imports = {
+                "imports": {
+                    "three": _data_url(three / "build" / "three.module.min.js"),
+                    "three/addons/controls/OrbitControls.js": _data_url(
+                        three / "examples" / "jsm" / "controls" / "OrbitControls.js"
+                    ),
+                }
+            }
+            replay += (
+                f"<script type='importmap'>{_script_json(imports)}</script>\n"
+                f"<script type='module'>{(WEB / 'replay.js').read_text(encoding='utf-8')}</script>"
+            )
+    figures = "".join(
+        f"<figure><img src='{html.escape(p)}' alt='{html.escape(p)}'><figcaption>{html.escape(p)}</figcaption></figure>"
+        for p in plots
+    )
     links = " ".join(f"<a href='{html.escape(m)}'>{html.escape(m)}</a>" for m in media)
     nested = {k: v for k, v in summary.items() if isinstance(v, (dict, list))}
     fills = {
@@ -139,7 +168,9 @@ def render_page(run_dir: Path, scene: Scene | None, system: str = "", why_none: 
     return template
 
 
-def write_report(run_dir: str | os.PathLike, scene: Scene | None = None, builders: Sequence[SceneBuilder] = (), **context: Any) -> Path:
+def write_report(
+    run_dir: str | os.PathLike, scene: Scene | None = None, builders: Sequence[SceneBuilder] = (), **context: Any
+) -> Path:
     """Write ``run_dir/report.html`` (atomically) and return its path. Without ``scene`` the replay is built
     from the run directory's files by the first of ``builders`` that recognises them; ``context`` goes to that
     builder (see :func:`build_scene`)."""
@@ -150,7 +181,9 @@ def write_report(run_dir: str | os.PathLike, scene: Scene | None = None, builder
     if scene is None:
         try:
             scene, system = build_scene(run_dir, builders, **context)
-        except Exception as exc:  # the run's numbers and plots matter more than its replay: the page is written all the same
+        except (
+            Exception
+        ) as exc:  # the run's numbers and plots matter more than its replay: the page is written all the same
             why_none = f"it could not be built from this run's files ({type(exc).__name__}: {exc})"
             warnings.warn(f"report.html of {run_dir} has no 3D replay: {why_none}", RuntimeWarning, stacklevel=2)
     return runs.atomic_write_text(run_dir / "report.html", render_page(run_dir, scene, system, why_none))

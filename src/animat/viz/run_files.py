@@ -6,8 +6,9 @@ The scene builders themselves live in their systems (``<system>/report.py``, see
 from __future__ import annotations
 
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -10,14 +10,20 @@ otherwise); times in s.
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
 MAX_FRAMES = 1200  # frames a replay keeps at most (a 30 s run at 40 fps)
 TARGET_FPS = 30.0  # frames per simulated second a replay keeps where it has more
-DTYPES = {np.float32: "f4", np.float16: "f2", np.int8: "n1", np.uint32: "u4", np.int32: "i4"}  # n1: int8 / 127 (unit vectors)
+DTYPES = {
+    np.float32: "f4",
+    np.float16: "f2",
+    np.int8: "n1",
+    np.uint32: "u4",
+    np.int32: "i4",
+}  # n1: int8 / 127 (unit vectors)
 
 
 def frame_indices(t: np.ndarray, fps: float = TARGET_FPS, most: int = MAX_FRAMES) -> np.ndarray:
@@ -58,7 +64,9 @@ class Scene:
     captions: list | None = None
     follow: np.ndarray | None = None  # (F, 3): the point the "follow" camera keeps in view
     view: Sequence[float] | None = None  # direction from the scene's centre to the camera
-    focus: float | None = None  # size of what the camera frames at first (default: the whole scene); with follow, it follows
+    focus: float | None = (
+        None  # size of what the camera frames at first (default: the whole scene); with follow, it follows
+    )
     ground: float | None = None  # height of the grid (default: the lowest point)
     notes: list = field(default_factory=list)  # lines shown under the replay (what is approximated, left out)
     _buffers: list = field(default_factory=list)
@@ -91,8 +99,19 @@ class Scene:
         if len(p):
             self._points.append(np.stack([p.min(axis=0), p.max(axis=0)]))
 
-    def add_mesh(self, name: str, positions: np.ndarray, faces: np.ndarray, *, normals: np.ndarray | None = None,
-                 color=(0.6, 0.6, 0.6), opacity: float = 1.0, flat: bool = False, edges: bool = False, compact: bool = False) -> None:
+    def add_mesh(
+        self,
+        name: str,
+        positions: np.ndarray,
+        faces: np.ndarray,
+        *,
+        normals: np.ndarray | None = None,
+        color=(0.6, 0.6, 0.6),
+        opacity: float = 1.0,
+        flat: bool = False,
+        edges: bool = False,
+        compact: bool = False,
+    ) -> None:
         """Triangles ``faces (K, 3)`` over vertices ``positions`` ``(F, V, 3)`` (moving) or ``(V, 3)``;
         unit ``normals`` of the same shape shade it (else the browser computes them). ``compact`` stores the
         positions as float16 and the normals in 1/127 steps (for large meshes)."""
@@ -100,12 +119,32 @@ class Scene:
         if positions.ndim == 3:
             self._check_frames(positions, name)
         self._seen(positions)
-        self.objects.append({"type": "mesh", "name": name, "positions": self._buf(positions, np.float16 if compact else np.float32),
-                             "faces": self._buf(np.asarray(faces).reshape(-1), np.uint32),
-                             "normals": self._buf(normals, np.int8 if compact else np.float32), "color": list(color), "opacity": opacity, "flat": flat, "edges": edges})
+        self.objects.append(
+            {
+                "type": "mesh",
+                "name": name,
+                "positions": self._buf(positions, np.float16 if compact else np.float32),
+                "faces": self._buf(np.asarray(faces).reshape(-1), np.uint32),
+                "normals": self._buf(normals, np.int8 if compact else np.float32),
+                "color": list(color),
+                "opacity": opacity,
+                "flat": flat,
+                "edges": edges,
+            }
+        )
 
-    def add_prims(self, name: str, kinds: Sequence[str], sizes: np.ndarray, pos: np.ndarray, quat: np.ndarray | None = None, *,
-                  colors: np.ndarray | None = None, color=(0.6, 0.6, 0.6), opacity: float = 1.0) -> None:
+    def add_prims(
+        self,
+        name: str,
+        kinds: Sequence[str],
+        sizes: np.ndarray,
+        pos: np.ndarray,
+        quat: np.ndarray | None = None,
+        *,
+        colors: np.ndarray | None = None,
+        color=(0.6, 0.6, 0.6),
+        opacity: float = 1.0,
+    ) -> None:
         """Solid primitives (MuJoCo's: ``box`` half-sizes, ``sphere`` radius, ``capsule``/``cylinder`` radius and
         half-length along local z, ``ellipsoid`` radii): ``sizes (G, 3)``, centres ``pos (F, G, 3)`` or ``(G, 3)``,
         orientations ``quat`` [w, x, y, z] of the same leading shape, ``colors (G, 4)`` RGBA in [0, 1]."""
@@ -114,25 +153,60 @@ class Scene:
             self._check_frames(pos, name)
         sizes = np.asarray(sizes, np.float32).reshape(len(kinds), 3)
         self._seen(pos)
-        self.objects.append({"type": "prims", "name": name, "kinds": list(kinds), "sizes": self._buf(sizes), "pos": self._buf(pos),
-                             "quat": self._buf(quat), "colors": self._buf(colors), "color": list(color), "opacity": opacity})
+        self.objects.append(
+            {
+                "type": "prims",
+                "name": name,
+                "kinds": list(kinds),
+                "sizes": self._buf(sizes),
+                "pos": self._buf(pos),
+                "quat": self._buf(quat),
+                "colors": self._buf(colors),
+                "color": list(color),
+                "opacity": opacity,
+            }
+        )
 
-    def add_points(self, name: str, positions: np.ndarray, *, radius: float, color=(0.12, 0.47, 0.71), opacity: float = 1.0) -> None:
+    def add_points(
+        self, name: str, positions: np.ndarray, *, radius: float, color=(0.12, 0.47, 0.71), opacity: float = 1.0
+    ) -> None:
         """Spheres of ``radius`` at ``positions (F, N, 3)``."""
         positions = np.asarray(positions, np.float32)
         self._check_frames(positions, name)
         self._seen(positions)
-        self.objects.append({"type": "points", "name": name, "positions": self._buf(positions), "radius": float(radius),
-                             "color": list(color), "opacity": opacity})
+        self.objects.append(
+            {
+                "type": "points",
+                "name": name,
+                "positions": self._buf(positions),
+                "radius": float(radius),
+                "color": list(color),
+                "opacity": opacity,
+            }
+        )
 
-    def add_links(self, points: str, pairs: Sequence[np.ndarray], *, color=(0.4, 0.4, 0.4), opacity: float = 0.5) -> None:
+    def add_links(
+        self, points: str, pairs: Sequence[np.ndarray], *, color=(0.4, 0.4, 0.4), opacity: float = 0.5
+    ) -> None:
         """Line segments between the points named ``points``: ``pairs[f] (K_f, 2)`` indices for frame f."""
         if len(pairs) != self.frames:
             raise ValueError(f"links have {len(pairs)} frames, the scene {self.frames}")
         offsets = np.concatenate([[0], np.cumsum([len(p) for p in pairs])])
-        flat = np.concatenate([np.asarray(p, np.uint32).reshape(-1, 2) for p in pairs]) if offsets[-1] else np.zeros((0, 2), np.uint32)
-        self.objects.append({"type": "links", "points": points, "pairs": self._buf(flat, np.uint32), "offsets": self._buf(offsets, np.uint32),
-                             "color": list(color), "opacity": opacity})
+        flat = (
+            np.concatenate([np.asarray(p, np.uint32).reshape(-1, 2) for p in pairs])
+            if offsets[-1]
+            else np.zeros((0, 2), np.uint32)
+        )
+        self.objects.append(
+            {
+                "type": "links",
+                "points": points,
+                "pairs": self._buf(flat, np.uint32),
+                "offsets": self._buf(offsets, np.uint32),
+                "color": list(color),
+                "opacity": opacity,
+            }
+        )
 
     def add_path(self, name: str, positions: np.ndarray, *, color=(0.84, 0.15, 0.16), tail: int | None = None) -> None:
         """A point's path ``(F, 3)``: drawn faint in full and bright up to the current frame (the trail;
@@ -140,7 +214,9 @@ class Scene:
         positions = np.asarray(positions, np.float32)
         self._check_frames(positions, name)
         self._seen(positions)
-        self.objects.append({"type": "path", "name": name, "positions": self._buf(positions), "color": list(color), "tail": tail})
+        self.objects.append(
+            {"type": "path", "name": name, "positions": self._buf(positions), "color": list(color), "tail": tail}
+        )
 
     def add_label(self, text: str, pos: Sequence[float]) -> None:
         self.labels.append({"text": text, "pos": [float(x) for x in pos]})
@@ -153,9 +229,19 @@ class Scene:
 
     def to_json(self) -> tuple[dict, list[str]]:
         """(the scene description, its base64 buffers) as report.html embeds them."""
-        desc = {"times": self._buf(self.times), "units": self.units, "objects": self.objects, "labels": self.labels,
-                "captions": self.captions, "follow": self._buf(self.follow), "view": list(self.view) if self.view is not None else None,
-                "ground": self.ground, "focus": self.focus, "bounds": self.bounds(), "notes": self.notes}
+        desc = {
+            "times": self._buf(self.times),
+            "units": self.units,
+            "objects": self.objects,
+            "labels": self.labels,
+            "captions": self.captions,
+            "follow": self._buf(self.follow),
+            "view": list(self.view) if self.view is not None else None,
+            "ground": self.ground,
+            "focus": self.focus,
+            "bounds": self.bounds(),
+            "notes": self.notes,
+        }
         return desc, self._buffers
 
 

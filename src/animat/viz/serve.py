@@ -12,10 +12,10 @@ import os
 import socket
 import sys
 import webbrowser
+from collections.abc import Callable
 from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Callable
 from urllib.parse import unquote, urlsplit
 
 from animat.errors import RunDirError
@@ -88,20 +88,30 @@ def make_server(run_dir: Path, host: str = "127.0.0.1", port: int = 8000) -> Thr
         raise RunDirError(f"{str(run_dir)!r} is not a directory; give a run directory")
     if not 0 <= port <= 65535:
         raise RunDirError(f"--port must be in 0..65535, got {port}")
-    server_cls = type("RunDirServer", (ThreadingHTTPServer,), {"address_family": socket.AF_INET6 if ":" in host else socket.AF_INET,
-                                                               "daemon_threads": True})
+    server_cls = type(
+        "RunDirServer",
+        (ThreadingHTTPServer,),
+        {"address_family": socket.AF_INET6 if ":" in host else socket.AF_INET, "daemon_threads": True},
+    )
     try:
         return server_cls((host, port), partial(RunDirHandler, root=run_dir.resolve()))
     except OSError as exc:
-        raise RunDirError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); pass another --port or --host") from None
+        raise RunDirError(
+            f"cannot listen on {host}:{port} ({exc.strerror or exc}); pass another --port or --host"
+        ) from None
 
 
 def has_display() -> bool:
     return sys.platform in ("darwin", "win32") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
-def serve(run_dir: Path, host: str = "127.0.0.1", port: int = 8000, open_browser: bool = True,
-          say: Callable[[str], None] = print) -> None:
+def serve(
+    run_dir: Path,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    open_browser: bool = True,
+    say: Callable[[str], None] = print,
+) -> None:
     """Serve ``run_dir`` until interrupted; ``say`` prints the address (and the warning for a non-local host)."""
     server = make_server(run_dir, host, port)
     bound = server.server_address[1]

@@ -132,8 +132,14 @@ def test_each_force_term_switches_off_and_rotation_timing_matters():
         return float(forces.sum(1).mean(0) @ up) / params.weight
 
     only = lambda **on: P.with_(**{k: on.get(k, False) for k in ("translational", "rotational", "added_mass")})
-    trans, rot, added = vertical(only(translational=True)), vertical(only(rotational=True)), vertical(only(added_mass=True))
-    print(f"translational {trans:.3f}, rotational {rot:.4f}, added mass {added:.3f}, sum {trans + rot + added:.3f}, all {vertical(P):.3f}")
+    trans, rot, added = (
+        vertical(only(translational=True)),
+        vertical(only(rotational=True)),
+        vertical(only(added_mass=True)),
+    )
+    print(
+        f"translational {trans:.3f}, rotational {rot:.4f}, added mass {added:.3f}, sum {trans + rot + added:.3f}, all {vertical(P):.3f}"
+    )
     assert trans > 0.8 and abs(rot) < 0.02 and abs(added) < 0.2
     np.testing.assert_allclose(trans + rot + added, vertical(P), rtol=1e-4)  # the terms add
     assert vertical(only(), 0.0) == 0.0
@@ -151,7 +157,9 @@ def test_left_and_right_wings_are_mirror_images():
         f, pts, _ = aero.blade_forces(P, aero.kinematics(P, angles_at, t), jnp.zeros(3), jnp.zeros(3))
         return f.sum((0, 1)), jnp.cross(pts, f).sum((0, 1)), f[0].sum(0), f[1].sum(0)
 
-    force, torque, right, left = (np.asarray(x) for x in jax.jit(jax.vmap(one))(jnp.asarray(one_period(218.0, 200), jnp.float32)))
+    force, torque, right, left = (
+        np.asarray(x) for x in jax.jit(jax.vmap(one))(jnp.asarray(one_period(218.0, 200), jnp.float32))
+    )
     scale = np.abs(right).max()
     np.testing.assert_allclose(right[:, [0, 2]], left[:, [0, 2]], atol=1e-6 * scale)
     np.testing.assert_allclose(right[:, 1], -left[:, 1], atol=1e-6 * scale)
@@ -178,11 +186,15 @@ def test_wing_frames_are_orthonormal_and_point_where_the_angles_say():
     np.testing.assert_allclose(np.asarray(s[0]), [0.0, -1.0, 0.0], atol=1e-7)
     np.testing.assert_allclose(np.asarray(c[0]), [-math.cos(b), 0.0, math.sin(b)], atol=1e-7)
     forward = np.array([math.cos(b), 0.0, -math.sin(b)])
-    assert float(s[1] @ forward) > 0 and float(s[1] @ stroke_plane_normal(P)) > 0 and float(s[1][1]) > 0  # left wing: +y
+    assert (
+        float(s[1] @ forward) > 0 and float(s[1] @ stroke_plane_normal(P)) > 0 and float(s[1][1]) > 0
+    )  # left wing: +y
 
 
 def test_kinematics_rates_match_finite_differences():
-    state = pattern.start(hover_pattern(lead=10.0) * np.r_[1, [1, 1, 0, 1, 1] * 2] + np.r_[0, [0, 0.1, 0.2, 0, 0] * 2].astype(np.float32))
+    state = pattern.start(
+        hover_pattern(lead=10.0) * np.r_[1, [1, 1, 0, 1, 1] * 2] + np.r_[0, [0, 0.1, 0.2, 0, 0] * 2].astype(np.float32)
+    )
     angles_at = lambda t: pattern.angles(state, P.rotation_sharpness, t)
     t, h = 1.3e-3, 1e-6
     kin = aero.kinematics(P, angles_at, t)
@@ -208,9 +220,22 @@ def test_planform_quadrature_is_exact_for_area_and_moments():
     assert 0.8e-3 < c.max() < 1.2e-3 and np.all(np.diff(r) > 0) and 0 < r[0] and r[-1] < R
 
 
-@pytest.mark.parametrize("bad", [dict(dt=2e-4), dict(sample_dt=5.05e-3), dict(control_dt=-5e-3), dict(control_dt=5.05e-3),
-                                 dict(thorax_resonance_hz=-1.0), dict(induced_power_factor=-1.0), dict(mass=0.0), dict(rho=-1.0),
-                                 dict(r2_hat=0.9), dict(pitch_axis=1.5), dict(n_stations=0)])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(dt=2e-4),
+        dict(sample_dt=5.05e-3),
+        dict(control_dt=-5e-3),
+        dict(control_dt=5.05e-3),
+        dict(thorax_resonance_hz=-1.0),
+        dict(induced_power_factor=-1.0),
+        dict(mass=0.0),
+        dict(rho=-1.0),
+        dict(r2_hat=0.9),
+        dict(pitch_axis=1.5),
+        dict(n_stations=0),
+    ],
+)
 def test_bad_parameters_are_config_errors(bad):
     with pytest.raises(ConfigError):
         P.with_(**bad)

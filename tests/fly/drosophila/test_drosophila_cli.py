@@ -20,13 +20,39 @@ from animat import runs
 TINY = ["--population", "4", "--seconds", "0.005", "--replay-seconds", "0.005", "--seed", "5"]
 FLY = {"thorax_resonance_hz": 218.0, "induced_power_factor": 1.2}  # the shipped hover's fly, not the defaults
 TOML = 'preset = "drosophila"\ndrosophila = {thorax_resonance_hz = 218.0, induced_power_factor = 1.2}\n'
-RUN_FILES = ("config.json", "summary.json", "metrics.csv", "best_genome.npz", "best_genome.json",
-             "checkpoints/latest.json", "plots/fitness.png", "plots/height.png", "plots/topview.png",
-             "plots/wings.png", "media/wingbeat.gif", "trajectory.npz", "report.html")
-REPLAY_FILES = ("summary.json", "trajectory.npz", "plots/height.png", "plots/topview.png", "plots/wings.png",
-                "media/wingbeat.gif", "report.html")
-FLIGHT = ("wingbeat_hz", "mean_stroke_amplitude_deg", "mechanical_power_w_per_kg", "inertial_power_w_per_kg",
-          "max_height_change_body_lengths", "max_horizontal_drift_body_lengths", "mean_set_frequency_hz")
+RUN_FILES = (
+    "config.json",
+    "summary.json",
+    "metrics.csv",
+    "best_genome.npz",
+    "best_genome.json",
+    "checkpoints/latest.json",
+    "plots/fitness.png",
+    "plots/height.png",
+    "plots/topview.png",
+    "plots/wings.png",
+    "media/wingbeat.gif",
+    "trajectory.npz",
+    "report.html",
+)
+REPLAY_FILES = (
+    "summary.json",
+    "trajectory.npz",
+    "plots/height.png",
+    "plots/topview.png",
+    "plots/wings.png",
+    "media/wingbeat.gif",
+    "report.html",
+)
+FLIGHT = (
+    "wingbeat_hz",
+    "mean_stroke_amplitude_deg",
+    "mechanical_power_w_per_kg",
+    "inertial_power_w_per_kg",
+    "max_height_change_body_lengths",
+    "max_horizontal_drift_body_lengths",
+    "mean_set_frequency_hz",
+)
 
 
 @pytest.fixture(scope="module")
@@ -151,8 +177,21 @@ def test_from_centres_an_evolution_strategy_on_the_runs_best_genome(tiny_runs, t
     from animat.fly.train import evolution_strategy
 
     old, new = tiny_runs / "whole", tmp_path / "stage"
-    code, _, err = animat_cli("fly", "train", "--config", str(tiny_runs / "tiny.toml"), *TINY, "--generations", "1",
-                              "--strategy", "open_es", "--from", str(old), "--out", str(new))
+    code, _, err = animat_cli(
+        "fly",
+        "train",
+        "--config",
+        str(tiny_runs / "tiny.toml"),
+        *TINY,
+        "--generations",
+        "1",
+        "--strategy",
+        "open_es",
+        "--from",
+        str(old),
+        "--out",
+        str(new),
+    )
     assert code == 0, err
     config = json.loads((new / "config.json").read_text())
     assert config["from"] == {"path": str(old), "generation": 3} and config["strategy"] == "open_es"
@@ -163,6 +202,7 @@ def test_from_centres_an_evolution_strategy_on_the_runs_best_genome(tiny_runs, t
     np.testing.assert_allclose(first.mean(axis=0), best, atol=1e-5)
     assert not np.allclose(first, best)  # a distribution about it, not copies
     refused = tmp_path / "refused"
-    code, out, err = animat_cli("fly", "train", "--population", "4", "--strategy", "open_es", "--from", str(old),
-                                "--out", str(refused))
+    code, out, err = animat_cli(
+        "fly", "train", "--population", "4", "--strategy", "open_es", "--from", str(old), "--out", str(refused)
+    )
     assert code == 2 and "drosophila preset" in err and len(err.strip().splitlines()) == 1 and not refused.exists(), err

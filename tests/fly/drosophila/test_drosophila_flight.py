@@ -79,7 +79,9 @@ def test_closed_loop_flight_in_vacuum_is_ballistic(std):
     params = P.with_(rho=0.0)
     traj = simulate_population(params, _nets(8, std, seed=3), ACTS, 0.1)
     t = (np.arange(traj.pos.shape[1]) + 1) * params.sample_dt
-    np.testing.assert_allclose(traj.pos[..., 2], np.broadcast_to(-0.5 * params.gravity * t * t, traj.pos.shape[:2]), rtol=2e-5, atol=1e-9)
+    np.testing.assert_allclose(
+        traj.pos[..., 2], np.broadcast_to(-0.5 * params.gravity * t * t, traj.pos.shape[:2]), rtol=2e-5, atol=1e-9
+    )
     np.testing.assert_allclose(traj.pos[..., :2], 0.0, atol=1e-9)
     assert not traj.crashed.any() and np.all(traj.power == 0.0)
 
@@ -91,7 +93,9 @@ def test_body_with_still_wings_and_no_wing_forces_reaches_its_terminal_velocity(
     s, vel = _fly_pattern(params, initial_state(params, hover_pattern()), 20000)  # 2 s
     chi = params.stroke_plane_angle
     areas = params.body_areas()
-    v_term = math.sqrt(2 * params.weight / (params.rho * params.cd_body * (areas[0] * math.sin(chi) + areas[2] * math.cos(chi))))
+    v_term = math.sqrt(
+        2 * params.weight / (params.rho * params.cd_body * (areas[0] * math.sin(chi) + areas[2] * math.cos(chi)))
+    )
     print(f"terminal velocity {-float(s.vel[2]):.4f} m/s, closed form {v_term:.4f}")
     np.testing.assert_allclose(-float(s.vel[2]), v_term, rtol=1e-3)
     np.testing.assert_allclose(np.asarray(s.quat), pitch_quat(chi), atol=1e-6)
@@ -164,7 +168,7 @@ def test_recorded_wing_angles_are_smooth_through_network_updates():
         minima = np.nonzero((stroke[1:-1] < stroke[:-2]) & (stroke[1:-1] <= stroke[2:]))[0]
         near = np.zeros(jump.shape[1], bool)
         for m in minima:
-            near[max(m - 2, 0):m + 3] = True
+            near[max(m - 2, 0) : m + 3] = True
         assert near.any() and (~near).any()
         assert jump[fly, near].max() <= 1.5 * jump[fly, ~near].max()
 

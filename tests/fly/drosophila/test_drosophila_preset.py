@@ -55,7 +55,9 @@ def test_outputs_set_the_wings_mean_and_a_bounded_difference_with_the_stroke_cap
     np.testing.assert_array_equal(q[:, 1:6], q[:, 6:11])  # no difference: the wings beat alike
     full = np.zeros(N_PATTERN, np.float32)
     full[1] = 1.0
-    np.testing.assert_allclose(np.asarray(pattern.from_outputs(jnp.asarray(full)))[[1, 6]], math.radians(176.0), rtol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(pattern.from_outputs(jnp.asarray(full)))[[1, 6]], math.radians(176.0), rtol=1e-6
+    )
     np.testing.assert_allclose(np.asarray(pattern.from_outputs(-jnp.ones(N_PATTERN)))[0], pattern.F_MIN, rtol=1e-6)
 
 
@@ -115,7 +117,9 @@ def test_induced_power_is_the_actuator_discs_wake_power():
     np.testing.assert_allclose(induced_power(P.with_(induced_power_factor=1.0), wide), power / 2, rtol=1e-12)
     assert induced_power(P, p) == 0.0  # the default leaves it out
     on = P.with_(induced_power_factor=1.2)
-    np.testing.assert_allclose(mechanical_power_per_kg(on, 1e-6, p) - mechanical_power_per_kg(P, 1e-6, p), 1.2 * power / P.mass, rtol=1e-9)
+    np.testing.assert_allclose(
+        mechanical_power_per_kg(on, 1e-6, p) - mechanical_power_per_kg(P, 1e-6, p), 1.2 * power / P.mass, rtol=1e-9
+    )
 
 
 def test_power_cost_lowers_the_hover_fitness_by_weight_times_mean_power():
@@ -124,14 +128,25 @@ def test_power_cost_lowers_the_hover_fitness_by_weight_times_mean_power():
     pat = np.zeros((2, T, N_PATTERN))
     pat[..., 0], pat[..., 1], pat[..., 6] = 200.0, 2.5, 2.5
     power = np.array([np.full(T, 3e-5), np.linspace(0.0, 6e-5, T)])
-    traj = Trajectory(np.zeros((2, T, 3)), quat, np.zeros((2, T), bool), power, pat, np.zeros((2, T), np.int32), np.zeros((2, T, 0, 2, 3)),
-                      np.zeros((2, T, 0, 3)), np.zeros((2, T, 0, 4)))
+    traj = Trajectory(
+        np.zeros((2, T, 3)),
+        quat,
+        np.zeros((2, T), bool),
+        power,
+        pat,
+        np.zeros((2, T), np.int32),
+        np.zeros((2, T, 0, 2, 3)),
+        np.zeros((2, T, 0, 3)),
+        np.zeros((2, T, 0, 4)),
+    )
     base = score(P, traj)
     expected = (power.mean(axis=1) + inertial_power(P, pat[:, 0])) / P.mass
     np.testing.assert_allclose(base - score(P, traj, 0.01), 0.01 * expected, rtol=1e-9)
     assert np.all(np.abs(base) < 1e-6)
     on = P.with_(induced_power_factor=1.2)
-    np.testing.assert_allclose(score(on, traj) - score(on, traj, 0.01), 0.01 * (expected + induced_power(on, pat[:, 0]) / P.mass), rtol=1e-9)
+    np.testing.assert_allclose(
+        score(on, traj) - score(on, traj, 0.01), 0.01 * (expected + induced_power(on, pat[:, 0]) / P.mass), rtol=1e-9
+    )
 
 
 def test_the_peak_term_weighs_a_brief_climb_by_its_height():
@@ -178,8 +193,12 @@ def test_the_paper_presets_own_flags_are_refused_in_one_line(tmp_path, animat_cl
 
 
 def test_replay_reads_pretrained_names_and_refuses_an_unknown_one_in_one_line(tmp_path, animat_cli):
-    code, _, err = animat_cli("fly", "replay", "pretrained:no-such-genome", "--seconds", "1", "--out", str(tmp_path / "r"))
-    assert code == 2 and "no pretrained artefact 'pretrained:no-such-genome'" in err and len(err.strip().splitlines()) == 1
+    code, _, err = animat_cli(
+        "fly", "replay", "pretrained:no-such-genome", "--seconds", "1", "--out", str(tmp_path / "r")
+    )
+    assert (
+        code == 2 and "no pretrained artefact 'pretrained:no-such-genome'" in err and len(err.strip().splitlines()) == 1
+    )
     assert not (tmp_path / "r").exists()
 
 
@@ -192,7 +211,18 @@ def test_from_starts_an_evolution_strategy_at_a_drosophila_runs_best_genome(tmp_
     from animat.fly.drosophila.options import DrosophilaTrainConfig
     from animat.fly.train import evolution_strategy
 
-    common = ["--preset", "drosophila", "--population", "4", "--seconds", "0.01", "--replay-seconds", "0.01", "--generations", "1"]
+    common = [
+        "--preset",
+        "drosophila",
+        "--population",
+        "4",
+        "--seconds",
+        "0.01",
+        "--replay-seconds",
+        "0.01",
+        "--generations",
+        "1",
+    ]
     old, new = tmp_path / "old", tmp_path / "new"
     assert animat_cli("fly", "train", *common, "--out", str(old))[0] == 0
     code, _, err = animat_cli("fly", "train", *common, "--strategy", "open_es", "--from", str(old), "--out", str(new))
@@ -200,11 +230,15 @@ def test_from_starts_an_evolution_strategy_at_a_drosophila_runs_best_genome(tmp_
     config = json.loads((new / "config.json").read_text())
     assert config["from"] == {"path": str(old), "generation": 1} and config["strategy"] == "open_es"
     best = load_genome(old / "best_genome.npz").genome.genes
-    strategy = evolution_strategy(DrosophilaTrainConfig.build(None, **{k: v for k, v in config.items() if k != "from"}), best)
+    strategy = evolution_strategy(
+        DrosophilaTrainConfig.build(None, **{k: v for k, v in config.items() if k != "from"}), best
+    )
     first = np.asarray(loop.load(new / "checkpoints" / "gen-000001.json", strategy)[0].last_genes)
     np.testing.assert_allclose(first.mean(axis=0), best, atol=1e-5)  # antithetic pairs: their mean is the centre
     out = tmp_path / "refused"
-    code, _, err = animat_cli("fly", "train", "--population", "4", "--strategy", "open_es", "--from", str(old), "--out", str(out))
+    code, _, err = animat_cli(
+        "fly", "train", "--population", "4", "--strategy", "open_es", "--from", str(old), "--out", str(out)
+    )
     assert code == 2 and "drosophila preset" in err and len(err.strip().splitlines()) == 1 and not out.exists(), err
     # the stage resumes and replays like any run (its config.json's `from` is a record, not an option)
     (new / "summary.json").unlink()
@@ -223,8 +257,15 @@ def test_a_drosophila_run_started_from_another_resumes_with_its_from_record(tmp_
     run = tmp_path / "stage"
     run.mkdir()
     runs.atomic_write_json(run / "config.json", {**vars(cfg), "from": {"path": "runs/dh", "generation": 400}})
-    resumed, where = runs.start_or_resume("fly", DrosophilaTrainConfig, resume=run, config=None, out=None,
-                                          options={"generations": 7}, may_change={"generations": "--generations"})
+    resumed, where = runs.start_or_resume(
+        "fly",
+        DrosophilaTrainConfig,
+        resume=run,
+        config=None,
+        out=None,
+        options={"generations": 7},
+        may_change={"generations": "--generations"},
+    )
     assert where == run and resumed.generations == 7 and resumed.seconds == 0.5
 
 
@@ -239,13 +280,21 @@ def test_from_refuses_a_run_of_the_other_preset(tmp_path):
             check_source(DrosophilaTrainConfig.build(None, strategy=strategy), paper_run)
     fly_run = tmp_path / "fly"
     fly_run.mkdir()
-    runs.atomic_write_json(fly_run / "config.json", {**json.loads((paper_run / "config.json").read_text()), "preset": "drosophila"})
+    runs.atomic_write_json(
+        fly_run / "config.json", {**json.loads((paper_run / "config.json").read_text()), "preset": "drosophila"}
+    )
     with pytest.raises(ConfigError, match="it is a run of the drosophila preset, this one is paper"):
         check_source(TrainConfig.build(None), fly_run)
 
 
-HOVER_30S = {"wingbeat_hz": 220.3, "max_height_change_body_lengths": 0.61, "max_horizontal_drift_body_lengths": 3.57,
-             "mechanical_power_w_per_kg": 24.2, "induced_power_w_per_kg": 6.6, "inertial_power_w_per_kg": 0.14}
+HOVER_30S = {
+    "wingbeat_hz": 220.3,
+    "max_height_change_body_lengths": 0.61,
+    "max_horizontal_drift_body_lengths": 3.57,
+    "mechanical_power_w_per_kg": 24.2,
+    "induced_power_w_per_kg": 6.6,
+    "inertial_power_w_per_kg": 0.14,
+}
 """pretrained/drosophila-hover/PROVENANCE.md's row for the shipped genome (30 s from rest in the hover posture)."""
 
 
@@ -314,13 +363,17 @@ def test_a_drosophila_run_in_stages_hands_its_centre_on_and_replays(tmp_path, an
     from animat.fly.train import evolution_strategy
 
     config = tmp_path / "stages.toml"
-    config.write_text('preset = "drosophila"\npopulation = 4\nseconds = 0.01\nreplay_seconds = 0.01\ngenerations = 1\n'
-                      '[[stages]]\nstrategy = "open_es"\nes_result = "centre"\ninit_std = 0.01\n')
+    config.write_text(
+        'preset = "drosophila"\npopulation = 4\nseconds = 0.01\nreplay_seconds = 0.01\ngenerations = 1\n'
+        '[[stages]]\nstrategy = "open_es"\nes_result = "centre"\ninit_std = 0.01\n'
+    )
     run = tmp_path / "run"
     code, _, err = animat_cli("fly", "train", "--config", str(config), "--out", str(run))
     assert code == 0, err
     last = run / "stages" / "2"
-    cfg = DrosophilaTrainConfig.build(None, **{k: v for k, v in json.loads((last / "config.json").read_text()).items() if k != "from"})
+    cfg = DrosophilaTrainConfig.build(
+        None, **{k: v for k, v in json.loads((last / "config.json").read_text()).items() if k != "from"}
+    )
     strategy = evolution_strategy(cfg)
     centre = strategy.distribution_mean(loop.load(last, strategy)[0].strategy)
     np.testing.assert_array_equal(np.load(run / "best_genome.npz")["genes"], centre)

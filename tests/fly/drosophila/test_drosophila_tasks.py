@@ -59,8 +59,17 @@ def test_score_averages_starts_and_gives_nan_for_crashes():
     quat = np.broadcast_to(pitch_quat(P.stroke_plane_angle), (2, 3, T, 4))
     crashed = np.zeros((2, 3, T), bool)
     crashed[1, 2, -1] = True
-    traj = Trajectory(pos, quat, crashed, np.zeros((2, 3, T)), np.zeros((2, 3, T, N_PATTERN)), np.zeros((2, 3, T), np.int32), np.zeros((2, 3, T, 0, 2, 3)), np.zeros((2, 3, T, 0, 3)),
-                      np.zeros((2, 3, T, 0, 4)))
+    traj = Trajectory(
+        pos,
+        quat,
+        crashed,
+        np.zeros((2, 3, T)),
+        np.zeros((2, 3, T, N_PATTERN)),
+        np.zeros((2, 3, T), np.int32),
+        np.zeros((2, 3, T, 0, 2, 3)),
+        np.zeros((2, 3, T, 0, 3)),
+        np.zeros((2, 3, T, 0, 4)),
+    )
     values = score(P, traj)
     np.testing.assert_allclose(values[0], -1.0, rtol=1e-6)
     assert np.isnan(values[1])

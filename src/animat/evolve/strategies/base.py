@@ -16,8 +16,9 @@ JSON-serialisable values (stored in its manifest), so any strategy checkpoints t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import fields
-from typing import Any, Mapping, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -35,7 +36,9 @@ class Strategy(Protocol):
     def tell(self, state: Any, fitness: np.ndarray) -> Any: ...
 
     @staticmethod
-    def upgrade(arrays: dict[str, np.ndarray], meta: dict[str, Any], where: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]: ...
+    def upgrade(
+        arrays: dict[str, np.ndarray], meta: dict[str, Any], where: str
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]: ...
 
 
 def is_array(value: Any) -> bool:

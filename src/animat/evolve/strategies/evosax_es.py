@@ -16,9 +16,10 @@ structure, so a checkpoint resumes bit-exactly (:mod:`animat.evolve.loop`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -46,7 +47,9 @@ def _evosax_algorithm(name: str, size: int, dims: int, std_init: float):
     elif name == "snes":
         es = SNES(size, template)
     elif name == "open_es":
-        es = Open_ES(size, template, optimizer=optax.adam(OPEN_ES_LR * std_init), std_schedule=optax.constant_schedule(std_init))
+        es = Open_ES(
+            size, template, optimizer=optax.adam(OPEN_ES_LR * std_init), std_schedule=optax.constant_schedule(std_init)
+        )
         return es, es.default_params
     else:
         raise ConfigError(f"unknown evolution strategy {name!r}; expected one of {list(ALGORITHMS)}")
@@ -165,5 +168,7 @@ class EvosaxES:
         return np.asarray(self._unpack(state.es_state).mean)
 
     @staticmethod
-    def upgrade(arrays: dict[str, np.ndarray], meta: dict[str, Any], where: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    def upgrade(
+        arrays: dict[str, np.ndarray], meta: dict[str, Any], where: str
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         raise CheckpointError(f"checkpoint {where!r} predates the engine's loop; evolution strategies have none such")

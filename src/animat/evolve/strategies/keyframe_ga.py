@@ -22,8 +22,9 @@ the columns of one side are the mirror image of the other's), so children move b
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -93,7 +94,9 @@ def choose_parents(rng: np.random.Generator, k: int, probs=PARENT_PROBS) -> np.n
     return np.stack([first, second], axis=1)
 
 
-def crossover(rng: np.random.Generator, a: np.ndarray, b: np.ndarray, groups: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+def crossover(
+    rng: np.random.Generator, a: np.ndarray, b: np.ndarray, groups: Sequence[Sequence[int]]
+) -> tuple[np.ndarray, np.ndarray]:
     """Children of parents ``a``, ``b`` (k, n, m): each group's columns (all states) come whole
     from ``a`` or ``b`` with equal chance. Returns (children, from_b (k, n_groups) bool)."""
     groups = list(groups)
@@ -106,7 +109,9 @@ def crossover(rng: np.random.Generator, a: np.ndarray, b: np.ndarray, groups: Se
     return children, from_b
 
 
-def mutate(rng: np.random.Generator, genes: np.ndarray, rate: float, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def mutate(
+    rng: np.random.Generator, genes: np.ndarray, rate: float, ranges: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Each value becomes a uniform random integer in its column's range [low, high] with
     probability ``rate``. genes (..., m); ranges (m, 2). Returns (mutated copy, mask)."""
     r = np.asarray(ranges)
@@ -116,7 +121,9 @@ def mutate(rng: np.random.Generator, genes: np.ndarray, rate: float, ranges: np.
     return np.where(mask, fresh, genes), mask
 
 
-def next_generation(rng: np.random.Generator, genes: np.ndarray, fitness: np.ndarray, params: KeyframeParams, layout: KeyframeLayout) -> np.ndarray:
+def next_generation(
+    rng: np.random.Generator, genes: np.ndarray, fitness: np.ndarray, params: KeyframeParams, layout: KeyframeLayout
+) -> np.ndarray:
     """The next population (P, n, m) from ``genes`` (P, n, m) and their ``fitness`` (P,): rows
     ``0..elites-1`` are the best genes unchanged (best first, :func:`animat.evolve.ranking.ranking`), the rest children
     (made symmetric, :func:`symmetrise`, with ``params.symmetric``)."""
@@ -181,13 +188,24 @@ class KeyframeGA:
         return replace(state, genes=genes, rng_state=rng.bit_generator.state)
 
     @staticmethod
-    def upgrade(arrays: dict[str, np.ndarray], meta: dict[str, Any], where: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    def upgrade(
+        arrays: dict[str, np.ndarray], meta: dict[str, Any], where: str
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """A skier training checkpoint written before the engine's loop (``genes``, ``best_gene``;
         meta ``rng_state``, ``history``, ``best_fitness``) in the loop's layout (:mod:`animat.evolve.loop`)."""
         try:
-            new_arrays = {"genes": arrays["genes"], "best_genes": arrays["best_gene"], "best_fitness": np.float64(meta["best_fitness"])}
-            loop = {"state": {"rng_state": meta["rng_state"]}, "generation": int(meta["generation"]), "history": meta["history"],
-                    "threshold": None, "threshold_hits": []}
+            new_arrays = {
+                "genes": arrays["genes"],
+                "best_genes": arrays["best_gene"],
+                "best_fitness": np.float64(meta["best_fitness"]),
+            }
+            loop = {
+                "state": {"rng_state": meta["rng_state"]},
+                "generation": int(meta["generation"]),
+                "history": meta["history"],
+                "threshold": None,
+                "threshold_hits": [],
+            }
         except (KeyError, TypeError, ValueError) as exc:
             raise CheckpointError(f"checkpoint {where!r} lacks or garbles field {exc}") from None
         rest = {k: v for k, v in meta.items() if k not in ("rng_state", "history", "best_fitness", "generation")}

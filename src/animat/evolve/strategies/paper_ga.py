@@ -9,8 +9,9 @@ depend only on the seed and the generation number, so a resumed run breeds what 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -66,30 +67,48 @@ class PaperGA:
         key = jax.random.fold_in(jnp.asarray(state.base_key), state.generation)
         std = self.init_std if self.mutation_std is None else float(self.mutation_std)
         new = operators.next_generation(
-            key, jnp.asarray(state.genes), jnp.asarray(rank_scores(fitness)),
-            pool_frac=self.pool_frac, elite_frac=self.elite_frac, crossover_prob=self.crossover_prob,
-            mutation_rate=self.mutation_rate, mutation=self.mutation, mutation_std=std,
+            key,
+            jnp.asarray(state.genes),
+            jnp.asarray(rank_scores(fitness)),
+            pool_frac=self.pool_frac,
+            elite_frac=self.elite_frac,
+            crossover_prob=self.crossover_prob,
+            mutation_rate=self.mutation_rate,
+            mutation=self.mutation,
+            mutation_std=std,
         )
         return replace(state, genes=np.asarray(jax.block_until_ready(new)), generation=state.generation + 1)
 
     @staticmethod
-    def upgrade(arrays: dict[str, np.ndarray], meta: dict[str, Any], where: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    def upgrade(
+        arrays: dict[str, np.ndarray], meta: dict[str, Any], where: str
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """A ``Population`` checkpoint written before the engine's loop (history as ``history_<column>``
         arrays) in the loop's layout (:mod:`animat.evolve.loop`)."""
         try:
             n = len(arrays["history_generation"])
             history = [{k: cast(arrays[f"history_{k}"][i]) for k, cast in _OLD_HISTORY.items()} for i in range(n)]
             state = {"generation": int(meta["generation"])}
-            loop = {"state": state, "generation": state["generation"], "history": history, "threshold": meta["threshold"],
-                    "threshold_hits": meta.get("threshold_hits", [])}
+            loop = {
+                "state": state,
+                "generation": state["generation"],
+                "history": history,
+                "threshold": meta["threshold"],
+                "threshold_hits": meta.get("threshold_hits", []),
+            }
         except (KeyError, TypeError, ValueError) as exc:
             raise CheckpointError(f"checkpoint {where!r} lacks or garbles field {exc}") from None
         kept = {k: v for k, v in arrays.items() if not k.startswith("history_")}
-        return kept, {**{k: v for k, v in meta.items() if k not in ("generation", "threshold", "threshold_hits")}, **loop}
+        return kept, {
+            **{k: v for k, v in meta.items() if k not in ("generation", "threshold", "threshold_hits")},
+            **loop,
+        }
 
 
 def check_state(state: PaperGAState, size: int, layers: Sequence[int], where: str) -> None:
     """CheckpointError unless ``state`` holds ``size`` genomes of ``layers`` and a 2-word key."""
     g = network.param_count(layers)
     if state.genes.shape != (size, g) or state.base_key.shape != (2,):
-        raise CheckpointError(f"checkpoint {where!r} is inconsistent: genes {state.genes.shape} for ({size}, {g}), key {state.base_key.shape}")
+        raise CheckpointError(
+            f"checkpoint {where!r} is inconsistent: genes {state.genes.shape} for ({size}, {g}), key {state.base_key.shape}"
+        )

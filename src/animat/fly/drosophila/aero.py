@@ -30,7 +30,8 @@ induced flow (downwash), no spanwise flow; the lift flips direction with the cho
 from __future__ import annotations
 
 import math
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -66,7 +67,9 @@ def wing_frames(params: DrosophilaParams, angles):
     span = jnp.stack([sp * ct, -cp * ct, st], axis=-1)
     chord = jnp.stack([-cp * ce + sp * st * se, -sp * ce - cp * st * se, -ct * se], axis=-1)
     sb, cb = math.sin(params.stroke_plane_angle), math.cos(params.stroke_plane_angle)
-    to_body = lambda v: jnp.stack([cb * v[:, 0] + sb * v[:, 2], v[:, 1], -sb * v[:, 0] + cb * v[:, 2]], axis=-1) * MIRROR
+    to_body = lambda v: (
+        jnp.stack([cb * v[:, 0] + sb * v[:, 2], v[:, 1], -sb * v[:, 0] + cb * v[:, 2]], axis=-1) * MIRROR
+    )
     return to_body(span), to_body(chord)
 
 
@@ -122,7 +125,8 @@ def blade_forces(params: DrosophilaParams, kin: WingKinematics, vel, omega):
         side = jnp.sign(u_c * u_n)
         cl, cd = lift_coefficient(alpha), drag_coefficient(alpha)
         force = force + 0.5 * params.rho * area * speed * (
-            (cd * u_c - side * cl * u_n) * e_c + (cd * u_n + side * cl * u_c) * e_n)
+            (cd * u_c - side * cl * u_n) * e_c + (cd * u_n + side * cl * u_c) * e_n
+        )
     if params.rotational:
         x_hat = jnp.where(u_c >= 0, params.pitch_axis, 1.0 - params.pitch_axis)
         c_rot = math.pi * (0.75 - x_hat)

@@ -20,8 +20,14 @@ def spheroid_mesh(params: DrosophilaParams) -> tuple[np.ndarray, np.ndarray]:
     a, b = params.body_length / 2, params.body_diameter / 2
     lat = np.linspace(0, np.pi, N_LAT + 2)[1:-1]
     lon = np.linspace(0, 2 * np.pi, N_LON, endpoint=False)
-    ring = np.stack([np.repeat(a * np.cos(lat), N_LON), np.outer(b * np.sin(lat), np.cos(lon)).ravel(),
-                     np.outer(b * np.sin(lat), np.sin(lon)).ravel()], axis=1)
+    ring = np.stack(
+        [
+            np.repeat(a * np.cos(lat), N_LON),
+            np.outer(b * np.sin(lat), np.cos(lon)).ravel(),
+            np.outer(b * np.sin(lat), np.sin(lon)).ravel(),
+        ],
+        axis=1,
+    )
     verts = np.concatenate([[[a, 0.0, 0.0]], ring, [[-a, 0.0, 0.0]]]).astype(np.float32)
     tris = []
     ring_start = lambda i: 1 + i * N_LON
@@ -58,5 +64,7 @@ def fly_world(params: DrosophilaParams, pos, quat, angles) -> tuple[np.ndarray, 
         wings = hinge[:, None, :] + outline[None, :, :1] * e_s[:, None, :] + outline[None, :, 1:] * e_c[:, None, :]
         return verts @ R.T + p, wings @ R.T + p
 
-    body, wings = jax.jit(jax.vmap(one))(jnp.asarray(pos, jnp.float32), jnp.asarray(quat, jnp.float32), jnp.asarray(angles, jnp.float32))
+    body, wings = jax.jit(jax.vmap(one))(
+        jnp.asarray(pos, jnp.float32), jnp.asarray(quat, jnp.float32), jnp.asarray(angles, jnp.float32)
+    )
     return np.asarray(body), np.asarray(wings)

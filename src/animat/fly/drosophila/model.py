@@ -71,7 +71,9 @@ class DrosophilaParams:
     wing_area: float = 2.00e-6  # m², one wing
     r2_hat: float = 0.55  # radius of the second moment of area / wing length
     wing_inertia: float = 4.2e-15  # kg m², one wing about the hinge (inertial power only)
-    thorax_resonance_hz: float = 0.0  # the flight motor's elastic resonance with the wings' inertia (0: no elastic storage), Hz
+    thorax_resonance_hz: float = (
+        0.0  # the flight motor's elastic resonance with the wings' inertia (0: no elastic storage), Hz
+    )
     induced_power_factor: float = 0.0  # k of the actuator disc's induced power (0: left out; Ellington 1984: 1.2)
     pitch_axis: float = 0.25  # span axis behind the leading edge, chords
     n_stations: int = 8  # blade elements per wing (Gauss–Jacobi nodes of the planform)
@@ -96,13 +98,24 @@ class DrosophilaParams:
             raise ConfigError(f"sample_dt ({self.sample_dt} s) must be a whole multiple of dt ({self.dt} s)")
         pace = self.control_dt / self.dt
         if not self.control_dt >= 0 or abs(pace - round(pace)) > 1e-6:
-            raise ConfigError(f"control_dt ({self.control_dt} s) must be 0 (every beat) or a whole multiple of dt ({self.dt} s)")
+            raise ConfigError(
+                f"control_dt ({self.control_dt} s) must be 0 (every beat) or a whole multiple of dt ({self.dt} s)"
+            )
         if self.dt > 1e-4 + 1e-12:
             raise ConfigError(f"dt must be <= 1e-4 s (>= 40 steps per wingbeat at 250 Hz), got {self.dt}")
         if min(self.mass, self.body_length, self.body_diameter, self.wing_length, self.wing_area) <= 0:
             raise ConfigError("mass, body_length, body_diameter, wing_length and wing_area must be > 0")
-        if self.rho < 0 or self.cd_body < 0 or self.gravity < 0 or self.wing_inertia < 0 or self.thorax_resonance_hz < 0 or self.induced_power_factor < 0:
-            raise ConfigError("rho, cd_body, gravity, wing_inertia, thorax_resonance_hz and induced_power_factor must be >= 0")
+        if (
+            self.rho < 0
+            or self.cd_body < 0
+            or self.gravity < 0
+            or self.wing_inertia < 0
+            or self.thorax_resonance_hz < 0
+            or self.induced_power_factor < 0
+        ):
+            raise ConfigError(
+                "rho, cd_body, gravity, wing_inertia, thorax_resonance_hz and induced_power_factor must be >= 0"
+            )
         if not 0.2 < self.r2_hat < 0.7:
             raise ConfigError(f"r2_hat must be within (0.2, 0.7) for a beta planform, got {self.r2_hat}")
         if not 0.0 <= self.pitch_axis <= 1.0:
@@ -134,7 +147,7 @@ class DrosophilaParams:
         a, b = self.body_length / 2, self.body_diameter / 2
         return np.array([math.pi * b * b, math.pi * a * b, math.pi * a * b])
 
-    def with_(self, **changes) -> "DrosophilaParams":
+    def with_(self, **changes) -> DrosophilaParams:
         return replace(self, **changes)
 
     def to_dict(self) -> dict:
@@ -142,7 +155,7 @@ class DrosophilaParams:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, values: dict) -> "DrosophilaParams":
+    def from_dict(cls, values: dict) -> DrosophilaParams:
         """Parameters from :meth:`to_dict`'s form (or a config's overrides); unknown keys are a ConfigError."""
         check_known((f.name for f in fields(cls)), values, "drosophila parameter")
         for f in fields(cls):
@@ -158,7 +171,9 @@ def _fits(value, default) -> bool:
     if isinstance(default, int):
         return is_int(value)
     if isinstance(default, tuple):
-        return isinstance(value, (list, tuple)) and len(value) == len(default) and all(is_finite_number(v) for v in value)
+        return (
+            isinstance(value, (list, tuple)) and len(value) == len(default) and all(is_finite_number(v) for v in value)
+        )
     return is_finite_number(value)
 
 

@@ -23,15 +23,25 @@ class DrosophilaTrainConfig:
 
     RUN_RECORD: ClassVar[tuple[str, ...]] = TrainConfig.RUN_RECORD  # a --from run's config.json records its source
 
-    preset: str = option(PRESET, "The fly: drosophila, the real-scale fruit fly (animat.fly.drosophila)", choices=(PRESET,))
+    preset: str = option(
+        PRESET, "The fly: drosophila, the real-scale fruit fly (animat.fly.drosophila)", choices=(PRESET,)
+    )
     generations: int = option(100, "Number of generations", ge=1)
     population: int = option(48, "Flies per generation (at least 4: elites and a mating pool)", ge=4)
     seconds: float = option(1.0, "Episode length (s)", gt=0)
-    fitness: str = option("hover", "hover (hold the start point and a level stroke plane; animat.fly.drosophila.tasks)", choices=("hover",))
+    fitness: str = option(
+        "hover",
+        "hover (hold the start point and a level stroke plane; animat.fly.drosophila.tasks)",
+        choices=("hover",),
+    )
     starts: int = option(2, "Start states per fly (start 0 at rest; the others perturbed)", ge=1)
     noise: float = option(0.05, "Sensor-noise std on the perturbed starts (network-input units)", ge=0)
-    power_weight: float = option(0.01, "Fitness cost per W/kg of mechanical power (aerodynamic + induced + inertial)", ge=0)
-    peak_weight: float = option(0.0, "Fitness cost per body length of the episode's largest height change (beside the mean)", ge=0)
+    power_weight: float = option(
+        0.01, "Fitness cost per W/kg of mechanical power (aerodynamic + induced + inertial)", ge=0
+    )
+    peak_weight: float = option(
+        0.0, "Fitness cost per body length of the episode's largest height change (beside the mean)", ge=0
+    )
     layers: list[int] | None = option(None, "Network layers, e.g. '12,20,20,11'", shown="12,20,20,11")
     activations: str | list[str] = option("tanh", "One activation for every layer, or one per non-input layer")
     seed: int = same_as(PopulationOptions, "seed")
@@ -40,10 +50,16 @@ class DrosophilaTrainConfig:
     es_result: str = same_as(TrainConfig, "es_result")
     crossover_prob: float = same_as(GAOptions, "crossover_prob")
     mutation_rate: float = option(0.1, "Probability that a gene mutates", ge=0, le=1)
-    mutation: str = option("additive", "normal (a mutated gene is redrawn) | additive (noise is added to it)", choices=("normal", "additive"))
+    mutation: str = option(
+        "additive",
+        "normal (a mutated gene is redrawn) | additive (noise is added to it)",
+        choices=("normal", "additive"),
+    )
     mutation_std: float | None = option(0.1, "Std of a mutation (None: the initial std, init_std)", ge=0)
     pool_frac: float = option(0.2, "Fraction of the population in the mating pool (at least 2)", gt=0, le=1)
-    elite_frac: float = option(0.1, "Fraction copied unchanged into the next generation (at least 1 when > 0)", ge=0, lt=1)
+    elite_frac: float = option(
+        0.1, "Fraction copied unchanged into the next generation (at least 1 when > 0)", ge=0, lt=1
+    )
     fitness_threshold: float | None = same_as(TrainConfig, "fitness_threshold")
     delta_fitness: float | None = same_as(TrainConfig, "delta_fitness")
     save_every: int = same_as(TrainConfig, "save_every")
@@ -58,7 +74,7 @@ class DrosophilaTrainConfig:
 
         return DrosophilaParams.from_dict(self.drosophila)
 
-    def validate(self) -> "DrosophilaTrainConfig":
+    def validate(self) -> DrosophilaTrainConfig:
         """Checks every option by its declaration and the network against the fly; fills in the default
         network (``[12, *HIDDEN, 11]``)."""
         from animat.evolve.network import check_architecture, layer_activations
@@ -71,8 +87,10 @@ class DrosophilaTrainConfig:
         self.layers = [int(n) for n in self.layers]
         layer_activations(check_architecture(self.layers), self.activations)
         if self.layers[0] != N_INPUTS or self.layers[-1] != N_OUTPUTS:
-            raise ConfigError(f"network layers {self.layers} do not fit the drosophila preset: first layer must be "
-                              f"{N_INPUTS} (observation size) and last {N_OUTPUTS} (wingbeat pattern parameters)")
+            raise ConfigError(
+                f"network layers {self.layers} do not fit the drosophila preset: first layer must be "
+                f"{N_INPUTS} (observation size) and last {N_OUTPUTS} (wingbeat pattern parameters)"
+            )
         if self.stages:
             from animat.fly.curriculum import stage_configs
 
@@ -80,7 +98,7 @@ class DrosophilaTrainConfig:
         return self
 
     @classmethod
-    def build(cls, file: str | Path | None = None, **overrides: Any) -> "DrosophilaTrainConfig":
+    def build(cls, file: str | Path | None = None, **overrides: Any) -> DrosophilaTrainConfig:
         """Defaults < ``file`` < ``overrides`` (a run's config.json may also hold :attr:`RUN_RECORD`, not options)."""
         return cls(**read_options(cls, file, overrides)).validate()
 

@@ -25,7 +25,9 @@ import numpy as np
 from animat.fly.drosophila import pattern
 from animat.fly.drosophila.aero import blade_forces, kinematics
 from animat.fly.drosophila.model import DrosophilaParams
-from animat.fly.physics import check_crash  # the paper preset's: duck-typed on max_speed, max_angular_speed and the state's fields
+from animat.fly.physics import (
+    check_crash,
+)  # the paper preset's: duck-typed on max_speed, max_angular_speed and the state's fields
 from animat.rotations import dot3, integrate_quat, mat_t_vec, mat_vec, quat_mul, quat_to_mat
 
 
@@ -125,4 +127,3 @@ def step(params: DrosophilaParams, state: DrosophilaState) -> DrosophilaState:
 def set_pattern(params: DrosophilaParams, state: DrosophilaState, target) -> DrosophilaState:
     """End the wingbeat and blend towards new pattern parameters ``target (11,)`` over the next one."""
     return state._replace(pattern=pattern.advance(state.pattern, beat_time(params, state), target))
-

@@ -30,13 +30,25 @@ SLOW_DOWN = 200  # the animation plays this many times slower than the flight
 ANIM_FPS = 25.0
 ANIM_BEATS = 4  # wingbeats animated
 PLOT_BEATS = 5  # wingbeats in the wing-angle plot
-SUN_TANG_2002_W_PER_KG = 28.7  # body-mass-specific power of hovering D. virilis (Sun & Tang 2002, J. Exp. Biol. 205, 2413)
+SUN_TANG_2002_W_PER_KG = (
+    28.7  # body-mass-specific power of hovering D. virilis (Sun & Tang 2002, J. Exp. Biol. 205, 2413)
+)
 HEIGHT_LIMIT, DRIFT_LIMIT = 1.0, 5.0  # body lengths: issue 22's hover checks
 WINGBEAT_RANGE = (180.0, 250.0)  # Hz
 #: what ``animat fly replay`` prints for a drosophila genome (then its checks)
-SUMMARY_KEYS = ["seconds", "body_length", "wingbeat_hz", "mean_stroke_amplitude_deg", "mechanical_power_w_per_kg",
-                "induced_power_w_per_kg", "inertial_power_w_per_kg", "sun_tang_2002_power_w_per_kg", "max_height_change_body_lengths",
-                "max_horizontal_drift_body_lengths", "crashed"]
+SUMMARY_KEYS = [
+    "seconds",
+    "body_length",
+    "wingbeat_hz",
+    "mean_stroke_amplitude_deg",
+    "mechanical_power_w_per_kg",
+    "induced_power_w_per_kg",
+    "inertial_power_w_per_kg",
+    "sun_tang_2002_power_w_per_kg",
+    "max_height_change_body_lengths",
+    "max_horizontal_drift_body_lengths",
+    "crashed",
+]
 
 
 class Flight(NamedTuple):
@@ -54,8 +66,10 @@ class Flight(NamedTuple):
 def check_genome(genome: Genome) -> None:
     """The network must read the fruit fly's observation and drive its pattern generator."""
     if genome.layers[0] != N_INPUTS or genome.layers[-1] != N_OUTPUTS:
-        raise ConfigError(f"network layers {list(genome.layers)} do not fit the drosophila preset: it needs "
-                          f"{N_INPUTS} inputs and {N_OUTPUTS} outputs")
+        raise ConfigError(
+            f"network layers {list(genome.layers)} do not fit the drosophila preset: it needs "
+            f"{N_INPUTS} inputs and {N_OUTPUTS} outputs"
+        )
 
 
 def fly_genome(params: DrosophilaParams, genome: Genome, seconds: float) -> Flight:
@@ -65,11 +79,20 @@ def fly_genome(params: DrosophilaParams, genome: Genome, seconds: float) -> Flig
     if params.steps_per_sample % SAMPLE_EVERY:
         raise ConfigError(f"sample_dt / dt ({params.steps_per_sample}) must be a multiple of {SAMPLE_EVERY} to replay")
     nets = {k: v[None] for k, v in genome.params.items()}
-    samples = Trajectory(*(x[0] for x in simulate_population(params, nets, genome.activations, seconds, wing_every=SAMPLE_EVERY)))
+    samples = Trajectory(
+        *(x[0] for x in simulate_population(params, nets, genome.activations, seconds, wing_every=SAMPLE_EVERY))
+    )
     n_samples, per_sample = samples.wing.shape[:2]
     t = (np.arange(n_samples * per_sample) * SAMPLE_EVERY * params.dt).astype(np.float32)
     flat = lambda a: a.reshape((n_samples * per_sample,) + a.shape[2:])
-    return Flight(t, flat(samples.fine_pos), flat(samples.fine_quat), flat(samples.wing), np.repeat(samples.crashed, per_sample), samples)
+    return Flight(
+        t,
+        flat(samples.fine_pos),
+        flat(samples.fine_quat),
+        flat(samples.wing),
+        np.repeat(samples.crashed, per_sample),
+        samples,
+    )
 
 
 def wingbeat_hz(stroke: np.ndarray, sample_dt: float) -> float:
@@ -80,7 +103,7 @@ def wingbeat_hz(stroke: np.ndarray, sample_dt: float) -> float:
     k = int(np.argmax(spectrum[1:])) + 1
     shift = 0.0
     if 1 <= k < len(spectrum) - 1:
-        a, b, c = np.log(spectrum[k - 1:k + 2] + 1e-300)
+        a, b, c = np.log(spectrum[k - 1 : k + 2] + 1e-300)
         shift = 0.5 * (a - c) / (a - 2 * b + c) if (a - 2 * b + c) != 0 else 0.0
     return float((k + shift) / (len(x) * sample_dt))
 
@@ -140,33 +163,72 @@ def animation_frames(params: DrosophilaParams, flight: Flight, n: int) -> list[l
     return frames
 
 
-def write_replay(params: DrosophilaParams, genome: Genome, seconds: float, out: Path, *, anim_seconds: float = 6.0,
-                 title: str = "drosophila") -> dict:
+def write_replay(
+    params: DrosophilaParams,
+    genome: Genome,
+    seconds: float,
+    out: Path,
+    *,
+    anim_seconds: float = 6.0,
+    title: str = "drosophila",
+) -> dict:
     """Fly ``genome`` for ``seconds`` and write into ``out``: ``trajectory.npz``, ``plots/height.png``,
     ``plots/topview.png``, ``plots/wings.png`` (the first wingbeats), ``media/wingbeat.gif`` (the first
     :data:`ANIM_BEATS` wingbeats or ``anim_seconds`` of flight, whichever is shorter, slowed down
     :data:`SLOW_DOWN` ×). Returns the flight summary with its checks."""
     out = Path(out)
     flight = fly_genome(params, genome, seconds)
-    runs.atomic_save_npz(out / "trajectory.npz", t=flight.t, position=flight.pos, quaternion=flight.quat,
-                         wing_angles=flight.wing.reshape(len(flight.t), -1), crashed=flight.crashed)
+    runs.atomic_save_npz(
+        out / "trajectory.npz",
+        t=flight.t,
+        position=flight.pos,
+        quaternion=flight.quat,
+        wing_angles=flight.wing.reshape(len(flight.t), -1),
+        crashed=flight.crashed,
+    )
     summary = flight_summary(params, flight)
     summary.update({f"check_{k}": v for k, v in acceptance(summary).items()})
     L, t = params.body_length, flight.t
-    plots.height_plot(t, flight.pos[:, 2] * 1e3, out / "plots" / "height.png", start=0.0, floor=-HEIGHT_LIMIT * L * 1e3,
-                      body_length=L * 1e3, title=f"{title}: height", unit="mm")
-    plots.topview_plot(flight.pos[:, 0], flight.pos[:, 1], out / "plots" / "topview.png", body_length=L, title=f"{title}: top view")
+    plots.height_plot(
+        t,
+        flight.pos[:, 2] * 1e3,
+        out / "plots" / "height.png",
+        start=0.0,
+        floor=-HEIGHT_LIMIT * L * 1e3,
+        body_length=L * 1e3,
+        title=f"{title}: height",
+        unit="mm",
+    )
+    plots.topview_plot(
+        flight.pos[:, 0], flight.pos[:, 1], out / "plots" / "topview.png", body_length=L, title=f"{title}: top view"
+    )
     beat = 1.0 / max(summary["wingbeat_hz"], 1.0)
     n = min(len(t), int(math.ceil(PLOT_BEATS * beat / (SAMPLE_EVERY * params.dt))) + 1)
     names = ("stroke", "deviation", "rotation")
-    series = {f"{side} {a}": np.degrees(flight.wing[:n, s, i]) for s, side in enumerate(("right", "left")) for i, a in enumerate(names)}
-    plots.series_plot(t[:n], series, out / "plots" / "wings.png", ylabel="angle (deg)", title=f"{title}: wing angles, {PLOT_BEATS} wingbeats")
+    series = {
+        f"{side} {a}": np.degrees(flight.wing[:n, s, i])
+        for s, side in enumerate(("right", "left"))
+        for i, a in enumerate(names)
+    }
+    plots.series_plot(
+        t[:n],
+        series,
+        out / "plots" / "wings.png",
+        ylabel="angle (deg)",
+        title=f"{title}: wing angles, {PLOT_BEATS} wingbeats",
+    )
     step = 1.0 / (ANIM_FPS * SLOW_DOWN * SAMPLE_EVERY * params.dt)  # samples per frame at the slow-down
     n_frames = max(1, min(len(t), int(min(ANIM_BEATS * beat, anim_seconds) / (SAMPLE_EVERY * params.dt))))
     idx = np.arange(0, n_frames, max(1, int(round(step))))
     frames = animation_frames(params, Flight(*(a[idx] for a in flight[:5]), flight.samples), len(idx))
-    animate_body(frames, out / "media" / "wingbeat.gif", fps=ANIM_FPS, trail=flight.pos[idx] * 1e3,
-                 title=f"{title}: {len(idx) * SAMPLE_EVERY * params.dt * 1e3:.0f} ms, slowed down {SLOW_DOWN}×", unit="mm")
+    animate_body(
+        frames,
+        out / "media" / "wingbeat.gif",
+        fps=ANIM_FPS,
+        trail=flight.pos[idx] * 1e3,
+        title=f"{title}: {len(idx) * SAMPLE_EVERY * params.dt * 1e3:.0f} ms, slowed down {SLOW_DOWN}×",
+        unit="mm",
+    )
     return summary
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from animat.viz.scene import Scene
 from animat.viz.report import SceneBuilder
 from animat.viz.run_files import from_run_config, read_json_or_none, read_trajectory, trajectory_keys
+from animat.viz.scene import Scene
 
 BEATS = 10  # wingbeats shown (about 50 ms of flight)
 FRAMES = 300  # at most
@@ -47,16 +47,32 @@ def build(run_dir: Path, params=None, **_) -> Scene:
     t = traj["t"]
     n = int(np.searchsorted(t, t[0] + BEATS * beat)) + 1
     idx = np.arange(0, min(n, len(t)), max(1, -(-n // FRAMES)))
-    body, wings = fly_world(params, traj["position"][idx], traj["quaternion"][idx], traj["wing_angles"][idx].reshape(len(idx), 2, 3))
+    body, wings = fly_world(
+        params, traj["position"][idx], traj["quaternion"][idx], traj["wing_angles"][idx].reshape(len(idx), 2, 3)
+    )
     body, wings = body * 1e3, wings * 1e3  # mm
-    scene = Scene((t[idx] - t[0]) * SLOW_DOWN, units="mm", follow=traj["position"][idx] * 1e3, focus=3 * params.body_length * 1e3, notes=notes)
+    scene = Scene(
+        (t[idx] - t[0]) * SLOW_DOWN,
+        units="mm",
+        follow=traj["position"][idx] * 1e3,
+        focus=3 * params.body_length * 1e3,
+        notes=notes,
+    )
     scene.add_mesh("body", body, spheroid_mesh(params)[1], color=(0.55, 0.35, 0.2))
     tris = _wing_triangles(N_OUTLINE)
-    scene.add_mesh("wings", wings.reshape(len(idx), -1, 3), np.concatenate([tris, tris + 2 * N_OUTLINE]), color=(0.1, 0.7, 0.85),
-                   opacity=0.6, flat=True)
+    scene.add_mesh(
+        "wings",
+        wings.reshape(len(idx), -1, 3),
+        np.concatenate([tris, tris + 2 * N_OUTLINE]),
+        color=(0.1, 0.7, 0.85),
+        opacity=0.6,
+        flat=True,
+    )
     scene.add_path("path", traj["position"][idx] * 1e3)
-    scene.notes.append(f"the first {BEATS} wingbeats ({(t[idx[-1]] - t[0]) * 1e3:.0f} ms of flight) slowed down {SLOW_DOWN}×: "
-                       f"the replay's clock shows slowed time; lengths in mm")
+    scene.notes.append(
+        f"the first {BEATS} wingbeats ({(t[idx[-1]] - t[0]) * 1e3:.0f} ms of flight) slowed down {SLOW_DOWN}×: "
+        f"the replay's clock shows slowed time; lengths in mm"
+    )
     return scene
 
 

@@ -19,7 +19,8 @@ at 6.5 ms, 396 Hz at 4.5 ms; issue 22's notes of 2026-12-03.)
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -28,8 +29,16 @@ import numpy as np
 from animat.evolve.network import activate
 from animat.fly.drosophila import pattern
 from animat.fly.drosophila.model import N_PATTERN, DrosophilaParams
-from animat.fly.drosophila.physics import (DrosophilaState, beat_done, initial_state, pitch_quat, set_pattern,
-                                           step_with_power, stroke_plane_quat, wing_angles)
+from animat.fly.drosophila.physics import (
+    DrosophilaState,
+    beat_done,
+    initial_state,
+    pitch_quat,
+    set_pattern,
+    step_with_power,
+    stroke_plane_quat,
+    wing_angles,
+)
 from animat.rotations import euler_xyz, quat_mul
 
 N_INPUTS = 12
@@ -60,8 +69,14 @@ def observe(params: DrosophilaParams, state: DrosophilaState, start, vel, omega)
     """Network input ``(12,)``: position relative to ``start`` in body lengths, the stroke plane's
     orientation (ZYX Euler angles, rad; zero in the hover posture), and the velocity (world, per 0.1 m/s)
     and body angular velocity (per 10 rad/s) averaged over the beats since the last update (``vel``, ``omega``)."""
-    return jnp.concatenate([(state.pos - start) / params.body_length, euler_xyz(stroke_plane_quat(params, state.quat)),
-                            vel / VEL_SCALE, omega / OMEGA_SCALE])
+    return jnp.concatenate(
+        [
+            (state.pos - start) / params.body_length,
+            euler_xyz(stroke_plane_quat(params, state.quat)),
+            vel / VEL_SCALE,
+            omega / OMEGA_SCALE,
+        ]
+    )
 
 
 def n_updates_for(seconds: float) -> int:
@@ -70,8 +85,15 @@ def n_updates_for(seconds: float) -> int:
     return int(np.ceil(seconds * pattern.F_MAX)) + 2
 
 
-def rollout(params: DrosophilaParams, net, activations: Sequence[str], n_ticks: int, state0: DrosophilaState,
-            noise=None, wing_every: int = 0):
+def rollout(
+    params: DrosophilaParams,
+    net,
+    activations: Sequence[str],
+    n_ticks: int,
+    state0: DrosophilaState,
+    noise=None,
+    wing_every: int = 0,
+):
     """Fly one network for ``n_ticks`` samples of ``sample_dt`` from ``state0`` (its pattern is replaced by
     the network's first choice, so the fly starts beating as it means to go on); returns (final state,
     Trajectory). ``noise (U, 12)``: sensor noise added to the network's successive observations (U ≥
@@ -100,15 +122,33 @@ def rollout(params: DrosophilaParams, net, activations: Sequence[str], n_ticks: 
         target = jnp.where(acts, policy(new, vel / n, omega / n, noise[jnp.minimum(updates, last)]), new.pattern.p_to)
         new = jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), set_pattern(params, new, target), new)
         keep = jnp.where(acts, 0.0, 1.0)
-        carry = (new, vel * keep, omega * keep, updates + acts.astype(updates.dtype), g, jnp.where(acts, g, g_last), power + p)
+        carry = (
+            new,
+            vel * keep,
+            omega * keep,
+            updates + acts.astype(updates.dtype),
+            g,
+            jnp.where(acts, g, g_last),
+            power + p,
+        )
         return carry, (wing_angles(params, state), state.pos, state.quat)
 
     def tick(carry, _):
         (state, vel, omega, updates, g, g_last, power), (wings, fine_pos, fine_quat) = jax.lax.scan(
-            physics_step, (*carry, jnp.float32(0.0)), None, length=n_steps)
+            physics_step, (*carry, jnp.float32(0.0)), None, length=n_steps
+        )
         keep = slice(None, None, wing_every) if wing_every else slice(0, 0)
-        record = Trajectory(state.pos, state.quat, state.crashed, power / n_steps, state.pattern.p_to, updates,
-                            wings[keep], fine_pos[keep], fine_quat[keep])
+        record = Trajectory(
+            state.pos,
+            state.quat,
+            state.crashed,
+            power / n_steps,
+            state.pattern.p_to,
+            updates,
+            wings[keep],
+            fine_pos[keep],
+            fine_quat[keep],
+        )
         return (state, vel, omega, updates, g, g_last), record
 
     first = policy(state0, state0.vel, state0.omega, noise[0])
@@ -125,7 +165,9 @@ def population_rollout(params: DrosophilaParams, activations: tuple[str, ...], n
     Trajectory (P, S, T, ...)``: every network flies from every start with that start's sensor noise."""
 
     def run(nets, starts, noise):
-        one = lambda net: jax.vmap(lambda s0, n: rollout(params, net, activations, n_ticks, s0, n, wing_every)[1])(starts, noise)
+        one = lambda net: jax.vmap(lambda s0, n: rollout(params, net, activations, n_ticks, s0, n, wing_every)[1])(
+            starts, noise
+        )
         return jax.vmap(one)(nets)
 
     return jax.jit(run)
@@ -147,8 +189,14 @@ def start_states(params: DrosophilaParams, n: int, seed: int = 0, scale: float =
     dq = np.concatenate([np.cos(half), np.sinc(half / np.pi) * tilt / 2], axis=1).astype(np.float32)
     quat = np.asarray(quat_mul(jnp.asarray(dq), jnp.asarray(pitch_quat(params.stroke_plane_angle))))
     tile = lambda a: np.broadcast_to(np.asarray(a), (n,) + np.shape(a)).copy()
-    return DrosophilaState(pos=np.zeros((n, 3), np.float32), vel=vel, quat=quat, omega=omega,
-                           pattern=jax.tree_util.tree_map(tile, base.pattern), crashed=np.zeros(n, bool))
+    return DrosophilaState(
+        pos=np.zeros((n, 3), np.float32),
+        vel=vel,
+        quat=quat,
+        omega=omega,
+        pattern=jax.tree_util.tree_map(tile, base.pattern),
+        crashed=np.zeros(n, bool),
+    )
 
 
 def n_ticks_for(params: DrosophilaParams, seconds: float) -> int:
@@ -156,8 +204,15 @@ def n_ticks_for(params: DrosophilaParams, seconds: float) -> int:
     return max(1, int(round(seconds / params.sample_dt)))
 
 
-def simulate_population(params: DrosophilaParams, nets, activations: Sequence[str], seconds: float,
-                        starts: DrosophilaState | None = None, noise=None, wing_every: int = 0) -> Trajectory:
+def simulate_population(
+    params: DrosophilaParams,
+    nets,
+    activations: Sequence[str],
+    seconds: float,
+    starts: DrosophilaState | None = None,
+    noise=None,
+    wing_every: int = 0,
+) -> Trajectory:
     """Simulate every network of the stacked tree ``nets`` for ``seconds``: arrays ``(P, T, ...)`` from
     start 0 without ``starts``, ``(P, S, T, ...)`` with ``starts`` (leading axis S, :func:`start_states`).
     ``noise (S, U, 12)``: sensor noise per start and network update (U ≥ :func:`n_updates_for`; default none)."""

@@ -37,7 +37,9 @@ def hover(params: DrosophilaParams, pos: np.ndarray, quat: np.ndarray, peak_weig
     return -(height + drift / 5.0) / params.body_length - tilt
 
 
-def score(params: DrosophilaParams, traj: Trajectory, power_weight: float = 0.0, peak_weight: float = 0.0) -> np.ndarray:
+def score(
+    params: DrosophilaParams, traj: Trajectory, power_weight: float = 0.0, peak_weight: float = 0.0
+) -> np.ndarray:
     """Hover fitness per fly from arrays ``(P, [S,] T, ...)`` (:func:`hover` with ``peak_weight``), less
     ``power_weight`` × the mean mechanical power (W/kg, aerodynamic + induced + inertial:
     :mod:`animat.fly.drosophila.power`): the mean over the ``S`` starts; NaN where the fly crashed from any start."""
@@ -76,7 +78,11 @@ class HoverFitness:
     def __call__(self, nets) -> np.ndarray:
         starts = start_states(self.params, self.starts, self.seed)
         n_updates = n_updates_for(self.seconds)
-        noise = np.random.default_rng(self.seed + 1).normal(0.0, self.noise, (self.starts, n_updates, N_INPUTS)).astype(np.float32)
+        noise = (
+            np.random.default_rng(self.seed + 1)
+            .normal(0.0, self.noise, (self.starts, n_updates, N_INPUTS))
+            .astype(np.float32)
+        )
         noise[0] = 0.0
         traj = simulate_population(self.params, nets, self.activations, self.seconds, starts, noise)
         return score(self.params, traj, self.power_weight, self.peak_weight)

@@ -4,8 +4,9 @@ the same as the paper preset's (:mod:`animat.fly.train`) through the engine's Po
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from animat import runs
 from animat.evolve import loop
@@ -18,22 +19,47 @@ from animat.fly.train import evolve
 from animat.viz import plots
 
 #: what ``animat fly train --preset drosophila`` prints at the end
-SUMMARY_KEYS = ["best_fitness", "generations", "total_crashes", "mean_seconds_per_generation", "replay_wingbeat_hz",
-                "replay_mechanical_power_w_per_kg", "replay_max_height_change_body_lengths",
-                "replay_max_horizontal_drift_body_lengths", "replay_crashed"]
-OUTPUT_NAMES = ["frequency"] + [f"{side} {n}" for side in ("right", "left")
-                                for n in ("stroke amplitude", "stroke offset", "deviation", "rotation amplitude", "rotation timing")]
+SUMMARY_KEYS = [
+    "best_fitness",
+    "generations",
+    "total_crashes",
+    "mean_seconds_per_generation",
+    "replay_wingbeat_hz",
+    "replay_mechanical_power_w_per_kg",
+    "replay_max_height_change_body_lengths",
+    "replay_max_horizontal_drift_body_lengths",
+    "replay_crashed",
+]
+OUTPUT_NAMES = ["frequency"] + [
+    f"{side} {n}"
+    for side in ("right", "left")
+    for n in ("stroke amplitude", "stroke offset", "deviation", "rotation amplitude", "rotation timing")
+]
 
 
 def fitness_of(cfg: DrosophilaTrainConfig) -> HoverFitness:
     """The run's batched fitness (deterministic: its perturbed starts and noise come from the run's seed)."""
     activations = layer_activations(cfg.layers, cfg.activations)
-    return HoverFitness(cfg.fly_params(), float(cfg.seconds), activations, cfg.starts, cfg.seed, cfg.noise, cfg.power_weight,
-                        cfg.peak_weight)
+    return HoverFitness(
+        cfg.fly_params(),
+        float(cfg.seconds),
+        activations,
+        cfg.starts,
+        cfg.seed,
+        cfg.noise,
+        cfg.power_weight,
+        cfg.peak_weight,
+    )
 
 
-def train(cfg: DrosophilaTrainConfig, out: Path, *, resume: bool = False, from_run: Path | None = None,
-          on_generation: Callable[[dict], Any] | None = None) -> dict:
+def train(
+    cfg: DrosophilaTrainConfig,
+    out: Path,
+    *,
+    resume: bool = False,
+    from_run: Path | None = None,
+    on_generation: Callable[[dict], Any] | None = None,
+) -> dict:
     """Evolve fruit flies per ``cfg`` into run directory ``out`` (already created, or the one being resumed),
     with the paper GA or ``cfg.strategy``; ``from_run``: another drosophila run to start from (a curriculum
     of episode lengths, fitness weights or strategies: :func:`animat.fly.train.evolve`).
@@ -43,11 +69,17 @@ def train(cfg: DrosophilaTrainConfig, out: Path, *, resume: bool = False, from_r
     ``report.html``; returns ``summary.json``'s content."""
     params = cfg.fly_params()
     t0 = time.perf_counter()
-    best, best_fitness, history, generation = evolve(cfg, out, fitness_of(cfg), OUTPUT_NAMES, resume=resume, from_run=from_run,
-                                                     on_generation=on_generation)
+    best, best_fitness, history, generation = evolve(
+        cfg, out, fitness_of(cfg), OUTPUT_NAMES, resume=resume, from_run=from_run, on_generation=on_generation
+    )
     train_seconds = time.perf_counter() - t0
     check_genome(best)
-    save_genome(out / "best_genome.npz", best, best_fitness, {"preset": "drosophila", "drosophila": params.to_dict(), "seconds": cfg.seconds})
+    save_genome(
+        out / "best_genome.npz",
+        best,
+        best_fitness,
+        {"preset": "drosophila", "drosophila": params.to_dict(), "seconds": cfg.seconds},
+    )
     plots.fitness_plot(history, out / "plots" / "fitness.png", title="drosophila, hover fitness")
     flight = write_replay(params, best, cfg.replay_seconds, out, title="best fruit fly (hover)")
     summary = {
