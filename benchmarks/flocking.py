@@ -22,7 +22,8 @@ places the rest of the step (list checks and builds, the Euler update). The spli
 many blocks per device: the headline ``agent_steps_per_s_grid_*`` (which the speedups use) is the
 two-device figure from N = 5e4 (``TWO_DEVICES_FROM``) and the one-device figure below, as
 ``grid_devices_*`` records; at 1e3 and 1e4 agents the split measured slower than one device (the
-per-step all-gather and device rendezvous presumably outweigh it). The cKDTree baseline is single-threaded (``query_pairs`` has no ``workers``).
+per-step all-gather and device rendezvous presumably outweigh it). The cKDTree baseline is single-threaded
+(``query_pairs`` has no ``workers``).
 """
 
 from __future__ import annotations

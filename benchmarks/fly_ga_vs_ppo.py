@@ -16,7 +16,8 @@ PPO policy's deterministic action flies one more episode (reported, not counted:
 
 Wall and CPU time include each method's set-up (JIT compilation of the rollout and of the env tick).
 
-    .venv/bin/python benchmarks/fly_ga_vs_ppo.py [--out bench-out] [--fly-seconds 1800] [--episode 3] [--population 30] [--seed 0]
+    .venv/bin/python benchmarks/fly_ga_vs_ppo.py [--out bench-out] [--fly-seconds 1800] [--episode 3] [--population 30]
+    [--seed 0]
 """
 
 from __future__ import annotations
@@ -91,7 +92,8 @@ def run_ga(budget: float, episode: float, population: int, seed: int) -> dict:
 
 
 def run_ppo(budget: float, episode: float, seed: int, n_steps: int) -> dict:
-    """PPO (Stable-Baselines3 defaults but ``n_steps``, one torch thread) on FlyHover from rest until ``budget`` fly-seconds."""
+    """PPO (Stable-Baselines3 defaults but ``n_steps``, one torch thread) on FlyHover from rest until ``budget``
+    fly-seconds."""
     import gymnasium as gym
     import torch
     from stable_baselines3 import PPO

@@ -56,7 +56,9 @@ def test_shipped_config_is_accepted_by_its_command(path, tmp_path, animat_cli):
         scheme = load_toml(path)["scheme"]
         code, _, err = animat_cli("swarm", "run", scheme, "--config", str(path), "--out", str(busy))
         assert code == 2 and BUSY in err, err
-    else:  # surrogate: [train] through train (a missing dataset is its next check), [generate] and [scene] through generate
+    else:
+        # surrogate: [train] through train (a missing dataset is its next check), [generate] and [scene]
+        # through generate
         from animat.surrogate.scenes import get_scene
 
         scene = path.stem.split("_")[1]

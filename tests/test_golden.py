@@ -52,7 +52,8 @@ FLY_FITNESS = {"mean-height": 1, "lateral": 2}  # fitness -> seed
 
 SKIER = ["--population", "10", "--seconds", "2", "--seed", "1", "--threads", "1", "--config", "skier.toml"]
 SKIER_HIPS = ["one-axis", "two-axis"]
-SKIER_TOML = "anim_seconds = 0.1\nsymmetric = false\n"  # the slides' GA, as pinned (the default breeds symmetric states since issue 24)
+# the slides' GA, as pinned (the default breeds symmetric states since issue 24)
+SKIER_TOML = "anim_seconds = 0.1\nsymmetric = false\n"
 
 SURROGATE_TOML = """\
 [scene]

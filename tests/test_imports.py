@@ -38,7 +38,10 @@ def test_the_import_scan_sees_every_form():
     """The scan itself: absolute, from-package, relative and function-level imports."""
     import tempfile
 
-    source = "import animat.fly.model\nfrom animat import skier\ndef f():\n    from ..swarm import run\n    from . import tasks\n"
+    source = (
+        "import animat.fly.model\nfrom animat import skier\ndef f():\n    from ..swarm import run\n    from . import "
+        "tasks\n"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "animat" / "imitate" / "x.py"
         path.parent.mkdir(parents=True)

@@ -107,7 +107,8 @@ def test_rules_in_words_and_help_with_its_default():
 def test_a_toml_file_with_an_unknown_key_names_it(tmp_path):
     with pytest.raises(
         ConfigError,
-        match=r"unknown training option\(s\) \['colour'\] in .*; expected some of \['count', 'mode', 'note', 'rate', 'sizes'\]",
+        match=r"unknown training option\(s\) \['colour'\] in .*; expected some of \['count', 'mode', 'note', 'rate', "
+        r"'sizes'\]",
     ):
         read_options(Options, _toml(tmp_path / "c.toml", {"colour": 1}), {})
     assert read_options(Options, _toml(tmp_path / "c.toml", {"rate": 0.25}), {"count": 2, "mode": None}) == {

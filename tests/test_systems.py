@@ -33,7 +33,10 @@ def build(run_dir: Path, **_) -> Scene:
 
 BUILDERS = (SceneBuilder("toy", recognises, build),)
 '''
-TOY_CLI = 'import typer\n\napp = typer.Typer(help="a toy system")\n\n\n@app.command()\ndef run() -> None:\n    """Do nothing."""\n'
+TOY_CLI = (
+    'import typer\n\napp = typer.Typer(help="a toy system")\n\n\n@app.command()\ndef run() -> None:\n    """Do '
+    'nothing."""\n'
+)
 
 
 @pytest.fixture

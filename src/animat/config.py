@@ -145,12 +145,14 @@ def require(
 
 
 def check_known(known: Iterable[str], values: Iterable[str], what: str, where: Any = None) -> None:
-    """ConfigError naming the keys of ``values`` that are not in ``known``: ``unknown {what}(s) [...] in {where}; expected some of [...]``."""
+    """ConfigError naming the keys of ``values`` that are not in ``known``:
+    ``unknown {what}(s) [...] in {where}; expected some of [...]``."""
     known = set(known)
     unknown = sorted(set(values) - known)
     if unknown:
         raise ConfigError(
-            f"unknown {what}(s) {unknown}{f' in {where}' if where is not None else ''}; expected some of {sorted(known)}"
+            f"unknown {what}(s) {unknown}{f' in {where}' if where is not None else ''}; expected some of "
+            f"{sorted(known)}"
         )
 
 

@@ -214,10 +214,10 @@ def start_or_resume(
     """``(config, run_dir)`` for ``animat SYSTEM train``: a new run directory for ``config`` + ``options``;
     or, with ``resume``, that run's own ``config.json`` where only the options named in ``may_change``
     (option key -> flag shown to the user) may be given (an option repeated with the run's own value is no
-    change: the first command line, with --resume added, continues the run). ``config_cls.build(file, **options)`` resolves;
-    ``config_cls.RUN_RECORD`` (if any) names the keys a run's config.json holds besides the config's fields;
-    ``config_cls.OLD_DEFAULTS`` (if any) gives the values of options whose default changed, for a run whose
-    config.json predates them (it ran with that value)."""
+    change: the first command line, with --resume added, continues the run). ``config_cls.build(file, **options)``
+    resolves; ``config_cls.RUN_RECORD`` (if any) names the keys a run's config.json holds besides the config's fields;
+    ``config_cls.OLD_DEFAULTS`` (if any) gives the values of options whose default changed, for a run whose config.json
+    predates them (it ran with that value)."""
     if resume is None:
         return config_cls.build(config, **options), new_run_dir(system, "train", out)
     resume = Path(resume)

@@ -195,6 +195,9 @@ def test_population_checkpoint_written_before_the_loop_resumes(tmp_path):
 
 
 def test_strategy_modules_without_jax():
-    code = "import sys, animat.evolve.strategies.keyframe_ga, animat.evolve.strategies.base, animat.evolve.ranking; print('jax' in sys.modules)"
+    code = (
+        "import sys, animat.evolve.strategies.keyframe_ga, animat.evolve.strategies.base, animat.evolve.ranking; "
+        "print('jax' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

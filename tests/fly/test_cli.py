@@ -209,7 +209,8 @@ def test_corrupt_or_missing_checkpoint_is_an_error(trained, tmp_path, animat_cli
 def test_per_layer_activations_from_a_config_file(tmp_path, animat_cli):
     cfg = tmp_path / "acts.toml"
     cfg.write_text(
-        'activations = ["tanh", "relu", "sigmoid"]\ngenerations = 1\npopulation = 6\nseconds = 0.1\nreplay_seconds = 0.1\n'
+        'activations = ["tanh", "relu", "sigmoid"]\ngenerations = 1\npopulation = 6\nseconds = 0.1\n'
+        "replay_seconds = 0.1\n"
     )
     code, _, err = animat_cli("fly", "train", "--config", str(cfg), "--out", str(tmp_path / "run"))
     assert code == 0, err

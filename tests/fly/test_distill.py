@@ -185,7 +185,8 @@ generations = 1
 @needs_paper
 def test_a_distill_stage_trains_inside_train_steering(tmp_path):
     """A set whose switch networks are trained (the shipped ones, finished): its ``[distill.NAME]`` is distilled
-    from them when the goal network that starts from it needs it, its start pool recorded first; bad stages are one-line errors."""
+    from them when the goal network that starts from it needs it, its start pool recorded first; bad stages are one-line
+    errors."""
     from animat.fly.steering_train import read_steering_config, train_steering
 
     nets = ", ".join(f'"{c}"' for c in COMMANDS)

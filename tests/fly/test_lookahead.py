@@ -128,7 +128,8 @@ def test_a_steering_config_names_alternates_of_the_commands_own_task(tmp_path):
     from animat.fly.steering_train import read_steering_config
 
     base = (
-        'speed = 2.0\n[networks.hover]\ntask = "hover"\n[networks.up]\ntask = "up"\n[networks.upB]\ntask = "up"\nseed = 1\n'
+        'speed = 2.0\n[networks.hover]\ntask = "hover"\n[networks.up]\ntask = "up"\n'
+        '[networks.upB]\ntask = "up"\nseed = 1\n'
         '[networks.goal]\ntask = "goal"\n'
     )
     (tmp_path / "a.toml").write_text(base + '[alternates]\nup = ["upB"]\n')

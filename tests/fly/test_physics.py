@@ -213,7 +213,8 @@ def test_symmetric_stroke_gives_no_mean_lift():
     f, _ = _tethered_forces(params, angles, rates)
     f = np.asarray(f, np.float64)
     print(
-        f"symmetric stroke: mean Fz {f[:, 2].mean():.4f} ({f[:, 2].mean() / WEIGHT:.4f} × weight), peak {np.abs(f[:, 2]).max():.2f}"
+        f"symmetric stroke: mean Fz {f[:, 2].mean():.4f} ({f[:, 2].mean() / WEIGHT:.4f} × weight), peak "
+        f"{np.abs(f[:, 2]).max():.2f}"
     )
     assert np.abs(f[:, 2]).max() > WEIGHT  # each half-stroke pushes hard ...
     assert abs(f[:, 2].mean()) < 0.05 * WEIGHT  # ... but the two halves cancel
@@ -338,7 +339,8 @@ def test_wing_angle_and_speed_limits_hold(dt):
     assert np.all(np.abs(wings).max(axis=(0, 1)) >= lim - 1e-6)
     assert np.all(speed.max(axis=(0, 1)) >= 0.99 * vmax)
     print(
-        f"dt {dt}: crashed {bool(s.crashed)}, max |angle| {np.abs(wings).max(axis=(0, 1))}, max speed {speed.max(axis=(0, 1))}"
+        f"dt {dt}: crashed {bool(s.crashed)}, max |angle| {np.abs(wings).max(axis=(0, 1))}, max speed "
+        f"{speed.max(axis=(0, 1))}"
     )
 
 

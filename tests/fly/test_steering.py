@@ -213,7 +213,8 @@ def test_the_command_frame_sees_a_turned_fly_as_the_unturned_one():
     later2 = turned._replace(pos=turned.pos + jnp.asarray(rot @ np.array([0.5, 1.0, -0.2], np.float32)))
     obs2 = command_observation(params, later2, frame2._replace(ticks=jnp.int32(30)), cmd, False)
     np.testing.assert_allclose(np.asarray(obs2), np.asarray(obs), atol=2e-5)
-    # the reference point after 30 ticks at 2 u/s forward: 0.6 u ahead, so the position input is (0.5, 1 - 0.6, -0.2) / L
+    # the reference point after 30 ticks at 2 u/s forward: 0.6 u ahead, so the position input is (0.5, 1 - 0.6,
+    # -0.2) / L
     np.testing.assert_allclose(np.asarray(obs[:3]), np.array([0.5, 0.4, -0.2]) / L, atol=1e-6)
 
 

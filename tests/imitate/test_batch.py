@@ -62,7 +62,8 @@ def test_batched_steps_are_each_env_stepped_alone(options):
 def test_target_observation_is_the_reference_seen_from_the_character():
     """Closed form: a character at (1, 2, 0) facing +y (yaw 90°) sees a reference 1 m further along +y straight
     ahead (+x of its heading frame), a reference facing +x as turned 90° to its right, and the reference's
-    hand 0.5 m along +x (on its right, −y) and 0.3 m below its root; at zero offset everything is 0 and the identity."""
+    hand 0.5 m along +x (on its right, −y) and 0.3 m below its root; at zero offset everything is 0 and
+    the identity."""
     yaw = quat.about_axis(np.array([0.0, 0.0, 1.0]), np.pi / 2)
     ident = np.array([1.0, 0.0, 0.0, 0.0])
     root = np.array([[1.0, 2.0, 0.9]])

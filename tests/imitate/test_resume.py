@@ -1,4 +1,5 @@
-"""``animat imitate train --resume``: policy, optimiser, normaliser and step counter survive a restart, as plain arrays."""
+"""``animat imitate train --resume``: policy, optimiser, normaliser and step counter survive a restart, as plain
+arrays."""
 
 from __future__ import annotations
 

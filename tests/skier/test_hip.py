@@ -81,7 +81,8 @@ def swizzle_gene(torso: int = 20) -> np.ndarray:
 
 
 def test_swizzle_skates_forward_on_anisotropic_skis_only():
-    """Anisotropic skis turn the swizzle into forward motion (11.2 m in 10 s); on isotropic ones it gets nowhere (0.1 m)."""
+    """Anisotropic skis turn the swizzle into forward motion (11.2 m in 10 s); on isotropic ones it gets nowhere (0.1
+    m)."""
     gene = swizzle_gene()[None]
     dist = {}
     for friction in ("anisotropic", "isotropic"):

@@ -136,7 +136,8 @@ def test_a_launched_skier_scores_only_what_it_skied_before_the_launch():
     assert 1.0 < s.net_forward_m[0] < 5.0 and s.fitness[0] < 5.0  # it had skied ~2.3 m; 54 m were counted before
 
 
-# a two-axis V-skater bred with a push-off bonus (keyframes 0.3 s apart, legs spread 12 degrees to start with): 25.5 m in 20 s
+# a two-axis V-skater bred with a push-off bonus (keyframes 0.3 s apart, legs spread 12 degrees to start with):
+# 25.5 m in 20 s
 # without falling on five push-offs that alternate legs, 27 degrees outwards on average
 SKATER = [
     [0, 40, 25, 21, 26, 0, 0, -20, 0, 11, 0, 0, 12, -37],

@@ -1,4 +1,5 @@
-"""The per-frame runtime: the folded, preallocated NumPy path and the compiled numba kernel equal the plain definition."""
+"""The per-frame runtime: the folded, preallocated NumPy path and the compiled numba kernel equal the plain
+definition."""
 
 from __future__ import annotations
 

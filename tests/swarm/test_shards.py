@@ -37,7 +37,8 @@ TWO_DEVICES = textwrap.dedent(
                       "du": float(np.abs(u1 - u2).max()), "u": float(np.abs(u1).max()),
                       "dq": float(np.abs(runs[0].positions - runs[1].positions).max()),
                       "dp": float(np.abs(runs[0].velocities - runs[1].velocities).max()),
-                      "q": float(np.abs(runs[0].positions).max()), "p": float(np.abs(runs[0].velocities).max()), "events": runs[0].events + runs[1].events}))
+                      "q": float(np.abs(runs[0].positions).max()), "p": float(np.abs(runs[0].velocities).max()), \
+"events": runs[0].events + runs[1].events}))
     """
 )
 

@@ -12,7 +12,8 @@ from animat.viz.mujoco_render import View, add_sphere, gl_available, render_fram
 
 # a red ball free above a plane
 XML = """<mujoco><worldbody><light pos="0 0 3"/><geom type="plane" size="5 5 0.1" rgba=".8 .8 .8 1"/>
-<body name="ball" pos="0 0 0.3"><freejoint/><geom type="sphere" size="0.1" rgba="1 0 0 1"/></body></worldbody></mujoco>"""
+<body name="ball" pos="0 0 0.3"><freejoint/><geom type="sphere" size="0.1" rgba="1 0 0 1"/></body>\
+</worldbody></mujoco>"""
 needs_gl = pytest.mark.skipif(not gl_available(), reason="no offscreen OpenGL (EGL or OSMesa) here")
 
 

@@ -1,4 +1,5 @@
-"""report.html without a browser: the scene's binary buffers, reports of runs in today's format, `animat view`'s 404s."""
+"""report.html without a browser: the scene's binary buffers, reports of runs in today's format, `animat view`'s
+404s."""
 
 from __future__ import annotations
 

@@ -67,7 +67,8 @@ def _pixels(png: bytes) -> np.ndarray:
 
 def check_page(browser, page_path: Path, shot: Path) -> dict:
     """Open ``page_path`` from disk; assert no console errors, a canvas that is not blank and a timeline that changes
-    it; save the screenshot of the last frame as ``shot``. Returns the first-frame time (ms from navigation) and size."""
+    it; save the screenshot of the last frame as ``shot``. Returns the first-frame time (ms from navigation) and
+    size."""
     page = browser.new_page(viewport={"width": 1100, "height": 900})
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)

@@ -381,7 +381,8 @@ def resolve_clip(text: str) -> Path:
         if folder is None:
             raise ConfigError(
                 f"clip {text!r}: no shared/data/deepmimic folder found (looked in $ANIMAT_SHARED_DATA, then beside "
-                f"{str(Path.cwd())!r} and the animat package and their parents; set ANIMAT_SHARED_DATA or give a clip file)"
+                f"{str(Path.cwd())!r} and the animat package and their parents; set ANIMAT_SHARED_DATA or give a "
+                "clip file)"
             )
         path = folder / str(text)[len("shared:") :]
         if not path.is_file():

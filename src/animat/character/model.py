@@ -18,17 +18,16 @@ the joint's torque limit). Each ball joint has three MuJoCo position actuators t
 of a joint transmission on a ball joint is the rotation vector ``log(q)`` projected on that axis, so
 the three give ``τ = kp · (r_target − log q)`` per axis, clipped per axis to ± the torque limit, all
 inside ``mj_step`` (no Python per physics step; a control step went from 8.5 ms with the
-original per-joint Python servo to ~1 ms, ~2× faster than the same servo vectorised in NumPy). It has the same fixed point as DeepMimic's quaternion-difference servo ``kp · log(q⁻¹ q_target)``
-and pulls the same way near it, but not identically: ``log(q_t) − log(q)`` is ``log(q⁻¹ q_t)`` mapped
-through the exp map's Jacobian at ``q`` (a tilt growing with the joint's angle, ~35° at most for the
-demo's poses), which only changes which targets a policy learns to send.
-With ``ball_actuators=False`` the ball joints have no actuator and :func:`apply_ball_pd` writes
-the quaternion-difference servo into ``qfrc_applied`` each physics step (the original, slower
-path, kept as the reference). Either way the ball joints' ``kd`` is MuJoCo joint damping,
-integrated implicitly (``implicitfast``) so that 600 Hz stays stable with DeepMimic's gains (the
-damping part is therefore not clipped). Gains are DeepMimic's ``humanoid3d_ctrl.txt`` values.
-Physics runs at 600 Hz (``TIMESTEP``), the policy at 30 Hz (``CONTROL_HZ``); :func:`set_pd_targets`
-sets every actuator's target once per control step.
+original per-joint Python servo to ~1 ms, ~2× faster than the same servo vectorised in NumPy). It has the same fixed
+point as DeepMimic's quaternion-difference servo ``kp · log(q⁻¹ q_target)`` and pulls the same way near it, but not
+identically: ``log(q_t) − log(q)`` is ``log(q⁻¹ q_t)`` mapped through the exp map's Jacobian at ``q`` (a tilt
+growing with the joint's angle, ~35° at most for the demo's poses), which only changes which targets a policy learns to
+send. With ``ball_actuators=False`` the ball joints have no actuator and :func:`apply_ball_pd` writes the
+quaternion-difference servo into ``qfrc_applied`` each physics step (the original, slower path, kept as the reference).
+Either way the ball joints' ``kd`` is MuJoCo joint damping, integrated implicitly (``implicitfast``) so that 600 Hz
+stays stable with DeepMimic's gains (the damping part is therefore not clipped). Gains are DeepMimic's
+``humanoid3d_ctrl.txt`` values. Physics runs at 600 Hz (``TIMESTEP``), the policy at 30 Hz (``CONTROL_HZ``);
+:func:`set_pd_targets` sets every actuator's target once per control step.
 """
 
 from __future__ import annotations
@@ -329,7 +328,8 @@ def build_model(
     ball_actuators: bool = True,
     joint_limits: bool = False,
 ) -> mujoco.MjModel:
-    """Compile the humanoid (default: the transcribed humanoid3d, MuJoCo servos on every joint, no ball-joint limits)."""
+    """Compile the humanoid (default: the transcribed humanoid3d, MuJoCo servos on every joint, no ball-joint
+    limits)."""
     return build_spec(skeleton, timestep, ball_actuators, joint_limits).compile()
 
 

@@ -7,7 +7,8 @@ so that, at ``t_i``, its root stands where the previous segment's root stands (x
 height) and faces the previous heading turned by ``turn`` rad: with ``h(q)`` the heading of a root rotation
 (:func:`animat.quaternions.heading`, the yaw of its x axis),
 
-    ψ_i = h(prev root at t_i) − h(clip root at offset) + turn,    d_i = p_prev(t_i) − R_z(ψ_i) p_clip(offset)  (x, y).
+    ψ_i = h(prev root at t_i) − h(clip root at offset) + turn,
+    d_i = p_prev(t_i) − R_z(ψ_i) p_clip(offset)  (x, y).
 
 A placed pose: root position ``R_z(ψ) p + d``, root rotation ``q_z(ψ) ⊗ q``, joints unchanged; world root
 velocity ``speed · R_z(ψ) v``; angular velocities (body and child frames) ``speed · ω``.
@@ -156,7 +157,8 @@ def random_playback(
 ) -> tuple[Playback, list[str]]:
     """A playback of at least ``seconds`` s chaining clips drawn uniformly from ``clips`` (name -> clip), each for a
     uniform ``segment_seconds`` s (a one-shot clip at most its own length at its speed, and at least the blend), at a
-    uniform speed in ``speeds``, turned by a uniform angle within ± ``max_turn_deg``; returns it and the names played."""
+    uniform speed in ``speeds``, turned by a uniform angle within ± ``max_turn_deg``; returns it and the names
+    played."""
     require("seconds", seconds, gt=0)
     if not clips:
         raise ConfigError("random_playback needs at least one clip")

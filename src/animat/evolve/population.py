@@ -264,7 +264,8 @@ class Population:
         genes = np.asarray(genes, dtype=np.float32)
         if genes.shape != (self.size, self.num_genes) or self.generation:
             raise ConfigError(
-                f"a population of {self.size} × {self.num_genes} genes at generation 0 cannot start from genes {genes.shape}"
+                f"a population of {self.size} × {self.num_genes} genes at generation 0 cannot start from genes "
+                f"{genes.shape}"
             )
         self.state = replace(self.state, strategy=replace(self.state.strategy, genes=genes.copy()))
         return self
@@ -288,8 +289,8 @@ class Population:
 
     @classmethod
     def resume(cls, path: str | os.PathLike) -> Population:
-        """Restore a population from a checkpoint: a run dir or its ``checkpoints/`` (latest), or a ``gen-*.json``/``.npz``
-        (also one written before the engine's loop existed)."""
+        """Restore a population from a checkpoint: a run dir or its ``checkpoints/`` (latest), or a
+        ``gen-*.json``/``.npz`` (also one written before the engine's loop existed)."""
         state, meta = loop.load(path, PaperGA)
         try:
             pop = cls.__new__(cls)

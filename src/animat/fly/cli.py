@@ -47,7 +47,8 @@ def train_cmd(
     preset: str | None = typer.Option(
         None,
         "--preset",
-        help="paper (the paper's fly, the default) | drosophila (the real-scale fruit fly; also set by the config file's preset key)",
+        help="paper (the paper's fly, the default) | drosophila (the real-scale fruit fly; also set by the config "
+        "file's preset key)",
     ),
     task: str | None = cli_option(TrainConfig, "task", "--task"),
     speed: float | None = cli_option(TrainConfig, "speed", "--speed"),
@@ -55,7 +56,8 @@ def train_cmd(
         None,
         "--from",
         help="Start from this run's final population (its last checkpoint; with an "
-        "evolution strategy: centred on its best genome), with any new task, fitness and GA settings; the same network (a goal run's may add the command inputs: zero weights).",
+        "evolution strategy: centred on its best genome), with any new task, fitness and GA settings; the same "
+        "network (a goal run's may add the command inputs: zero weights).",
     ),
 ) -> None:
     """Evolve flies; writes a run directory with metrics, plots, the best genome and its flight."""
@@ -117,7 +119,8 @@ def train_cmd(
             "--generations: a run in stages resumes with each stage's own generations (its config.json's stages)"
         )
     describe = lambda c: (
-        f"{c.population} flies × {c.generations} generations × {c.seconds:g} s, {getattr(c, 'label', 'fitness ' + str(c.fitness))}"
+        f"{c.population} flies × {c.generations} generations × {c.seconds:g} s, "
+        f"{getattr(c, 'label', 'fitness ' + str(c.fitness))}"
     )
     staged = f" in {len(cfg.stages) + 1} stages (animat.fly.curriculum)" if cfg.stages else ""
     console.print(f"fly train: {describe(cfg)}{staged}, run dir {run_dir}")
@@ -391,7 +394,8 @@ def distill_cmd(
     check_teacher(steering)
     run_dir = run_dir or runs.new_run_dir("fly", "distill", out)
     console.print(
-        f"fly distill: {cfg.rounds} rounds × {cfg.episodes} episodes × {cfg.seconds:g} s from {source}, hidden {cfg.hidden}, run dir {run_dir}"
+        f"fly distill: {cfg.rounds} rounds × {cfg.episodes} episodes × {cfg.seconds:g} s from {source}, hidden "
+        f"{cfg.hidden}, run dir {run_dir}"
     )
     with progress(
         "round", "loss {task.fields[loss]}  on-policy {task.fields[on_policy]}  crashes {task.fields[crashes]}"

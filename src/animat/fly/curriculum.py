@@ -115,7 +115,8 @@ def train_stages(
     out = Path(out)
     if resume and (out / "summary.json").is_file():
         raise RunDirError(
-            f"run {str(out)!r} already finished its {len(configs)} stages; start a new run --from {str(stage_dir(out, len(configs)))!r} to go on"
+            f"run {str(out)!r} already finished its {len(configs)} stages; start a new run --from "
+            f"{str(stage_dir(out, len(configs)))!r} to go on"
         )
     record = (
         runs.read_run_config(out).get("from") if resume else (None if from_run is None else {"path": str(from_run)})

@@ -57,12 +57,14 @@ def check_teacher(steering) -> None:
     missing = [c for c in COMMANDS if c not in steering.switch]
     if missing:
         raise ConfigError(
-            f"steering directory {str(steering.folder)!r} has no switch network for {', '.join(missing)}: distilling needs one per command"
+            f"steering directory {str(steering.folder)!r} has no switch network for {', '.join(missing)}: distilling "
+            "needs one per command"
         )
 
 
 def teacher_digest(steering) -> str:
-    """sha256 of the switch networks' layers and genes in :data:`COMMANDS` order (a resumed run refuses another teacher)."""
+    """sha256 of the switch networks' layers and genes in :data:`COMMANDS` order (a resumed run refuses another
+    teacher)."""
     parts = [
         np.asarray(steering.switch[c].genome.layers, np.int64).tobytes() + steering.switch[c].genome.genes.tobytes()
         for c in COMMANDS
@@ -105,7 +107,8 @@ def dagger_rollouts(params, teacher_activations: tuple[tuple[str, ...], ...], ac
 
 def round_flights(steering, cfg: DistillConfig, r: int, params, pool: dict | None):
     """Round ``r``'s episodes: ``(starts, switch (S, T), cmd_vel (S, T, 3), cmd_idx (S, T), goal_flies (S,), beta)``,
-    all drawn from ``cfg.seed`` and ``r`` (the goal network flies an episode with probability 1 - beta, beta = 0.5^r)."""
+    all drawn from ``cfg.seed`` and ``r`` (the goal network flies an episode with probability 1 - beta, beta =
+    0.5^r)."""
     from animat.fly.tracking import command_schedule, pool_starts, varied_starts
 
     S, T = cfg.episodes, max(1, int(round(cfg.seconds / params.control_dt)))
@@ -125,7 +128,8 @@ def round_flights(steering, cfg: DistillConfig, r: int, params, pool: dict | Non
 
 
 def goal_config(steering, cfg: DistillConfig) -> TrainConfig:
-    """The distilled network's run config: a goal network of ``cfg.hidden`` layers for the teacher's fly, at its speed."""
+    """The distilled network's run config: a goal network of ``cfg.hidden`` layers for the teacher's fly, at its
+    speed."""
     teacher = TrainConfig.build(None, **runs.read_run_config(steering.folder / steering.switch["hover"].name))
     params = steering.params
     return TrainConfig.build(
@@ -315,7 +319,8 @@ def distill(
         genes, loss = fit(genes, layers, activations, np.concatenate(data[0]), np.concatenate(data[1]), cfg, r)
         if not np.isfinite(genes).all():
             raise ConfigError(
-                f"distillation diverged in round {r} (non-finite weights); lower learning_rate (now {cfg.learning_rate})"
+                f"distillation diverged in round {r} (non-finite weights); lower learning_rate (now "
+                f"{cfg.learning_rate})"
             )
         rows.append(
             {

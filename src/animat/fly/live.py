@@ -99,7 +99,8 @@ class TerminalKeys:
             ok = False
         if not ok:
             raise ConfigError(
-                "--interactive reads keys from a terminal, but stdin is not one; run it in a terminal or give --commands"
+                "--interactive reads keys from a terminal, but stdin is not one; run it in a terminal or give "
+                "--commands"
             )
         return fd
 
@@ -126,7 +127,10 @@ def status_line(record: dict, note: str = "") -> str:
     """One line of a pilot's ``tick()`` record: time, position, speed, the active command, and ``note``."""
     x, y, z = (float(v) for v in record["position"])
     speed = float(np.linalg.norm(record["velocity"]))
-    line = f"t {float(record['t']):7.2f} s   position ({x:+7.2f}, {y:+7.2f}, {z:+7.2f}) u   speed {speed:5.2f} u/s   {record['command']}"
+    line = (
+        f"t {float(record['t']):7.2f} s   position ({x:+7.2f}, {y:+7.2f}, {z:+7.2f}) u   speed {speed:5.2f} u/s   "
+        f"{record['command']}"
+    )
     return line + ("   CRASHED" if record["crashed"] else "") + (f"   ({note})" if note else "")
 
 
@@ -143,8 +147,8 @@ def fly_live(
     q, Ctrl-C or a crash; returns the records of its ticks. With ``realtime`` each tick waits for its
     moment on ``clock`` (reading keys meanwhile), else ticks follow each other at once (one read each).
     A command the pilot refuses (a ConfigError: no network for it) is skipped and noted.
-    ``status(record, note)`` every ``status_every`` s of flight (whole ticks) from the first tick, and at the end; ``note`` names
-    the last command refused since the last one taken ("" if none)."""
+    ``status(record, note)`` every ``status_every`` s of flight (whole ticks) from the first tick, and at the end;
+    ``note`` names the last command refused since the last one taken ("" if none)."""
     records: list[dict] = []
     pending, start, note = b"", clock(), ""
     every = max(1, int(round(status_every / pilot.dt)))  # ticks between status lines

@@ -26,8 +26,9 @@ SPEED_WEIGHT = 0.2  # of the predicted windows' |speed along - target| (per targ
 
 @functools.lru_cache(maxsize=16)
 def lookahead_rollout(params, activations: tuple[str, ...], goal: bool, ticks: int):
-    """Jitted ``(nets (K, ...) stacked, state, frame, cmd_vel (3,)) -> (position (K, ticks, 3), velocity (K, ticks, 3))``:
-    each candidate network flown ``ticks`` control ticks on from ``state`` in command ``frame``
+    """Jitted
+    ``(nets (K, ...) stacked, state, frame, cmd_vel (3,)) -> (position (K, ticks, 3), velocity (K, ticks, 3))``: each
+    candidate network flown ``ticks`` control ticks on from ``state`` in command ``frame``
     (:func:`animat.fly.tracking.command_tick`), world frame, u and u/s."""
     import jax
 
@@ -54,12 +55,12 @@ def lookahead_cost(
     body_length: float,
     dt: float,
 ) -> np.ndarray:
-    """Cost ``(K,)`` of ``K`` predicted flights, ``position`` and ``velocity (K, H, 3)`` (u, u/s, world), ``elapsed_ticks``
-    after the command began; lower is better. A direction command (unit ``direction (3,)``): over the
+    """Cost ``(K,)`` of ``K`` predicted flights, ``position`` and ``velocity (K, H, 3)`` (u, u/s, world),
+    ``elapsed_ticks`` after the command began; lower is better. A direction command (unit ``direction (3,)``): over the
     whole 0.5 s windows of the prediction that the score reads (those after the hand-over), the sum of
     ``max(0, |cross| − tan(CONE_DEG) · along) / speed + SPEED_WEIGHT · |along − speed| / speed`` of each window's
-    mean velocity. Hover (``direction`` zero): the largest distance from ``anchor (3,)`` (where the hover
-    began), body lengths."""
+    mean velocity. Hover (``direction`` zero): the largest distance from ``anchor (3,)`` (where the hover began), body
+    lengths."""
     from animat.fly.tasks import outside_cone  # (here: animat.fly.options reads this module's constants without JAX)
 
     if not np.any(direction):

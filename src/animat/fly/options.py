@@ -53,7 +53,8 @@ class TrainConfig:
     seed: int = same_as(PopulationOptions, "seed")
     strategy: str = option(
         "paper_ga",
-        "paper_ga (the paper's GA) | cma_es | snes | open_es (evosax evolution strategies; they ignore the GA's breeding settings)",
+        "paper_ga (the paper's GA) | cma_es | snes | open_es (evosax evolution strategies; they ignore the GA's "
+        "breeding settings)",
         choices=STRATEGIES,
     )
     init_std: float = same_as(PopulationOptions, "init_std")
@@ -79,7 +80,8 @@ class TrainConfig:
     fly: dict = option(help="FlyParams overrides, e.g. {speed_limits = [30, 20, 10]}", factory=dict)
     task: str | None = option(
         None,
-        "Steering task instead of --fitness: hover | forward | back | left | right | up | down | goal (animat.fly.tracking)",
+        "Steering task instead of --fitness: hover | forward | back | left | right | up | down | goal "
+        "(animat.fly.tracking)",
         choices=STEERING_TASKS,
     )
     speed: float = option(2.0, "Target speed of the direction tasks and the goal network's commands (u/s)", gt=0)
@@ -108,7 +110,8 @@ class TrainConfig:
     )
     cone_weight: float = option(
         0.0,
-        "Steering tasks: weight of the windows' distance outside a cone about the command (animat.fly.tasks.window_cone_error)",
+        "Steering tasks: weight of the windows' distance outside a cone about the command "
+        "(animat.fly.tasks.window_cone_error)",
         ge=0,
     )
     cone_angle_deg: float = option(
@@ -121,7 +124,8 @@ class TrainConfig:
         shown="1,3",
     )
     stages: list[dict] = option(
-        help="Later stages of the run (TOML [[stages]] tables), each the stage before with these options changed (animat.fly.curriculum)",
+        help="Later stages of the run (TOML [[stages]] tables), each the stage before with these options changed "
+        "(animat.fly.curriculum)",
         factory=list,
     )
     # what a run's config.json records besides these options: "from" = {"path", "generation"} of a --from run
@@ -159,7 +163,8 @@ class TrainConfig:
         if self.layers[0] != self.n_inputs or self.layers[-1] != params.n_outputs:
             raise ConfigError(
                 f"network layers {self.layers} do not fit the fly: first layer must be {self.n_inputs} "
-                f"(observation size{' + command' if self.task == 'goal' else ''}) and last {params.n_outputs} (wing angles)"
+                f"(observation size{' + command' if self.task == 'goal' else ''}) and last "
+                f"{params.n_outputs} (wing angles)"
                 f"{' with --asymmetric' if self.asymmetric else ''}"
             )
         if len(self.segment) != 2 or self.segment[0] > self.segment[1]:
@@ -205,7 +210,8 @@ class DistillConfig:
     hidden: list[int] = option(help="The goal network's hidden layers", factory=lambda: [64, 64], shown="64,64")
     rounds: int = option(
         12,
-        "DAgger rounds: round r's episodes are flown by the switch networks with probability 0.5^r, else by the goal network",
+        "DAgger rounds: round r's episodes are flown by the switch networks with probability 0.5^r, else by the goal "
+        "network",
         ge=1,
     )
     episodes: int = option(192, "Episodes flown per round", ge=2)
@@ -248,7 +254,8 @@ class SteerOptions:
 
     commands: str | None = option(
         None,
-        "Command script name:seconds,..., e.g. 'up:1,forward:2,left:2,hover:2' (commands: hover, forward, back, left, right, up, down)",
+        "Command script name:seconds,..., e.g. 'up:1,forward:2,left:2,hover:2' (commands: hover, forward, back, "
+        "left, right, up, down)",
     )
     controller: str = option(
         "switch",

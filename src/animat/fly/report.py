@@ -102,4 +102,5 @@ BUILDERS = (*drosophila_report.BUILDERS, SceneBuilder("fly", recognises, build))
 """The fly system's scene builders, tried in this order: the drosophila preset's runs first (they have wings too)."""
 
 write_fly_report = partial(write_report, builders=BUILDERS)
-"""``write_fly_report(run_dir, scene=None, **context)``: :func:`animat.viz.report.write_report` with this system's builders."""
+"""``write_fly_report(run_dir, scene=None, **context)``: :func:`animat.viz.report.write_report` with this
+system's builders."""

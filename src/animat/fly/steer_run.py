@@ -71,8 +71,9 @@ def write_steer_run(
     ``run_dir``: ``config.json`` (``config``), ``trajectory.npz`` (``t``, ``position``, ``velocity``,
     ``command_direction``, ``command``, ``quaternion``, ``wing_angles (T, 6)``, ``crashed``, and ``network``: the
     network that flew each tick, where the flight says), ``summary.json`` (:func:`~animat.fly.steer_score.steer_score`
-    at target ``speed`` u/s, ``config`` and ``network_seconds``: how long each network flew; ``config``; ``start (3,)`` u: the position before the first sample, default the origin), ``plots/velocity.png``, ``plots/path.png`` and ``media/flight.gif`` (the first
-    ``anim_seconds`` s, captioned with the active command). Returns the summary."""
+    at target ``speed`` u/s, ``config`` and ``network_seconds``: how long each network flew; ``config``; ``start (3,)``
+    u: the position before the first sample, default the origin), ``plots/velocity.png``, ``plots/path.png`` and
+    ``media/flight.gif`` (the first ``anim_seconds`` s, captioned with the active command). Returns the summary."""
     from animat.fly.replay import animation_frames
     from animat.fly.rollout import Trajectory
 

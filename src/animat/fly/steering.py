@@ -1,4 +1,5 @@
-"""Steering the fly by command: the steering directory and the :class:`Pilot` (its training: :mod:`animat.fly.steering_train`).
+"""Steering the fly by command: the steering directory and the :class:`Pilot` (its training:
+:mod:`animat.fly.steering_train`).
 
 A steering directory ``DIR`` holds ``steering.json``::
 

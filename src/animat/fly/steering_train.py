@@ -20,22 +20,22 @@ from animat.fly.steering import STEERING_FILE, Steering, handover_states, load_n
 def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
     """A steering set's TOML: ``preset``, ``speed`` (u/s: the set flies at it, and its networks train at it
     unless one names its own ``speed``, as a stage trained at another speed may), ``[train]`` (options of
-    every network) and ``[networks.NAME]`` (each network's own options, ``task`` among them, and ``from = "OTHER"``: start
-    from that network's final population; a network may be a stage that a later one continues). The
-    set's network for a command is the last one listed with that task (the goal network: the last with
-    ``task = "goal"``). Returns ``(steering.json's content, {name: options})``, each network's options
-    checked (:class:`TrainConfig`). ``[pools.NAME]`` (``scripts``, ``seed``, ``networks``: one network per
-    command, listed before): a start pool (:func:`handover_states`) that a network names as its
-    ``start_pool = "NAME"``; each network's ``pool`` is that name or None, its ``pool_spec`` the pool's
-    table with ``tasks`` (its networks' commands) or None. ``[distill.NAME]`` (``networks``: one switch network per
-    command, listed before; the rest :class:`DistillConfig` options, its ``start_pool`` a ``[pools.NAME]``): a goal
-    network distilled from those networks (:mod:`animat.fly.distill`) that a goal network names as ``from = "NAME"``
-    (it goes on by evolution); that network's ``distill`` is then ``{"name", "options", "networks", "tasks", "pool",
-    "pool_spec"}``, else None. ``goal = "NAME"``: the set's goal network (default: the last network with ``task =
-    "goal"``); a ``[distill.NAME]`` as distilled, then an entry of its own (``distilled_only``, trained last).
-    ``alternates = {COMMAND = ["NAME", ...], goal = [...]}``: more networks for a command (of its task, listed) or
-    for the goal controller (goal networks or ``[distill.NAME]``s), which the pilot's lookahead chooses among
-    (:mod:`animat.fly.lookahead`); a network named there is never the set's own for its command."""
+    every network) and ``[networks.NAME]`` (each network's own options, ``task`` among them, and ``from = "OTHER"``:
+    start from that network's final population; a network may be a stage that a later one continues). The set's network
+    for a command is the last one listed with that task (the goal network: the last with ``task = "goal"``). Returns
+    ``(steering.json's content, {name: options})``, each network's options checked (:class:`TrainConfig`).
+    ``[pools.NAME]`` (``scripts``, ``seed``, ``networks``: one network per command, listed before): a start pool
+    (:func:`handover_states`) that a network names as its ``start_pool = "NAME"``; each network's ``pool`` is that name
+    or None, its ``pool_spec`` the pool's table with ``tasks`` (its networks' commands) or None. ``[distill.NAME]``
+    (``networks``: one switch network per command, listed before; the rest :class:`DistillConfig` options, its
+    ``start_pool`` a ``[pools.NAME]``): a goal network distilled from those networks (:mod:`animat.fly.distill`) that a
+    goal network names as ``from = "NAME"`` (it goes on by evolution); that network's ``distill`` is then
+    ``{"name", "options", "networks", "tasks", "pool", "pool_spec"}``, else None. ``goal = "NAME"``: the set's goal
+    network (default: the last network with ``task = "goal"``); a ``[distill.NAME]`` as distilled, then an entry of its
+    own (``distilled_only``, trained last). ``alternates = {COMMAND = ["NAME", ...], goal = [...]}``: more networks for
+    a command (of its task, listed) or for the goal controller (goal networks or ``[distill.NAME]``s), which the pilot's
+    lookahead chooses among (:mod:`animat.fly.lookahead`); a network named there is never the set's own for its
+    command."""
     from animat.fly.options import DistillConfig
 
     spec = load_toml(path)
@@ -67,8 +67,8 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
             or sorted(networks[n]["task"] for n in nets) != sorted(COMMANDS)
         ):
             raise ConfigError(
-                f"{str(path)!r}: [distill.{stage}] networks must be one switch network per command ({', '.join(COMMANDS)}) "
-                f"listed before {user}; got {nets}"
+                f"{str(path)!r}: [distill.{stage}] networks must be one switch network per command "
+                f"({', '.join(COMMANDS)}) listed before {user}; got {nets}"
             )
         pool = taught.get("start_pool")
         DistillConfig.build(None, **{**taught, "start_pool": None})
@@ -96,7 +96,8 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
             taught = distill_of(source, repr(name))
         elif source is not None and source not in networks:
             raise ConfigError(
-                f"{str(path)!r}: network {name!r} starts from {source!r}, which is not a network or [distill.NAME] listed before it"
+                f"{str(path)!r}: network {name!r} starts from {source!r}, which is not a network or [distill.NAME] "
+                "listed before it"
             )
         pool = cfg.start_pool
         networks[name] = {
@@ -135,7 +136,8 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
                 }
             elif n not in networks or networks[n]["task"] != key:
                 raise ConfigError(
-                    f"{str(path)!r}: alternates of {key}: {n!r} is no {key} network{' or [distill.NAME]' if key == 'goal' else ''} listed"
+                    f"{str(path)!r}: alternates of {key}: {n!r} is no {key} "
+                    f"network{' or [distill.NAME]' if key == 'goal' else ''} listed"
                 )
     if goal in distills and goal not in networks:  # the set's goal network is a distilled one as it is
         networks[goal] = {
@@ -152,7 +154,8 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
     unused = sorted(set(distills) - {v["distill"]["name"] for v in networks.values() if v["distill"]})
     if unused:
         raise ConfigError(
-            f"{str(path)!r}: [distill.{unused[0]}] is neither a goal network's `from`, the set's `goal` nor an alternate"
+            f"{str(path)!r}: [distill.{unused[0]}] is neither a goal network's `from`, the set's `goal` nor an "
+            "alternate"
         )
     record = {
         "preset": str(spec.get("preset", "paper")),
@@ -175,8 +178,8 @@ def check_pool(path, name: str, pool: dict, before: dict[str, dict]) -> None:
     tasks = sorted(before[n]["task"] for n in nets if n in before)
     if missing or tasks != sorted(COMMANDS):
         raise ConfigError(
-            f"{str(path)!r}: [pools.{name}] networks must be one network per command ({', '.join(COMMANDS)}) listed before the "
-            f"networks that use it; got {nets}{f' ({missing} not listed before)' if missing else ''}"
+            f"{str(path)!r}: [pools.{name}] networks must be one network per command ({', '.join(COMMANDS)}) "
+            f"listed before the networks that use it; got {nets}{f' ({missing} not listed before)' if missing else ''}"
         )
 
 

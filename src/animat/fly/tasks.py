@@ -133,7 +133,8 @@ def window_cone_error(
 
 def outside_cone(velocity: np.ndarray, d: np.ndarray, max_angle_deg: float) -> np.ndarray:
     """How far (u/s) each velocity ``(..., 3)`` lies outside the cone of half-angle ``max_angle_deg`` about the unit
-    direction ``d`` (broadcast): ``max(0, |v − (v·d) d| − tan(angle) · (v·d))`` -> ``(...)``; 0 inside, at rest included."""
+    direction ``d`` (broadcast): ``max(0, |v − (v·d) d| − tan(angle) · (v·d))`` -> ``(...)``; 0 inside, at rest
+    included."""
     along = (velocity * d).sum(axis=-1)
     cross = np.linalg.norm(velocity - along[..., None] * d, axis=-1)
     return np.maximum(0.0, cross - np.tan(np.radians(max_angle_deg)) * along)
@@ -194,8 +195,8 @@ class TrackFitness:
     − ``cone_weight`` × :func:`window_cone_error` (cone of ``cone_angle_deg``). Every network flies
     from ``starts`` start states (:func:`animat.fly.tracking.varied_starts` with ``start_speed`` u/s,
     ``start_angle`` rad, ``start_spin`` rad/s; or with ``start_pool``, a recorded pool's states,
-    :func:`animat.fly.tracking.pool_starts`, checked against its ``start_pool_sha256``) through the task's commands at ``speed`` u/s
-    (:func:`animat.fly.tracking.command_schedule`; ``goal``: random commands lasting ``segment`` s each);
+    :func:`animat.fly.tracking.pool_starts`, checked against its ``start_pool_sha256``) through the task's commands at
+    ``speed`` u/s (:func:`animat.fly.tracking.command_schedule`; ``goal``: random commands lasting ``segment`` s each);
     the mean over the starts, NaN where the fly crashed. Picklable, deterministic for a run."""
 
     params: FlyParams

@@ -209,7 +209,8 @@ def read_start_pool(path, sha256: str | None = None) -> dict[str, np.ndarray]:
         a = arrays[key]
         if a.shape != (n, *shape) or n == 0 or not np.isfinite(a).all():
             raise ConfigError(
-                f"start pool {str(path)!r}: {key} must be ({n or 'N ≥ 1'}, {', '.join(map(str, shape))}) finite values, got {a.shape}"
+                f"start pool {str(path)!r}: {key} must be ({n or 'N ≥ 1'}, {', '.join(map(str, shape))}) finite "
+                f"values, got {a.shape}"
             )
     return {k: arrays[k].astype(np.float32) for k in POOL_SHAPES}
 

@@ -135,7 +135,8 @@ def source_population(cfg, source: Path) -> tuple[np.ndarray, dict]:
     _check_same_network(cfg, source, src.layers, src.activations, stored)
     if src.size != cfg.population:
         raise ConfigError(
-            f"--from {str(source)!r}: its population has {src.size} flies, this run {cfg.population}; give --population {src.size}"
+            f"--from {str(source)!r}: its population has {src.size} flies, this run {cfg.population}; give "
+            f"--population {src.size}"
         )
     genes = widen_inputs(src.genes, src.layers, command_inputs_to_add(cfg, src.layers))
     return genes, {"path": str(source), "generation": int(src.generation)}
@@ -150,7 +151,8 @@ def source_mean(cfg, source: Path) -> tuple[np.ndarray, dict]:
     stored = read_source_config(cfg, source)
     if not (source / "best_genome.npz").is_file():
         raise ConfigError(
-            f"--from {str(source)!r} with --strategy {cfg.strategy}: it holds no best_genome.npz (is its training finished?)"
+            f"--from {str(source)!r} with --strategy {cfg.strategy}: it holds no best_genome.npz (is its training "
+            "finished?)"
         )
     saved = load_genome(source / "best_genome.npz")
     layers = saved.genome.layers

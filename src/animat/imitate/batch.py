@@ -154,7 +154,8 @@ class ImitateBatch:
     ):
         if reward.variant != "paper" or reward.w_goal > 0:
             raise ConfigError(
-                f"the batched environments compute the paper's r_I only (reward preset 'paper', no goal); got variant {reward.variant!r}, w_goal {reward.w_goal}"
+                "the batched environments compute the paper's r_I only (reward preset 'paper', no goal); got "
+                f"variant {reward.variant!r}, w_goal {reward.w_goal}"
             )
         if int(n) < 1 or int(threads) < 1 or int(substeps) < 1:
             raise ConfigError(f"ImitateBatch needs n, threads and substeps >= 1, got {n}, {threads}, {substeps}")
@@ -223,7 +224,8 @@ class ImitateBatch:
             f.result()
 
     def _read(self, i: int) -> None:
-        """Copy character i's state and kinematics (and its reference's, posed from ``_ref_qpos[i]``) into the batch arrays."""
+        """Copy character i's state and kinematics (and its reference's, posed from ``_ref_qpos[i]``) into the batch
+        arrays."""
         m, d, r = self.model, self.datas[i], self.refs[i]
         r.qpos[:] = self._ref_qpos[i]
         mujoco.mj_kinematics(m, r)

@@ -211,15 +211,18 @@ def evaluate_cmd(
         help="Episode length (s); an episode ends early on a fall (or the run's pose termination).",
     ),
     seed: int = typer.Option(
-        0, "--seed", help="Seed of the start phases (episode i: seed × episodes + i, so other seeds give other starts)."
+        0,
+        "--seed",
+        help="Seed of the start phases (episode i: seed × episodes + i, so other seeds give other starts).",
     ),
     clip: str | None = typer.Option(
         None, "--clip", help="Clip to imitate instead of the run's (a file, or shared:NAME)."
     ),
     out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
 ) -> None:
-    """Evaluate the deterministic policy from reference-state starts: one JSON line (mean_imitation_reward per step with the
-    paper's weights, full_episode_fraction, mean_episode_seconds, episodes); summary.json and episodes.csv in its run directory."""
+    """Evaluate the deterministic policy from reference-state starts: one JSON line (mean_imitation_reward per step with
+    the paper's weights, full_episode_fraction, mean_episode_seconds, episodes); summary.json and episodes.csv in its
+    run directory."""
     import json
 
     from animat import runs
@@ -264,7 +267,8 @@ def play_cmd(
 
         if not gl_available():
             raise ConfigError(
-                "--renderer mujoco: no offscreen OpenGL context (tried MUJOCO_GL, egl, osmesa); use --renderer matplotlib"
+                "--renderer mujoco: no offscreen OpenGL context (tried MUJOCO_GL, egl, osmesa); use --renderer "
+                "matplotlib"
             )
     target = runs.new_run_dir("imitate", "play", out)
     summary = play(run_dir, seconds, target, fps=fps, renderer=renderer)

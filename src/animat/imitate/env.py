@@ -76,7 +76,8 @@ class ImitateEnv(gym.Env):
         self.clip = clip or demo_clip()
         if goal is not None and not reward.w_goal > 0:
             raise ConfigError(
-                f"a task goal needs a reward with w_goal > 0 (the paper: w_imitation 0.7, w_goal 0.3), got w_goal {reward.w_goal}"
+                "a task goal needs a reward with w_goal > 0 (the paper: w_imitation 0.7, w_goal 0.3), got w_goal "
+                f"{reward.w_goal}"
             )
         self.goal_cfg, self.goal = goal, None
         self._clip_speed = float(np.linalg.norm(self.clip.root_advance)) / self.clip.cycle_seconds

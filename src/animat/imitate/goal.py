@@ -31,7 +31,8 @@ OBS_SIZE = 3  # direction in the heading frame (x, y), speed (m/s)
 
 
 def heading_reward(com_vel: np.ndarray, direction: np.ndarray, speed: float, scale: float = 2.5) -> float:
-    """r_G = exp(−scale · max(0, v* − d*·v_com)²) for ``com_vel (3,)`` m/s, ``direction (3,)`` horizontal unit vector, ``speed`` m/s."""
+    """r_G = exp(−scale · max(0, v* − d*·v_com)²) for ``com_vel (3,)`` m/s, ``direction (3,)`` horizontal unit
+    vector, ``speed`` m/s."""
     shortfall = max(0.0, float(speed) - float(np.dot(direction, com_vel)))
     return float(np.exp(-scale * shortfall**2))
 
@@ -65,7 +66,8 @@ class GoalConfig:
 
 @dataclass(frozen=True)
 class Goal:
-    """A drawn goal: ``direction (3,)`` horizontal unit vector (world), ``speed`` m/s, in force until ``until`` s (clip time)."""
+    """A drawn goal: ``direction (3,)`` horizontal unit vector (world), ``speed`` m/s, in force until ``until`` s (clip
+    time)."""
 
     direction: np.ndarray
     speed: float

@@ -138,7 +138,8 @@ class TrainConfig:
         if self.batched and (self.goal or preset(self.reward).variant != "paper"):
             where = "backend = 'ray'" if self.backend == "ray" else "vec_env = 'batched'"
             raise ConfigError(
-                f"{where} computes the paper's r_I only: use reward = 'paper' and goal = false (got {self.reward!r}, goal {self.goal})"
+                f"{where} computes the paper's r_I only: use reward = 'paper' and goal = false (got {self.reward!r}, "
+                f"goal {self.goal})"
             )
         w = self.goal_weights
         if not (

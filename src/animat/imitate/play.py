@@ -6,11 +6,11 @@ episode starts at the clip's time 0 (no random start), runs for ``seconds`` or u
 falls (early termination as in training), and is drawn as a GIF: the simulated character in blue,
 the clip's pose (a second copy of the character posed kinematically) in translucent orange
 ``GHOST_OFFSET`` to its left (+y). ``renderer``: ``mujoco`` renders MuJoCo's own shapes offscreen
-(EGL or OSMesa, :mod:`animat.viz.mujoco_render` via :mod:`animat.imitate.render`); ``matplotlib`` draws a box around each geom
-(capsules as boxes along their axis, spheres as cubes); ``auto`` (default) takes MuJoCo where an
-offscreen GL context can be made, else matplotlib. Writes ``media/play.gif``, ``trajectory.npz``
-(per step: time, r_I, root position; per drawn frame: qpos of the character and of the ghost),
-``summary.json`` (``renderer`` says which drew it) and ``report.html``.
+(EGL or OSMesa, :mod:`animat.viz.mujoco_render` via :mod:`animat.imitate.render`); ``matplotlib`` draws a box around
+each geom (capsules as boxes along their axis, spheres as cubes); ``auto`` (default) takes MuJoCo where an offscreen GL
+context can be made, else matplotlib. Writes ``media/play.gif``, ``trajectory.npz`` (per step: time, r_I, root position;
+per drawn frame: qpos of the character and of the ghost), ``summary.json`` (``renderer`` says which drew it) and
+``report.html``.
 """
 
 from __future__ import annotations
@@ -169,7 +169,8 @@ def write_gif(
         )
         if got is None and renderer == "mujoco":
             raise ConfigError(
-                "--renderer mujoco: no offscreen OpenGL context (tried MUJOCO_GL, egl, osmesa); use --renderer matplotlib"
+                "--renderer mujoco: no offscreen OpenGL context (tried MUJOCO_GL, egl, osmesa); use --renderer "
+                "matplotlib"
             )
     if got is not None:
         return {"gif": str(write_images(got[1], path, fps=fps)), "renderer": f"mujoco-{got[0]}"}

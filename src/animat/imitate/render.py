@@ -27,8 +27,9 @@ def render_with_ghost(
     width: int = 480,
     height: int = 320,
 ) -> tuple[str, list[np.ndarray]] | None:
-    """Images ``(height, width, 3) uint8`` of the character at ``sim_qpos (F, nq)`` and its ghost at ``ghost_qpos (F, nq)``
-    moved by ``ghost_offset (3,)`` m, with a camera following both from the side; ``(backend, images)`` or None without GL."""
+    """Images ``(height, width, 3) uint8`` of the character at ``sim_qpos (F, nq)`` and its ghost at
+    ``ghost_qpos (F, nq)`` moved by ``ghost_offset (3,)`` m, with a camera following both from the side;
+    ``(backend, images)`` or None without GL."""
     ghost = mujoco.MjData(model)
     opt, pert = mujoco.MjvOption(), mujoco.MjvPerturb()
 

@@ -120,4 +120,5 @@ def imitation_curve_plot(rows: Sequence[Mapping[str, Any]], path: str | os.PathL
 BUILDERS = (SceneBuilder("imitate", recognises, build),)
 
 write_imitate_report = partial(write_report, builders=BUILDERS)
-"""``write_imitate_report(run_dir, scene=None, **context)``: :func:`animat.viz.report.write_report` with this system's builders."""
+"""``write_imitate_report(run_dir, scene=None, **context)``: :func:`animat.viz.report.write_report` with this
+system's builders."""

@@ -7,10 +7,10 @@ pointer :func:`~animat.checkpoint.read_checkpoint` follows), then deletes all bu
 (no pickle): every tensor of the SB3 policy's ``state_dict`` (actor, critic, log std) as
 ``policy.<name>``, every tensor of the Adam optimiser's per-parameter state (``step``, ``exp_avg``,
 ``exp_avg_sq``) as ``optim.<index>.<key>``, and the observation normaliser's running mean and
-variance (and the return normaliser's, with ``normalize_reward``). The manifest's ``meta`` holds the rest: the optimiser's ``param_groups`` (learning rate,
-betas, …), the normaliser's sample count, the step counter ``num_timesteps``, the number of gradient
-updates, the run's earlier training seconds. The manifest's SHA-256 and array shapes and dtypes are
-checked on load. SB3's own ``model.save`` zip (pickles) is never written or read.
+variance (and the return normaliser's, with ``normalize_reward``). The manifest's ``meta`` holds the rest: the
+optimiser's ``param_groups`` (learning rate, betas, …), the normaliser's sample count, the step counter
+``num_timesteps``, the number of gradient updates, the run's earlier training seconds. The manifest's SHA-256 and array
+shapes and dtypes are checked on load. SB3's own ``model.save`` zip (pickles) is never written or read.
 """
 
 from __future__ import annotations
@@ -77,7 +77,8 @@ def save_train_state(run_dir: str | os.PathLike, model, vec_normalize=None, **co
 
 
 def load_train_state(run_dir: str | os.PathLike) -> tuple[dict[str, np.ndarray], dict]:
-    """The arrays and ``meta`` of the latest state saved in ``run_dir`` (CheckpointError if missing, changed or of another kind)."""
+    """The arrays and ``meta`` of the latest state saved in ``run_dir`` (CheckpointError if missing, changed or of
+    another kind)."""
     if not (Path(run_dir) / POINTER).is_file():
         raise CheckpointError(
             f"no training state in {str(run_dir)!r} ({POINTER} is missing; written by animat imitate train)"
@@ -86,8 +87,9 @@ def load_train_state(run_dir: str | os.PathLike) -> tuple[dict[str, np.ndarray],
 
 
 def resumable_state(run_dir: str | os.PathLike, timesteps: int) -> tuple[dict[str, np.ndarray], dict]:
-    """:func:`load_train_state`, refused (RunDirError, :func:`animat.runs.refuse_finished`) unless the run is short of ``timesteps`` (the new total)
-    or, trained that far already, lacks its ``summary.json`` (a crash before the outputs: resuming writes them)."""
+    """:func:`load_train_state`, refused (RunDirError, :func:`animat.runs.refuse_finished`) unless the run is short of
+    ``timesteps`` (the new total) or, trained that far already, lacks its ``summary.json`` (a crash before the outputs:
+    resuming writes them)."""
     arrays, meta = load_train_state(run_dir)
     done = int(meta["num_timesteps"])
     runs.refuse_finished(run_dir, done, timesteps, "timesteps", "--timesteps")

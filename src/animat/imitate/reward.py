@@ -21,9 +21,10 @@ of all joints' weights, the root's rotation and angular velocity entering with t
 (b) an end effector is measured from its own character's root horizontally, from the ground
 vertically, in that character's heading frame (rotated by minus its root's yaw), and the error is the
 mean over the end effectors, not the sum; (c) a root term
-``exp(−5 (‖Δp_root‖² + 0.1 Δθ_root² + 0.01 ‖Δv_root‖² + 0.001 ‖Δω_root‖²))`` is added; (d) the com
-term compares centre-of-mass *velocities*: ``exp(−10 · 0.1 ‖Δv_com‖²)``. (The current upstream master
-sums the end-effector errors with scale 10 instead: the same value for the 4 end effectors.)
+``exp(−5 (‖Δp_root‖² + 0.1 Δθ_root² + 0.01 ‖Δv_root‖² + 0.001 ‖Δω_root‖²))`` is added;
+(d) the com term compares centre-of-mass *velocities*: ``exp(−10 · 0.1 ‖Δv_com‖²)``.
+(The current upstream master sums the end-effector errors with scale 10 instead: the same value for the 4 end
+effectors.)
 """
 
 from __future__ import annotations

@@ -4,10 +4,10 @@ Read top to bottom: :class:`TrainConfig` (defaults < ``--config`` TOML < command
 state of a run (:class:`TrainState`, :class:`RolloutEpisodes`, :class:`Session`), then
 :func:`setup`: make K environments (``SubprocVecEnv`` across processes, or ``DummyVecEnv`` in
 this one), wrap them in ``VecMonitor`` (episode returns and lengths) and ``VecNormalize``
-(running observation normalisation; rewards are r_I ∈ [0, 1] and stay as they are unless ``normalize_reward``), build PPO with
-a Gaussian MLP policy (``net_arch`` for both actor and critic, ReLU by default), evaluate the
-untrained policy; :func:`train`: learn (one metrics row per iteration from the callback
-:class:`~animat.imitate.recorder.Recorder`); :func:`finish`: evaluate again, and write the run directory:
+(running observation normalisation; rewards are r_I ∈ [0, 1] and stay as they are unless ``normalize_reward``), build
+PPO with a Gaussian MLP policy (``net_arch`` for both actor and critic, ReLU by default), evaluate the untrained policy;
+:func:`train`: learn (one metrics row per iteration from the callback :class:`~animat.imitate.recorder.Recorder`);
+:func:`finish`: evaluate again, and write the run directory:
 
 ``config.json``  resolved config;  ``metrics.csv``  one row per PPO iteration (rollout + update):
 ``timesteps``, ``episodes``, ``ep_return_mean`` (Σ r_I per episode, the "mean episode imitation
@@ -72,7 +72,8 @@ METRIC_FIELDS = [
 
 
 def batch_options(cfg: TrainConfig) -> dict:
-    """:class:`~animat.imitate.batch.ImitateBatch`'s keyword arguments for ``cfg``'s environments (all but clip, n, seed, threads)."""
+    """:class:`~animat.imitate.batch.ImitateBatch`'s keyword arguments for ``cfg``'s environments (all but clip, n,
+    seed, threads)."""
     from animat.imitate.reward import preset
 
     return dict(
@@ -90,7 +91,8 @@ def batch_options(cfg: TrainConfig) -> dict:
 
 def make_vec_env(cfg: TrainConfig, clip):
     """The ``cfg.envs`` training environments as an SB3 VecEnv: processes (``subproc``), this process one by one
-    (``dummy``), batched here on ``threads`` threads (``batched``) or batched pieces on Ray actors (``backend = "ray"``)."""
+    (``dummy``), batched here on ``threads`` threads (``batched``) or batched pieces on Ray actors
+    (``backend = "ray"``)."""
     if not cfg.batched:
         from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
@@ -278,7 +280,8 @@ class Session:
         return f"PPO on {Path(cfg.clip).name if cfg.clip else 'the demo clip'}, {cfg.envs} envs, net {cfg.net_arch}"
 
     def plot_imitation(self) -> None:
-        """``plots/imitation_curve.png``: r_I per step and episode length against samples and wall time, from the metrics rows."""
+        """``plots/imitation_curve.png``: r_I per step and episode length against samples and wall time, from the
+        metrics rows."""
         from animat.imitate.report import imitation_curve_plot
 
         imitation_curve_plot(self.history, self.out / "plots" / "imitation_curve.png", self.title())

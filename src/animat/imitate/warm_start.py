@@ -17,7 +17,8 @@ def init_source(source: str):
     folder = pretrained.resolve(source)
     if not (folder / "policy.json").is_file():
         raise CheckpointError(
-            f"init_policy {source!r}: no policy.json in {str(folder)!r}; give a run directory of animat imitate train, or pretrained:NAME"
+            f"init_policy {source!r}: no policy.json in {str(folder)!r}; give a run directory of animat imitate "
+            "train, or pretrained:NAME"
         )
     return load_policy(folder / "policy")
 

@@ -78,8 +78,8 @@ def train_cmd(
         },
     )
     console.print(
-        f"skier train: {cfg.population} skiers × {cfg.generations} generations × {cfg.seconds:g} s, {cfg.friction} friction, "
-        f"{cfg.hip} hip, {cfg.backend} backend, run dir {run_dir}"
+        f"skier train: {cfg.population} skiers × {cfg.generations} generations × {cfg.seconds:g} s, "
+        f"{cfg.friction} friction, {cfg.hip} hip, {cfg.backend} backend, run dir {run_dir}"
     )
     start = time.perf_counter()
     with progress("gen", "best {task.fields[best]}  mean {task.fields[mean]}  fell {task.fields[fell]}") as bar:

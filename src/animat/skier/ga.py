@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from animat.evolve.strategies import keyframe_ga
-from animat.evolve.strategies.keyframe_ga import PARENT_PROBS, KeyframeLayout, choose_parents  # noqa: F401  (the skier's GA)
+
+# (the skier's GA)
+from animat.evolve.strategies.keyframe_ga import PARENT_PROBS, KeyframeLayout, choose_parents  # noqa: F401
 from animat.evolve.strategies.keyframe_ga import KeyframeParams as GAParams
 from animat.skier.gene import N_JOINTS, mirror_map
 from animat.skier.model import groups as body_groups

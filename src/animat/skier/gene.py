@@ -76,7 +76,8 @@ def validate_gene(
         arr = np.asarray(gene, dtype=float)
     except (TypeError, ValueError):
         raise GeneError(
-            f"{name} must be a {states} x {n_joints or N_JOINTS} matrix of integer angles (degrees), got something that is not numeric"
+            f"{name} must be a {states} x {n_joints or N_JOINTS} matrix of integer angles (degrees), got something "
+            "that is not numeric"
         ) from None
     allowed = (N_JOINTS, N_JOINTS + len(SPREAD_JOINTS)) if n_joints is None else (n_joints,)
     rows_ok = arr.ndim == 2 and (
@@ -85,7 +86,8 @@ def validate_gene(
     if not rows_ok or arr.shape[1] not in allowed:
         names = joint_names(allowed[0])
         raise GeneError(
-            f"{name} has shape {arr.shape}, expected {states} states x {' or '.join(map(str, allowed))} joints ({', '.join(names)})"
+            f"{name} has shape {arr.shape}, expected {states} states x {' or '.join(map(str, allowed))} joints "
+            f"({', '.join(names)})"
         )
     names = joint_names(arr.shape[1])
     if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
@@ -141,7 +143,8 @@ def standing_genes(
         names = joint_names(n_joints)
         if "left_hip_spread" not in names:
             raise GeneError(
-                f"a spread stance needs the two-axis hip's genes ({N_JOINTS + len(SPREAD_JOINTS)} joints), got {n_joints}"
+                f"a spread stance needs the two-axis hip's genes ({N_JOINTS + len(SPREAD_JOINTS)} joints), got "
+                f"{n_joints}"
             )
         pose[names.index("left_hip_spread")] = spread_deg  # the mirror turns the right leg out as much
         pose[names.index("right_hip_spread")] = -spread_deg

@@ -141,7 +141,8 @@ MASSES: dict[str, float] = {
 }
 TOTAL_MASS = 57.4
 CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
-# PD servo gains per joint group, N m/rad (kp) and N m s/rad (kv): stiff enough to hold a 57 kg body and push on the poles
+# PD servo gains per joint group, N m/rad (kp) and N m s/rad (kv): stiff enough to hold a 57 kg body and push on
+# the poles
 DEFAULT_GAINS = {
     "kp": {"head": 20.0, "torso": 400.0, "shoulder": 300.0, "elbow": 200.0, "hand": 20.0, "hip": 500.0, "knee": 500.0},
     "kv": {"head": 2.0, "torso": 40.0, "shoulder": 30.0, "elbow": 20.0, "hand": 2.0, "hip": 50.0, "knee": 50.0},
@@ -160,7 +161,8 @@ def joint_names(n_joints: int = len(JOINTS)) -> tuple[str, ...]:
     if n_joints == len(JOINTS) + len(SPREAD_JOINTS):
         return JOINTS + SPREAD_JOINTS
     raise ConfigError(
-        f"a skier gene has {len(JOINTS)} (one-axis hip) or {len(JOINTS) + len(SPREAD_JOINTS)} (two-axis hip) joints, got {n_joints}"
+        f"a skier gene has {len(JOINTS)} (one-axis hip) or {len(JOINTS) + len(SPREAD_JOINTS)} (two-axis hip) joints, "
+        f"got {n_joints}"
     )
 
 
@@ -202,7 +204,8 @@ class SkierParams:
     )
     ski_length: float = option(1.6, "m", gt=0)
     ski_radius: float = option(0.02, "m", gt=0)
-    # pole: tilted backwards from the forearm axis; at 1.05 m its tip hangs 4 cm above the plane behind the feet with the arms
+    # pole: tilted backwards from the forearm axis; at 1.05 m its tip hangs 4 cm above the plane behind the feet
+    # with the arms
     # hanging, so swinging the arms forward plants and pushes it (at 1.0 m it barely reached the plane)
     pole_length: float = option(1.05, "m", gt=0)
     pole_angle_deg: float = option(30.0, "Pole tilt backwards from the forearm axis, degrees")
@@ -423,8 +426,9 @@ def add_ski_sensors(spec: mujoco.MjSpec) -> None:
 
 
 def ski_readings(sensordata: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``sensordata (..., 12)`` of :func:`add_ski_sensors` (the left and right ski's force, 3 each, then their axes) -> the floor's force on each ski ``(..., 2, 3)`` N
-    (world frame; ski 0 the left) and each ski's heading ``(..., 2)`` rad (its tail-to-tip axis, from +x towards +y)."""
+    """``sensordata (..., 12)`` of :func:`add_ski_sensors` (the left and right ski's force, 3 each, then their axes) ->
+    the floor's force on each ski ``(..., 2, 3)`` N (world frame; ski 0 the left) and each ski's heading ``(..., 2)``
+    rad (its tail-to-tip axis, from +x towards +y)."""
     d = np.asarray(sensordata, dtype=np.float64)
     force = -d[..., 0:6].reshape(*d.shape[:-1], 2, 3)
     tip = -d[..., 6:12].reshape(*d.shape[:-1], 2, 3)

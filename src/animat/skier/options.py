@@ -40,7 +40,8 @@ class TrainConfig:
     seed: int = option(0, "Random seed", ge=0)
     strategy: str = option(
         "keyframe_ga",
-        "keyframe_ga (the slides' GA) | cma_es | snes | open_es (evosax evolution strategies; they ignore elites, parent_probs, mutation_rate, symmetric, init_standing)",
+        "keyframe_ga (the slides' GA) | cma_es | snes | open_es (evosax evolution strategies; they ignore elites, "
+        "parent_probs, mutation_rate, symmetric, init_standing)",
         choices=STRATEGIES,
     )
     friction: str = option("anisotropic", "anisotropic | isotropic", choices=FRICTION_MODES)
@@ -64,7 +65,8 @@ class TrainConfig:
     # a V-skate term (issue 24): the push-offs the replay reports, counted in training from the skis' contact sensors
     skate_weight: float = option(
         0.0,
-        "Extra fitness per metre skated on push-offs that alternate legs with the ski angled outwards (skiers that do not fall)",
+        "Extra fitness per metre skated on push-offs that alternate legs with the ski angled outwards (skiers that "
+        "do not fall)",
         ge=0,
     )
     skate_min_yaw_deg: float = option(10.0, "Outward ski yaw (degrees) a push-off needs to count for skate_weight")
@@ -98,7 +100,8 @@ class TrainConfig:
         clash = {k: self.skier[k] for k in ("friction", "hip") if k in self.skier and self.skier[k] != getattr(self, k)}
         if clash:
             raise ConfigError(
-                f"set {', '.join(clash)} at the top level of the config (or with --{'/--'.join(clash)}), not in [skier]: got {clash}"
+                f"set {', '.join(clash)} at the top level of the config (or with --{'/--'.join(clash)}), not in "
+                f"[skier]: got {clash}"
             )
         return SkierParams.from_dict({**self.skier, "friction": self.friction, "hip": self.hip})
 
@@ -136,7 +139,8 @@ class TrainConfig:
             )
         if self.init_spread_deg and self.hip != "two-axis":
             raise ConfigError(
-                f'init_spread_deg ({self.init_spread_deg}) needs hip = "two-axis" (the one-axis hip cannot spread a leg alone), got hip = {self.hip!r}'
+                f'init_spread_deg ({self.init_spread_deg}) needs hip = "two-axis" (the one-axis hip cannot spread a '
+                f"leg alone), got hip = {self.hip!r}"
             )
         dt = self.skier_params().timestep
         if not dt <= self.frame_dt <= self.seconds:

@@ -104,10 +104,10 @@ def pushoffs(
     gap_seconds: float = GAP_SECONDS,
 ) -> list[dict]:
     """The push-offs of a run sampled at times ``t (T,)`` s (evenly, ``t[1] - t[0]`` apart), in order of their
-    start: each ``{"leg", "start_s", "end_s", "yaw_deg"}`` (times of its first and last frame, rounded to 1 µs) with ``yaw_deg`` the pushing ski's mean outward
-    yaw against the direction of travel over its frames (degrees). ``force (T, 2, 3)`` N, ``yaw (T, 2)`` rad,
-    ``xy (T, 2)`` m, ``weight`` N, ``window_seconds``: see :func:`travel_heading` (no push-off where the skier has no
-    direction of travel)."""
+    start: each ``{"leg", "start_s", "end_s", "yaw_deg"}`` (times of its first and last frame, rounded to 1 µs) with
+    ``yaw_deg`` the pushing ski's mean outward yaw against the direction of travel over its frames (degrees).
+    ``force (T, 2, 3)`` N, ``yaw (T, 2)`` rad, ``xy (T, 2)`` m, ``weight`` N, ``window_seconds``: see
+    :func:`travel_heading` (no push-off where the skier has no direction of travel)."""
     t = np.asarray(t, dtype=np.float64)
     dt = float(t[1] - t[0])
     heading = travel_heading(xy, dt, window_seconds)

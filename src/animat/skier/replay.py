@@ -188,7 +188,8 @@ def write_replay(
 
 
 def ski_yaw(traj: dict) -> np.ndarray:
-    """(T, 2) rad: the heading of the left and right ski (back to front) in a :func:`animat.skier.rollout.trajectory`."""
+    """(T, 2) rad: the heading of the left and right ski (back to front) in a
+    :func:`animat.skier.rollout.trajectory`."""
     tips = traj["pole_tips"]
     return pushoff.ski_yaw(tips[:, [3, 7]], tips[:, [2, 6]])
 

@@ -73,4 +73,5 @@ def build(run_dir: Path, params=None, **_) -> Scene:
 BUILDERS = (SceneBuilder("skier", recognises, build),)
 
 write_skier_report = partial(write_report, builders=BUILDERS)
-"""``write_skier_report(run_dir, scene=None, **context)``: :func:`animat.viz.report.write_report` with this system's builders."""
+"""``write_skier_report(run_dir, scene=None, **context)``: :func:`animat.viz.report.write_report` with this
+system's builders."""

@@ -87,8 +87,8 @@ def score(
     z: np.ndarray | None = None,
 ) -> Scores:
     """Fitness from pelvis x (P, F) m and quaternions (P, F, 4) sampled every ``frame_dt`` s (frame 0
-    is the start), with the simulation times ``t`` (P, F) s and pelvis heights ``z`` (P, F) m where known. A frame where the simulation
-    diverged (see :func:`fallen_frames`; MuJoCo resets a diverged simulation) counts as a fall there."""
+    is the start), with the simulation times ``t`` (P, F) s and pelvis heights ``z`` (P, F) m where known. A frame where
+    the simulation diverged (see :func:`fallen_frames`; MuJoCo resets a diverged simulation) counts as a fall there."""
     fallen, jump = fallen_frames(x, quat, frame_dt, fall_deg, t, z)
     x = np.nan_to_num(np.asarray(x, dtype=np.float64))
     fell = fallen.any(axis=1)
@@ -108,11 +108,11 @@ def quiet_warnings() -> None:
 class Evaluator:
     """Scores a generation of genes with ``mujoco.rollout`` over a thread pool, in chunks.
 
-    genes (P, n, m) int degrees (m = 12, or 14 with the two-axis hip) -> :class:`Scores`. ``nthread`` defaults to the CPU count. The
-    episode is simulated in chunks of ``chunk_seconds`` (rounded to whole frames; ``None``: one
-    chunk); after each chunk the skiers that fell stop being simulated, since scoring stops at the
-    fall. Each chunk starts from the previous chunk's full physics state, which continues the motion
-    bit for bit (tests/skier/test_rollout.py), so the fitness does not depend on the chunking.
+    genes (P, n, m) int degrees (m = 12, or 14 with the two-axis hip) -> :class:`Scores`. ``nthread`` defaults to the
+    CPU count. The episode is simulated in chunks of ``chunk_seconds`` (rounded to whole frames; ``None``: one chunk);
+    after each chunk the skiers that fell stop being simulated, since scoring stops at the fall. Each chunk starts from
+    the previous chunk's full physics state, which continues the motion bit for bit (tests/skier/test_rollout.py), so
+    the fitness does not depend on the chunking.
     """
 
     def __init__(
@@ -267,10 +267,10 @@ def trajectory(
     params: SkierParams, gene: np.ndarray, seconds: float, frame_dt: float = 0.02, tau: float = G.TAU
 ) -> dict:
     """One skier's motion (Python step loop, same physics as the rollout) sampled every ``frame_dt`` s
-    (rounded to whole physics steps: returned as ``frame_dt``): t (T,) s, root_pos (T, 3) m, root_quat (T, 4), qpos (T, nq), xpos (T, nbody, 3) m body origins,
-    pole_tips (T, 8, 3) m (ends of left pole, left ski, right pole, right ski; a pole's tip then its
-    hand end, a ski's front then its back),
-    ski_forces (T, 2, 3) N (the ground's force on the left and right ski, world frame), body_names."""
+    (rounded to whole physics steps: returned as ``frame_dt``): t (T,) s, root_pos (T, 3) m, root_quat (T, 4), qpos (T,
+    nq), xpos (T, nbody, 3) m body origins, pole_tips (T, 8, 3) m (ends of left pole, left ski, right pole, right ski; a
+    pole's tip then its hand end, a ski's front then its back), ski_forces (T, 2, 3) N (the ground's force on the left
+    and right ski, world frame), body_names."""
     model = build_model(params)
     d = mujoco.MjData(model)
     mujoco.mj_forward(model, d)

@@ -46,8 +46,8 @@ def make_evaluator(cfg: TrainConfig, params: SkierParams):
 
 
 def first_generation(rng: np.random.Generator, cfg: TrainConfig) -> np.ndarray:
-    """Generation 0 (P, n, m): ``round(init_standing * P)`` standing-pose genes (the first one exact; ``init_spread_deg``,
-    ``init_noise``), then random ones."""
+    """Generation 0 (P, n, m): ``round(init_standing * P)`` standing-pose genes (the first one exact;
+    ``init_spread_deg``, ``init_noise``), then random ones."""
     k = int(round(cfg.init_standing * cfg.population))
     seeds = standing_genes(
         rng,
@@ -80,7 +80,8 @@ def strategy(cfg: TrainConfig):
 
 
 def _row(gen: int, scores, fitness: np.ndarray, best_ever: float, seconds: float) -> dict:
-    """The metrics row of a generation (:data:`METRIC_FIELDS`; the signature is :func:`animat.evolve.loop.run`'s ``metrics``)."""
+    """The metrics row of a generation (:data:`METRIC_FIELDS`; the signature is :func:`animat.evolve.loop.run`'s
+    ``metrics``)."""
     f = scores.fitness
     b = int(np.argmax(f))
     return {
@@ -110,7 +111,8 @@ def train(
         genes, _ = ga_strategy.ask(state.strategy)
         if genes.shape[1:] != (cfg.n_states, cfg.n_joints):
             raise CheckpointError(
-                f"checkpoint in {str(out)!r} holds genes of shape {genes.shape}, config says {cfg.n_states} x {cfg.n_joints}"
+                f"checkpoint in {str(out)!r} holds genes of shape {genes.shape}, config says {cfg.n_states} x "
+                f"{cfg.n_joints}"
             )
         runs.refuse_finished(out, state.generation, cfg.generations, "generations", "--generations")
     else:

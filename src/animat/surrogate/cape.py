@@ -80,7 +80,8 @@ class CapeScene(SheetScene):
     </body>
 """
         anchors = "\n".join(
-            f'    <connect body1="torso" body2="cloth_{i * n + n - 1}" anchor="{-self.side_m / 2 + i * sp:.6g} {y0:.6g} {self.torso_half_m:.6g}" solref="0.01 1"/>'
+            f'    <connect body1="torso" body2="cloth_{i * n + n - 1}" anchor="{-self.side_m / 2 + i * sp:.6g} '
+            f'{y0:.6g} {self.torso_half_m:.6g}" solref="0.01 1"/>'
             for i in range(n)
         )
         return self._mjcf(torso, (y0, h + z0), equality=anchors)

@@ -145,7 +145,8 @@ def evaluate_cmd(
     rest_seconds: float = typer.Option(
         20.0,
         "--rest-seconds",
-        help="Still-air check: seconds the surrogate runs alone after the external objects stop, from 30 held-out states (0: skip).",
+        help="Still-air check: seconds the surrogate runs alone after the external objects stop, from 30 held-out "
+        "states (0: skip).",
     ),
     video: bool = typer.Option(
         True, "--video/--no-video", help="Write media/rollout.gif (reference | surrogate | error colour map)."
@@ -153,7 +154,8 @@ def evaluate_cmd(
     reference_frames: int = typer.Option(
         60,
         "--reference-frames",
-        help="Time the reference simulation over this many frames for the speed-up (0: use the time recorded in the dataset).",
+        help="Time the reference simulation over this many frames for the speed-up (0: use the time recorded in the "
+        "dataset).",
     ),
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
 ) -> None:
@@ -204,7 +206,8 @@ def play_cmd(
     interactive: bool = typer.Option(
         False,
         "--interactive",
-        help="A window where you move the external object (needs a display; --frames, --path, --out and the video do not apply).",
+        help="A window where you move the external object (needs a display; --frames, --path, --out and the video do "
+        "not apply).",
     ),
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
 ) -> None:
@@ -268,7 +271,8 @@ def divergence_cmd(
     perturb: float | None = typer.Option(
         None,
         "--perturb",
-        help="Std of the Gaussian noise added to the external path, Y's units (m; the flag's wind m/s) [1e-3; 0 with --restart].",
+        help="Std of the Gaussian noise added to the external path, Y's units (m; the flag's wind m/s) [1e-3; 0 with "
+        "--restart].",
     ),
     seed: int | None = typer.Option(None, "--seed", help="Seed of the episodes' paths \\[the config's, else 0]."),
     horizon: int = typer.Option(120, "--horizon", help="Segment length of evaluate's protocol (frames)."),
@@ -290,7 +294,8 @@ def divergence_cmd(
     workers: int = typer.Option(1, "--workers", "-w", help="Episodes simulated in this many processes."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
 ) -> None:
-    """Predictability floor: the gap between two reference runs whose external paths differ by noise of std --perturb, or whose state restarts from what a surrogate starts from (--restart)."""
+    """Predictability floor: the gap between two reference runs whose external paths differ by noise of std --perturb,
+    or whose state restarts from what a surrogate starts from (--restart)."""
     from animat.surrogate.divergence import check_inputs, divergence, runs_per_episode, write_run
     from animat.surrogate.generate import config_table
     from animat.surrogate.options import load_run_config

@@ -197,7 +197,8 @@ def load_meta(folder: str | os.PathLike) -> dict:
 
 @dataclass
 class Dataset:
-    """Episodes loaded in memory: ``X[i]`` (T_i, V, 3), ``Y[i]`` (T_i, y) (see the module docstring); ``meta`` from dataset.json."""
+    """Episodes loaded in memory: ``X[i]`` (T_i, V, 3), ``Y[i]`` (T_i, y) (see the module docstring); ``meta`` from
+    dataset.json."""
 
     X: list[np.ndarray]
     Y: list[np.ndarray]

@@ -9,10 +9,10 @@ components for the cape's torso). ``noise = "white"`` draws it afresh every fram
 such as the sphere's or the torso's this is a jitter of velocity ~ eps x fps: a forcing, not
 only a perturbation); ``"offset"`` draws it once per episode and holds it (a single step).
 
-Gap per frame = mean over vertices of the distance between the two runs' recorded positions, as % of the cloth's side (the error measure of
-:mod:`animat.surrogate.evaluate`, in its frame: the cape's X is in the torso's frame, so the
-cloth's shape relative to the torso is compared, and white noise on the torso moves that frame by
-about the noise itself, ~ sqrt(3) eps / side).
+Gap per frame = mean over vertices of the distance between the two runs' recorded positions, as % of the cloth's side
+(the error measure of :mod:`animat.surrogate.evaluate`, in its frame: the cape's X is in the torso's frame, so the
+cloth's shape relative to the torso is compared, and white noise on the torso moves that frame by about the noise
+itself, ~ sqrt(3) eps / side).
 
 * Per frame (``metrics.csv``, the plot): the run perturbed from frame 2 (``s = 0``).
 * Evaluate's protocol: for each start ``s = 0, stride, 2 stride, ...`` with a full ``h``-frame

@@ -3,13 +3,12 @@
 For every held-out episode and every start ``s = 0, stride, 2*stride, ...`` with a full
 ``horizon``-frame segment (default every 30 frames: overlapping segments, so that the starts cover
 the episodes' phases; starting only at 0, horizon, ... would start half of the 300-frame episodes'
-segments from the same cloth at rest after the warm-up), both models start from the reference's two first frames (encoded) and
-roll forward on their own predictions for ``horizon`` frames, driven by the reference's external
-state. Where the scene has collision proxies, the surrogate is also scored after its decoded
-vertices are projected out of them (``surrogate_projected``, see ``animat.surrogate.collision``).
-Error = mean over vertices and frames of the Euclidean distance to the *reference* positions, as
-a percentage of the cloth's side length. The PCA floor is the same error for the reference
-encoded and decoded (what a perfect subspace model would score).
+segments from the same cloth at rest after the warm-up), both models start from the reference's two first frames
+(encoded) and roll forward on their own predictions for ``horizon`` frames, driven by the reference's external state.
+Where the scene has collision proxies, the surrogate is also scored after its decoded vertices are projected out of them
+(``surrogate_projected``, see ``animat.surrogate.collision``). Error = mean over vertices and frames of the Euclidean
+distance to the *reference* positions, as a percentage of the cloth's side length. The PCA floor is the same error for
+the reference encoded and decoded (what a perfect subspace model would score).
 
 Normals: angle between the regressed normals (from the encoded held-out frames) and the exact
 area-weighted normals of the reference mesh. Model size: network + statistics + basis + normals
@@ -20,14 +19,13 @@ driven by a fresh random input path of the scene, then ``settle_frames`` more wi
 state stopped (``scene.stopped``: the sphere or torso held where it is, the wind zero).
 Reported: whether every frame is finite; the largest |z_j - c_j| / h_j over frames and components,
 where c_j and h_j are the centre and half-width of component j's range over the training frames (the
-subspace coefficients: a flag's azimuth, ``cloth_frame = "azimuth"``, is an angle that may turn on) (acceptance: <= 1.5; the component
-and, for scale, the same ratio of the reference's own held-out episodes are reported too); and the mean
-vertex speed over the last second of the settling phase divided by the mean speed while driven
-(the cloth settles toward rest when this is small; acceptance used here: <= 0.1). Beside it, the
-same ratio for alpha/beta alone continued from the surrogate's last two driven states, and the
-largest spectral radius of the alpha/beta recurrence (:func:`max_spectral_radius`): they tell
-whether the baseline itself is under-damped or the network adds energy (a flag's azimuth has
-alpha = 1, a root of 1: no direction pulls it back, only its turning rate decays).
+subspace coefficients: a flag's azimuth, ``cloth_frame = "azimuth"``, is an angle that may turn on) (acceptance: <= 1.5;
+the component and, for scale, the same ratio of the reference's own held-out episodes are reported too); and the mean
+vertex speed over the last second of the settling phase divided by the mean speed while driven (the cloth settles toward
+rest when this is small; acceptance used here: <= 0.1). Beside it, the same ratio for alpha/beta alone continued from
+the surrogate's last two driven states, and the largest spectral radius of the alpha/beta recurrence
+(:func:`max_spectral_radius`): they tell whether the baseline itself is under-damped or the network adds energy (a
+flag's azimuth has alpha = 1, a root of 1: no direction pulls it back, only its turning rate decays).
 
 Coming to rest, in absolute terms (:func:`rest_check`): from the middle frame of up to 30 held-out
 episodes the external objects stop and the surrogate runs ``rest_seconds`` (20 s) alone; reported
@@ -79,14 +77,16 @@ from animat.surrogate.train import model_megabytes, normals_error_degrees
 def check_options(
     horizon: int, stride: int, stability_frames: int, settle_frames: int, reference_frames: int, rest_seconds: float
 ) -> None:
-    """ConfigError for :func:`evaluate`'s numeric options out of range (the CLI calls it before it makes the run directory)."""
+    """ConfigError for :func:`evaluate`'s numeric options out of range (the CLI calls it before it makes the run
+    directory)."""
     if int(horizon) < 3 or int(stride) < 1:
         raise ConfigError(f"horizon must be >= 3 frames and stride >= 1, got {horizon} and {stride}")
     if int(stability_frames) < 0 or 0 < int(stability_frames) < 4:
         raise ConfigError(f"stability_frames must be 0 (skip) or >= 4, got {stability_frames}")
     if int(settle_frames) < 0 or int(reference_frames) < 0 or not 0 <= float(rest_seconds) < math.inf:
         raise ConfigError(
-            f"settle_frames, reference_frames and rest_seconds must be >= 0 (and finite), got {settle_frames}, {reference_frames} and {rest_seconds}"
+            f"settle_frames, reference_frames and rest_seconds must be >= 0 (and finite), got {settle_frames}, "
+            f"{reference_frames} and {rest_seconds}"
         )
 
 

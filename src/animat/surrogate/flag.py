@@ -74,7 +74,8 @@ class FlagScene(SheetScene):
 
     def _setup(self, m, d) -> dict:
         """Called after ``mj_forward``: ``prev`` holds the vertices at rest. ``incidence`` (V, F) sums
-        each triangle's ``2 area x normal`` onto its vertices, as in :func:`~animat.surrogate.normals.vertex_normals`."""
+        each triangle's ``2 area x normal`` onto its vertices, as in
+        :func:`~animat.surrogate.normals.vertex_normals`."""
         from animat.surrogate.normals import incidence
 
         bodies = np.asarray(m.flex_vertbodyid).copy()

@@ -59,7 +59,8 @@ B_BIG, B_PING, B_ZC, B_COEF, B_X, B_N, B_RAW = 11, 12, 13, 14, 15, 16, 17  # off
 W_LAYER = 18  # offsets in ``weights`` of the layer matrices, LAYERS + 1 of them (the last: where the last matrix ends)
 
 _SIGNATURE = (
-    "float32[::1](float32[::1], float32[::1], float32[::1], float32[:, ::1], float32[:, ::1],"  # z0, z1, w, spheres, capsules
+    # z0, z1, w, spheres, capsules
+    "float32[::1](float32[::1], float32[::1], float32[::1], float32[:, ::1], float32[:, ::1],"
     " float32[::1], int16[::1], int64[::1], float32[::1])"
 )  # weights, basis, dims, work
 _F32 = np.float32

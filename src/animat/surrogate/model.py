@@ -140,7 +140,8 @@ class Surrogate:
             raise CheckpointError(f"cannot read surrogate checkpoint in {str(folder)!r}: {exc!r}") from None
         if version != MANIFEST_VERSION:
             raise CheckpointError(
-                f"checkpoint {str(folder)!r} has format version {version!r}; this animat reads version {MANIFEST_VERSION}"
+                f"checkpoint {str(folder)!r} has format version {version!r}; this animat reads version "
+                f"{MANIFEST_VERSION}"
             )
         for k, shape in manifest.get("shapes", {}).items():
             if k not in arrays or list(arrays[k].shape) != shape:

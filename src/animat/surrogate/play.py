@@ -53,7 +53,8 @@ class Model:
 
 
 def load_model(model_dir: str | os.PathLike, scene: str, backend: str = "numba") -> Model:
-    """The training run ``model_dir`` for ``scene``; ConfigError on a missing run, another scene or an unknown backend."""
+    """The training run ``model_dir`` for ``scene``; ConfigError on a missing run, another scene or an unknown
+    backend."""
     model_dir = Path(model_dir)
     require("--backend", backend, choices=BACKENDS)
     cfg = load_run_config(model_dir, scene)
@@ -98,7 +99,8 @@ def external_path(scene, frames: int | None, path: str = "random", seed: int = 0
     want = len(start_state(scene))
     if Y.ndim != 2 or Y.shape[1] != want or len(Y) == 0:
         raise ConfigError(
-            f"--path {str(path)!r}: expected external states of shape (frames, {want}) for scene {scene.name!r}, got {Y.shape}"
+            f"--path {str(path)!r}: expected external states of shape (frames, {want}) for scene {scene.name!r}, got "
+            f"{Y.shape}"
         )
     real = np.issubdtype(Y.dtype, np.integer) or np.issubdtype(Y.dtype, np.floating)
     if not real or not np.isfinite(Y).all():
@@ -360,7 +362,8 @@ class Live:
         xlim, ylim = self.ax.get_xlim(), self.ax.get_ylim()
         self.artists += draw_proxies(self.ax, self.scene, y, (xlim[0] + 0.1, ylim[1] - 0.1))
         self.ax.set_title(
-            f"frame {self.frame}  {1e6 * seconds:.0f} us/frame  (arrows{' / mouse' if self.scene.name == 'sheet' else ''})",
+            f"frame {self.frame}  {1e6 * seconds:.0f} us/frame  "
+            f"(arrows{' / mouse' if self.scene.name == 'sheet' else ''})",
             fontsize=9,
         )
         self.frame += 1

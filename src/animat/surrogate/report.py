@@ -32,7 +32,8 @@ def cloth_stride(frames: int, vertices: int, meshes: int) -> int:
 
 
 def add_proxies(scene: Scene, cloth_scene, Y: np.ndarray, offset=(0.0, 0.0, 0.0)) -> None:
-    """The external object's collision proxies at external states ``Y (F, y)``: spheres and capsules, moved by ``offset``."""
+    """The external object's collision proxies at external states ``Y (F, y)``: spheres and capsules, moved by
+    ``offset``."""
     shapes = [cloth_scene.proxies(y) for y in Y]
     spheres = np.stack([s for s, _ in shapes]).astype(float)  # (F, S, 4)
     capsules = np.stack([c for _, c in shapes]).astype(float)  # (F, C, 7)
@@ -206,4 +207,5 @@ def divergence_plot(
 BUILDERS = (SceneBuilder("surrogate", recognises, build),)
 
 write_surrogate_report = partial(write_report, builders=BUILDERS)
-"""``write_surrogate_report(run_dir, scene=None, **context)``: :func:`animat.viz.report.write_report` with this system's builders."""
+"""``write_surrogate_report(run_dir, scene=None, **context)``: :func:`animat.viz.report.write_report` with this
+system's builders."""

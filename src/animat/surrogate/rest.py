@@ -5,15 +5,16 @@ Why: a reference cloth left alone comes to rest (the flag in still air: 0.00 mm/
 after 20 s from any held-out state), but a learned step has no exact fixed point there, and where
 the rest states form a continuum (the flag's azimuth about its pole, the many shapes a draped cloth
 can rest in) a small residual integrates into a slow, endless creep (session 7's flag in its own
-frame: 3.8 mm/s median, 11.8 largest, after 20 s of still air). The rollout loss never sees it: its windows last 0.5-2 s.
+frame: 3.8 mm/s median, 11.8 largest, after 20 s of still air). The rollout loss never sees it: its windows
+last 0.5-2 s.
 
 What: a buffer of the states the current model reaches ``rest_seconds`` after the external objects
 stop (:meth:`SheetScene.stopped`, from ``rest_states`` random training states; refreshed every epoch,
 forward only, :func:`make_lead`), and a loss on the mean absolute subspace velocity ``|z_t - z_{t-1}|``
 over the next ``TAIL_FRAMES`` frames from those states (:func:`rest_loss`; same units as the rollout
-loss's velocity term; the training loss logged per epoch then includes ``rest_weight`` x this term). The target, zero motion,
-is the reference's own behaviour there: no pose target is needed, so the term does not pin the
-cloth to one rest shape.
+loss's velocity term; the training loss logged per epoch then includes ``rest_weight`` x this term). The target, zero
+motion, is the reference's own behaviour there: no pose target is needed, so the term does not pin the cloth to one rest
+shape.
 """
 
 from __future__ import annotations

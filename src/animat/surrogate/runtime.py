@@ -82,7 +82,8 @@ def _fold_input(W: np.ndarray, b: np.ndarray, a: dict, k: int) -> np.ndarray:
 
 
 def frame_turn(arrays: dict) -> tuple[float, float, float] | None:
-    """``(frame_scale, pole x, pole y)`` of a surrogate in the flag's frame (:mod:`animat.surrogate.frame`), else None."""
+    """``(frame_scale, pole x, pole y)`` of a surrogate in the flag's frame (:mod:`animat.surrogate.frame`), else
+    None."""
     return (float(arrays["frame_scale"]), *map(float, arrays["frame_pole"])) if "frame_scale" in arrays else None
 
 

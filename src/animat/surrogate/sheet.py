@@ -64,7 +64,9 @@ class SheetScene:
     poisson: float = 0.2
     thickness_m: float = 1e-3
     air_damping_per_s: float = 2.0  # per-vertex viscous damping / vertex mass
-    elastic2d: str = "stretch"  # MuJoCo's 2-D flex elasticity: stretch (membrane only) | both (+ bending, plate stiffness E t^3 / 12(1 - nu^2))
+    # MuJoCo's 2-D flex elasticity: stretch (membrane only) | both (+ bending, plate stiffness
+    # E t^3 / 12(1 - nu^2))
+    elastic2d: str = "stretch"
     fps: int = 60
     substeps: int = 4
     solver_iterations: int = 30  # MuJoCo CG iterations per substep
@@ -149,12 +151,15 @@ class SheetScene:
         (y, z) = ``centre_yz``, with ``pins`` inside its flexcomp and ``equality`` constraints."""
         n, sp = int(self.size), self.side_m / (int(self.size) - 1)
         return f"""<mujoco model="{self.name}">
-  <option timestep="{self.timestep:.10g}" integrator="discrete" solver="CG" iterations="{int(self.solver_iterations)}" tolerance="1e-6"/>
+  <option timestep="{self.timestep:.10g}" integrator="discrete" solver="CG" iterations="{int(self.solver_iterations)}" \
+tolerance="1e-6"/>
   <size memory="{max(16, n * n // 20)}M"/>
   <worldbody>
-{bodies}    <flexcomp name="cloth" type="grid" count="{n} {n} 1" spacing="{sp:.10g} {sp:.10g} {sp:.10g}" pos="0 {centre_yz[0]:.10g} {centre_yz[1]:.10g}"
+{bodies}    <flexcomp name="cloth" type="grid" count="{n} {n} 1" spacing="{sp:.10g} {sp:.10g} {sp:.10g}" \
+pos="0 {centre_yz[0]:.10g} {centre_yz[1]:.10g}"
               euler="90 0 0" radius="{self.contact_radius_m:.6g}" dim="2" mass="{self.mass_kg}">
-      <elasticity young="{self.young_pa}" poisson="{self.poisson}" thickness="{self.thickness_m}" elastic2d="{self.elastic2d}"/>
+      <elasticity young="{self.young_pa}" poisson="{self.poisson}" thickness="{self.thickness_m}" \
+elastic2d="{self.elastic2d}"/>
       <contact condim="3" selfcollide="none"/>
       {pins}
     </flexcomp>

@@ -37,8 +37,8 @@ loss on ``val_windows`` evenly spaced validation windows of ``val_window`` frame
 unweighted as the evaluation is; the training windows when there are no validation episodes);
 ``checkpoints/last/`` holds the latest epoch as one
 checkpoint (:func:`animat.checkpoint.save_checkpoint`, ``last/checkpoints/gen-<epoch>`` and its
-``latest.json``: network, statistics, optimiser state and random-number state, verified by sha256), from which ``--resume`` continues exactly with the run's
-saved PCA basis, split and normals regression.
+``latest.json``: network, statistics, optimiser state and random-number state, verified by sha256), from which
+``--resume`` continues exactly with the run's saved PCA basis, split and normals regression.
 
 Learning rate ``lr`` x ``lr_decay`` ** epoch (AMSGrad, ``optax.amsgrad``; with ``weight_decay`` > 0 the
 decoupled weight decay of AdamW (Loshchilov & Hutter 2019) is added to AMSGrad's step).
@@ -346,7 +346,8 @@ def train_epoch(trainer: Trainer, learner: Learner, state: TrainState, epoch: in
 
 
 def finish(trainer: Trainer, learner: Learner, state: TrainState) -> dict:
-    """The loss plot, the PCA table (``pca_table.csv``) and ``summary.json`` of a run whose epochs are done; returns the summary."""
+    """The loss plot, the PCA table (``pca_table.csv``) and ``summary.json`` of a run whose epochs are done; returns the
+    summary."""
     from animat.viz.plots import series_plot
 
     cfg, data, windows, rows = trainer.cfg, trainer.data, trainer.windows, state.rows

@@ -58,7 +58,8 @@ class TrainingData:
         k_max = min(frames.shape[0], frames.shape[1] * 3)
         if cfg.components > k_max:
             raise ConfigError(
-                f"components={cfg.components} exceeds what {frames.shape[0]} training frames of {frames.shape[1]} vertices allow ({k_max})"
+                f"components={cfg.components} exceeds what {frames.shape[0]} training frames of {frames.shape[1]} "
+                f"vertices allow ({k_max})"
             )
         sample = np.random.default_rng(cfg.seed).choice(
             len(frames), min(len(frames), cfg.pca_samples), replace=False
@@ -67,7 +68,8 @@ class TrainingData:
         if cfg.cloth_frame == "azimuth":
             if ds.meta["scene"]["name"] != "flag":
                 raise ConfigError(
-                    f"cloth_frame 'azimuth' is the flag's (a cloth on a vertical pole), not the {ds.meta['scene']['name']!r} scene's"
+                    "cloth_frame 'azimuth' is the flag's (a cloth on a vertical pole), not the "
+                    f"{ds.meta['scene']['name']!r} scene's"
                 )
             frame = AzimuthFrame.fit(frames[np.sort(sample)], ds.topology["pinned"])
         pca = fit_pca(frames, cfg.components, max_samples=cfg.pca_samples, seed=cfg.seed, frame=frame)
@@ -109,7 +111,8 @@ class TrainingData:
         return cls(pca, Z, W, train_ids, val_ids, test_ids, stats, noise_std, normals)
 
     def save(self, run_dir: Path, cfg: TrainConfig, ds: Dataset) -> None:
-        """``config.json`` (the options, the dataset's scene, the split and the noise level), ``pca.npz``, ``normals.npz``."""
+        """``config.json`` (the options, the dataset's scene, the split and the noise level), ``pca.npz``,
+        ``normals.npz``."""
         runs.atomic_write_json(
             run_dir / "config.json",
             {

@@ -47,7 +47,8 @@ def capacity_bucket(n: int) -> int:
 
 
 def cell_size(extent: jnp.ndarray, r: float, max_cells: int) -> jnp.ndarray:
-    """Side of the cells: at least ``r`` (the cutoff) and large enough that ``prod(floor(e_k / c) + 1) <= max_cells``."""
+    """Side of the cells: at least ``r`` (the cutoff) and large enough that
+    ``prod(floor(e_k / c) + 1) <= max_cells``."""
     dim = extent.shape[0]
     if dim == 2:
         ex, ey = extent[0], extent[1]

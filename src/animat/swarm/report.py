@@ -110,4 +110,5 @@ def build(run_dir: Path, **_) -> Scene:
 BUILDERS = (SceneBuilder("swarm", recognises, build),)
 
 write_swarm_report = partial(write_report, builders=BUILDERS)
-"""``write_swarm_report(run_dir, scene=None, **context)``: :func:`animat.viz.report.write_report` with this system's builders."""
+"""``write_swarm_report(run_dir, scene=None, **context)``: :func:`animat.viz.report.write_report` with this
+system's builders."""

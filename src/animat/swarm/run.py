@@ -162,7 +162,8 @@ def flock_start(cfg: SwarmConfig, rng: np.random.Generator) -> tuple[np.ndarray,
     sep = float(cfg.min_separation)
     if sep > 0 and n * (sep**dim) > 0.5 * (2 * spread) ** dim:
         raise ConfigError(
-            f"cannot place {n} agents at least {sep} apart in a box of half-width {spread}; lower min_separation or raise spread"
+            f"cannot place {n} agents at least {sep} apart in a box of half-width {spread}; lower min_separation or "
+            "raise spread"
         )
     q = rng.uniform(-spread, spread, (n, dim))
     if sep > 0:
@@ -332,7 +333,8 @@ def _simulate_flocking(cfg, rng, out, summary, on_progress):
     simulated = len(run.t) - 1
     if simulated * cfg.record_every != cfg.steps:
         out["warnings"].append(
-            f"{simulated * cfg.record_every} steps simulated: {cfg.steps} rounded up to a multiple of --record-every {cfg.record_every}"
+            f"{simulated * cfg.record_every} steps simulated: {cfg.steps} rounded up to a multiple of --record-every "
+            f"{cfg.record_every}"
         )
     summary["steps"] = simulated * cfg.record_every
     summary.update({f"final_{k}": v for k, v in final.items() if k not in ("frame", "t")})

@@ -154,15 +154,17 @@ def simulate_flock(
             if use is not None and (3 ** (dim - 1) * use.capacity >= n or use.width >= n):
                 use = None  # candidates would outnumber the agents: all-pairs is exact and cheaper
                 events.append(
-                    f"record {done}: list sizes (capacity {spec.capacity}, width {spec.width}) reach N = {n}; this chunk uses all-pairs"
+                    f"record {done}: list sizes (capacity {spec.capacity}, width {spec.width}) reach N = {n}; this "
+                    "chunk uses all-pairs"
                 )
             new_state, frames, stats = make_chunk(prm, obs, use, record_every, recs)(state)
             bigger = None if use is None else fitted_spec(use, stats)
             if bigger is None:
                 break
             events.append(
-                f"record {done}: neighbour-list overflow (longest cell run {int(stats[1])}, most neighbours {int(stats[2])} "
-                f"for capacity {use.capacity}, width {use.width}); recomputed with capacity {bigger.capacity}, width {bigger.width}"
+                f"record {done}: neighbour-list overflow (longest cell run {int(stats[1])}, most neighbours "
+                f"{int(stats[2])} for capacity {use.capacity}, width {use.width}); recomputed with capacity "
+                f"{bigger.capacity}, width {bigger.width}"
             )
             use = spec = bigger
         builds += 0 if stats is None else int(stats[3])

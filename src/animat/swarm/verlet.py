@@ -6,13 +6,12 @@ the ids of all agents within ``r + skin`` at the time it was built (``width`` sl
 agent's own id, whose term is exactly zero: dq = dp = 0). It is stored in blocks of ``BLOCK``
 agents, slot-major within a block, ``(blocks, width, BLOCK)``: the per-step gathers and the sum over
 slots then run along contiguous agents, and a block's temporaries stay in cache (at N = 1e5 a single
-(width, N) pass costs 3x more per agent than blocks of 2048, on the 2-core machine of BENCHMARKS.md). It stays complete for the interaction range
-``r`` until some agent has moved by ``skin / 2`` relative to a common shift ``c`` (the mean
-displacement): then ``| |q_i - q_j| - |q_i0 - q_j0| | <= |dq_i - c| + |dq_j - c| < skin`` for
-every pair, so no pair can come within ``r`` that was not within ``r + skin`` at the build. Subtracting
-the common shift keeps a flock that translates as a whole from forcing rebuilds. :func:`refresh`
-checks this every step and rebuilds under ``lax.cond``; between builds the forces cost ``width``
-gathered partners per agent instead of a cell search.
+(width, N) pass costs 3x more per agent than blocks of 2048, on the 2-core machine of BENCHMARKS.md). It stays complete
+for the interaction range ``r`` until some agent has moved by ``skin / 2`` relative to a common shift ``c`` (the mean
+displacement): then ``| |q_i - q_j| - |q_i0 - q_j0| | <= |dq_i - c| + |dq_j - c| < skin`` for every pair, so no pair can
+come within ``r`` that was not within ``r + skin`` at the build. Subtracting the common shift keeps a flock that
+translates as a whole from forcing rebuilds. :func:`refresh` checks this every step and rebuilds under ``lax.cond``;
+between builds the forces cost ``width`` gathered partners per agent instead of a cell search.
 
 With ``ListSpec.shards = k > 1`` the force evaluation is split over the first k JAX devices
 (``jax.shard_map`` over the blocks; positions and velocities replicated, each device summing the
@@ -61,8 +60,8 @@ class ListSpec:
 class NeighbourList(NamedTuple):
     """idx: (blocks, width, B) int32 neighbour ids of agents ``b B + k`` (own id in unused slots; the
     agents are padded to ``blocks * B`` with ids that gather zeros), B = min(BLOCK, ceil(N / shards)); ref: (N, d)
-    positions at the last build; overflow: bool, some build since :func:`new_list` lacked room; max_run, max_count: int32,
-    the longest cell run and the most neighbours any build needed; builds: int32, builds so far."""
+    positions at the last build; overflow: bool, some build since :func:`new_list` lacked room; max_run, max_count:
+    int32, the longest cell run and the most neighbours any build needed; builds: int32, builds so far."""
 
     idx: jnp.ndarray
     ref: jnp.ndarray
@@ -162,8 +161,8 @@ def alpha_accel_list(
     if shards > 1:
         if jax.device_count() < shards:
             raise ConfigError(
-                f"the force evaluation was asked to use {shards} devices but jax has {jax.device_count()}; on CPU start "
-                f"the process with XLA_FLAGS=--xla_force_host_platform_device_count={shards}"
+                f"the force evaluation was asked to use {shards} devices but jax has {jax.device_count()}; "
+                f"on CPU start the process with XLA_FLAGS=--xla_force_host_platform_device_count={shards}"
             )
         mesh = jax.sharding.Mesh(jax.devices()[:shards], ("agents",))
         part = jax.sharding.PartitionSpec("agents")

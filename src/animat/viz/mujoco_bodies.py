@@ -15,7 +15,8 @@ KINDS = {
 
 
 def body_geoms(model: mujoco.MjModel) -> np.ndarray:
-    """Ids of the geoms the replay draws: boxes, spheres, capsules, cylinders and ellipsoids (planes, meshes and height fields left out)."""
+    """Ids of the geoms the replay draws: boxes, spheres, capsules, cylinders and ellipsoids (planes, meshes and height
+    fields left out)."""
     return np.array([g for g in range(model.ngeom) if int(model.geom_type[g]) in KINDS], int)
 
 
@@ -28,8 +29,8 @@ def geom_colors(model: mujoco.MjModel, ids: np.ndarray) -> np.ndarray:
 
 
 def geom_poses(model: mujoco.MjModel, qpos: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """World centres ``(F, G, 3)`` m and quaternions ``(F, G, 4)`` [w, x, y, z] of geoms ``ids`` at the poses ``qpos (F, nq)``
-    (forward kinematics only: nothing is simulated)."""
+    """World centres ``(F, G, 3)`` m and quaternions ``(F, G, 4)`` [w, x, y, z] of geoms ``ids`` at the poses
+    ``qpos (F, nq)`` (forward kinematics only: nothing is simulated)."""
     data = mujoco.MjData(model)
     pos = np.zeros((len(qpos), len(ids), 3), np.float32)
     quat = np.zeros((len(qpos), len(ids), 4), np.float32)

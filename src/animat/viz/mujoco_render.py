@@ -79,8 +79,8 @@ def render_frames(
     height: int = 320,
 ) -> tuple[str, list[np.ndarray]] | None:
     """Images ``(height, width, 3) uint8`` of ``model`` posed at each row of ``qpos (F, nq)``, the camera tracking body
-    ``track_body``; ``decorate(i, scene)`` may add up to ``extra_geoms`` geoms to frame ``i``; ``captions`` (F,) are drawn
-    top left. Returns ``(backend, images)``, or None where no offscreen GL context can be made."""
+    ``track_body``; ``decorate(i, scene)`` may add up to ``extra_geoms`` geoms to frame ``i``; ``captions`` (F,) are
+    drawn top left. Returns ``(backend, images)``, or None where no offscreen GL context can be made."""
     got = offscreen_context(width, height)
     if got is None:
         return None

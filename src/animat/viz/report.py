@@ -130,7 +130,8 @@ def render_page(
         notes = desc["notes"]
         if three is None:
             notes = [
-                "no 3D replay: three.js is not installed (run `make setup`, which runs `npm install` in src/animat/viz/web)"
+                "no 3D replay: three.js is not installed (run `make setup`, which runs `npm install` in "
+                "src/animat/viz/web)"
             ] + notes
         else:
             imports = {

@@ -1,6 +1,7 @@
 """Reading a run directory's files for its report's scene: the trajectory, JSON files, the run's config.
 
-The scene builders themselves live in their systems (``<system>/report.py``, see :class:`animat.viz.report.SceneBuilder`).
+The scene builders themselves live in their systems (``<system>/report.py``, see
+:class:`animat.viz.report.SceneBuilder`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from animat import runs
 
 
 def trajectory_keys(run_dir: Path) -> set[str]:
-    """Names of the arrays in ``run_dir/trajectory.npz`` (empty where there is none or it is unreadable), read without loading them."""
+    """Names of the arrays in ``run_dir/trajectory.npz`` (empty where there is none or it is unreadable), read without
+    loading them."""
     path = Path(run_dir) / "trajectory.npz"
     try:
         with zipfile.ZipFile(path) as z:

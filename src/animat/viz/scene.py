@@ -27,7 +27,8 @@ DTYPES = {
 
 
 def frame_indices(t: np.ndarray, fps: float = TARGET_FPS, most: int = MAX_FRAMES) -> np.ndarray:
-    """Indices into samples at times ``t (T,)`` s keeping about ``fps`` per second, at most ``most``, the last included."""
+    """Indices into samples at times ``t (T,)`` s keeping about ``fps`` per second, at most ``most``, the last
+    included."""
     t = np.asarray(t, float)
     if len(t) < 2:
         return np.arange(len(t))

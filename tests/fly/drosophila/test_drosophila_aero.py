@@ -66,7 +66,8 @@ def test_constant_angle_of_attack_lift_and_power_match_the_closed_forms(alpha_de
     """φ = (Φ/2) sin 2πft with the wing flipped instantly at stroke reversal (η = α on the forward stroke,
     π − α on the back stroke), no deviation: per wing, mean lift ½ρ C_L(α) ⟨φ̇²⟩ ∫c r² dr and power
     (the drag's work) ½ρ C_D(α) ⟨|φ̇|³⟩ ∫c r³ dr, with
-    ⟨φ̇²⟩ = (πfΦ)²/2, ⟨|φ̇|³⟩ = (πfΦ)³ 4/(3π), ∫c r² dr = S R² r̂2², ∫c r³ dr = S R³ E[r̂³] (beta moments)."""
+    ⟨φ̇²⟩ = (πfΦ)²/2, ⟨|φ̇|³⟩ = (πfΦ)³ 4/(3π), ∫c r² dr = S R² r̂2²,
+    ∫c r³ dr = S R³ E[r̂³] (beta moments)."""
     params = P.with_(rotational=False, added_mass=False)
     f, amp, alpha = 218.0, 150.0 * DEG, alpha_deg * DEG
 
@@ -96,7 +97,8 @@ def test_constant_angle_of_attack_lift_and_power_match_the_closed_forms(alpha_de
 
 
 def test_dickinson_coefficients_at_known_angles():
-    """C_L peaks near 45° at 1.80, C_D rises from 0.39 at 0° to 1.70 at 45° and 3.46 at 90° (Dickinson et al. 1999, fig. 3)."""
+    """C_L peaks near 45° at 1.80, C_D rises from 0.39 at 0° to 1.70 at 45° and 3.46 at 90° (Dickinson et al. 1999,
+    fig. 3)."""
     a = jnp.array([0.0, 45.0, 90.0]) * DEG
     np.testing.assert_allclose(np.asarray(aero.lift_coefficient(a)), [0.0272, 1.8045, 0.1011], atol=2e-3)
     np.testing.assert_allclose(np.asarray(aero.drag_coefficient(a)), [0.3927, 1.7037, 3.4609], atol=2e-3)
@@ -138,7 +140,8 @@ def test_each_force_term_switches_off_and_rotation_timing_matters():
         vertical(only(added_mass=True)),
     )
     print(
-        f"translational {trans:.3f}, rotational {rot:.4f}, added mass {added:.3f}, sum {trans + rot + added:.3f}, all {vertical(P):.3f}"
+        f"translational {trans:.3f}, rotational {rot:.4f}, added mass {added:.3f}, sum {trans + rot + added:.3f}, "
+        f"all {vertical(P):.3f}"
     )
     assert trans > 0.8 and abs(rot) < 0.02 and abs(added) < 0.2
     np.testing.assert_allclose(trans + rot + added, vertical(P), rtol=1e-4)  # the terms add

@@ -138,8 +138,9 @@ def test_three_generations_in_one_go_equal_one_and_two_resumed(tiny_runs):
 
 def test_replay_repeats_the_runs_own_replay_and_report_shows_its_figures(tiny_runs, tmp_path, animat_cli):
     """``fly replay RUN --seconds 0.005`` flies the run's best genome again with the run's fly (config.json's
-    ``drosophila``): the same flight, so the same summary as the one the training wrote (``replay_*``); the trajectory's largest height change and drift
-    are the summary's; ``animat report`` rewrites each report.html with the run's figures in its table."""
+    ``drosophila``): the same flight, so the same summary as the one the training wrote (``replay_*``); the trajectory's
+    largest height change and drift are the summary's; ``animat report`` rewrites each report.html with the run's
+    figures in its table."""
     run, out = tiny_runs / "whole", tmp_path / "replay"
     code, stdout, err = animat_cli("fly", "replay", str(run), "--seconds", "0.005", "--out", str(out))
     assert code == 0, err

@@ -83,7 +83,8 @@ def test_inertial_power_is_the_positive_work_of_the_sinusoidal_stroke():
 @pytest.mark.parametrize("f", [120.0, 218.0, 330.0])
 def test_an_elastic_thorax_stores_the_stroke_energy_at_its_resonance(f):
     """Spring k = I (2π f_r)² about the stroke's middle, f_r = 218 Hz: the positive rate of change of
-    ½ I φ̇² + ½ k (φ − φ0)² (finite differences) is I π² f Φ² |f² − f_r²| per wing, zero at resonance."""
+    ½ I φ̇² + ½ k (φ − φ0)² (finite differences) is I π² f Φ² |f² − f_r²| per wing,
+    zero at resonance."""
     params = P.with_(thorax_resonance_hz=218.0)
     amp = math.radians(150.0)
     p = np.zeros(N_PATTERN)
@@ -110,7 +111,8 @@ def test_induced_power_is_the_actuator_discs_wake_power():
     flux = P.rho * disc * w
     np.testing.assert_allclose(flux * 2 * w, P.weight, rtol=1e-12)  # thrust
     np.testing.assert_allclose(0.5 * flux * (2 * w) ** 2, power, rtol=1e-12)  # wake energy per second
-    assert 5.0 < induced_power(P.with_(induced_power_factor=1.2), p) / P.mass < 8.0  # Ellington's k: ≈ 6.4 W/kg at 150°
+    # Ellington's k: ≈ 6.4 W/kg at 150°
+    assert 5.0 < induced_power(P.with_(induced_power_factor=1.2), p) / P.mass < 8.0
     np.testing.assert_allclose(induced_power(P.with_(induced_power_factor=1.2), p), 1.2 * power, rtol=1e-12)
     wide = p.copy()
     wide[[1, 6]] *= 4

@@ -110,5 +110,6 @@ def check_state(state: PaperGAState, size: int, layers: Sequence[int], where: st
     g = network.param_count(layers)
     if state.genes.shape != (size, g) or state.base_key.shape != (2,):
         raise CheckpointError(
-            f"checkpoint {where!r} is inconsistent: genes {state.genes.shape} for ({size}, {g}), key {state.base_key.shape}"
+            f"checkpoint {where!r} is inconsistent: genes {state.genes.shape} for ({size}, {g}), key "
+            f"{state.base_key.shape}"
         )

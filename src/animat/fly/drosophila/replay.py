@@ -53,7 +53,8 @@ SUMMARY_KEYS = [
 
 class Flight(NamedTuple):
     """One replayed flight: samples every :data:`SAMPLE_EVERY` steps — ``t (N,)`` s, ``pos (N, 3)`` m,
-    ``quat (N, 4)``, ``wing (N, 2, 3)`` rad, ``crashed (N,)`` — and the Trajectory ``samples`` (every ``sample_dt``)."""
+    ``quat (N, 4)``, ``wing (N, 2, 3)`` rad, ``crashed (N,)`` — and the Trajectory ``samples``
+    (every ``sample_dt``)."""
 
     t: np.ndarray
     pos: np.ndarray
