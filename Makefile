@@ -40,11 +40,13 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/ruff format --check src tests benchmarks
 
+# two pytest workers (pytest-xdist), one test file each at a time: a file's module fixtures (compiled rollouts,
+# trained tiny runs) are built once; 2 cores: 12.3 min against 16.7 min in one process (2026-12-06)
 test: $(STAMP) $(THREE) browser
-	$(PY) -m pytest -m "not slow" -q
+	$(PY) -m pytest -m "not slow" -q -n 2 --dist loadfile
 
 test-all: $(STAMP) $(THREE) browser
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadfile
 
 bench: $(STAMP)
 	@for f in benchmarks/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
