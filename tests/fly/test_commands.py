@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from animat.errors import ConfigError
-from animat.fly.commands import COMMANDS, direction, heading, parse_script
+from animat.fly.steer.commands import COMMANDS, direction, heading, parse_script
 
 
 @pytest.mark.parametrize("yaw", [0.0, 0.7, -2.5])
@@ -38,7 +38,7 @@ def test_heading_ignores_pitch_and_roll():
 
 
 def test_command_input_is_the_command_frame_velocity_per_10_units():
-    from animat.fly.tracking import command_input, command_velocity
+    from animat.fly.steer.tracking import command_input, command_velocity
 
     np.testing.assert_allclose(command_input(command_velocity("up", 2.0)), [0, 0, 0.2], atol=1e-7)
     np.testing.assert_allclose(command_input(command_velocity("left", 2.0)), [-0.2, 0, 0], atol=1e-7)

@@ -12,7 +12,7 @@ import pytest
 
 from animat import pretrained, runs
 from animat.errors import ConfigError
-from animat.fly.commands import COMMANDS
+from animat.fly.steer.commands import COMMANDS
 
 PAPER = "pretrained:paper"
 needs_paper = pytest.mark.skipif("paper" not in pretrained.available(), reason="pretrained:paper is not shipped")
@@ -24,8 +24,8 @@ def _fly(steering, student_genes, student_layers, goal_flies, command: str, tick
     import jax.numpy as jnp
 
     from animat.evolve.network import layer_activations, unflatten
-    from animat.fly.distill import dagger_rollouts
-    from animat.fly.tracking import command_velocity, varied_starts
+    from animat.fly.steer.distill import dagger_rollouts
+    from animat.fly.steer.tracking import command_velocity, varied_starts
 
     params = steering.params
     flights = dagger_rollouts(
@@ -54,8 +54,8 @@ def test_a_student_equal_to_its_teacher_flies_its_flight_and_has_nothing_to_lear
     student or by the teacher the episode is the same, and its error on the records is zero; under another
     command the records hold that command's network, which the hover network is not."""
     from animat.evolve.network import layer_activations, widen_inputs
-    from animat.fly.distill import mse
-    from animat.fly.steering import load_steering
+    from animat.fly.steer.distill import mse
+    from animat.fly.steer.pilot import load_steering
 
     steering = load_steering(PAPER)
     hover = steering.switch["hover"].genome
@@ -70,7 +70,7 @@ def test_a_student_equal_to_its_teacher_flies_its_flight_and_has_nothing_to_lear
     assert mse(genes, layers, acts, X.reshape(-1, layers[0]), Y.reshape(-1, layers[-1])) < 1e-10
     X, Y, _ = _fly(steering, genes, layers, np.array([False, False]), "left")
     assert mse(genes, layers, acts, X.reshape(-1, layers[0]), Y.reshape(-1, layers[-1])) > 1e-3
-    from animat.fly.tracking import command_input, command_velocity
+    from animat.fly.steer.tracking import command_input, command_velocity
 
     np.testing.assert_allclose(
         X[0, :, -3:], np.broadcast_to(command_input(command_velocity("left", steering.speed)), (40, 3))
@@ -81,8 +81,8 @@ def test_fitting_lowers_the_error_on_the_records():
     """Adam on a network the records could come from (a random tanh network): the error falls well below
     the first weights'."""
     from animat.evolve.network import activate, layer_activations, param_count
-    from animat.fly.distill import fit, initial_genes, mse
     from animat.fly.options import DistillConfig
+    from animat.fly.steer.distill import fit, initial_genes, mse
 
     layers, rng = [5, 16, 16, 3], np.random.default_rng(0)
     acts = layer_activations(layers, "tanh")
@@ -102,7 +102,7 @@ def test_fitting_lowers_the_error_on_the_records():
 
 @needs_paper
 def test_distill_writes_a_goal_network_and_resumes_exactly(tmp_path, animat_cli):
-    from animat.fly.steering import load_network
+    from animat.fly.steer.pilot import load_network
 
     full, part = tmp_path / "full", tmp_path / "part"
     assert animat_cli("fly", "distill", PAPER, "--rounds", "2", *TINY, "--out", str(full))[0] == 0
@@ -187,7 +187,7 @@ def test_a_distill_stage_trains_inside_train_steering(tmp_path):
     """A set whose switch networks are trained (the shipped ones, finished): its ``[distill.NAME]`` is distilled
     from them when the goal network that starts from it needs it, its start pool recorded first; bad stages are one-line
     errors."""
-    from animat.fly.steering_train import read_steering_config, train_steering
+    from animat.fly.steer.train import read_steering_config, train_steering
 
     nets = ", ".join(f'"{c}"' for c in COMMANDS)
     text = SET.format(nets=nets, switch="".join(f'[networks.{c}]\ntask = "{c}"\n' for c in COMMANDS))

@@ -11,13 +11,13 @@ import animat.fly.env as fly_env
 from animat.errors import ConfigError
 from animat.evolve.genome import Genome
 from animat.evolve.network import activate
-from animat.fly.commands import direction
 from animat.fly.env import FlyHoverEnv, FlySteerEnv
 from animat.fly.model import FlyParams
 from animat.fly.physics import FlyState
 from animat.fly.rollout import simulate_population, start_states
+from animat.fly.steer.commands import direction
+from animat.fly.steer.tracking import command_rollout, command_velocity
 from animat.fly.tasks import hover, tracking
-from animat.fly.tracking import command_rollout, command_velocity
 
 
 def fly_network(env, seed=3):
@@ -159,7 +159,7 @@ def test_steer_switches_commands_on_schedule_with_their_inputs():
 
 def test_steer_observation_and_reward_are_the_goal_networks_training_bit_for_bit():
     """A goal network flown in FlySteer from rest flies as the steering GA's rollout does
-    (animat.fly.tracking.command_rollout, the same switches and command-frame velocities), and the
+    (animat.fly.steer.tracking.command_rollout, the same switches and command-frame velocities), and the
     episode's summed reward is that flight's tracking fitness (what the GA scores). Compiled apart, the
     two round differently in the last bit and a random network's flight amplifies it (measured: 7e-6 in
     the quaternion after 0.3 s, growing to 5e-3 after 1 s), so the flight is 0.3 s with a switch every

@@ -7,7 +7,7 @@ import termios
 import pytest
 
 from animat.errors import ConfigError
-from animat.fly.live import HELP, QUIT, TerminalKeys, decode_keys, status_line
+from animat.fly.steer.live import HELP, QUIT, TerminalKeys, decode_keys, status_line
 
 
 def test_keys_decode_to_commands_in_order():

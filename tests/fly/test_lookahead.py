@@ -1,4 +1,4 @@
-"""The pilot's lookahead among a command's networks (animat.fly.lookahead): its cost, that its prediction is the
+"""The pilot's lookahead among a command's networks (animat.fly.steer.lookahead): its cost, that its prediction is the
 flight that follows, that lookahead 0 is the plain controller, and the alternates' checks."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from animat import pretrained
 from animat.errors import CheckpointError, ConfigError
-from animat.fly.lookahead import CONE_DEG, SPEED_WEIGHT, lookahead_cost
+from animat.fly.steer.lookahead import CONE_DEG, SPEED_WEIGHT, lookahead_cost
 
 DT, SPEED, L = 0.01, 3.0, 4.0
 
@@ -64,8 +64,8 @@ def test_lookahead_cost_of_a_hover_is_its_largest_distance_from_where_it_began()
 
 def test_the_lookahead_predicts_the_flight_it_chooses():
     """Each choice's 1 s prediction for the chosen network is what the pilot then flies (the same physics)."""
-    from animat.fly import lookahead as la
-    from animat.fly.steering import Pilot
+    from animat.fly.steer import lookahead as la
+    from animat.fly.steer.pilot import Pilot
 
     pilot = Pilot("pretrained:paper", "switch")
     for _ in range(50):
@@ -91,7 +91,7 @@ def test_the_lookahead_predicts_the_flight_it_chooses():
 
 @pytest.mark.parametrize("controller", ["switch", "goal"])
 def test_lookahead_zero_flies_the_plain_controller(controller):
-    from animat.fly.steering import fly_script, load_steering
+    from animat.fly.steer.pilot import fly_script, load_steering
 
     steering = load_steering("pretrained:paper")
     assert set(steering.alternates) == {"forward", "back", "left", "right", "up", "down", "goal"}
@@ -107,7 +107,7 @@ def test_alternates_are_checked_when_a_set_loads(tmp_path):
     """A broken ``alternates`` entry is refused when the set loads, each with its own class and a one-line message:
     an unknown command, a network of the wrong shape and a non-list are ConfigError (a malformed set), a listed
     network that is not there is CheckpointError (as for the set's own networks)."""
-    from animat.fly.steering import load_steering
+    from animat.fly.steer.pilot import load_steering
 
     folder = tmp_path / "set"
     shutil.copytree(pretrained.resolve("pretrained:paper"), folder)
@@ -125,7 +125,7 @@ def test_alternates_are_checked_when_a_set_loads(tmp_path):
 
 
 def test_a_steering_config_names_alternates_of_the_commands_own_task(tmp_path):
-    from animat.fly.steering_train import read_steering_config
+    from animat.fly.steer.train import read_steering_config
 
     base = (
         'speed = 2.0\n[networks.hover]\ntask = "hover"\n[networks.up]\ntask = "up"\n'

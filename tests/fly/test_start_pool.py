@@ -11,9 +11,9 @@ import pytest
 
 from animat import pretrained, runs
 from animat.errors import ConfigError
-from animat.fly.commands import COMMANDS, parse_script, random_script
 from animat.fly.model import FlyParams
-from animat.fly.tracking import POOL_SHAPES, pool_starts, read_start_pool
+from animat.fly.steer.commands import COMMANDS, parse_script, random_script
+from animat.fly.steer.tracking import POOL_SHAPES, pool_starts, read_start_pool
 
 PAPER = "pretrained:paper"
 needs_paper = pytest.mark.skipif("paper" not in pretrained.available(), reason="pretrained:paper is not shipped")
@@ -71,7 +71,7 @@ def test_a_bad_or_changed_start_pool_is_a_one_line_error(tmp_path):
 
 @needs_paper
 def test_handover_states_are_the_states_at_each_switch_of_the_script(tmp_path, animat_cli):
-    from animat.fly.steering import fly_script, handover_states, load_steering
+    from animat.fly.steer.pilot import fly_script, handover_states, load_steering
 
     steering = load_steering(PAPER)
     states = handover_states(steering, 1, seed=11)
@@ -121,7 +121,7 @@ networks = {names}
 @needs_paper
 def test_train_steering_records_a_pool_and_trains_a_network_from_it(tmp_path):
     from animat.fly.options import TrainConfig
-    from animat.fly.steering_train import read_steering_config, train_steering
+    from animat.fly.steer.train import read_steering_config, train_steering
     from animat.fly.train import fitness_of
 
     out = tmp_path / "set"

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from animat import pretrained, runs
-from animat.fly.commands import COMMANDS, direction, heading, parse_script, random_script
-from animat.fly.live import fly_live
-from animat.fly.steer_score import steer_score
+from animat.fly.steer.commands import COMMANDS, direction, heading, parse_script, random_script
+from animat.fly.steer.live import fly_live
+from animat.fly.steer.score import steer_score
 
 PAPER = "pretrained:paper"
 HAS_PAPER = "paper" in pretrained.available()
@@ -55,7 +55,7 @@ def synthetic_flight(script: str, speed: float = 2.0, dt: float = 0.01) -> dict[
 def test_steer_run_directory_of_a_flight(tmp_path):
     from animat.fly.model import FlyParams
     from animat.fly.report import write_fly_report
-    from animat.fly.steer_run import write_steer_run
+    from animat.fly.steer.run import write_steer_run
 
     flight = synthetic_flight("up:1,left:1.5,hover:1")
     params = FlyParams()
@@ -128,7 +128,7 @@ up = ["upB"]
 def tiny_set(tmp_path_factory):
     """A steering set trained for one generation of 4 flies (hover, up and an alternate, forward and the goal network):
     it flies badly, but through every part of the real code (the lookahead among the up networks included)."""
-    from animat.fly.steering_train import train_steering
+    from animat.fly.steer.train import train_steering
 
     folder = tmp_path_factory.mktemp("steering")
     (folder / "tiny.toml").write_text(TINY_SET)
@@ -229,9 +229,9 @@ def test_steer_options_in_a_config_file_take_effect_and_the_command_line_overrid
     the command line (``--speed`` among them) wins. The flight is compared bit for bit with :func:`fly_script` at the
     values meant, and shown to differ from the flight at the value used if the option were dropped (the set's 2 u/s,
     seed 0, the 1 s lookahead), so an option recorded but not flown fails; the score is the one at the target speed."""
-    from animat.fly.commands import parse_script
     from animat.fly.replay import ANIMATION_FPS
-    from animat.fly.steering import Pilot, fly_script, load_steering
+    from animat.fly.steer.commands import parse_script
+    from animat.fly.steer.pilot import Pilot, fly_script, load_steering
     from animat.viz.animate import frame_stride
 
     steering = load_steering(tiny_set)
@@ -363,7 +363,7 @@ class ScriptedKeys:
 
 
 def test_live_loop_switches_commands_at_the_keys(tiny_set):
-    from animat.fly.steering import Pilot
+    from animat.fly.steer.pilot import Pilot
 
     keys = ScriptedKeys(
         {0: b"\x1b[5~", 30: b"\x1b[A", 45: b"\x1b", 46: b"[A", 60: b" \x1b[", 61: b"6~", 62: b"\x1b[5~", 80: b"q"}
@@ -388,7 +388,7 @@ def test_live_loop_switches_commands_at_the_keys(tiny_set):
 
 
 def test_live_loop_ends_on_ctrl_c(tiny_set):
-    from animat.fly.steering import Pilot
+    from animat.fly.steer.pilot import Pilot
 
     records = fly_live(Pilot(tiny_set), ScriptedKeys({0: b"\x1b[5~", 12: KeyboardInterrupt()}), realtime=False)
     assert len(records) == 12 and {r["command"] for r in records} == {"up"}
@@ -480,7 +480,7 @@ SCRIPTS = (  # three scripts of our choice for issue 21's acceptance 1, then thr
 def test_pretrained_paper_steers_by_every_command(controller, script):
     """Issue 21, acceptance 1: per command, after a 0.5 s hand-over, ≥ 80 % of the 0.5 s windows within 30° of the
     commanded direction at ≥ half the target speed, hovers within 2 body lengths, no crash."""
-    from animat.fly.steering import Pilot, fly_script, load_steering
+    from animat.fly.steer.pilot import Pilot, fly_script, load_steering
 
     steering = load_steering(PAPER)
     flight = fly_script(steering, parse_script(script), controller=controller)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from animat.fly.commands import COMMANDS, parse_script, random_script
-from animat.fly.steer_score import steer_score
+from animat.fly.steer.commands import COMMANDS, parse_script, random_script
+from animat.fly.steer.score import steer_score
 
 PAPER = "pretrained:paper"
 HELD_OUT = tuple(range(11000, 11020))
@@ -23,7 +23,7 @@ MIN_PASS_RATE = 0.95
 def scored_flight(steering, script: str, controller: str, lookahead: float | None = None) -> dict:
     """``script`` flown as ``test_steer_flight.py::test_pretrained_paper_steers_by_every_command`` flies it (from
     rest, seed 0, the set's speed; ``lookahead`` None: the shipped one) and scored by issue 21's steering score."""
-    from animat.fly.steering import Pilot, fly_script
+    from animat.fly.steer.pilot import Pilot, fly_script
 
     f = fly_script(steering, parse_script(script), controller=controller, lookahead=lookahead)
     pilot = Pilot(steering, controller=controller)
@@ -54,7 +54,7 @@ def test_pretrained_paper_steers_held_out_random_scripts(controller):
     test tells the shipped pilot from its networks alone, and a broken network, command or score fails it outright.
     Cost: 1.4 s a script (switch) and 1.2 s (goal) measured on a lightly loaded 2-core machine, after one compilation
     of the tick and the lookahead (about 9 s a controller, reused by every script and by the other tests of the set)."""
-    from animat.fly.steering import load_steering
+    from animat.fly.steer.pilot import load_steering
 
     steering = load_steering(PAPER)
     ok = scored = 0
@@ -106,7 +106,7 @@ def test_pretrained_paper_reproduces_its_recorded_figures(name, controller, look
     controller with and without the lookahead, passes the recorded number of segments and whole scripts (7 segments a
     script), and no flight crashes or falls. Exact counts: the flights are deterministic on one machine (another CPU's
     float rounding could move a chaotic flight, which this test would show). 1-3 s a script: 30-180 s a case."""
-    from animat.fly.steering import load_steering
+    from animat.fly.steer.pilot import load_steering
 
     steering = load_steering(PAPER)
     scripts = [random_script(np.random.default_rng(seed)) for seed in SETS[name]]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from animat.errors import ConfigError
-from animat.fly.steer_score import segment_bounds, steer_score
+from animat.fly.steer.score import segment_bounds, steer_score
 
 DT = 0.01
 L = 4.0  # body length, u

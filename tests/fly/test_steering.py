@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from animat.errors import CheckpointError, ConfigError
-from animat.fly.commands import COMMANDS, direction, heading
 from animat.fly.model import FlyParams
+from animat.fly.steer.commands import COMMANDS, direction, heading
 from animat.fly.tasks import tracking, window_cone_error, window_velocity_error
 
 L = 4.0  # the paper fly's body length, u
@@ -148,7 +148,7 @@ def test_the_command_rollout_flies_hover_from_rest_bit_for_bit_as_replay(steerin
 
     from animat.evolve.genome_file import load_genome
     from animat.fly.replay import fly_genome
-    from animat.fly.tracking import command_schedule, population_commands, varied_starts
+    from animat.fly.steer.tracking import command_schedule, population_commands, varied_starts
 
     params = FlyParams(asymmetric=True)
     genome = load_genome(steering_dir / "hover" / "best_genome.npz").genome
@@ -169,7 +169,7 @@ def test_the_command_frame_sees_a_turned_fly_as_the_unturned_one():
     import jax.numpy as jnp
 
     from animat.fly.physics import FlyState
-    from animat.fly.tracking import command_observation, new_frame
+    from animat.fly.steer.tracking import command_observation, new_frame
 
     params = FlyParams(asymmetric=True)
     rng = np.random.default_rng(0)
@@ -219,7 +219,7 @@ def test_the_command_frame_sees_a_turned_fly_as_the_unturned_one():
 
 
 def test_varied_starts_keep_their_ranges_and_start_zero_at_rest():
-    from animat.fly.tracking import varied_starts
+    from animat.fly.steer.tracking import varied_starts
 
     params = FlyParams(asymmetric=True)
     s = varied_starts(params, 200, 3, speed=2.0, angle=0.3, spin=1.0)
@@ -233,7 +233,7 @@ def test_varied_starts_keep_their_ranges_and_start_zero_at_rest():
 
 
 def test_goal_schedule_switches_at_random_and_holds_commands():
-    from animat.fly.tracking import command_schedule
+    from animat.fly.steer.tracking import command_schedule
 
     switch, vel, names = command_schedule("goal", 3, 600, 0.01, 2.0, seed=0, segment=(1.0, 3.0))
     assert switch[:, 0].all() and names[0, 0] == "hover"
@@ -434,7 +434,7 @@ seconds = 0.4
 
 @pytest.fixture(scope="module")
 def steering_dir(tmp_path_factory):
-    from animat.fly.steering_train import train_steering
+    from animat.fly.steer.train import train_steering
 
     root = tmp_path_factory.mktemp("steer")
     (root / "set.toml").write_text(SMALL)
@@ -443,7 +443,7 @@ def steering_dir(tmp_path_factory):
 
 
 def test_train_steering_writes_the_set_and_resumes(steering_dir):
-    from animat.fly.steering_train import train_steering
+    from animat.fly.steer.train import train_steering
 
     spec = json.loads((steering_dir / "steering.json").read_text())
     assert spec == {"preset": "paper", "speed": 2.0, "switch": {"hover": "hover", "left": "left"}, "goal": "goal"}
@@ -471,7 +471,7 @@ def test_train_steering_writes_the_set_and_resumes(steering_dir):
 def test_pilot_hover_flies_as_replay_does(steering_dir):
     from animat.evolve.genome_file import load_genome
     from animat.fly.replay import fly_genome
-    from animat.fly.steering import Pilot, load_steering
+    from animat.fly.steer.pilot import Pilot, load_steering
 
     steering = load_steering(steering_dir)
     genome = load_genome(steering_dir / "hover" / "best_genome.npz").genome
@@ -488,7 +488,7 @@ def test_pilot_hover_flies_as_replay_does(steering_dir):
 
 
 def test_switching_commands_turns_the_direction_with_the_heading(steering_dir):
-    from animat.fly.steering import fly_script
+    from animat.fly.steer.pilot import fly_script
 
     for controller in ("switch", "goal"):
         flight = fly_script(
@@ -518,7 +518,7 @@ def one_line(caught) -> None:
 def test_load_steering_refuses_broken_sets(steering_dir, tmp_path):
     import shutil
 
-    from animat.fly.steering import Pilot, load_steering
+    from animat.fly.steer.pilot import Pilot, load_steering
 
     with pytest.raises(CheckpointError, match="steering.json") as caught:
         load_steering(tmp_path)
@@ -561,9 +561,9 @@ def test_the_shipped_paper_set_steers_a_4_s_script_at_its_figures(controller):
     when written: every window on course at 2.8-3.0 u/s along (the bound: 1.5), the hover 0.5 body lengths (bound 2).
     An untrained or wrong network fails it; so does the goal controller without its lookahead (its right segment:
     half the windows on course). About 0.5 s of flight a controller once compiled."""
-    from animat.fly.commands import parse_script
-    from animat.fly.steer_score import steer_score
-    from animat.fly.steering import fly_script, load_steering
+    from animat.fly.steer.commands import parse_script
+    from animat.fly.steer.pilot import fly_script, load_steering
+    from animat.fly.steer.score import steer_score
 
     steering = load_steering("pretrained:paper")
     assert set(steering.switch) == set(COMMANDS) and steering.goal is not None and steering.speed == 3.0

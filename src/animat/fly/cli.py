@@ -242,7 +242,7 @@ def steer_cmd(
     """Fly by command: a command script (or the keyboard) steers the fly; writes its trajectory, the
     steering score per command (summary.json), plots, an animation and report.html."""
     from animat.fly.report import write_fly_report
-    from animat.fly.steer_run import fly_request, write_steer_run
+    from animat.fly.steer.run import fly_request, write_steer_run
 
     opts = SteerOptions.build(
         config,
@@ -308,7 +308,7 @@ def handovers_cmd(
     controller; train a steering network from it with start_pool = FILE (the states it must take over from)."""
     import numpy as np
 
-    from animat.fly.steering import handover_states, load_steering
+    from animat.fly.steer.pilot import handover_states, load_steering
 
     if out.exists():
         raise ConfigError(f"{str(out)!r} exists; give a new file (a start pool is never overwritten)")
@@ -352,8 +352,8 @@ def distill_cmd(
 ) -> None:
     """Learn one goal network from a steering set's switch networks (DAgger): it flies more of each round's
     random-command episodes, and learns the switch networks' outputs in the states it reaches."""
-    from animat.fly.distill import check_teacher, distill
-    from animat.fly.steering import load_steering
+    from animat.fly.steer.distill import check_teacher, distill
+    from animat.fly.steer.pilot import load_steering
 
     options = dict(
         rounds=rounds,
@@ -455,7 +455,7 @@ def train_steering_cmd(
     ),
 ) -> None:
     """Train a steering set (hover, directions, goal network) into one directory, resumably."""
-    from animat.fly.steering_train import train_steering
+    from animat.fly.steer.train import train_steering
 
     only = None if networks is None else [n.strip() for n in networks.split(",") if n.strip()]
     done = train_steering(

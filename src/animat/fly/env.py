@@ -15,10 +15,10 @@ network evaluations.
 
 - Observation ``(params.n_inputs,)`` float32 (FlySteer: ``+ 3``): the network's inputs. FlyHover:
   :func:`animat.fly.rollout.observe`, position relative to the episode's start. FlySteer: what the steering
-  networks see (:func:`animat.fly.tracking.command_observation`, the goal network's input): the fly in the
+  networks see (:func:`animat.fly.steer.tracking.command_observation`, the goal network's input): the fly in the
   *command frame* (origin where the active command began, turned to the heading then), position relative to
   the reference point moving at the commanded velocity, then the command-frame velocity / 10 u/s. So a
-  policy trained here sees exactly what :class:`animat.fly.steering.Pilot` gives the goal network. Sensor
+  policy trained here sees exactly what :class:`animat.fly.steer.pilot.Pilot` gives the goal network. Sensor
   noise of std ``noise`` (if asked) is added to the network's inputs, not to the command.
 - Action ``(params.n_outputs,)`` float32 in [−1, 1]: the network's outputs, turned into wing targets by
   :func:`animat.fly.rollout.wing_targets` (clipped; a symmetric fly's left wing mirrors its right).
@@ -39,7 +39,7 @@ network evaluations.
   drawn as :func:`animat.fly.rollout.start_states` draws its perturbed starts (velocity, pitch, pitch
   rate, wing angles), with that function's ``scale``. FlySteer draws a command script (names uniform from
   ``commands``, durations uniform in ``change_seconds``) unless given ``script`` (``"up:1,forward:2"``,
-  :func:`animat.fly.commands.parse_script`; the last command holds to the end). Both can be set per
+  :func:`animat.fly.steer.commands.parse_script`; the last command holds to the end). Both can be set per
   episode with ``reset(options={"start_scale": ..., "script": ...})``.
 """
 
@@ -54,12 +54,12 @@ import numpy as np
 
 from animat.config import require
 from animat.errors import ConfigError
-from animat.fly.commands import COMMANDS, check_command, direction, parse_script
 from animat.fly.model import FlyParams
 from animat.fly.physics import FlyState
 from animat.fly.rollout import n_ticks_for, observe, physics_tick, start_states, wing_targets
+from animat.fly.steer.commands import COMMANDS, check_command, direction, parse_script
+from animat.fly.steer.tracking import Frame, command_observation, command_velocity, new_frame, tracking_error
 from animat.fly.tasks import hover, tracking
-from animat.fly.tracking import Frame, command_observation, command_velocity, new_frame, tracking_error
 
 HOVER_ID = "animat/FlyHover-v0"
 STEER_ID = "animat/FlySteer-v0"
@@ -74,7 +74,7 @@ def control_tick(params: FlyParams, task: str = "hover"):
     """Jitted ``(state: FlyState, action (n_outputs,), *where) -> (state, observation)``: one control tick of
     ``steps_per_control`` physics steps towards the action's wing targets, and the network's observation of
     the state reached. ``task`` ``hover``: ``where = (anchor (3,),)``, :func:`animat.fly.rollout.observe`
-    relative to it; ``steer``: ``where = (frame, cmd_vel (3,))``, :func:`animat.fly.tracking.command_observation`.
+    relative to it; ``steer``: ``where = (frame, cmd_vel (3,))``, :func:`animat.fly.steer.tracking.command_observation`.
 
     The fly is simulated as a batch of two identical flies: XLA compiles a batch of one to scalar code
     that rounds differently from the vectorised code that trains the GA's populations
@@ -221,14 +221,14 @@ class FlyHoverEnv(FlyEnv):
 
 class FlySteerEnv(FlyEnv):
     """``animat/FlySteer-v0``: follow commands (``hover``, ``forward``, ...) at ``speed`` u/s, keeping on
-    each command's moving reference point (:mod:`animat.fly.tracking`).
+    each command's moving reference point (:mod:`animat.fly.steer.tracking`).
 
     Options besides FlyHover's: ``speed`` (target speed, u/s, default 1), ``change_seconds`` ((min, max)
     s of a drawn command, default (1, 3)), ``commands`` (names to draw from, default all),
     ``script`` (a fixed script instead of draws), ``across`` (weight of the error across the command's
     direction, default 2) and ``tilt`` (default 4), the tracking fitness's weights; ``seconds`` defaults
     to 10 s and ``asymmetric`` to True (a symmetric fly cannot turn). Attributes while flying: ``frame``
-    (the active command's :class:`animat.fly.tracking.Frame`, its ``ticks`` counted when observed) and
+    (the active command's :class:`animat.fly.steer.tracking.Frame`, its ``ticks`` counted when observed) and
     ``cmd_vel`` (its command-frame velocity, u/s)."""
 
     task = "steer"

@@ -13,8 +13,8 @@ from animat.config import check_instance, option, read_options, same_as
 from animat.errors import ConfigError
 from animat.evolve.options import GAOptions, PopulationOptions
 from animat.evolve.strategies import EVOLUTION_STRATEGIES
-from animat.fly.lookahead import LOOKAHEAD_S
 from animat.fly.model import FlyParams
+from animat.fly.steer.lookahead import LOOKAHEAD_S
 
 HIDDEN = (20, 20)  # the default network's hidden layers
 STEERING_TASKS = (
@@ -81,7 +81,7 @@ class TrainConfig:
     task: str | None = option(
         None,
         "Steering task instead of --fitness: hover | forward | back | left | right | up | down | goal "
-        "(animat.fly.tracking)",
+        "(animat.fly.steer.tracking)",
         choices=STEERING_TASKS,
     )
     speed: float = option(2.0, "Target speed of the direction tasks and the goal network's commands (u/s)", gt=0)
@@ -130,7 +130,8 @@ class TrainConfig:
     )
     # what a run's config.json records besides these options: "from" = {"path", "generation"} of a --from run
     # and "start_pool_sha256": the start pool's digest when the run began (a resumed run refuses a changed pool)
-    # and "distilled": the teacher and DistillConfig of a goal network distilled from a switch set (animat.fly.distill)
+    # and "distilled": the teacher and DistillConfig of a goal network distilled from a switch set
+    # (animat.fly.steer.distill)
     RUN_RECORD: ClassVar[tuple[str, ...]] = ("from", "start_pool_sha256", "distilled")
 
     def fly_params(self) -> FlyParams:
@@ -205,7 +206,7 @@ class ReplayOptions:
 @dataclass
 class DistillConfig:
     """``animat fly distill``: the goal network learnt from a steering set's switch networks by dataset
-    aggregation (DAgger, :mod:`animat.fly.distill`)."""
+    aggregation (DAgger, :mod:`animat.fly.steer.distill`)."""
 
     hidden: list[int] = option(help="The goal network's hidden layers", factory=lambda: [64, 64], shown="64,64")
     rounds: int = option(
@@ -268,13 +269,13 @@ class SteerOptions:
     lookahead: float = option(
         LOOKAHEAD_S,
         "Where the set has several networks for a command: every 0.5 s fly each this many seconds ahead and "
-        "keep the best (animat.fly.lookahead); 0: its first network only",
+        "keep the best (animat.fly.steer.lookahead); 0: its first network only",
         ge=0,
     )
 
     @classmethod
     def build(cls, file: str | Path | None = None, **overrides: Any) -> SteerOptions:
-        from animat.fly.commands import parse_script
+        from animat.fly.steer.commands import parse_script
 
         opts = cls(**read_options(cls, file, overrides, what="steer option"))
         if opts.commands is not None:

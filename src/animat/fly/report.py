@@ -68,7 +68,7 @@ def build(run_dir: Path, params=None, **_) -> Scene:
 def distill_plot(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike, title: str) -> Path:
     """A distillation (DAgger) per round: the student's mean squared error on the records so far after fitting
     them, and on the round's new records before (in the states its own flying reached; log scale, top); the
-    episodes it flew and crashed (bottom). ``rows``: ``animat.fly.distill`` metrics rows."""
+    episodes it flew and crashed (bottom). ``rows``: ``animat.fly.steer.distill`` metrics rows."""
     from matplotlib.ticker import MaxNLocator
 
     from animat.viz.plots import column, save_figure, subplots

@@ -14,7 +14,7 @@ import numpy as np
 from animat.config import require
 from animat.fly.model import FlyParams
 from animat.fly.rollout import Trajectory, n_ticks_for, sensor_noise, simulate_population, start_states
-from animat.fly.steer_score import WINDOW_S
+from animat.fly.steer.score import WINDOW_S
 
 TASKS = (
     "hover",
@@ -60,7 +60,7 @@ def hover(pos: np.ndarray, quat: np.ndarray) -> np.ndarray:
 def tracking(
     error: np.ndarray, cmd_vel: np.ndarray, quat: np.ndarray, body_length: float, across: float = 2.0, tilt: float = 4.0
 ) -> np.ndarray:
-    """Keep on the command's moving reference point (:mod:`animat.fly.tracking`), upright:
+    """Keep on the command's moving reference point (:mod:`animat.fly.steer.tracking`), upright:
     −mean over ticks of ``(|e·d| + across · |e − (e·d) d|) / body_length + tilt · (1 − cos tilt angle)``,
     with ``e (..., T, 3)`` u the position minus the reference point and ``d`` the unit direction of the
     command velocity ``cmd_vel (..., T, 3)`` u/s (zero for hover: the whole error costs ``across``).
@@ -81,10 +81,10 @@ def window_velocity_error(
     velocity: np.ndarray, cmd_vel: np.ndarray, ticks_per_window: int, speed: float, power: float = 1.0
 ) -> np.ndarray:
     """How far the fly's velocity is from the command's, as issue 21's steering score reads it
-    (:mod:`animat.fly.steer_score`: the mean velocity of each 0.5 s window after a 0.5 s hand-over):
+    (:mod:`animat.fly.steer.score`: the mean velocity of each 0.5 s window after a 0.5 s hand-over):
     the mean over whole windows of ``ticks_per_window`` ticks, the first left out, of
     ``|mean over the window of (v - c)| / speed``. ``velocity`` and ``cmd_vel (..., T, 3)`` u/s in the
-    command frame (:class:`animat.fly.tracking.Track`), ``speed`` u/s > 0 -> ``(...)``; 0 when every
+    command frame (:class:`animat.fly.steer.tracking.Track`), ``speed`` u/s > 0 -> ``(...)``; 0 when every
     window moves at the commanded velocity, 1 for a fly at rest under a direction command. ``power`` p ≥ 1: the
     windows' power mean (mean of e^p)^(1/p) instead of their mean (p = 1): the larger p, the more the worst
     windows count, towards the score's "≥ 80 % of the windows", which for a 2-3 s segment (3-5 windows) asks
@@ -102,7 +102,7 @@ def window_velocity_error(
 def window_cone_error(
     velocity: np.ndarray, cmd_vel: np.ndarray, ticks_per_window: int, speed: float, max_angle_deg: float = 20.0
 ) -> np.ndarray:
-    """How far the windows are outside the score's cone (:mod:`animat.fly.steer_score`: a window is on course
+    """How far the windows are outside the score's cone (:mod:`animat.fly.steer.score`: a window is on course
     when its mean velocity is within 30° of the commanded direction): per 0.5 s window after the first (the
     hand-over), with ``m`` its mean velocity and ``d`` the unit direction of its mean command velocity,
     ``max(0, |m − (m·d) d| − tan(max_angle_deg) · (m·d)) / speed``, the mean over the windows -> ``(...)``.
@@ -193,10 +193,12 @@ class TrackFitness:
     """Batched fitness of a steering task (``task`` in :data:`TASKS`): ``position_weight`` × :func:`tracking`
     − ``velocity_weight`` × :func:`window_velocity_error` (0.5 s windows; their power mean of ``window_power``)
     − ``cone_weight`` × :func:`window_cone_error` (cone of ``cone_angle_deg``). Every network flies
-    from ``starts`` start states (:func:`animat.fly.tracking.varied_starts` with ``start_speed`` u/s,
+    from ``starts`` start states (:func:`animat.fly.steer.tracking.varied_starts` with ``start_speed`` u/s,
     ``start_angle`` rad, ``start_spin`` rad/s; or with ``start_pool``, a recorded pool's states,
-    :func:`animat.fly.tracking.pool_starts`, checked against its ``start_pool_sha256``) through the task's commands at
-    ``speed`` u/s (:func:`animat.fly.tracking.command_schedule`; ``goal``: random commands lasting ``segment`` s each);
+    :func:`animat.fly.steer.tracking.pool_starts`, checked against its ``start_pool_sha256``) through the task's
+    commands at
+    ``speed`` u/s (:func:`animat.fly.steer.tracking.command_schedule`; ``goal``: random commands lasting ``segment``
+    s each);
     the mean over the starts, NaN where the fly crashed. Picklable, deterministic for a run."""
 
     params: FlyParams
@@ -224,8 +226,8 @@ class TrackFitness:
         require("starts", self.starts, ge=1)
 
     def schedule(self):
-        """``(starts, switch, cmd_vel, names)`` the networks fly (see :mod:`animat.fly.tracking`)."""
-        from animat.fly.tracking import command_schedule, pool_starts, read_start_pool, varied_starts
+        """``(starts, switch, cmd_vel, names)`` the networks fly (see :mod:`animat.fly.steer.tracking`)."""
+        from animat.fly.steer.tracking import command_schedule, pool_starts, read_start_pool, varied_starts
 
         if self.start_pool is not None:
             s0 = pool_starts(
@@ -248,7 +250,7 @@ class TrackFitness:
         import jax
         import jax.numpy as jnp
 
-        from animat.fly.tracking import population_commands
+        from animat.fly.steer.tracking import population_commands
 
         s0, switch, cmd_vel, _ = self.schedule()
         fn = population_commands(self.params, tuple(self.activations), self.task == "goal")

@@ -175,8 +175,9 @@ def check_source(cfg, source: Path) -> dict:
 def start_pool_record(cfg: TrainConfig, out: Path, resume: bool) -> dict:
     """What config.json records of ``cfg.start_pool``: ``{"start_pool_sha256": digest}`` of the pool when the run
     began (read back from ``out``'s config.json on ``resume``); ``{}`` without a pool. The pool is checked now
-    (:func:`animat.fly.tracking.read_start_pool`), so a bad or changed one is a one-line error before any generation."""
-    from animat.fly.tracking import read_start_pool
+    (:func:`animat.fly.steer.tracking.read_start_pool`), so a bad or changed one is a one-line error before any
+    generation."""
+    from animat.fly.steer.tracking import read_start_pool
 
     if cfg.start_pool is None:
         return {}
@@ -220,11 +221,11 @@ def fitness_of(
 
 def task_replay(cfg: TrainConfig, out: Path) -> dict:
     """A steering task's replay: the best network flown from rest on its task for ``replay_seconds``
-    (:func:`animat.fly.steering.task_flight`) into ``out/steer/`` as ``animat fly steer`` writes a flight
+    (:func:`animat.fly.steer.pilot.task_flight`) into ``out/steer/`` as ``animat fly steer`` writes a flight
     (trajectory, per-segment steering score, velocity and path plots, captioned GIF). Returns the
     figures for summary.json (``replay_``-prefixed there)."""
-    from animat.fly.steer_run import write_steer_run
-    from animat.fly.steering import task_flight
+    from animat.fly.steer.pilot import task_flight
+    from animat.fly.steer.run import write_steer_run
 
     flight, steering, controller, script = task_flight(out, cfg.task, cfg.speed, cfg.replay_seconds)
     score = write_steer_run(

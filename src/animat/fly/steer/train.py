@@ -1,6 +1,6 @@
 """Training a steering set (``animat fly train-steering``): the steering TOML (networks, start pools,
 distilled goal networks, alternates), its pools and distillations, and the resumable training of the whole
-set into a steering directory (:mod:`animat.fly.steering`, which flies it)."""
+set into a steering directory (:mod:`animat.fly.steer.pilot`, which flies it)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Any
 from animat import runs
 from animat.config import check_known, load_toml
 from animat.errors import CheckpointError, ConfigError
-from animat.fly.commands import COMMANDS
 from animat.fly.options import TrainConfig
-from animat.fly.steering import STEERING_FILE, Steering, handover_states, load_network
+from animat.fly.steer.commands import COMMANDS
+from animat.fly.steer.pilot import STEERING_FILE, Steering, handover_states, load_network
 
 
 def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
@@ -28,13 +28,14 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
     (:func:`handover_states`) that a network names as its ``start_pool = "NAME"``; each network's ``pool`` is that name
     or None, its ``pool_spec`` the pool's table with ``tasks`` (its networks' commands) or None. ``[distill.NAME]``
     (``networks``: one switch network per command, listed before; the rest :class:`DistillConfig` options, its
-    ``start_pool`` a ``[pools.NAME]``): a goal network distilled from those networks (:mod:`animat.fly.distill`) that a
+    ``start_pool`` a ``[pools.NAME]``): a goal network distilled from those networks
+    (:mod:`animat.fly.steer.distill`) that a
     goal network names as ``from = "NAME"`` (it goes on by evolution); that network's ``distill`` is then
     ``{"name", "options", "networks", "tasks", "pool", "pool_spec"}``, else None. ``goal = "NAME"``: the set's goal
     network (default: the last network with ``task = "goal"``); a ``[distill.NAME]`` as distilled, then an entry of its
     own (``distilled_only``, trained last). ``alternates = {COMMAND = ["NAME", ...], goal = [...]}``: more networks for
     a command (of its task, listed) or for the goal controller (goal networks or ``[distill.NAME]``s), which the pilot's
-    lookahead chooses among (:mod:`animat.fly.lookahead`); a network named there is never the set's own for its
+    lookahead chooses among (:mod:`animat.fly.steer.lookahead`); a network named there is never the set's own for its
     command."""
     from animat.fly.options import DistillConfig
 
@@ -201,10 +202,11 @@ def record_pool(out: Path, name: str, spec: dict, speed: float) -> Path:
 
 def distill_stage(out: Path, stage: dict, speed: float, on_network: Callable[[str, str], Any] | None = None) -> Path:
     """``out/NAME``: the goal network of ``[distill.NAME]`` (``stage``: a network's ``distill``,
-    :func:`read_steering_config`) distilled from ``out``'s trained switch networks (:func:`animat.fly.distill.distill`,
+    :func:`read_steering_config`) distilled from ``out``'s trained switch networks
+    (:func:`animat.fly.steer.distill.distill`,
     its start pool recorded first where it names one); kept when finished, resumed when interrupted."""
-    from animat.fly.distill import distill
     from animat.fly.options import DistillConfig
+    from animat.fly.steer.distill import distill
 
     where = out / stage["name"]
     if (where / "summary.json").is_file():

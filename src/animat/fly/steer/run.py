@@ -10,7 +10,7 @@ import numpy as np
 from animat import runs
 from animat.errors import ConfigError
 from animat.fly.model import FlyParams
-from animat.fly.steer_score import steer_score
+from animat.fly.steer.score import steer_score
 from animat.viz import plots
 from animat.viz.animate import animate_body
 
@@ -32,9 +32,9 @@ def fly_request(
     ``pretrained:NAME``). Every input is checked (one-line errors) before the flight. Returns the
     stacked ticks (:data:`TICK_KEYS`), the fly's parameters, the target speed u/s and the start
     position ``(3,)`` u."""
-    from animat.fly.commands import parse_script
-    from animat.fly.live import TerminalKeys, fly_interactive
-    from animat.fly.steering import Pilot, fly_script, load_steering
+    from animat.fly.steer.commands import parse_script
+    from animat.fly.steer.live import TerminalKeys, fly_interactive
+    from animat.fly.steer.pilot import Pilot, fly_script, load_steering
 
     if interactive == (opts.commands is not None):
         raise ConfigError("give either --commands 'name:seconds,...' or --interactive")
@@ -70,7 +70,7 @@ def write_steer_run(
     """Write a steered ``flight`` (the arrays of :data:`TICK_KEYS`, as ``fly_script`` returns them) into
     ``run_dir``: ``config.json`` (``config``), ``trajectory.npz`` (``t``, ``position``, ``velocity``,
     ``command_direction``, ``command``, ``quaternion``, ``wing_angles (T, 6)``, ``crashed``, and ``network``: the
-    network that flew each tick, where the flight says), ``summary.json`` (:func:`~animat.fly.steer_score.steer_score`
+    network that flew each tick, where the flight says), ``summary.json`` (:func:`~animat.fly.steer.score.steer_score`
     at target ``speed`` u/s, ``config`` and ``network_seconds``: how long each network flew; ``config``; ``start (3,)``
     u: the position before the first sample, default the origin), ``plots/velocity.png``, ``plots/path.png`` and
     ``media/flight.gif`` (the first ``anim_seconds`` s, captioned with the active command). Returns the summary."""

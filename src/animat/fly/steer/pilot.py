@@ -1,5 +1,5 @@
 """Steering the fly by command: the steering directory and the :class:`Pilot` (its training:
-:mod:`animat.fly.steering_train`).
+:mod:`animat.fly.steer.train`).
 
 A steering directory ``DIR`` holds ``steering.json``::
 
@@ -9,12 +9,12 @@ A steering directory ``DIR`` holds ``steering.json``::
      "alternates": {"forward": ["forwardC"], "goal": ["goalD"], ...}}  # optional: more networks per command
 
 and one ordinary fly run directory per network (``config.json`` + ``best_genome.npz``/``.json``),
-trained with ``--task`` (:mod:`animat.fly.tracking`). Two controllers fly it: ``switch`` (the command
+trained with ``--task`` (:mod:`animat.fly.steer.tracking`). Two controllers fly it: ``switch`` (the command
 picks its network) and ``goal`` (one network that reads the command). Both observe the fly in the frame
 of the active command and track its reference point, so a hand-over between networks is only a change
-of network and reference (:func:`animat.fly.tracking.command_tick`, the training rollouts' own tick).
+of network and reference (:func:`animat.fly.steer.tracking.command_tick`, the training rollouts' own tick).
 Where a command (or the goal controller) has alternates, the pilot flies, every 0.5 s, whichever of its
-networks a 1 s lookahead scores best (:mod:`animat.fly.lookahead`); ``lookahead=0`` flies the first alone.
+networks a 1 s lookahead scores best (:mod:`animat.fly.steer.lookahead`); ``lookahead=0`` flies the first alone.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ import numpy as np
 from animat import runs
 from animat.config import check_known
 from animat.errors import CheckpointError, ConfigError
-from animat.fly.commands import COMMANDS, check_command, direction, parse_script
 from animat.fly.options import CONTROLLERS, TrainConfig
+from animat.fly.steer.commands import COMMANDS, check_command, direction, parse_script
 
 STEERING_FILE = "steering.json"
 
@@ -143,11 +143,11 @@ def load_steering(path: str | Path) -> Steering:
 @functools.lru_cache(maxsize=16)
 def _ticker(params, activations: tuple[str, ...], goal: bool) -> tuple[Callable, Callable]:
     """Jitted ``(net, state, frame, cmd_vel (3,)) -> (state, frame)`` (one tick of
-    :func:`animat.fly.tracking.command_tick`, compiled once per network shape) and ``state -> frame``
+    :func:`animat.fly.steer.tracking.command_tick`, compiled once per network shape) and ``state -> frame``
     (a new command)."""
     import jax
 
-    from animat.fly.tracking import command_tick, new_frame
+    from animat.fly.steer.tracking import command_tick, new_frame
 
     return jax.jit(
         lambda net, state, frame, cmd_vel: command_tick(params, net, activations, state, frame, cmd_vel, goal)
@@ -159,15 +159,15 @@ class Pilot:
 
     ``controller``: ``switch`` (the active command's network) or ``goal`` (the goal network); ``speed``
     u/s: the target speed (default: the set's). ``seed`` 0: the fly starts at rest, level, at the origin;
-    another seed: from that seed's perturbed start (:func:`animat.fly.tracking.varied_starts` with the
+    another seed: from that seed's perturbed start (:func:`animat.fly.steer.tracking.varied_starts` with the
     ranges of the network that flies first). The first command is ``hover``. ``lookahead`` s (default
-    :data:`animat.fly.lookahead.LOOKAHEAD_S`): where the set has alternates for the command, every 0.5 s
+    :data:`animat.fly.steer.lookahead.LOOKAHEAD_S`): where the set has alternates for the command, every 0.5 s
     from the command's start each of its networks is flown that long ahead and the best scored flies on
-    (:mod:`animat.fly.lookahead`); 0: the first network only (the plain controller). Attributes: ``dt`` s
+    (:mod:`animat.fly.steer.lookahead`); 0: the first network only (the plain controller). Attributes: ``dt`` s
     (the control tick), ``body_length`` u, ``params``, ``speed``, ``t`` s, ``state`` (the fly's, world
     frame), ``flying``: the name of the network flying now.
 
-    The physics is the training rollouts' (:func:`animat.fly.tracking.command_tick`), one jitted tick per
+    The physics is the training rollouts' (:func:`animat.fly.steer.tracking.command_tick`), one jitted tick per
     call; compiled on its own rather than inside a scan over ticks, it rounds differently in the last
     bit of float32 (measured: positions within 2e-7 u of :func:`animat.fly.replay.fly_genome`'s after
     0.5 s of hover from rest; flight being chaotic, the two drift apart over many seconds).
@@ -183,8 +183,8 @@ class Pilot:
     ):
         import jax.numpy as jnp
 
-        from animat.fly.lookahead import LOOKAHEAD_S
-        from animat.fly.tracking import varied_starts
+        from animat.fly.steer.lookahead import LOOKAHEAD_S
+        from animat.fly.steer.tracking import varied_starts
 
         if controller not in CONTROLLERS:
             raise ConfigError(f"unknown controller {controller!r}; choose from {', '.join(CONTROLLERS)}")
@@ -233,8 +233,8 @@ class Pilot:
         """Switch to command ``name`` now: its network, and a new command frame at the fly's position and heading."""
         import jax.numpy as jnp
 
-        from animat.fly.lookahead import stack
-        from animat.fly.tracking import command_velocity
+        from animat.fly.steer.lookahead import stack
+        from animat.fly.steer.tracking import command_velocity
 
         net = self._network(check_command(name))
         self.name, self.net = name, net
@@ -249,10 +249,11 @@ class Pilot:
         self.flying = net.name  # the network flying now (the lookahead's choice)
 
     def _choose(self) -> None:
-        """The lookahead: fly every candidate ahead from now, keep the best scored (:mod:`animat.fly.lookahead`)."""
+        """The lookahead: fly every candidate ahead from now, keep the best scored
+        (:mod:`animat.fly.steer.lookahead`)."""
         import jax
 
-        from animat.fly.lookahead import lookahead_cost, lookahead_rollout
+        from animat.fly.steer.lookahead import lookahead_cost, lookahead_rollout
 
         fly = lookahead_rollout(self.params, tuple(self.net.genome.activations), self.net.goal, self._ahead)
         pos, vel = jax.device_get(fly(self._stacked, self.state, self.frame, self._cmd))
@@ -276,7 +277,7 @@ class Pilot:
         "network": the name of the network that flew it}``."""
         import jax
 
-        from animat.fly.steer_score import WINDOW_S
+        from animat.fly.steer.score import WINDOW_S
 
         if self._stacked is not None and self._since % int(round(WINDOW_S / self.dt)) == 0:
             self._choose()
@@ -305,7 +306,7 @@ def fly_script(
     seed: int = 0,
     lookahead: float | None = None,
 ) -> dict[str, np.ndarray]:
-    """Fly ``script`` (``[(command, seconds), ...]``, e.g. :func:`animat.fly.commands.parse_script`'s) with a
+    """Fly ``script`` (``[(command, seconds), ...]``, e.g. :func:`animat.fly.steer.commands.parse_script`'s) with a
     :class:`Pilot`; the stacked tick dicts: ``t (T,)``, ``position (T, 3)``, ``velocity (T, 3)``, ``quat (T, 4)``,
     ``wing (T, 2, 3)``, ``command (T,)`` str, ``command_direction (T, 3)``, ``crashed (T,)``, ``network (T,)`` str."""
     pilot = Pilot(steering, controller, speed, seed, lookahead)
@@ -321,14 +322,14 @@ def fly_script(
 
 
 def handover_states(steering, scripts: int, seed: int = 0, speed: float | None = None) -> dict[str, np.ndarray]:
-    """A start pool (the arrays :func:`animat.fly.tracking.read_start_pool` reads): the fly's state at every
-    hand-over of ``scripts`` random 20 s scripts (:func:`animat.fly.commands.random_script`, script ``i``
+    """A start pool (the arrays :func:`animat.fly.steer.tracking.read_start_pool` reads): the fly's state at every
+    hand-over of ``scripts`` random 20 s scripts (:func:`animat.fly.steer.commands.random_script`, script ``i``
     drawn by ``seed + i``) flown by ``steering``'s switch controller at ``speed`` u/s (default the set's):
     the states a network must take over from in flight. A network trained from them (``start_pool``) is
     trained for the hand-overs it will meet; uniform ranges of velocity, tilt and spin miss the
     combinations of wing phase, body rocking and speed that flight produces. 6 states a script (the
     flight's start, at rest, is left out), crashed ones left out."""
-    from animat.fly.commands import random_script
+    from animat.fly.steer.commands import random_script
 
     if int(scripts) < 1:
         raise ConfigError(f"a start pool needs at least 1 script, got {scripts}")

@@ -1,6 +1,6 @@
 """Distilling a steering set's switch networks into one goal network (``animat fly distill``).
 
-The goal network (one network that reads the command, :mod:`animat.fly.tracking`) trained by evolution alone
+The goal network (one network that reads the command, :mod:`animat.fly.steer.tracking`) trained by evolution alone
 from its own random commands tracks far worse than the switch set (one network per command): it must
 learn seven behaviours and their hand-overs at once from one scalar fitness. Here it learns them from the
 switch networks instead, by dataset aggregation (DAgger; Ross, Gordon & Bagnell 2011, "A reduction of
@@ -8,8 +8,8 @@ imitation learning and structured prediction to no-regret online learning", AIST
 distillation: Rusu et al. 2016, "Policy distillation", ICLR):
 
 - round ``r`` flies ``episodes`` episodes of ``seconds`` s whose commands change at random times (as the
-  goal task's, :func:`animat.fly.tracking.command_schedule`), half from rest and half from the states of a
-  start pool (the hand-overs flight meets, :func:`animat.fly.steering.handover_states`) where one is given;
+  goal task's, :func:`animat.fly.steer.tracking.command_schedule`), half from rest and half from the states of a
+  start pool (the hand-overs flight meets, :func:`animat.fly.steer.pilot.handover_states`) where one is given;
 - each episode is flown by the switch networks (the teacher) with probability β_r = 0.5^r, else by the
   goal network being trained; at every control tick the goal network's input and the output of the
   active command's switch network for that state are recorded (ticks after a crash are dropped);
@@ -36,8 +36,8 @@ import numpy as np
 
 from animat import runs
 from animat.errors import CheckpointError, ConfigError
-from animat.fly.commands import COMMANDS
 from animat.fly.options import DistillConfig, TrainConfig
+from animat.fly.steer.commands import COMMANDS
 
 METRICS = [
     "round",
@@ -84,7 +84,7 @@ def dagger_rollouts(params, teacher_activations: tuple[tuple[str, ...], ...], ac
 
     from animat.evolve.network import activate
     from animat.fly.rollout import physics_tick, wing_targets
-    from animat.fly.tracking import command_input, command_observation, new_frame
+    from animat.fly.steer.tracking import command_input, command_observation, new_frame
 
     def episode(teachers, net, goal_flies, state0, switch, cmd_vel, cmd_idx):
         def tick(carry, inputs):
@@ -109,7 +109,7 @@ def round_flights(steering, cfg: DistillConfig, r: int, params, pool: dict | Non
     """Round ``r``'s episodes: ``(starts, switch (S, T), cmd_vel (S, T, 3), cmd_idx (S, T), goal_flies (S,), beta)``,
     all drawn from ``cfg.seed`` and ``r`` (the goal network flies an episode with probability 1 - beta, beta =
     0.5^r)."""
-    from animat.fly.tracking import command_schedule, pool_starts, varied_starts
+    from animat.fly.steer.tracking import command_schedule, pool_starts, varied_starts
 
     S, T = cfg.episodes, max(1, int(round(cfg.seconds / params.control_dt)))
     seed = int(cfg.seed) * 10_000 + r
@@ -221,7 +221,7 @@ def distill(
     teacher: str | None = None,
     on_round: Callable[[dict], Any] | None = None,
 ) -> dict:
-    """DAgger from ``steering``'s switch networks (a :class:`animat.fly.steering.Steering` with every command)
+    """DAgger from ``steering``'s switch networks (a :class:`animat.fly.steer.pilot.Steering` with every command)
     into a goal network, written to run directory ``out``: ``config.json`` (the goal network's
     :class:`TrainConfig` + ``distilled``: the teacher, its digest and ``cfg``), ``metrics.csv`` (per round: β,
     episodes the goal network flew and crashed, samples so far, the goal network's loss on the round's
@@ -237,7 +237,7 @@ def distill(
     from animat.evolve.genome_file import save_genome
     from animat.evolve.network import layer_activations
     from animat.fly.report import distill_plot
-    from animat.fly.tracking import read_start_pool
+    from animat.fly.steer.tracking import read_start_pool
     from animat.fly.train import task_replay
 
     check_teacher(steering)

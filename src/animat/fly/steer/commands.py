@@ -8,7 +8,7 @@ is the body's long axis (+y in the body frame, :mod:`animat.fly.model`) projecte
 ``left`` is 90° to its left (counter-clockwise seen from above), ``up`` is +z. ``hover`` has no
 direction (zeros): stay near the point where the command began.
 
-The goal network's command input (:func:`animat.fly.tracking.command_input`) is the commanded velocity in
+The goal network's command input (:func:`animat.fly.steer.tracking.command_input`) is the commanded velocity in
 the command frame divided by :data:`COMMAND_SCALE`, :data:`animat.fly.rollout.VEL_SCALE`'s 10 u/s, the
 same scale as its velocity input.
 """
@@ -79,7 +79,7 @@ def parse_script(text: str) -> list[tuple[str, float]]:
 def random_script(rng: np.random.Generator, total: float = 20.0, shortest: float = 2.0, longest: float = 4.0) -> str:
     """A command script of every command once, in a random order, each ``shortest``-``longest`` s (whole
     0.1 s), ``total`` s in all (issue 21's random sequences: the acceptance tests draw them, and the steering
-    set's hand-over pools are recorded on them, :func:`animat.fly.steering.handover_states`)."""
+    set's hand-over pools are recorded on them, :func:`animat.fly.steer.pilot.handover_states`)."""
     tenths, n = int(round(total * 10)), len(COMMANDS)
     lo, hi = int(round(shortest * 10)), int(round(longest * 10))
     if not (0 < lo <= hi and n * lo <= tenths <= n * hi):

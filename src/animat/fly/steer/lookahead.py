@@ -1,6 +1,6 @@
 """Model-predictive choice among a command's networks: every 0.5 s the pilot flies each candidate network
 ahead from the fly's present state (the same physics, jitted and batched over the candidates) and keeps
-the one whose predicted flight scores best by issue 21's steering score (:mod:`animat.fly.steer_score`).
+the one whose predicted flight scores best by issue 21's steering score (:mod:`animat.fly.steer.score`).
 
 Why: a steering network passes ~92 % of the scored segments; what fails is mostly the first window after a
 hand-over, and which of several equally good networks fails there depends on the exact state (wing phase,
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from animat.fly.steer_score import HAND_OVER_S, WINDOW_S
+from animat.fly.steer.score import HAND_OVER_S, WINDOW_S
 
 LOOKAHEAD_S = 1.0  # s flown ahead by each candidate, every WINDOW_S
 CONE_DEG = 20.0  # a predicted window counts against a candidate outside this cone (the score's: 30°, a margin kept)
@@ -29,10 +29,10 @@ def lookahead_rollout(params, activations: tuple[str, ...], goal: bool, ticks: i
     """Jitted
     ``(nets (K, ...) stacked, state, frame, cmd_vel (3,)) -> (position (K, ticks, 3), velocity (K, ticks, 3))``: each
     candidate network flown ``ticks`` control ticks on from ``state`` in command ``frame``
-    (:func:`animat.fly.tracking.command_tick`), world frame, u and u/s."""
+    (:func:`animat.fly.steer.tracking.command_tick`), world frame, u and u/s."""
     import jax
 
-    from animat.fly.tracking import command_tick
+    from animat.fly.steer.tracking import command_tick
 
     def one(net, state, frame, cmd_vel):
         def body(carry, _):

@@ -1,8 +1,8 @@
 """Flying to a command: the command frame, the reference point, the steering networks' observation and
-their flight (training rollouts and the :class:`animat.fly.steering.Pilot` step the same functions).
+their flight (training rollouts and the :class:`animat.fly.steer.pilot.Pilot` step the same functions).
 
 When a command starts (at a *switch*) the fly's position becomes the frame's origin and its heading
-(:func:`animat.fly.commands.heading`) the frame's yaw: the **command frame** is the world translated to
+(:func:`animat.fly.steer.commands.heading`) the frame's yaw: the **command frame** is the world translated to
 that point and turned so that the fly's heading is +y. A command is a velocity in that frame
 (``forward`` = +y, ``left`` = −x, ``up`` = +z, times the target speed; ``hover`` = 0), and the
 **reference point** moves from the origin at that velocity: ``ref(k) = v · k · control_dt`` after ``k``
@@ -31,10 +31,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from animat.errors import ConfigError
-from animat.fly.commands import COMMAND_SCALE, COMMANDS, direction, heading
 from animat.fly.model import FlyParams
 from animat.fly.physics import FlyState
 from animat.fly.rollout import control_tick, observe
+from animat.fly.steer.commands import COMMAND_SCALE, COMMANDS, direction, heading
 from animat.rotations import quat_mul
 
 
@@ -59,7 +59,7 @@ def command_velocity(name: str, speed: float) -> np.ndarray:
 
 def command_input(cmd_vel) -> jax.Array:
     """The goal network's extra inputs ``(3,)``: the command-frame velocity ``cmd_vel (3,)`` u/s per
-    :data:`animat.fly.commands.COMMAND_SCALE` u/s (``left`` at 2 u/s: ``(-0.2, 0, 0)``)."""
+    :data:`animat.fly.steer.commands.COMMAND_SCALE` u/s (``left`` at 2 u/s: ``(-0.2, 0, 0)``)."""
     return cmd_vel / COMMAND_SCALE
 
 
@@ -190,7 +190,7 @@ POOL_SHAPES = {"vel": (3,), "quat": (4,), "omega": (3,), "wing": (2, 3)}  # a st
 
 
 def read_start_pool(path, sha256: str | None = None) -> dict[str, np.ndarray]:
-    """A start pool: recorded fly states (:func:`animat.fly.steering.handover_states`), the ``.npz`` arrays
+    """A start pool: recorded fly states (:func:`animat.fly.steer.pilot.handover_states`), the ``.npz`` arrays
     ``vel (N, 3)`` u/s, ``quat (N, 4)``, ``omega (N, 3)`` rad/s, ``wing (N, 2, 3)`` rad, float32, never unpickled.
     ``sha256``: the file's digest when the pool was first used (a run's config.json); a pool that changed
     since, a missing array, a wrong shape or a non-finite value is a one-line ConfigError."""
