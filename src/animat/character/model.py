@@ -17,8 +17,8 @@ the joint's torque limit). Each ball joint has three MuJoCo position actuators t
 ``ball_actuators=True``), one per axis of its child frame (``gear`` = a unit axis): MuJoCo's length
 of a joint transmission on a ball joint is the rotation vector ``log(q)`` projected on that axis, so
 the three give ``τ = kp · (r_target − log q)`` per axis, clipped per axis to ± the torque limit, all
-inside ``mj_step`` (no Python per physics step; a control step went from 8.5 ms with the
-original per-joint Python servo to ~1 ms, ~2× faster than the same servo vectorised in NumPy). It has the same fixed
+inside ``mj_step`` (no Python per physics step; the speed against the Python servo is in BENCHMARKS.md,
+imitate_env). It has the same fixed
 point as DeepMimic's quaternion-difference servo ``kp · log(q⁻¹ q_target)`` and pulls the same way near it, but not
 identically: ``log(q_t) − log(q)`` is ``log(q⁻¹ q_t)`` mapped through the exp map's Jacobian at ``q`` (a tilt
 growing with the joint's angle, ~35° at most for the demo's poses), which only changes which targets a policy learns to

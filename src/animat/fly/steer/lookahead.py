@@ -6,8 +6,8 @@ Why: a steering network passes ~92 % of the scored segments; what fails is mostl
 hand-over, and which of several equally good networks fails there depends on the exact state (wing phase,
 rocking) the previous command left, flight being chaotic. So several networks trained for the same command
 (different fitness terms or episodes) fail on different hand-overs, and a lookahead of 1 s picks, state by
-state, one that does not (issue 21's note, session 31: 582 -> 626 of 630 segments with three networks per
-direction). The prediction is exact here: the pilot's own physics is the world's.
+state, one that does not (the measured effect, with and without the lookahead, is in
+``animat/pretrained/paper/PROVENANCE.md``). The prediction is exact here: the pilot's own physics is the world's.
 """
 
 from __future__ import annotations
