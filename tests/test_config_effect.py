@@ -338,20 +338,8 @@ def test_skier_train_takes_the_top_level_and_the_skier_table_and_the_command_lin
     assert _skier_fitness({**config, "skier": {}}, gene[None])[0] != pytest.approx(best, rel=1e-6)
 
 
-# a two-axis V-skater (tests/skier/test_rollout.py's SKATER: keyframes 0.3 s apart): five push-offs in 20 s that
-# alternate legs, 27 degrees outwards on average
-SKATER = [
-    [0, 40, 25, 21, 26, 0, 0, -20, 0, 11, 0, 0, 12, -37],
-    [-19, 17, -17, 26, 14, 0, 9, -49, 11, 0, 0, 0, 26, -12],
-    [-8, 0, 1, 27, 51, 13, 0, -65, 0, 24, 20, 0, -26, -32],
-    [-2, 13, -23, 0, 10, 0, 46, -6, 15, 0, 0, 39, 12, -12],
-    [-1, 12, -17, 21, 32, 17, 0, 6, 0, 86, -25, 0, 12, -12],
-    [0, 40, -20, 0, 11, 0, 0, 25, 21, 26, 0, 0, 37, -12],
-    [-19, 17, -49, 11, 0, 0, 0, -17, 26, 14, 0, 9, 12, -26],
-    [-8, 0, -65, 0, 24, -20, 0, 1, 27, 51, -13, 0, 32, 26],
-    [-2, 13, -6, 15, 0, 0, 39, -23, 0, 10, 0, 46, 12, -12],
-    [-1, 12, 6, 0, 86, 25, 0, -17, 21, 32, -17, 0, 12, -12],
-]
+# a two-axis V-skater (keyframes 0.3 s apart): five push-offs in 20 s that alternate legs, 27 degrees outwards
+SKATER = json.loads((Path(__file__).parent / "fixtures" / "skier_vskater.json").read_text())["genes"]
 
 
 def test_the_vskate_configs_skate_options_reach_the_evaluator_and_generation_zero(tmp_path):

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -136,21 +138,9 @@ def test_a_launched_skier_scores_only_what_it_skied_before_the_launch():
     assert 1.0 < s.net_forward_m[0] < 5.0 and s.fitness[0] < 5.0  # it had skied ~2.3 m; 54 m were counted before
 
 
-# a two-axis V-skater bred with a push-off bonus (keyframes 0.3 s apart, legs spread 12 degrees to start with):
-# 25.5 m in 20 s
-# without falling on five push-offs that alternate legs, 27 degrees outwards on average
-SKATER = [
-    [0, 40, 25, 21, 26, 0, 0, -20, 0, 11, 0, 0, 12, -37],
-    [-19, 17, -17, 26, 14, 0, 9, -49, 11, 0, 0, 0, 26, -12],
-    [-8, 0, 1, 27, 51, 13, 0, -65, 0, 24, 20, 0, -26, -32],
-    [-2, 13, -23, 0, 10, 0, 46, -6, 15, 0, 0, 39, 12, -12],
-    [-1, 12, -17, 21, 32, 17, 0, 6, 0, 86, -25, 0, 12, -12],
-    [0, 40, -20, 0, 11, 0, 0, 25, 21, 26, 0, 0, 37, -12],
-    [-19, 17, -49, 11, 0, 0, 0, -17, 26, 14, 0, 9, 12, -26],
-    [-8, 0, -65, 0, 24, -20, 0, 1, 27, 51, -13, 0, 32, 26],
-    [-2, 13, -6, 15, 0, 0, 39, -23, 0, 10, 0, 46, 12, -12],
-    [-1, 12, 6, 0, 86, 25, 0, -17, 21, 32, -17, 0, 12, -12],
-]
+# a two-axis V-skater bred with a push-off bonus: 25.5 m in 20 s without falling on five alternating push-offs
+# (tests/fixtures/skier_vskater.json says how it was bred)
+SKATER = json.loads((Path(__file__).parents[1] / "fixtures" / "skier_vskater.json").read_text())["genes"]
 
 
 def test_the_skate_weight_counts_the_push_offs_the_replay_reports():
