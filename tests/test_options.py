@@ -104,6 +104,19 @@ def test_rules_in_words_and_help_with_its_default():
         require("dt", float("nan"), gt=0)
 
 
+def test_an_unknown_key_close_to_a_known_one_gets_a_did_you_mean(tmp_path):
+    with pytest.raises(ConfigError, match=r"; did you mean 'rat' -> 'rate', 'sizse' -> 'sizes'\?$") as err:
+        read_options(Options, _toml(tmp_path / "c.toml", {"rat": 1, "sizse": [1], "colour": 2}), {})
+    assert "\n" not in str(err.value) and "'colour' ->" not in str(err.value)  # no word near 'colour'
+
+
+def test_a_misspelt_config_key_is_one_line_with_the_right_name(tmp_path, animat_cli):
+    (tmp_path / "c.toml").write_text("populaton = 6\n")
+    code, _, err = animat_cli("fly", "train", "--config", str(tmp_path / "c.toml"), "--out", str(tmp_path / "run"))
+    assert code == 2 and "did you mean 'populaton' -> 'population'?" in err and err.count("\n") == 1
+    assert not (tmp_path / "run").exists()
+
+
 def test_a_toml_file_with_an_unknown_key_names_it(tmp_path):
     with pytest.raises(
         ConfigError,

@@ -11,6 +11,7 @@ an argument check it with :func:`require`, the same rule and message.
 
 from __future__ import annotations
 
+import difflib
 import math
 import tomllib
 import types
@@ -146,13 +147,16 @@ def require(
 
 def check_known(known: Iterable[str], values: Iterable[str], what: str, where: Any = None) -> None:
     """ConfigError naming the keys of ``values`` that are not in ``known``:
-    ``unknown {what}(s) [...] in {where}; expected some of [...]``."""
+    ``unknown {what}(s) [...] in {where}; expected some of [...]``, then ``; did you mean 'key' -> 'known'?`` for
+    each unknown key close to a known one (difflib's ratio ≥ 0.75: a typo, not another word)."""
     known = set(known)
     unknown = sorted(set(values) - known)
     if unknown:
+        close = {k: difflib.get_close_matches(k, sorted(known), n=1, cutoff=0.75) for k in unknown}
+        hints = [f"{k!r} -> {c[0]!r}" for k, c in close.items() if c]
         raise ConfigError(
             f"unknown {what}(s) {unknown}{f' in {where}' if where is not None else ''}; expected some of "
-            f"{sorted(known)}"
+            f"{sorted(known)}" + (f"; did you mean {', '.join(hints)}?" if hints else "")
         )
 
 
