@@ -49,7 +49,7 @@ def toy(tmp_path, monkeypatch):
     (package / "cli.py").write_text(TOY_CLI)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(systems, "SYSTEMS", list(systems.SYSTEMS))
-    systems.register(systems.System("toy", "toy_system.cli:app", "toy_system.report", "a toy"))
+    systems.register(systems.System("toy", "toy_system.cli:app", "toy_system.report"))
     yield
     for name in [m for m in sys.modules if m.startswith("toy_system")]:
         del sys.modules[name]

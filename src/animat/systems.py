@@ -21,20 +21,19 @@ from animat.errors import AnimatError
 @dataclass(frozen=True)
 class System:
     """``name``: the command word (``animat NAME VERB``); ``commands``: ``"module:attribute"`` of its Typer app;
-    ``report``: the module holding its ``BUILDERS``; ``help``: one line for listings."""
+    ``report``: the module holding its ``BUILDERS`` (its help text is its Typer app's own)."""
 
     name: str
     commands: str
     report: str
-    help: str = ""
 
 
 SYSTEMS: list[System] = [
-    System("fly", "animat.fly.cli:app", "animat.fly.report", "a flapping fly a neural network drives"),
-    System("skier", "animat.skier.cli:app", "animat.skier.report", "a MuJoCo humanoid on skis"),
-    System("swarm", "animat.swarm.cli:app", "animat.swarm.report", "consensus, formations and flocking"),
-    System("surrogate", "animat.surrogate.cli:app", "animat.surrogate.report", "subspace neural physics for cloth"),
-    System("imitate", "animat.imitate.cli:app", "animat.imitate.report", "DeepMimic-style imitation with PPO"),
+    System("fly", "animat.fly.cli:app", "animat.fly.report"),
+    System("skier", "animat.skier.cli:app", "animat.skier.report"),
+    System("swarm", "animat.swarm.cli:app", "animat.swarm.report"),
+    System("surrogate", "animat.surrogate.cli:app", "animat.surrogate.report"),
+    System("imitate", "animat.imitate.cli:app", "animat.imitate.report"),
 ]
 """Every system, in the order their scene builders are tried on a run directory."""
 
