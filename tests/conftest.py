@@ -6,6 +6,9 @@
   :func:`animat.character.clip.find_shared_deepmimic`): without it they are skipped, except under
   ``CI=true`` (CI always lays the shared data out), where they fail: a missing data folder must not
   pass CI as a row of skips.
+* JAX's persistent compilation cache (:mod:`animat.jax_cache`) points at a folder made for this session and
+  removed after it, shared by the pytest-xdist workers and the ``animat`` subprocesses they start: a rollout
+  that several tests compile with the same shapes is compiled once. ``ANIMAT_JAX_CACHE`` set beforehand wins.
 """
 
 from __future__ import annotations
@@ -14,13 +17,21 @@ import csv
 import hashlib
 import json
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from animat import cli
+from animat import cli, jax_cache
+
+# set before any test module imports JAX; the workers inherit it from the controlling process
+_SESSION_JAX_CACHE = None
+if "PYTEST_XDIST_WORKER" not in os.environ and not os.environ.get(jax_cache.ENV):
+    _SESSION_JAX_CACHE = os.environ[jax_cache.ENV] = tempfile.mkdtemp(prefix="animat-test-jax-cache-")
+jax_cache.configure()
 
 SLOW_TIMEOUT_S = 3600
 NO_SHARED_DATA = "shared/data/deepmimic not found (set ANIMAT_SHARED_DATA or lay out ../shared/data/deepmimic)"
@@ -29,6 +40,11 @@ NO_SHARED_DATA = "shared/data/deepmimic not found (set ANIMAT_SHARED_DATA or lay
 def in_ci() -> bool:
     """Whether this is a CI run (``CI=true``, as GitHub Actions, GitLab and most CI systems set it)."""
     return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+def pytest_unconfigure(config):
+    if _SESSION_JAX_CACHE is not None:
+        shutil.rmtree(_SESSION_JAX_CACHE, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from animat import systems
+from animat import jax_cache, systems
 from animat.errors import AnimatError, CheckpointWarning
 
 app = typer.Typer(
@@ -100,6 +100,7 @@ _python_show_warning = warnings.showwarning
 
 
 def main() -> None:
+    jax_cache.configure()
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
