@@ -119,9 +119,40 @@ def simulate_flock(
     to a multiple of it). ``shards`` > 1 splits the grid path's pair forces over that many JAX
     devices (see :mod:`animat.swarm.verlet`; on CPU the process must start with that many host devices).
     """
+    q0, p0, qr, pr, obs = _checked_start(q0, p0, prm, steps, neighbours, obstacles, gamma_pos, gamma_vel)
+    n, dim = q0.shape
+    record_every = max(1, int(record_every))
+    total_records = -(-int(steps) // record_every)
+    skin = require("the Verlet skin", DEFAULT_SKIN * prm.r if skin is None else float(skin), gt=0)
+    require("shards", shards, ge=1)
+    spec = ListSpec(
+        skin, capacity_bucket(width), capacity_bucket(capacity), max_cells or default_max_cells(n), int(shards)
+    )
+    state = FlockState(jnp.asarray(q0), jnp.asarray(p0), jnp.asarray(qr), jnp.asarray(pr))
+    qs, ps, gs = [q0], [p0], [qr]
+    events: list[str] = []
+    builds = done = 0
+    while done < total_records:
+        recs = min(chunk_records, total_records - done)
+        state, frames, stats, spec = _fitted_chunk(
+            prm, obs, spec if neighbours == "grid" else None, spec, state, n, dim, record_every, recs, done, events
+        )
+        builds += 0 if stats is None else int(stats[3])
+        for store, x in zip((qs, ps, gs), frames):
+            store.extend(np.asarray(x))
+        done += recs
+        if on_chunk is not None:
+            on_chunk(done * record_every)
+    t = prm.dt * record_every * np.arange(total_records + 1, dtype=np.float64)
+    sizes = (spec.capacity, spec.width) if neighbours == "grid" else (None, None)
+    return FlockRun(np.stack(qs), np.stack(ps), t, np.stack(gs), events, *sizes, builds, neighbours)
+
+
+def _checked_start(q0, p0, prm, steps, neighbours, obstacles, gamma_pos, gamma_vel):
+    """The start as float32 arrays ``(q0, p0, gamma_pos, gamma_vel, obstacles)``; bad input raises ConfigError."""
     q0 = np.asarray(q0, np.float32)
     p0 = np.asarray(p0, np.float32)
-    n, dim = q0.shape
+    dim = q0.shape[1]
     require("--dim", dim, choices=(2, 3))
     if p0.shape != q0.shape:
         raise ConfigError(f"velocities {p0.shape} must match positions {q0.shape}")
@@ -136,56 +167,28 @@ def simulate_flock(
         raise ConfigError(
             f"the gamma-agent's position and velocity need {dim} coordinates, got {qr.tolist()} and {pr.tolist()}"
         )
-    record_every = max(1, int(record_every))
-    total_records = -(-int(steps) // record_every)
-    skin = require("the Verlet skin", DEFAULT_SKIN * prm.r if skin is None else float(skin), gt=0)
-    require("shards", shards, ge=1)
-    spec = ListSpec(
-        skin, capacity_bucket(width), capacity_bucket(capacity), max_cells or default_max_cells(n), int(shards)
-    )
-    state = FlockState(jnp.asarray(q0), jnp.asarray(p0), jnp.asarray(qr), jnp.asarray(pr))
-    qs, ps, gs = [q0], [p0], [qr]
-    events: list[str] = []
-    builds = done = 0
-    while done < total_records:
-        recs = min(chunk_records, total_records - done)
-        use = spec if neighbours == "grid" else None
-        while True:
-            if use is not None and (3 ** (dim - 1) * use.capacity >= n or use.width >= n):
-                use = None  # candidates would outnumber the agents: all-pairs is exact and cheaper
-                events.append(
-                    f"record {done}: list sizes (capacity {spec.capacity}, width {spec.width}) reach N = {n}; this "
-                    "chunk uses all-pairs"
-                )
-            new_state, frames, stats = make_chunk(prm, obs, use, record_every, recs)(state)
-            bigger = None if use is None else fitted_spec(use, stats)
-            if bigger is None:
-                break
+    return q0, p0, qr, pr, obs
+
+
+def _fitted_chunk(prm, obs, use, spec, state, n, dim, record_every, recs, done, events):
+    """One chunk of ``recs`` records from ``state`` with the neighbour lists ``use`` (``None``: all-pairs),
+    recomputed with larger lists while they overflow; the overflows go to ``events``.
+
+    Returns ``(state, frames, stats, spec)``, ``spec`` the list sizes that fitted (grown or as given)."""
+    while True:
+        if use is not None and (3 ** (dim - 1) * use.capacity >= n or use.width >= n):
+            use = None  # candidates would outnumber the agents: all-pairs is exact and cheaper
             events.append(
-                f"record {done}: neighbour-list overflow (longest cell run {int(stats[1])}, most neighbours "
-                f"{int(stats[2])} for capacity {use.capacity}, width {use.width}); recomputed with capacity "
-                f"{bigger.capacity}, width {bigger.width}"
+                f"record {done}: list sizes (capacity {spec.capacity}, width {spec.width}) reach N = {n}; this "
+                "chunk uses all-pairs"
             )
-            use = spec = bigger
-        builds += 0 if stats is None else int(stats[3])
-        state = new_state
-        fq, fp, fg = (np.asarray(x) for x in frames)
-        qs.extend(fq)
-        ps.extend(fp)
-        gs.extend(fg)
-        done += recs
-        if on_chunk is not None:
-            on_chunk(done * record_every)
-    t = prm.dt * record_every * np.arange(total_records + 1, dtype=np.float64)
-    grid = neighbours == "grid"
-    return FlockRun(
-        np.stack(qs),
-        np.stack(ps),
-        t,
-        np.stack(gs),
-        events,
-        spec.capacity if grid else None,
-        spec.width if grid else None,
-        builds,
-        neighbours,
-    )
+        new_state, frames, stats = make_chunk(prm, obs, use, record_every, recs)(state)
+        bigger = None if use is None else fitted_spec(use, stats)
+        if bigger is None:
+            return new_state, frames, stats, spec
+        events.append(
+            f"record {done}: neighbour-list overflow (longest cell run {int(stats[1])}, most neighbours "
+            f"{int(stats[2])} for capacity {use.capacity}, width {use.width}); recomputed with capacity "
+            f"{bigger.capacity}, width {bigger.width}"
+        )
+        use = spec = bigger
