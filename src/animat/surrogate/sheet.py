@@ -321,18 +321,7 @@ elastic2d="{self.elastic2d}"/>
         applies), bit for bit as if it had been simulated from the start."""
         import mujoco
 
-        require("frames", frames, gt=0)
-        if (seed is None) == (path is None):
-            raise ConfigError("simulate needs exactly one of a seed and an external path")
-        if path is None:
-            path = self.controls(int(frames), np.random.default_rng(seed))
-        else:
-            path = np.asarray(path, np.float64)
-            if path.ndim != 2 or len(path) != int(frames) + self.warmup_frames or not np.isfinite(path).all():
-                raise ConfigError(
-                    f"the external path must be finite, of shape ({int(frames) + self.warmup_frames}, y) "
-                    f"(warm-up + frames), got shape {path.shape}"
-                )
+        path = self._episode_path(frames, seed, path)
         m = self.model()
         d = mujoco.MjData(m)
         edges = m.flex_edge.reshape(-1, 2)
@@ -342,28 +331,12 @@ elastic2d="{self.elastic2d}"/>
         rest = np.linalg.norm(x0[edges[:, 0]] - x0[edges[:, 1]], axis=1)
         X = np.empty((frames, self.n_vertices, 3), np.float32)
         Y = np.empty((frames, path.shape[1]), np.float32)
-        kept, first, saved = 0, 0, {}
+        saved = {}
         wanted = {self.warmup_frames + int(r) for r in snapshots}
-        if resume is not None:
-            kept, first = int(resume["frame"]), self.warmup_frames + int(resume["frame"])
-            if not 0 <= kept < int(frames):
-                raise ConfigError(f"cannot resume at frame {kept} a run of {frames} frames")
-            X[:kept], Y[:kept] = resume["X"], resume["Y"]
-            mujoco.mj_setState(m, d, resume["mj"], mujoco.mjtState.mjSTATE_INTEGRATION)
-            d.flexvert_xpos[:] = resume["xpos"]  # as the last mj_step left it: the positions at that substep's start
-            state.update({key: np.array(v, copy=True) for key, v in resume["scene"].items()})
+        kept = self._resume(m, d, state, resume, frames, X, Y) if resume is not None else 0
+        first = self.warmup_frames + kept if resume is not None else 0
         prev = path[max(first - 1, 0)]
-        # MuJoCo resets the state to rest on a bad position, velocity or acceleration (mj_checkPos/Vel/Acc):
-        # the cloth is then finite with rest-length edges, so only its warning counters show the reset
-        bad = [
-            int(w)
-            for w in (
-                mujoco.mjtWarning.mjWARN_BADQPOS,
-                mujoco.mjtWarning.mjWARN_BADQVEL,
-                mujoco.mjtWarning.mjWARN_BADQACC,
-            )
-        ]
-        warnings_before = sum(int(d.warning[w].number) for w in bad)
+        warnings_before = _reset_warnings(d)
         start = time.perf_counter()
         restart_at = self.warmup_frames + int(restart[0]) if restart is not None else -1
         for i in range(first, len(path)):
@@ -380,11 +353,7 @@ elastic2d="{self.elastic2d}"/>
             if i < self.warmup_frames:
                 continue
             x = d.flexvert_xpos
-            ok = bool(np.isfinite(x).all()) and sum(int(d.warning[w].number) for w in bad) == warnings_before
-            if ok:
-                lengths = np.linalg.norm(x[edges[:, 0]] - x[edges[:, 1]], axis=1)
-                ok = bool(np.all(lengths <= self.max_edge_ratio * rest))
-            if not ok:
+            if _reset_warnings(d) != warnings_before or not self._healthy(x, edges, rest):
                 break
             X[kept] = self.record(x, path[i])
             Y[kept] = path[i]
@@ -397,6 +366,41 @@ elastic2d="{self.elastic2d}"/>
             "seconds_per_frame": elapsed / max(1, i + 1 - first),
             **({"snapshots": saved} if snapshots else {}),
         }
+
+    def _episode_path(self, frames: int, seed, path: np.ndarray | None) -> np.ndarray:
+        """The external path (warm-up + frames, y): drawn from ``seed``, or ``path`` checked."""
+        require("frames", frames, gt=0)
+        if (seed is None) == (path is None):
+            raise ConfigError("simulate needs exactly one of a seed and an external path")
+        if path is None:
+            return self.controls(int(frames), np.random.default_rng(seed))
+        path = np.asarray(path, np.float64)
+        if path.ndim != 2 or len(path) != int(frames) + self.warmup_frames or not np.isfinite(path).all():
+            raise ConfigError(
+                f"the external path must be finite, of shape ({int(frames) + self.warmup_frames}, y) "
+                f"(warm-up + frames), got shape {path.shape}"
+            )
+        return path
+
+    def _resume(self, m, d, state: dict, resume: dict, frames: int, X: np.ndarray, Y: np.ndarray) -> int:
+        """Restore :meth:`_snapshot`'s ``resume`` into ``m, d, state`` and the recorded ``X, Y``; returns its frame."""
+        import mujoco
+
+        kept = int(resume["frame"])
+        if not 0 <= kept < int(frames):
+            raise ConfigError(f"cannot resume at frame {kept} a run of {frames} frames")
+        X[:kept], Y[:kept] = resume["X"], resume["Y"]
+        mujoco.mj_setState(m, d, resume["mj"], mujoco.mjtState.mjSTATE_INTEGRATION)
+        d.flexvert_xpos[:] = resume["xpos"]  # as the last mj_step left it: the positions at that substep's start
+        state.update({key: np.array(v, copy=True) for key, v in resume["scene"].items()})
+        return kept
+
+    def _healthy(self, x: np.ndarray, edges: np.ndarray, rest: np.ndarray) -> bool:
+        """Finite vertices ``x`` (V, 3) m and no edge stretched past ``max_edge_ratio`` times its rest length."""
+        if not np.isfinite(x).all():
+            return False
+        lengths = np.linalg.norm(x[edges[:, 0]] - x[edges[:, 1]], axis=1)
+        return bool(np.all(lengths <= self.max_edge_ratio * rest))
 
     def _snapshot(self, m, d, state: dict, X: np.ndarray, Y: np.ndarray) -> dict:
         """What :meth:`simulate`'s ``resume`` needs to continue from here: the recorded frames so far
@@ -422,3 +426,12 @@ elastic2d="{self.elastic2d}"/>
             "triangles": m.flex_elem.reshape(-1, 3).astype(np.int32),
             "pinned": self.pinned.astype(np.int32),
         }
+
+
+def _reset_warnings(d) -> int:
+    """How many times MuJoCo reset ``d`` to rest on a bad position, velocity or acceleration (mj_checkPos/Vel/Acc):
+    the cloth is then finite with rest-length edges, so only these warning counters show the reset."""
+    import mujoco
+
+    bad = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL, mujoco.mjtWarning.mjWARN_BADQACC)
+    return sum(int(d.warning[int(w)].number) for w in bad)
