@@ -227,41 +227,15 @@ def setup(
     )
     baseline = alpha_beta_only(Surrogate(params, stats, {}))
     if resume:
-        treedef = jax.tree_util.tree_structure(opt_state)
-        if treedef.num_leaves != len(saved["opt"]) or set(saved["param"]) != set(params):
-            raise CheckpointError(
-                f"{str(trainer.ckpt_dir / LAST)!r} does not match this configuration (network or optimiser differ)"
-            )
-        meta = dict(saved_meta["state"])
-        rng.bit_generator.state = meta.pop("rng")
-        learner = Learner(
-            {name: jnp.asarray(v) for name, v in saved["param"].items()},
-            jax.tree_util.tree_unflatten(treedef, [jnp.asarray(x) for x in saved["opt"]]),
-            jnp.asarray(saved["noise_key"]),
-            rng,
-        )
-        state = TrainState.from_meta(meta)
-        if (
-            state.best.epoch
-        ):  # the kept checkpoint scored on this code's selection windows (earlier runs used 64 random ones)
-            state.best.select_loss_m = trainer.eval_loss(Surrogate.load(trainer.ckpt_dir).params, windows.select)
-            # it is saved whenever an epoch improves, checkpoints/last/ only every checkpoint_every epochs: it may
-            # come from an epoch after last/, which the replay reproduces without beating it
-            kept = runs.read_json(trainer.ckpt_dir / "model.json")
-            state.best.epoch = int(kept["epoch"])
-            if "settle_probe_ratio" in kept:
-                state.best.settle_ratio = float(kept["settle_probe_ratio"])
+        learner, state = _restored(trainer, saved, saved_meta, params, opt_state, rng)
     else:
         learner = Learner(params, opt_state, jax.random.PRNGKey(cfg.seed + 1), rng)
+        held = float(loss(baseline.params, baseline.stats, *windows.held))
         state = TrainState(
             0,
             0.0,
             [],
-            Baselines(
-                trainer.eval_loss(params, windows.held),
-                trainer.eval_loss(params, windows.fixed_train),
-                float(loss(baseline.params, baseline.stats, *windows.held)),
-            ),
+            Baselines(trainer.eval_loss(params, windows.held), trainer.eval_loss(params, windows.fixed_train), held),
         )
     if state.baselines.alpha_beta_select_loss_m is None:
         state.baselines.alpha_beta_select_loss_m = float(loss(baseline.params, baseline.stats, *windows.select))
@@ -276,33 +250,49 @@ def setup(
     return trainer, learner, state
 
 
+def _restored(trainer: Trainer, saved: dict, saved_meta: dict, params, opt_state, rng) -> tuple[Learner, TrainState]:
+    """The learner and the training state of ``checkpoints/last/`` (``saved``, ``saved_meta``), checked against
+    this configuration's network ``params`` and optimiser state; ``rng`` continues where the run left it."""
+    treedef = jax.tree_util.tree_structure(opt_state)
+    if treedef.num_leaves != len(saved["opt"]) or set(saved["param"]) != set(params):
+        raise CheckpointError(
+            f"{str(trainer.ckpt_dir / LAST)!r} does not match this configuration (network or optimiser differ)"
+        )
+    meta = dict(saved_meta["state"])
+    rng.bit_generator.state = meta.pop("rng")
+    learner = Learner(
+        {name: jnp.asarray(v) for name, v in saved["param"].items()},
+        jax.tree_util.tree_unflatten(treedef, [jnp.asarray(x) for x in saved["opt"]]),
+        jnp.asarray(saved["noise_key"]),
+        rng,
+    )
+    state = TrainState.from_meta(meta)
+    if state.best.epoch:  # the kept checkpoint scored on this code's selection windows (earlier runs: 64 random ones)
+        state.best.select_loss_m = trainer.eval_loss(Surrogate.load(trainer.ckpt_dir).params, trainer.windows.select)
+        # it is saved whenever an epoch improves, checkpoints/last/ only every checkpoint_every epochs: it may
+        # come from an epoch after last/, which the replay reproduces without beating it
+        kept = runs.read_json(trainer.ckpt_dir / "model.json")
+        state.best.epoch = int(kept["epoch"])
+        if "settle_probe_ratio" in kept:
+            state.best.settle_ratio = float(kept["settle_probe_ratio"])
+    return learner, state
+
+
 def train_epoch(trainer: Trainer, learner: Learner, state: TrainState, epoch: int) -> dict:
     """One epoch: ``per_epoch`` updates on noisy windows, the metrics row (also written to ``metrics.csv``),
     the kept checkpoint when the epoch is the best so far, ``checkpoints/last/`` when one is due.
     Advances ``learner`` and ``state``; returns the row."""
     cfg, data, windows = trainer.cfg, trainer.data, trainer.windows
     t0 = time.perf_counter()
-    losses = []
     window = cfg.long_window if cfg.long_window and epoch >= cfg.epochs - cfg.long_epochs else cfg.window
+    buffer = None
     if cfg.rest_weight:  # the states the model reaches long after the external objects stop
         z0, z1, w_stop = (
             jnp.asarray(a)
             for a in start_states(data.Z, trainer.ds.Y, data.train_ids, cfg.rest_states, trainer.scene, learner.rng)
         )
         buffer = (*trainer.lead(learner.params, z0, z1, w_stop), w_stop)
-    for _ in range(trainer.per_epoch):
-        Zw, Ww = gather(data.Z, data.W, data.train_ids, windows.samplers[window].draw(learner.rng, cfg.batch), window)
-        learner.noise_key, sub = jax.random.split(learner.noise_key)
-        noise = start_noise(sub, data.noise_std, cfg.batch, data.pca.state_dim, cfg.noise_correlation)
-        rest = None
-        if cfg.rest_weight:
-            pick = learner.rng.integers(0, cfg.rest_states, cfg.batch)
-            rest = tuple(a[pick] for a in buffer)
-        learner.params, learner.opt_state, loss = trainer.update(
-            learner.params, learner.opt_state, jnp.asarray(Zw), jnp.asarray(Ww), noise, rest
-        )
-        losses.append(loss)
-    train_loss = float(np.mean([float(x) for x in losses]))
+    train_loss = _updates(trainer, learner, window, buffer)
     if not np.isfinite(train_loss):
         raise FloatingPointError(f"training loss became {train_loss} at epoch {epoch}")
     params = learner.params
@@ -342,6 +332,27 @@ def train_epoch(trainer: Trainer, learner: Learner, state: TrainState, epoch: in
     if (epoch + 1) % cfg.checkpoint_every == 0 or epoch + 1 == cfg.epochs:
         save_last(trainer.ckpt_dir / LAST, model, learner, state)
     return row
+
+
+def _updates(trainer: Trainer, learner: Learner, window: int, buffer: tuple | None) -> float:
+    """The epoch's ``per_epoch`` updates of ``learner`` on noisy windows of ``window`` frames (with rest states
+    drawn from ``buffer`` when the rest term is on); returns their mean training loss (m)."""
+    cfg, data = trainer.cfg, trainer.data
+    losses = []
+    for _ in range(trainer.per_epoch):
+        picked = trainer.windows.samplers[window].draw(learner.rng, cfg.batch)
+        Zw, Ww = gather(data.Z, data.W, data.train_ids, picked, window)
+        learner.noise_key, sub = jax.random.split(learner.noise_key)
+        noise = start_noise(sub, data.noise_std, cfg.batch, data.pca.state_dim, cfg.noise_correlation)
+        rest = None
+        if buffer is not None:
+            pick = learner.rng.integers(0, cfg.rest_states, cfg.batch)
+            rest = tuple(a[pick] for a in buffer)
+        learner.params, learner.opt_state, loss = trainer.update(
+            learner.params, learner.opt_state, jnp.asarray(Zw), jnp.asarray(Ww), noise, rest
+        )
+        losses.append(loss)
+    return float(np.mean([float(x) for x in losses]))
 
 
 def finish(trainer: Trainer, learner: Learner, state: TrainState) -> dict:
