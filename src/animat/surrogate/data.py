@@ -101,27 +101,7 @@ def generate(
     require("backend", backend, choices=("local", "ray"))
     sc = get_scene(scene, **(scene_options or {}))
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"dataset folder {str(out)!r} is a file")
-    if out.is_dir() and not (out / DATASET_JSON).exists() and any(out.iterdir()):
-        raise RunDirError(
-            f"{str(out)!r} holds files but no {DATASET_JSON}: not a dataset to resume; choose another --out"
-        )
-    config = {"scene": sc.to_dict(), "episodes": int(episodes), "frames": int(frames), "seed": int(seed)}
-    meta_path = out / DATASET_JSON
-    if meta_path.exists():
-        old = runs.read_json(meta_path)
-        same = {k: old.get(k) for k in ("scene", "frames", "seed")}
-        if isinstance(same["scene"], dict) and "name" in same["scene"]:  # options added since: their defaults
-            same["scene"] = json.loads(json.dumps(scene_from_dict(same["scene"]).to_dict()))
-        want = json.loads(json.dumps(config))  # tuples -> lists, as stored
-        if same != {k: want[k] for k in ("scene", "frames", "seed")}:
-            raise ConfigError(f"{str(out)!r} holds a dataset made with other scene/frames/seed; choose another --out")
-        config["episodes"] = max(int(episodes), int(old.get("episodes", 0)))
-    out.mkdir(parents=True, exist_ok=True)
-    if not (out / "topology.npz").exists():
-        runs.atomic_save_npz(out / "topology.npz", **sc.topology())
-    runs.atomic_write_json(meta_path, {**config, "topology": "topology.npz"})
+    _open_dataset(out, sc, {"scene": sc.to_dict(), "episodes": int(episodes), "frames": int(frames), "seed": int(seed)})
 
     todo = [i for i in range(int(episodes)) if not _episode_done(episode_path(out, i))]
     skipped = int(episodes) - len(todo)
@@ -152,6 +132,31 @@ def generate(
         else stats["reference_seconds_per_frame"],
     )
     return stats
+
+
+def _open_dataset(out: Path, sc, config: dict) -> None:
+    """Make or reopen the dataset folder ``out`` for ``config`` (scene, episodes, frames, seed): its topology and
+    ``dataset.json`` written; a folder of another dataset, or of something else, is refused."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"dataset folder {str(out)!r} is a file")
+    if out.is_dir() and not (out / DATASET_JSON).exists() and any(out.iterdir()):
+        raise RunDirError(
+            f"{str(out)!r} holds files but no {DATASET_JSON}: not a dataset to resume; choose another --out"
+        )
+    meta_path = out / DATASET_JSON
+    if meta_path.exists():
+        old = runs.read_json(meta_path)
+        same = {k: old.get(k) for k in ("scene", "frames", "seed")}
+        if isinstance(same["scene"], dict) and "name" in same["scene"]:  # options added since: their defaults
+            same["scene"] = json.loads(json.dumps(scene_from_dict(same["scene"]).to_dict()))
+        want = json.loads(json.dumps(config))  # tuples -> lists, as stored
+        if same != {k: want[k] for k in ("scene", "frames", "seed")}:
+            raise ConfigError(f"{str(out)!r} holds a dataset made with other scene/frames/seed; choose another --out")
+        config = {**config, "episodes": max(config["episodes"], int(old.get("episodes", 0)))}
+    out.mkdir(parents=True, exist_ok=True)
+    if not (out / "topology.npz").exists():
+        runs.atomic_save_npz(out / "topology.npz", **sc.topology())
+    runs.atomic_write_json(meta_path, {**config, "topology": "topology.npz"})
 
 
 def dataset_stats(out: str | os.PathLike, episodes: int | None = None) -> dict:

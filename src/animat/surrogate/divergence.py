@@ -259,9 +259,16 @@ def divergence(
             for _ in range(runs_per_episode(frames, horizon, stride)):
                 on_run()
     gaps = np.stack([r["gap"] for r in results])
+    summary = _summary(scene, ids, results, gaps, eps, noise, restart, components, frames, seed, horizon, stride)
+    return summary, gaps
+
+
+def _summary(scene: SheetScene, ids, results, gaps, eps, noise, restart, components, frames, seed, horizon, stride):
+    """:func:`divergence`'s summary: its settings (its arguments'), the window gaps and the per-frame gap curve
+    (% of the side) of the episodes ``ids``' ``results`` and ``gaps``."""
     mean = mean_gap(gaps)
     segments = [g for r in results for g in r["segments"]]
-    summary = {
+    return {
         "scene": scene.name,
         "perturb_std": float(eps),
         "perturb_noise": noise,
@@ -286,7 +293,6 @@ def divergence(
         "truncated_runs": int(sum(r["truncated"] for r in results)),
         "scene_options": scene.to_dict(),
     }
-    return summary, gaps
 
 
 def write_run(run_dir, summary: dict, gaps: np.ndarray, fps: int) -> None:
