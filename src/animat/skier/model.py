@@ -290,13 +290,36 @@ def _hinge(body, name, axis, rng_deg, armature, pos=(0, 0, 0)):
     return j
 
 
+CAP, SPHERE = mujoco.mjtGeom.mjGEOM_CAPSULE, mujoco.mjtGeom.mjGEOM_SPHERE
+SKIN, CLOTH, SKI_RGBA, POLE_RGBA = [0.9, 0.75, 0.6, 1], [0.2, 0.4, 0.8, 1], [0.9, 0.1, 0.1, 1], [0.3, 0.3, 0.3, 1]
+SHANK_LEN, THIGH_LEN = 0.45, 0.42  # m
+
+
 def build_spec(params: SkierParams | None = None) -> mujoco.MjSpec:
     """The skier and its plane as an ``MjSpec`` (see the module docstring)."""
     p = (params or SkierParams()).validate()
-    cap, sph = mujoco.mjtGeom.mjGEOM_CAPSULE, mujoco.mjtGeom.mjGEOM_SPHERE
-    skin, cloth, ski_c, pole_c = [0.9, 0.75, 0.6, 1], [0.2, 0.4, 0.8, 1], [0.9, 0.1, 0.1, 1], [0.3, 0.3, 0.3, 1]
     spec = mujoco.MjSpec()
     spec.modelname = "skier"
+    _set_options(spec, p)
+    _add_world(spec.worldbody)
+    ankle_z = 2 * p.ski_radius + 0.03  # ankle height above the ski's running surface
+    pelvis = spec.worldbody.add_body()
+    pelvis.name = "pelvis"
+    pelvis.pos = [0, 0, ankle_z + SHANK_LEN + THIGH_LEN + 0.05]
+    fj = pelvis.add_freejoint()
+    fj.name = "root"
+    _geom(pelvis, "pelvis", CAP, [0.09], MASSES["pelvis"], CLOTH, fromto=[0, -0.09, 0, 0, 0.09, 0])
+    torso = _add_trunk(pelvis, p)
+    for side, sy in (("left", 1.0), ("right", -1.0)):
+        _add_arm(torso, side, sy, p)
+        _add_leg(pelvis, side, sy, p, ankle_z)
+    _add_contacts(spec, p)
+    add_ski_sensors(spec)
+    _add_servos(spec, p)
+    return spec
+
+
+def _set_options(spec: mujoco.MjSpec, p: SkierParams) -> None:
     spec.compiler.degree = False  # angles below are in radians
     spec.option.timestep = p.timestep
     spec.option.cone = CONES[p.cone]
@@ -308,7 +331,9 @@ def build_spec(params: SkierParams | None = None) -> mujoco.MjSpec:
     # guess, so a rollout continued from a saved state, on any thread, repeats the motion bit for bit
     spec.option.disableflags |= mujoco.mjtDisableBit.mjDSBL_WARMSTART
 
-    world = spec.worldbody
+
+def _add_world(world) -> None:
+    """The snow (an infinite plane named ``floor``) and a light above it."""
     floor = world.add_geom()
     floor.name = "floor"
     floor.type = mujoco.mjtGeom.mjGEOM_PLANE
@@ -321,69 +346,71 @@ def build_spec(params: SkierParams | None = None) -> mujoco.MjSpec:
     light.pos = [0, 0, 5]
     light.dir = [0, 0, -1]
 
-    r = p.ski_radius
-    ankle_z = 2 * r + 0.03  # ankle height above the ski's running surface
-    shank_len, thigh_len = 0.45, 0.42
-    hip_z = ankle_z + shank_len + thigh_len
-    pelvis = world.add_body()
-    pelvis.name = "pelvis"
-    pelvis.pos = [0, 0, hip_z + 0.05]
-    fj = pelvis.add_freejoint()
-    fj.name = "root"
-    _geom(pelvis, "pelvis", cap, [0.09], MASSES["pelvis"], cloth, fromto=[0, -0.09, 0, 0, 0.09, 0])
 
+def _add_trunk(pelvis, p: SkierParams):
+    """The torso on its waist hinge and the head on the torso; returns the torso body."""
     torso = pelvis.add_body()
     torso.name = "torso"
     torso.pos = [0, 0, 0.08]
     _hinge(torso, "torso", (0, 1, 0), RANGES_DEG["torso"], p.armature)
-    _geom(torso, "torso", cap, [0.11], MASSES["torso"], cloth, fromto=[0, 0, 0.08, 0, 0, 0.36])
+    _geom(torso, "torso", CAP, [0.11], MASSES["torso"], CLOTH, fromto=[0, 0, 0.08, 0, 0, 0.36])
     head = torso.add_body()
     head.name = "head"
     head.pos = [0, 0, 0.5]
     _hinge(head, "head", (0, -1, 0), RANGES_DEG["head"], p.armature)
-    _geom(head, "head", sph, [0.1], MASSES["head"], skin, pos=[0, 0, 0.08])
+    _geom(head, "head", SPHERE, [0.1], MASSES["head"], SKIN, pos=[0, 0, 0.08])
+    return torso
 
+
+def _add_arm(torso, side: str, sy: float, p: SkierParams) -> None:
+    """Upper arm, forearm, hand and its pole on one side (``sy`` +1 left, -1 right)."""
+    ua = torso.add_body()
+    ua.name = f"{side}_upper_arm"
+    ua.pos = [0, sy * 0.19, 0.42]
+    _hinge(ua, f"{side}_shoulder", (0, -1, 0), RANGES_DEG["shoulder"], p.armature)
+    _geom(ua, f"{side}_upper_arm", CAP, [0.04], MASSES["upper_arm"], CLOTH, fromto=[0, 0, 0, 0, 0, -0.28])
+    fa = ua.add_body()
+    fa.name = f"{side}_forearm"
+    fa.pos = [0, 0, -0.28]
+    _hinge(fa, f"{side}_elbow", (0, -1, 0), RANGES_DEG["elbow"], p.armature)
+    _geom(fa, f"{side}_forearm", CAP, [0.035], MASSES["forearm"], SKIN, fromto=[0, 0, 0, 0, 0, -0.24])
+    hand = fa.add_body()
+    hand.name = f"{side}_hand"
+    hand.pos = [0, 0, -0.26]
+    _hinge(hand, f"{side}_hand", (0, 0, sy), RANGES_DEG["hand"], p.armature)  # mirrored axis on the right
+    _geom(hand, f"{side}_hand", SPHERE, [0.04], MASSES["hand"], SKIN)
     pole_a = math.radians(p.pole_angle_deg)
-    for side, sy in (("left", 1.0), ("right", -1.0)):
-        ua = torso.add_body()
-        ua.name = f"{side}_upper_arm"
-        ua.pos = [0, sy * 0.19, 0.42]
-        _hinge(ua, f"{side}_shoulder", (0, -1, 0), RANGES_DEG["shoulder"], p.armature)
-        _geom(ua, f"{side}_upper_arm", cap, [0.04], MASSES["upper_arm"], cloth, fromto=[0, 0, 0, 0, 0, -0.28])
-        fa = ua.add_body()
-        fa.name = f"{side}_forearm"
-        fa.pos = [0, 0, -0.28]
-        _hinge(fa, f"{side}_elbow", (0, -1, 0), RANGES_DEG["elbow"], p.armature)
-        _geom(fa, f"{side}_forearm", cap, [0.035], MASSES["forearm"], skin, fromto=[0, 0, 0, 0, 0, -0.24])
-        hand = fa.add_body()
-        hand.name = f"{side}_hand"
-        hand.pos = [0, 0, -0.26]
-        _hinge(hand, f"{side}_hand", (0, 0, sy), RANGES_DEG["hand"], p.armature)  # mirrored axis on the right
-        _geom(hand, f"{side}_hand", sph, [0.04], MASSES["hand"], skin)
-        tip = [-p.pole_length * math.sin(pole_a), 0.0, -p.pole_length * math.cos(pole_a)]
-        pole = _geom(hand, f"{side}_pole", cap, [0.012], MASSES["pole"], pole_c, fromto=[0, 0, 0] + tip)
-        pole.contype = pole.conaffinity = 0
+    tip = [-p.pole_length * math.sin(pole_a), 0.0, -p.pole_length * math.cos(pole_a)]
+    pole = _geom(hand, f"{side}_pole", CAP, [0.012], MASSES["pole"], POLE_RGBA, fromto=[0, 0, 0] + tip)
+    pole.contype = pole.conaffinity = 0
 
-        th = pelvis.add_body()
-        th.name = f"{side}_thigh"
-        th.pos = [0, sy * 0.1, -0.05]
-        if p.hip == "one-axis":
-            tilt = math.radians(p.hip_tilt_deg)
-            _hinge(th, f"{side}_hip", (math.sin(tilt), 0, math.cos(tilt)), RANGES_DEG["hip"], p.armature)
-        else:  # vertical axis (positive turns the left toe out), then forward axis (positive spreads the left leg)
-            _hinge(th, f"{side}_hip", (0, 0, 1), RANGES_DEG["hip"], p.armature)
-            _hinge(th, f"{side}_hip_spread", (1, 0, 0), RANGES_DEG["hip_spread"], p.armature)
-        _geom(th, f"{side}_thigh", cap, [0.06], MASSES["thigh"], cloth, fromto=[0, 0, 0, 0, 0, -thigh_len])
-        sh = th.add_body()
-        sh.name = f"{side}_shank"
-        sh.pos = [0, 0, -thigh_len]
-        _hinge(sh, f"{side}_knee", (0, 1, 0), RANGES_DEG["knee"], p.armature)
-        _geom(sh, f"{side}_shank", cap, [0.05], MASSES["shank"], cloth, fromto=[0, 0, 0, 0, 0, -shank_len])
-        half = p.ski_length / 2 - r
-        sz = -shank_len - ankle_z + r
-        ski = _geom(sh, f"{side}_ski", cap, [r], MASSES["ski"], ski_c, fromto=[-half + 0.1, 0, sz, half + 0.1, 0, sz])
-        ski.contype = ski.conaffinity = 0
 
+def _add_leg(pelvis, side: str, sy: float, p: SkierParams, ankle_z: float) -> None:
+    """Thigh on its hip hinge(s), shank on the knee, and the ski fixed under the boot, on one side."""
+    th = pelvis.add_body()
+    th.name = f"{side}_thigh"
+    th.pos = [0, sy * 0.1, -0.05]
+    if p.hip == "one-axis":
+        tilt = math.radians(p.hip_tilt_deg)
+        _hinge(th, f"{side}_hip", (math.sin(tilt), 0, math.cos(tilt)), RANGES_DEG["hip"], p.armature)
+    else:  # vertical axis (positive turns the left toe out), then forward axis (positive spreads the left leg)
+        _hinge(th, f"{side}_hip", (0, 0, 1), RANGES_DEG["hip"], p.armature)
+        _hinge(th, f"{side}_hip_spread", (1, 0, 0), RANGES_DEG["hip_spread"], p.armature)
+    _geom(th, f"{side}_thigh", CAP, [0.06], MASSES["thigh"], CLOTH, fromto=[0, 0, 0, 0, 0, -THIGH_LEN])
+    sh = th.add_body()
+    sh.name = f"{side}_shank"
+    sh.pos = [0, 0, -THIGH_LEN]
+    _hinge(sh, f"{side}_knee", (0, 1, 0), RANGES_DEG["knee"], p.armature)
+    _geom(sh, f"{side}_shank", CAP, [0.05], MASSES["shank"], CLOTH, fromto=[0, 0, 0, 0, 0, -SHANK_LEN])
+    r = p.ski_radius
+    half = p.ski_length / 2 - r
+    sz = -SHANK_LEN - ankle_z + r
+    ski = _geom(sh, f"{side}_ski", CAP, [r], MASSES["ski"], SKI_RGBA, fromto=[-half + 0.1, 0, sz, half + 0.1, 0, sz])
+    ski.contype = ski.conaffinity = 0
+
+
+def _add_contacts(spec: mujoco.MjSpec, p: SkierParams) -> None:
+    """The explicit contact pairs: each ski and each pole tip with the floor."""
     for side in ("left", "right"):
         add_ski_pair(spec, "floor", f"{side}_ski", p.ski_friction())
         pair = spec.add_pair()
@@ -392,7 +419,9 @@ def build_spec(params: SkierParams | None = None) -> mujoco.MjSpec:
         pair.condim = 3
         pair.friction = [p.mu_pole, p.mu_pole, 0.005, 0.0001, 0.0001]
 
-    add_ski_sensors(spec)
+
+def _add_servos(spec: mujoco.MjSpec, p: SkierParams) -> None:
+    """A PD position servo per moving joint (gains ``kp``, ``kv`` per joint kind), its control the target angle."""
     for j in joint_names(hip_joints(p.hip)):
         kind = joint_kind(j)
         lo, hi = RANGES_DEG[kind]
@@ -404,7 +433,6 @@ def build_spec(params: SkierParams | None = None) -> mujoco.MjSpec:
         act.set_to_position(kp=float(p.kp[gains]), kv=float(p.kv[gains]))
         act.ctrlrange = [math.radians(lo), math.radians(hi)]
         act.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
-    return spec
 
 
 def add_ski_sensors(spec: mujoco.MjSpec) -> None:
