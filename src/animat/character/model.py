@@ -245,32 +245,45 @@ def build_spec(
     bodies = {}
     for i, (jd, bd) in enumerate(zip(skel.joints, skel.bodies)):
         parent = spec.worldbody if jd.parent < 0 else bodies[jd.parent]
-        pos = [0.0, 0.0, DEFAULT_ROOT_HEIGHT] if jd.parent < 0 else vec_dm_to_zup(jd.offset).tolist()
-        body = parent.add_body(name=jd.name, pos=pos)
-        bodies[i] = body
-        if jd.type == "none":
-            body.add_freejoint(name="root")
-        elif jd.type == "spherical":
-            body.add_joint(name=jd.name, type=mujoco.mjtJoint.mjJNT_BALL, damping=PD_GAINS[jd.name][1])
-        elif jd.type == "revolute":
-            body.add_joint(
-                name=jd.name,
-                type=mujoco.mjtJoint.mjJNT_HINGE,
-                axis=HINGE_AXIS.tolist(),
-                range=list(jd.limits),
-                limited=mujoco.mjtLimited.mjLIMITED_TRUE,
-            )
-        geom = body.add_geom(name=bd.name, pos=vec_dm_to_zup(bd.offset).tolist(), mass=bd.mass)
-        if bd.shape == "sphere":
-            geom.type, geom.size = mujoco.mjtGeom.mjGEOM_SPHERE, [bd.params[0] / 2, 0.0, 0.0]
-        elif bd.shape == "capsule":
-            geom.type, geom.size = mujoco.mjtGeom.mjGEOM_CAPSULE, [bd.params[0] / 2, bd.params[1] / 2, 0.0]
-        elif bd.shape == "box":
-            geom.type, geom.size = mujoco.mjtGeom.mjGEOM_BOX, (np.abs(vec_dm_to_zup(bd.params)) / 2).tolist()
-        else:
-            raise ConfigError(f"body {bd.name!r}: shape {bd.shape!r} not supported (sphere, capsule, box)")
-        geom.contype, geom.conaffinity = 1, 0  # touches the floor, not itself
-        geom.rgba = [0.47, 0.55, 0.69, 1.0]
+        bodies[i] = _add_link(parent, jd, bd)
+    _add_actuators(spec, skel, ball_actuators)
+    if joint_limits:
+        add_ball_limits(spec, skel)
+    return spec
+
+
+def _add_link(parent, jd, bd):
+    """One link of the skeleton under ``parent``: its body, its joint (``jd``) and its collision geom (``bd``)."""
+    pos = [0.0, 0.0, DEFAULT_ROOT_HEIGHT] if jd.parent < 0 else vec_dm_to_zup(jd.offset).tolist()
+    body = parent.add_body(name=jd.name, pos=pos)
+    if jd.type == "none":
+        body.add_freejoint(name="root")
+    elif jd.type == "spherical":
+        body.add_joint(name=jd.name, type=mujoco.mjtJoint.mjJNT_BALL, damping=PD_GAINS[jd.name][1])
+    elif jd.type == "revolute":
+        body.add_joint(
+            name=jd.name,
+            type=mujoco.mjtJoint.mjJNT_HINGE,
+            axis=HINGE_AXIS.tolist(),
+            range=list(jd.limits),
+            limited=mujoco.mjtLimited.mjLIMITED_TRUE,
+        )
+    geom = body.add_geom(name=bd.name, pos=vec_dm_to_zup(bd.offset).tolist(), mass=bd.mass)
+    if bd.shape == "sphere":
+        geom.type, geom.size = mujoco.mjtGeom.mjGEOM_SPHERE, [bd.params[0] / 2, 0.0, 0.0]
+    elif bd.shape == "capsule":
+        geom.type, geom.size = mujoco.mjtGeom.mjGEOM_CAPSULE, [bd.params[0] / 2, bd.params[1] / 2, 0.0]
+    elif bd.shape == "box":
+        geom.type, geom.size = mujoco.mjtGeom.mjGEOM_BOX, (np.abs(vec_dm_to_zup(bd.params)) / 2).tolist()
+    else:
+        raise ConfigError(f"body {bd.name!r}: shape {bd.shape!r} not supported (sphere, capsule, box)")
+    geom.contype, geom.conaffinity = 1, 0  # touches the floor, not itself
+    geom.rgba = [0.47, 0.55, 0.69, 1.0]
+    return body
+
+
+def _add_actuators(spec: mujoco.MjSpec, skel: Skeleton, ball_actuators: bool) -> None:
+    """PD position servos: one per hinge, then (``ball_actuators``) three per ball joint, torque-limited."""
     for jd in skel.joints:
         if jd.type == "revolute":
             kp, kd = PD_GAINS[jd.name]
@@ -278,19 +291,17 @@ def build_spec(
             act.set_to_position(kp=kp, kv=kd)
             act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
             act.forcerange = [-jd.torque_limit, jd.torque_limit]
-    if ball_actuators:
-        for jd in skel.joints:
-            if jd.type == "spherical":
-                kp = PD_GAINS[jd.name][0]
-                for k, axis in enumerate(BALL_AXES):
-                    act = spec.add_actuator(name=f"{jd.name}_{axis}", target=jd.name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
-                    act.gear = [1.0 if i == k else 0.0 for i in range(6)]
-                    act.set_to_position(kp=kp, kv=0.0)  # kd is the joint's (implicit) damping
-                    act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
-                    act.forcerange = [-jd.torque_limit, jd.torque_limit]
-    if joint_limits:
-        add_ball_limits(spec, skel)
-    return spec
+    if not ball_actuators:
+        return
+    for jd in skel.joints:
+        if jd.type == "spherical":
+            kp = PD_GAINS[jd.name][0]
+            for k, axis in enumerate(BALL_AXES):
+                act = spec.add_actuator(name=f"{jd.name}_{axis}", target=jd.name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+                act.gear = [1.0 if i == k else 0.0 for i in range(6)]
+                act.set_to_position(kp=kp, kv=0.0)  # kd is the joint's (implicit) damping
+                act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
+                act.forcerange = [-jd.torque_limit, jd.torque_limit]
 
 
 def add_ball_limits(spec: mujoco.MjSpec, skeleton: Skeleton) -> None:
