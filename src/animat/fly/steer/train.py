@@ -23,22 +23,13 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
     every network) and ``[networks.NAME]`` (each network's own options, ``task`` among them, and ``from = "OTHER"``:
     start from that network's final population; a network may be a stage that a later one continues). The set's network
     for a command is the last one listed with that task (the goal network: the last with ``task = "goal"``). Returns
-    ``(steering.json's content, {name: options})``, each network's options checked (:class:`TrainConfig`).
-    ``[pools.NAME]`` (``scripts``, ``seed``, ``networks``: one network per command, listed before): a start pool
-    (:func:`handover_states`) that a network names as its ``start_pool = "NAME"``; each network's ``pool`` is that name
-    or None, its ``pool_spec`` the pool's table with ``tasks`` (its networks' commands) or None. ``[distill.NAME]``
-    (``networks``: one switch network per command, listed before; the rest :class:`DistillConfig` options, its
-    ``start_pool`` a ``[pools.NAME]``): a goal network distilled from those networks
-    (:mod:`animat.fly.steer.distill`) that a
-    goal network names as ``from = "NAME"`` (it goes on by evolution); that network's ``distill`` is then
-    ``{"name", "options", "networks", "tasks", "pool", "pool_spec"}``, else None. ``goal = "NAME"``: the set's goal
+    ``(steering.json's content, {name: options})``, each network's options checked (:class:`TrainConfig`);
+    ``[pools.NAME]`` and ``[distill.NAME]``: see :class:`_SetReader`. ``goal = "NAME"``: the set's goal
     network (default: the last network with ``task = "goal"``); a ``[distill.NAME]`` as distilled, then an entry of its
     own (``distilled_only``, trained last). ``alternates = {COMMAND = ["NAME", ...], goal = [...]}``: more networks for
     a command (of its task, listed) or for the goal controller (goal networks or ``[distill.NAME]``s), which the pilot's
     lookahead chooses among (:mod:`animat.fly.steer.lookahead`); a network named there is never the set's own for its
     command."""
-    from animat.fly.options import DistillConfig
-
     spec = load_toml(path)
     check_known(
         ("preset", "speed", "train", "networks", "pools", "distill", "goal", "alternates"),
@@ -47,68 +38,10 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
         path,
     )
     speed = spec.get("speed", TrainConfig.speed)
-    pools = {name: dict(p) for name, p in dict(spec.get("pools", {})).items()}
-    distills = {name: dict(d) for name, d in dict(spec.get("distill", {})).items()}
-    networks: dict[str, dict] = {}
-
-    def pool_of(owner: str, pool: str | None) -> dict | None:
-        if pool is None:
-            return None
-        if pool not in pools:
-            raise ConfigError(f"{str(path)!r}: {owner} names start pool {pool!r}, which is no [pools.NAME]")
-        check_pool(path, pool, pools[pool], networks)
-        return {**pools[pool], "tasks": {n: networks[n]["task"] for n in pools[pool]["networks"]}}
-
-    def distill_of(stage: str, user: str) -> dict:
-        taught = dict(distills[stage])
-        nets = taught.pop("networks", None)
-        if (
-            not isinstance(nets, list)
-            or any(n not in networks for n in nets)
-            or sorted(networks[n]["task"] for n in nets) != sorted(COMMANDS)
-        ):
-            raise ConfigError(
-                f"{str(path)!r}: [distill.{stage}] networks must be one switch network per command "
-                f"({', '.join(COMMANDS)}) listed before {user}; got {nets}"
-            )
-        pool = taught.get("start_pool")
-        DistillConfig.build(None, **{**taught, "start_pool": None})
-        return {
-            "name": stage,
-            "options": taught,
-            "networks": nets,
-            "tasks": {n: networks[n]["task"] for n in nets},
-            "pool": pool,
-            "pool_spec": pool_of(f"[distill.{stage}]", pool),
-        }
-
+    reader = _SetReader(path, spec)
     for name, own in dict(spec.get("networks", {})).items():
-        options = {**dict(spec.get("train", {})), "speed": speed, **dict(own)}
-        source = options.pop("from", None)
-        cfg = TrainConfig.build(None, **options)
-        if cfg.task is None:
-            raise ConfigError(f"{str(path)!r}: network {name!r} has no task")
-        taught = None
-        if source in distills and source not in networks:
-            if cfg.task != "goal":
-                raise ConfigError(
-                    f"{str(path)!r}: network {name!r} starts from distilled network {source!r}: only a goal network can"
-                )
-            taught = distill_of(source, repr(name))
-        elif source is not None and source not in networks:
-            raise ConfigError(
-                f"{str(path)!r}: network {name!r} starts from {source!r}, which is not a network or [distill.NAME] "
-                "listed before it"
-            )
-        pool = cfg.start_pool
-        networks[name] = {
-            "options": options,
-            "from": source,
-            "task": cfg.task,
-            "pool": pool,
-            "pool_spec": pool_of(f"network {name!r}", pool),
-            "distill": taught,
-        }
+        reader.add_network(name, {**dict(spec.get("train", {})), "speed": speed, **dict(own)})
+    networks, distills = reader.networks, reader.distills
     if not networks:
         raise ConfigError(f"{str(path)!r} lists no [networks.NAME]")
     alternates = {
@@ -120,36 +53,9 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
     goals = [name for name, v in networks.items() if v["task"] == "goal" and name not in extra]
     goal = spec.get("goal", goals[-1] if goals else None)
     for key, names in alternates.items():
-        if (key != "goal" and key not in COMMANDS) or not isinstance(names, list):
-            raise ConfigError(
-                f"{str(path)!r}: alternates must map a command or goal to a list of networks; got {key} = {names!r}"
-            )
-        for n in names:
-            if key == "goal" and n in distills and n not in networks:
-                networks[n] = {
-                    "options": None,
-                    "from": None,
-                    "task": "goal",
-                    "pool": None,
-                    "pool_spec": None,
-                    "distill": distill_of(n, "the end"),
-                    "distilled_only": True,
-                }
-            elif n not in networks or networks[n]["task"] != key:
-                raise ConfigError(
-                    f"{str(path)!r}: alternates of {key}: {n!r} is no {key} "
-                    f"network{' or [distill.NAME]' if key == 'goal' else ''} listed"
-                )
+        reader.check_alternates(key, names)
     if goal in distills and goal not in networks:  # the set's goal network is a distilled one as it is
-        networks[goal] = {
-            "options": None,
-            "from": None,
-            "task": "goal",
-            "pool": None,
-            "pool_spec": None,
-            "distill": distill_of(goal, "the end"),
-            "distilled_only": True,
-        }
+        reader.add_distilled_only(goal)
     elif goal is not None and goal not in goals:
         raise ConfigError(f"{str(path)!r}: goal = {goal!r} names no goal network or [distill.NAME]")
     unused = sorted(set(distills) - {v["distill"]["name"] for v in networks.values() if v["distill"]})
@@ -166,6 +72,118 @@ def read_steering_config(path: str | Path) -> tuple[dict, dict[str, dict]]:
         **({"alternates": alternates} if alternates else {}),
     }
     return record, networks
+
+
+class _SetReader:
+    """The networks of a steering set's TOML (``spec``, read from ``path``), checked as they are added in order:
+    ``networks[name]`` holds ``options``, ``from``, ``task``, ``pool``, ``pool_spec``, ``distill`` (and
+    ``distilled_only`` for a ``[distill.NAME]`` used as it is).
+
+    ``[pools.NAME]`` (``scripts``, ``seed``, ``networks``: one network per command, listed before): a start pool
+    (:func:`handover_states`) that a network names as its ``start_pool = "NAME"``; each network's ``pool`` is that name
+    or None, its ``pool_spec`` the pool's table with ``tasks`` (its networks' commands) or None. ``[distill.NAME]``
+    (``networks``: one switch network per command, listed before; the rest :class:`DistillConfig` options, its
+    ``start_pool`` a ``[pools.NAME]``): a goal network distilled from those networks (:mod:`animat.fly.steer.distill`)
+    that a goal network names as ``from = "NAME"`` (it goes on by evolution); that network's ``distill`` is then
+    ``{"name", "options", "networks", "tasks", "pool", "pool_spec"}``, else None."""
+
+    def __init__(self, path: str | Path, spec: dict) -> None:
+        self.path = path
+        self.pools = {name: dict(p) for name, p in dict(spec.get("pools", {})).items()}
+        self.distills = {name: dict(d) for name, d in dict(spec.get("distill", {})).items()}
+        self.networks: dict[str, dict] = {}
+
+    def pool_of(self, owner: str, pool: str | None) -> dict | None:
+        """The start pool ``pool`` that ``owner`` names, with its networks' ``tasks``; None for no pool."""
+        if pool is None:
+            return None
+        if pool not in self.pools:
+            raise ConfigError(f"{str(self.path)!r}: {owner} names start pool {pool!r}, which is no [pools.NAME]")
+        check_pool(self.path, pool, self.pools[pool], self.networks)
+        return {**self.pools[pool], "tasks": {n: self.networks[n]["task"] for n in self.pools[pool]["networks"]}}
+
+    def distill_of(self, stage: str, user: str) -> dict:
+        """``[distill.STAGE]`` as ``user`` (a network, or "the end") takes it: one switch network per command."""
+        from animat.fly.options import DistillConfig
+
+        taught = dict(self.distills[stage])
+        nets = taught.pop("networks", None)
+        if (
+            not isinstance(nets, list)
+            or any(n not in self.networks for n in nets)
+            or sorted(self.networks[n]["task"] for n in nets) != sorted(COMMANDS)
+        ):
+            raise ConfigError(
+                f"{str(self.path)!r}: [distill.{stage}] networks must be one switch network per command "
+                f"({', '.join(COMMANDS)}) listed before {user}; got {nets}"
+            )
+        pool = taught.get("start_pool")
+        DistillConfig.build(None, **{**taught, "start_pool": None})
+        return {
+            "name": stage,
+            "options": taught,
+            "networks": nets,
+            "tasks": {n: self.networks[n]["task"] for n in nets},
+            "pool": pool,
+            "pool_spec": self.pool_of(f"[distill.{stage}]", pool),
+        }
+
+    def add_network(self, name: str, options: dict) -> None:
+        """``[networks.NAME]`` with its ``options`` (the set's ``[train]`` and speed under its own)."""
+        source = options.pop("from", None)
+        cfg = TrainConfig.build(None, **options)
+        if cfg.task is None:
+            raise ConfigError(f"{str(self.path)!r}: network {name!r} has no task")
+        taught = None
+        if source in self.distills and source not in self.networks:
+            if cfg.task != "goal":
+                raise ConfigError(
+                    f"{str(self.path)!r}: network {name!r} starts from distilled network {source!r}: only a goal "
+                    "network can"
+                )
+            taught = self.distill_of(source, repr(name))
+        elif source is not None and source not in self.networks:
+            raise ConfigError(
+                f"{str(self.path)!r}: network {name!r} starts from {source!r}, which is not a network or "
+                "[distill.NAME] listed before it"
+            )
+        pool = cfg.start_pool
+        self.networks[name] = {
+            "options": options,
+            "from": source,
+            "task": cfg.task,
+            "pool": pool,
+            "pool_spec": self.pool_of(f"network {name!r}", pool),
+            "distill": taught,
+        }
+
+    def add_distilled_only(self, stage: str) -> None:
+        """``[distill.STAGE]`` flown as it is (trained last, after the networks it learns from)."""
+        self.networks[stage] = {
+            "options": None,
+            "from": None,
+            "task": "goal",
+            "pool": None,
+            "pool_spec": None,
+            "distill": self.distill_of(stage, "the end"),
+            "distilled_only": True,
+        }
+
+    def check_alternates(self, key: str, names) -> None:
+        """``alternates.KEY = names``: networks of that command's task (or goal networks and ``[distill.NAME]``s)."""
+        if (key != "goal" and key not in COMMANDS) or not isinstance(names, list):
+            raise ConfigError(
+                f"{str(self.path)!r}: alternates must map a command or goal to a list of networks; "
+                f"got {key} = {names!r}"
+            )
+        for n in names:
+            if key == "goal" and n in self.distills and n not in self.networks:
+                self.add_distilled_only(n)
+            elif n not in self.networks or self.networks[n]["task"] != key:
+                raise ConfigError(
+                    f"{str(self.path)!r}: alternates of {key}: {n!r} is no {key} "
+                    f"network{' or [distill.NAME]' if key == 'goal' else ''} listed"
+                )
 
 
 def check_pool(path, name: str, pool: dict, before: dict[str, dict]) -> None:
