@@ -271,8 +271,6 @@ def train_steering(
     recorded into ``out/NAME.npz`` when first needed, :func:`record_pool`). ``only``: these networks only (e.g. to
     train two parts of a set in two processes). ``on_network(name, what)`` is told each step. Returns
     ``{name: {"state": "kept"|"resumed"|"trained", "seconds": wall s, "summary": ...}}``."""
-    from animat.fly.train import train
-
     record, networks = read_steering_config(config)
     unknown = sorted(set(only or ()) - set(networks))
     if unknown:
@@ -284,48 +282,46 @@ def train_steering(
     for name, net in networks.items():
         if only and name not in only:
             continue
-        where = out / name
+        summary_file = out / name / "summary.json"
         if net.get("distilled_only"):
-            kept, t0 = (where / "summary.json").is_file(), time.perf_counter()
+            kept, t0 = summary_file.is_file(), time.perf_counter()
             distill_stage(out, net["distill"], record["speed"], on_network)
             done[name] = {
                 "state": "kept" if kept else "trained",
                 "seconds": 0.0 if kept else time.perf_counter() - t0,
-                "summary": runs.read_json(where / "summary.json"),
+                "summary": runs.read_json(summary_file),
             }
-            continue
-        cfg = TrainConfig.build(None, **net["options"])
-        if (where / "summary.json").is_file():
-            done[name] = {"state": "kept", "seconds": 0.0, "summary": runs.read_json(where / "summary.json")}
-            continue
-        resume = (where / "checkpoints").is_dir()
-        if net["distill"] is not None and not resume:
-            distill_stage(out, net["distill"], record["speed"], on_network)
-        source = None if resume or net["from"] is None else out / net["from"]
-        if source is not None and not (source / "summary.json").is_file():
-            raise CheckpointError(
-                f"network {name!r} starts from {net['from']!r}, which is not trained yet in {str(out)!r}"
-            )
-        if net["pool"] is not None:
-            if on_network is not None and not (out / f"{net['pool']}.npz").is_file():
-                on_network(net["pool"], "recording (start pool)")
-            cfg = TrainConfig.build(
-                None,
-                **{
-                    **net["options"],
-                    "start_pool": str(record_pool(out, net["pool"], net["pool_spec"], record["speed"])),
-                },
-            )
-        if on_network is not None:
-            on_network(name, "resumed" if resume else "started")
-        where.mkdir(exist_ok=True)
-        t0 = time.perf_counter()
-        summary = train(cfg, where, resume=resume, from_run=source)
-        done[name] = {
-            "state": "resumed" if resume else "trained",
-            "seconds": time.perf_counter() - t0,
-            "summary": summary,
-        }
-        if on_network is not None:
-            on_network(name, "finished")
+        elif summary_file.is_file():
+            done[name] = {"state": "kept", "seconds": 0.0, "summary": runs.read_json(summary_file)}
+        else:
+            done[name] = _train_network(out, name, net, record["speed"], on_network)
     return done
+
+
+def _train_network(out: Path, name: str, net: dict, speed: float, on_network) -> dict:
+    """Train (or resume) network ``name`` of a set in ``out/NAME``: its distillation, ``from`` network and start pool
+    first where it names them; returns ``{"state", "seconds", "summary"}``."""
+    from animat.fly.train import train
+
+    where = out / name
+    cfg = TrainConfig.build(None, **net["options"])
+    resume = (where / "checkpoints").is_dir()
+    if net["distill"] is not None and not resume:
+        distill_stage(out, net["distill"], speed, on_network)
+    source = None if resume or net["from"] is None else out / net["from"]
+    if source is not None and not (source / "summary.json").is_file():
+        raise CheckpointError(f"network {name!r} starts from {net['from']!r}, which is not trained yet in {str(out)!r}")
+    if net["pool"] is not None:
+        if on_network is not None and not (out / f"{net['pool']}.npz").is_file():
+            on_network(net["pool"], "recording (start pool)")
+        pool = record_pool(out, net["pool"], net["pool_spec"], speed)
+        cfg = TrainConfig.build(None, **{**net["options"], "start_pool": str(pool)})
+    if on_network is not None:
+        on_network(name, "resumed" if resume else "started")
+    where.mkdir(exist_ok=True)
+    t0 = time.perf_counter()
+    result = {"summary": train(cfg, where, resume=resume, from_run=source)}
+    result.update(state="resumed" if resume else "trained", seconds=time.perf_counter() - t0)
+    if on_network is not None:
+        on_network(name, "finished")
+    return result
