@@ -320,8 +320,8 @@ def _train_network(out: Path, name: str, net: dict, speed: float, on_network) ->
         on_network(name, "resumed" if resume else "started")
     where.mkdir(exist_ok=True)
     t0 = time.perf_counter()
-    result = {"summary": train(cfg, where, resume=resume, from_run=source)}
-    result.update(state="resumed" if resume else "trained", seconds=time.perf_counter() - t0)
+    summary = train(cfg, where, resume=resume, from_run=source)
+    result = {"state": "resumed" if resume else "trained", "seconds": time.perf_counter() - t0, "summary": summary}
     if on_network is not None:
         on_network(name, "finished")
     return result
