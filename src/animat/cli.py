@@ -99,6 +99,15 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 _python_show_warning = warnings.showwarning
 
 
+def _usage_message(exc) -> str:
+    """click's message for a usage error; for ``--json`` given after the system or verb (an option of the root
+    command only), the command line that works instead."""
+    if getattr(exc, "option_name", None) == "--json":
+        rest = " ".join(a for a in sys.argv[1:] if a != "--json")
+        return f"--json goes before the system: animat --json {rest}"
+    return exc.format_message()
+
+
 def main() -> None:
     try:
         with warnings.catch_warnings():
@@ -128,7 +137,7 @@ def main() -> None:
             err.print("aborted")
             sys.exit(130)
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
-            err.print(f"[bold red]error:[/] {escape(exc.format_message())}", highlight=False, soft_wrap=True)
+            err.print(f"[bold red]error:[/] {escape(_usage_message(exc))}", highlight=False, soft_wrap=True)
             sys.exit(exc.exit_code)
         raise
 

@@ -44,6 +44,12 @@ def load_policy_run(source: str | Path, clip: str | None = None):
             f"no run directory {str(source)!r}; give one written by animat imitate train, or pretrained:NAME"
         )
     stored = runs.read_run_config(run_dir, "an imitate training run directory")
+    foreign = runs.foreign_keys(stored, TrainConfig)
+    if foreign:
+        raise CheckpointError(
+            f"{str(run_dir)!r} is not an imitation run (its config.json sets {', '.join(foreign[:3])}"
+            f"{', ...' if len(foreign) > 3 else ''}); give a run written by animat imitate train, or pretrained:NAME"
+        )
     if clip is not None:
         stored["clip"] = str(clip)
     try:
