@@ -51,15 +51,16 @@ def summary_table(summary: dict, keys: Iterable[str] | None = None) -> Table:
     return table
 
 
-def print_summary(summary: dict, out: Path, keys: Iterable[str] | None = None, *, where: str = "") -> None:
+def print_summary(summary: dict, out: Path | None, keys: Iterable[str] | None = None, *, where: str = "") -> None:
     """The closing report of a verb: ``summary``'s values for ``keys`` as a table (:func:`summary_table`),
-    then where the results are (``where``: what to look at there). In JSON mode: the whole summary and
-    :data:`RUN_DIR_KEY` (the run directory) as one JSON document instead."""
+    then where the results are (``where``: what to look at there; ``out`` None: a verb that writes nothing). In
+    JSON mode: the whole summary and :data:`RUN_DIR_KEY` (the run directory) as one JSON document instead."""
     if _json_mode:
-        print_json({**summary, RUN_DIR_KEY: str(out)})
+        print_json({**summary, **({RUN_DIR_KEY: str(out)} if out is not None else {})})
         return
     console.print(summary_table(summary, keys))
-    console.print(f"results: [bold]{out}[/]" + (f" ({where})" if where else ""))
+    if out is not None:
+        console.print(f"results: [bold]{out}[/]" + (f" ({where})" if where else ""))
 
 
 def progress(
