@@ -62,6 +62,17 @@ def report_cmd(
     Console().print(f"report: [bold]{escape(str(written))}[/]", soft_wrap=True)
 
 
+@app.command("info")
+def info_cmd(
+    run_dir: Path = typer.Argument(..., help="Run directory (any system's verb; runs made before this command too)."),
+) -> None:
+    """Say what a run directory is: system, verb, preset, finished or interrupted, progress, headline figures."""
+    from animat.console import print_summary
+    from animat.info import describe
+
+    print_summary(describe(run_dir, systems.run_kinds()), run_dir)
+
+
 @app.command("view")
 def view_cmd(
     run_dir: Path = typer.Argument(
