@@ -61,9 +61,10 @@ def test_missing_run(tmp_path, animat_cli):
     assert not (tmp_path / "nothing").exists()
 
 
-def test_another_system_s_run_is_not_an_imitation_run(tmp_path, animat_cli):
+@pytest.mark.parametrize("verb", ["evaluate", "play"])
+def test_another_system_s_run_is_not_an_imitation_run(verb, tmp_path, animat_cli):
     fly_run = OLD_RUN.parent / "fly-train"
-    code, out, err = _evaluate(animat_cli, fly_run, "--out", tmp_path / "ev")
+    code, out, err = animat_cli("imitate", verb, str(fly_run), "--out", str(tmp_path / "ev"))
     _one_line_error(code, out, err, "not an imitation run")
     assert "unknown" not in err and not (tmp_path / "ev").exists()  # not the 33 options it lacks
 
