@@ -2,6 +2,9 @@
 
 * ``@pytest.mark.slow`` tests get a larger per-test timeout (:data:`SLOW_TIMEOUT_S`) than the default
   one of the pytest configuration (``timeout`` in pyproject.toml), unless they set their own.
+* Strict JSON (issue 52): every ``summary.json`` and ``config.json`` a test leaves under its ``tmp_path``, and
+  every JSON document ``animat_cli`` prints, holds no ``NaN``/``Infinity`` (:func:`nonfinite_words`), whatever
+  the test itself checks.
 * ``@pytest.mark.deepmimic`` tests read the shared DeepMimic data (``shared/data/deepmimic``, see
   :func:`animat.character.clip.find_shared_deepmimic`): without it they are skipped, except under
   ``CI=true`` (CI always lays the shared data out), where they fail: a missing data folder must not
@@ -69,9 +72,46 @@ def pytest_runtest_setup(item):
             pytest.fail(f"CI=true but {NO_SHARED_DATA}: CI always has the shared data", pytrace=False)
 
 
+def nonfinite_words(text: str) -> list[str]:
+    """The ``NaN``, ``Infinity`` and ``-Infinity`` of a JSON text (Python writes them; JSON has none, so
+    ``JSON.parse`` refuses the whole document); [] for a text that is not JSON at all."""
+    found: list[str] = []
+    try:
+        json.loads(text, parse_constant=found.append)
+    except ValueError:
+        return []
+    return found
+
+
+@pytest.fixture
+def json_nonfinite():
+    """:func:`nonfinite_words`, for the test of the check itself (tests/test_strict_json.py)."""
+    return nonfinite_words
+
+
+STRICT_JSON_FILES = ("summary.json", "config.json")
+
+
+@pytest.fixture(autouse=True)
+def _strict_json_outputs(request):
+    """After a test with a ``tmp_path``: no :data:`STRICT_JSON_FILES` under it holds NaN or Infinity."""
+    tmp = request.getfixturevalue("tmp_path") if "tmp_path" in request.fixturenames else None
+    yield
+    if tmp is None or not tmp.is_dir():
+        return
+    bad = {
+        str(p.relative_to(tmp)): words
+        for name in STRICT_JSON_FILES
+        for p in tmp.rglob(name)
+        if p.is_file() and (words := nonfinite_words(p.read_text(errors="replace")))
+    }
+    assert not bad, f"not strict JSON (NaN/Infinity): {bad}"
+
+
 @pytest.fixture
 def animat_cli(monkeypatch, capsys):
-    """Run ``animat ARGS`` in-process: ``animat_cli(*args) -> (exit code, stdout, stderr)``."""
+    """Run ``animat ARGS`` in-process: ``animat_cli(*args) -> (exit code, stdout, stderr)``; a JSON document
+    printed on stdout must be strict JSON (no NaN/Infinity)."""
 
     def run(*args: str) -> tuple[int, str, str]:
         monkeypatch.setattr(sys, "argv", ["animat", *args])
@@ -81,6 +121,8 @@ def animat_cli(monkeypatch, capsys):
         except SystemExit as exc:
             code = int(exc.code or 0)
         out = capsys.readouterr()
+        words = nonfinite_words(out.out) if out.out.lstrip().startswith(("{", "[")) else []
+        assert not words, f"animat {' '.join(args)} printed JSON with {words}"
         return code, out.out, out.err
 
     return run

@@ -58,7 +58,7 @@ def write_checkpoint(
         "arrays": {k: {"shape": list(v.shape), "dtype": v.dtype.str} for k, v in arrays.items()},
         "meta": dict(meta),
     }
-    runs.atomic_write_json(manifest_path, manifest)
+    runs.atomic_write_json(manifest_path, manifest, exact=True)  # a NaN loss or a -inf best resumes as itself
     return manifest_path
 
 

@@ -62,6 +62,17 @@ def report_cmd(
     Console().print(f"report: [bold]{escape(str(written))}[/]", soft_wrap=True)
 
 
+@app.command("info")
+def info_cmd(
+    run_dir: Path = typer.Argument(..., help="Run directory (any system's verb; runs made before this command too)."),
+) -> None:
+    """Say what a run directory is: system, verb, preset, finished or interrupted, progress, headline figures."""
+    from animat.console import print_summary
+    from animat.info import describe
+
+    print_summary(describe(run_dir, systems.run_kinds()), run_dir)
+
+
 @app.command("view")
 def view_cmd(
     run_dir: Path = typer.Argument(
@@ -99,6 +110,15 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 _python_show_warning = warnings.showwarning
 
 
+def _usage_message(exc) -> str:
+    """click's message for a usage error; for ``--json`` given after the system or verb (an option of the root
+    command only), the command line that works instead."""
+    if getattr(exc, "option_name", None) == "--json":
+        rest = " ".join(a for a in sys.argv[1:] if a != "--json")
+        return f"--json goes before the system: animat --json {rest}"
+    return exc.format_message()
+
+
 def main() -> None:
     jax_cache.configure()
     try:
@@ -129,7 +149,7 @@ def main() -> None:
             err.print("aborted")
             sys.exit(130)
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
-            err.print(f"[bold red]error:[/] {escape(exc.format_message())}", highlight=False, soft_wrap=True)
+            err.print(f"[bold red]error:[/] {escape(_usage_message(exc))}", highlight=False, soft_wrap=True)
             sys.exit(exc.exit_code)
         raise
 

@@ -4,12 +4,11 @@ mode for machine output and the progress bar.
 Machine output: ``animat --json <system> <verb>`` (:func:`use_json`) prints a verb's summary as one
 JSON document on stdout (:func:`print_summary`) and sends everything else this console prints
 (headers, notes, progress) to stderr. Verbs whose output is data by nature print it with
-:func:`print_json` in either mode.
+:func:`print_json` in either mode. The run directory is under :data:`RUN_DIR_KEY` in every such document.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -18,6 +17,11 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
+
+from animat import strict_json
+
+RUN_DIR_KEY = "results"
+"""The key of the run directory in every verb's JSON document (README: ``animat --json``)."""
 
 console = Console()
 _json_mode = False
@@ -30,9 +34,10 @@ def use_json(on: bool = True) -> None:
     console.file = sys.stderr if on else None  # None: whatever sys.stdout is when printing
 
 
-def print_json(data: Any) -> None:
-    """``data`` as one indented JSON document on stdout (no markup, no highlighting)."""
-    print(json.dumps(data, indent=2, default=str))
+def print_json(data: Any, indent: int | None = 2) -> None:
+    """``data`` as one JSON document on stdout (no markup, no highlighting), strict (:mod:`animat.strict_json`: a
+    NaN or an infinity is ``null``; anything not JSON as its ``str``); ``indent=None``: on one line."""
+    print(strict_json.dumps(data, default=str, indent=indent))
 
 
 def summary_table(summary: dict, keys: Iterable[str] | None = None) -> Table:
@@ -46,15 +51,16 @@ def summary_table(summary: dict, keys: Iterable[str] | None = None) -> Table:
     return table
 
 
-def print_summary(summary: dict, out: Path, keys: Iterable[str] | None = None, *, where: str = "") -> None:
+def print_summary(summary: dict, out: Path | None, keys: Iterable[str] | None = None, *, where: str = "") -> None:
     """The closing report of a verb: ``summary``'s values for ``keys`` as a table (:func:`summary_table`),
-    then where the results are (``where``: what to look at there). In JSON mode: the whole summary and
-    ``results`` (the run directory) as one JSON document instead."""
+    then where the results are (``where``: what to look at there; ``out`` None: a verb that writes nothing). In
+    JSON mode: the whole summary and :data:`RUN_DIR_KEY` (the run directory) as one JSON document instead."""
     if _json_mode:
-        print_json({**summary, "results": str(out)})
+        print_json({**summary, **({RUN_DIR_KEY: str(out)} if out is not None else {})})
         return
     console.print(summary_table(summary, keys))
-    console.print(f"results: [bold]{out}[/]" + (f" ({where})" if where else ""))
+    if out is not None:
+        console.print(f"results: [bold]{out}[/]" + (f" ({where})" if where else ""))
 
 
 def progress(

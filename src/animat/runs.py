@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from animat import strict_json
 from animat.errors import CheckpointError, ConfigError, RunDirError
 
 
@@ -68,6 +69,7 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
 
 
 def _jsonable(obj: Any) -> Any:
+    """NumPy values, paths, tuples and sets as JSON's types (for :func:`json.dumps`'s ``default``)."""
     if isinstance(obj, np.generic):
         return obj.item()
     if isinstance(obj, np.ndarray):
@@ -79,8 +81,15 @@ def _jsonable(obj: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
 
 
-def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
-    return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=_jsonable) + "\n")
+def atomic_write_json(path: str | os.PathLike, obj: Any, *, exact: bool = False) -> Path:
+    """``obj`` as indented JSON with sorted keys, atomically: strict JSON (:mod:`animat.strict_json`: a NaN or
+    an infinity is written ``null``); with ``exact``, Python's JSON, whose ``NaN`` and ``Infinity`` read back as
+    themselves (a checkpoint's manifest, which must resume bit for bit, and nothing meant for other readers)."""
+    if exact:
+        text = json.dumps(obj, indent=2, sort_keys=True, default=_jsonable)
+    else:
+        text = strict_json.dumps(obj, indent=2, sort_keys=True)
+    return atomic_write_text(path, text + "\n")
 
 
 def atomic_write_csv(path: str | os.PathLike, rows: Iterable[Mapping[str, Any]], fields: list[str]) -> Path:
@@ -228,7 +237,7 @@ def start_or_resume(
             f"--resume continues a run with its own config; only {', '.join(may_change.values())} may change"
             + (f" (this call changes {', '.join(changed)})" if changed else "")
         )
-    unknown = sorted(set(stored) - {f.name for f in fields(config_cls)} - set(getattr(config_cls, "RUN_RECORD", ())))
+    unknown = foreign_keys(stored, config_cls)
     if unknown:
         raise CheckpointError(
             f"--resume {str(resume)!r}: its config.json is not a {system} training config (it sets "
@@ -238,6 +247,12 @@ def start_or_resume(
         None,
         **{**getattr(config_cls, "OLD_DEFAULTS", {}), **stored, **{k: v for k, v in options.items() if v is not None}},
     ), resume
+
+
+def foreign_keys(stored: Mapping[str, Any], config_cls) -> list[str]:
+    """The keys of a run's ``config.json`` (``stored``) that are neither fields of ``config_cls`` nor in its
+    ``RUN_RECORD``, sorted: any at all, and the run is not one of ``config_cls``'s (another system's or verb's)."""
+    return sorted(set(stored) - {f.name for f in fields(config_cls)} - set(getattr(config_cls, "RUN_RECORD", ())))
 
 
 def refuse_finished(run_dir: str | os.PathLike, done: int, total: int, unit: str, option: str) -> None:

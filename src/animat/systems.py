@@ -1,4 +1,4 @@
-"""The one registry of animat's systems: name -> command group and report scenes.
+"""The one registry of animat's systems: name -> command group, report scenes and kinds of run directory.
 
 A system is a package (``animat.<name>``) with a Typer app of its verbs (``commands``: ``"module:attribute"``)
 and a module of scene builders for its report pages (``report``: a module whose ``BUILDERS`` is a tuple of
@@ -21,19 +21,22 @@ from animat.errors import AnimatError
 @dataclass(frozen=True)
 class System:
     """``name``: the command word (``animat NAME VERB``); ``commands``: ``"module:attribute"`` of its Typer app;
-    ``report``: the module holding its ``BUILDERS`` (its help text is its Typer app's own)."""
+    ``report``: the module holding its ``BUILDERS`` (its help text is its Typer app's own); ``kinds``:
+    ``"module:attribute"`` of its run directories' kinds for ``animat info`` (:class:`animat.info.RunKind`; ""
+    for a system without)."""
 
     name: str
     commands: str
     report: str
+    kinds: str = ""
 
 
 SYSTEMS: list[System] = [
-    System("fly", "animat.fly.cli:app", "animat.fly.report"),
-    System("skier", "animat.skier.cli:app", "animat.skier.report"),
-    System("swarm", "animat.swarm.cli:app", "animat.swarm.report"),
-    System("surrogate", "animat.surrogate.cli:app", "animat.surrogate.report"),
-    System("imitate", "animat.imitate.cli:app", "animat.imitate.report"),
+    System("fly", "animat.fly.cli:app", "animat.fly.report", "animat.fly.run_kinds:KINDS"),
+    System("skier", "animat.skier.cli:app", "animat.skier.report", "animat.skier.run_kinds:KINDS"),
+    System("swarm", "animat.swarm.cli:app", "animat.swarm.report", "animat.swarm.run_kinds:KINDS"),
+    System("surrogate", "animat.surrogate.cli:app", "animat.surrogate.report", "animat.surrogate.run_kinds:KINDS"),
+    System("imitate", "animat.imitate.cli:app", "animat.imitate.report", "animat.imitate.run_kinds:KINDS"),
 ]
 """Every system, in the order their scene builders are tried on a run directory."""
 
@@ -58,12 +61,22 @@ def register(system: System) -> None:
     SYSTEMS.append(system)
 
 
+def _attribute(target: str):
+    """The object named by a ``"module:attribute"`` string (imports the module)."""
+    module, attribute = target.split(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
 def command_group(system: System):
     """The Typer app of ``system``'s verbs (imports its command module)."""
-    module, attribute = system.commands.split(":")
-    return getattr(importlib.import_module(module), attribute)
+    return _attribute(system.commands)
 
 
 def scene_builders() -> list:
     """Every system's scene builders (:class:`animat.viz.report.SceneBuilder`), in registry order."""
     return [b for system in SYSTEMS for b in importlib.import_module(system.report).BUILDERS]
+
+
+def run_kinds() -> list:
+    """Every system's kinds of run directory, ``(system name, animat.info.RunKind)``, in registry order."""
+    return [(system.name, kind) for system in SYSTEMS if system.kinds for kind in _attribute(system.kinds)]

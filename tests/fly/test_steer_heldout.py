@@ -12,32 +12,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from animat.fly.steer.commands import COMMANDS, parse_script, random_script
-from animat.fly.steer.score import steer_score
+from animat.fly.steer.commands import COMMANDS, random_script
+from animat.fly.steer.pass_rates import scored_flight
 
 PAPER = "pretrained:paper"
 HELD_OUT = tuple(range(11000, 11020))
 MIN_PASS_RATE = 0.95
-
-
-def scored_flight(steering, script: str, controller: str, lookahead: float | None = None) -> dict:
-    """``script`` flown as ``test_steer_flight.py::test_pretrained_paper_steers_by_every_command`` flies it (from
-    rest, seed 0, the set's speed; ``lookahead`` None: the shipped one) and scored by issue 21's steering score."""
-    from animat.fly.steer.pilot import Pilot, fly_script
-
-    f = fly_script(steering, parse_script(script), controller=controller, lookahead=lookahead)
-    pilot = Pilot(steering, controller=controller)
-    return steer_score(
-        f["t"],
-        f["position"],
-        f["velocity"],
-        f["command"],
-        f["command_direction"],
-        f["crashed"],
-        speed=pilot.speed,
-        body_length=pilot.body_length,
-        start=np.asarray(pilot.state.pos, float).reshape(3),
-    )
 
 
 def failures(score: dict) -> list[dict]:

@@ -31,6 +31,7 @@ def test_one_json_line_and_per_episode_rows(run, tmp_path, animat_cli):
     assert code == 0 and len(out.strip().splitlines()) == 1
     figures = json.loads(out)
     assert KEYS <= set(figures) and figures["episodes"] == 3
+    assert figures["results"] == str(tmp_path / "ev")  # the run directory under the key every --json document uses
     rows = list(csv.DictReader(open(tmp_path / "ev" / "episodes.csv")))
     assert len(rows) == 3 and json.loads((tmp_path / "ev" / "summary.json").read_text())["episodes"] == 3
     steps = np.array([int(r["steps"]) for r in rows])
@@ -58,6 +59,14 @@ def _one_line_error(code, out, err, *words):
 def test_missing_run(tmp_path, animat_cli):
     _one_line_error(*_evaluate(animat_cli, tmp_path / "nothing"), "no run directory")
     assert not (tmp_path / "nothing").exists()
+
+
+@pytest.mark.parametrize("verb", ["evaluate", "play"])
+def test_another_system_s_run_is_not_an_imitation_run(verb, tmp_path, animat_cli):
+    fly_run = OLD_RUN.parent / "fly-train"
+    code, out, err = animat_cli("imitate", verb, str(fly_run), "--out", str(tmp_path / "ev"))
+    _one_line_error(code, out, err, "not an imitation run")
+    assert "unknown" not in err and not (tmp_path / "ev").exists()  # not the 33 options it lacks
 
 
 def test_pretrained_unknown_name_names_what_is_shipped(animat_cli):

@@ -20,7 +20,8 @@ def test_cli_bad_input_is_one_line_exit_2(animat_cli, tmp_path):
     code, _, err = animat_cli(
         "surrogate", "evaluate", "sheet", "--model", str(tmp_path / "none"), "--out", str(tmp_path / "d")
     )
-    assert code == 2 and "config.json" in err
+    assert code == 2 and "config.json" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "d").exists()  # checked before the run directory is made (it was left behind, empty)
     for flag, value, message in (
         ("--rest-seconds", "-1", "rest_seconds must be >= 0"),
         ("--stability-frames", "2", "stability_frames must be 0 (skip) or >= 4"),

@@ -137,6 +137,22 @@ def test_report_of_a_run_with_nothing_to_replay_and_of_no_directory(animat_cli, 
     assert code == 2 and "is not a directory" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("damage", ["truncate", "not-npz"])
+def test_report_refuses_an_unreadable_trajectory_and_an_empty_folder(animat_cli, tmp_path, damage):
+    """A run whose trajectory.npz is damaged: one line naming the file, exit 2, no report.html (it said "nothing to
+    replay" and exited 0); an empty folder: the same (it wrote a page of nothing)."""
+    run = _todays_fly_replay(tmp_path / "run")
+    path = run / "trajectory.npz"
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2] if damage == "truncate" else b"not an npz")
+    code, out, err = animat_cli("report", str(run))
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "trajectory.npz" in err, err
+    assert not (run / "report.html").exists()
+    (tmp_path / "empty").mkdir()
+    code, _, err = animat_cli("report", str(tmp_path / "empty"))
+    assert code == 2 and "is empty" in err and len(err.strip().splitlines()) == 1
+    assert list((tmp_path / "empty").iterdir()) == []
+
+
 def test_resolve_request_keeps_to_the_run_directory(tmp_path):
     run = tmp_path / "run"
     (run / "plots").mkdir(parents=True)

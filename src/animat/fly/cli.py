@@ -468,3 +468,37 @@ def train_steering_cmd(
     }
     summary.update({f"{name}_seconds": round(d["seconds"], 1) for name, d in done.items()})
     print_summary(summary, out, list(summary))
+
+
+@app.command("score-steering")
+def score_steering_cmd(
+    source: str = typer.Argument(
+        ..., help="Steering directory (animat fly train-steering) or pretrained:NAME, e.g. pretrained:paper."
+    ),
+    scripts: int = typer.Option(20, "--scripts", "-n", help="Random 20 s command scripts to fly (every command once)."),
+    seed: int = typer.Option(
+        0,
+        "--seed",
+        help="Seed of the first script (script i: seed + i). pretrained:paper saw none of 11000 and above in training.",
+    ),
+    controller: str = typer.Option("both", "--controller", help="switch | goal | both (one after the other)."),
+    lookahead: float | None = cli_option(SteerOptions, "lookahead", "--lookahead"),
+) -> None:
+    """Fly random command scripts with a steering set and print its pass rates: segments (one command each) and
+    whole scripts; writes nothing."""
+    from animat.config import require
+    from animat.fly.options import CONTROLLERS
+    from animat.fly.steer.pass_rates import pass_rates
+    from animat.fly.steer.pilot import load_steering
+
+    require("--scripts", scripts, ge=1)
+    require("--controller", controller, choices=(*CONTROLLERS, "both"))
+    lookahead = SteerOptions.build(None, lookahead=lookahead).lookahead
+    steering = load_steering(source)
+    summary: dict = {"steering": source, "scripts": scripts, "seed": seed, "lookahead_s": lookahead}
+    for name in CONTROLLERS if controller == "both" else (controller,):
+        with progress(f"{name}: scripts") as bar:
+            task = bar.add_task(name, total=scripts)
+            rates = pass_rates(steering, name, scripts, seed, lookahead, on_script=lambda i: bar.advance(task))
+        summary.update({f"{name}_{k}": v for k, v in rates.items()})
+    print_summary(summary, None)

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from animat.config import cli_option, parse_list, require
-from animat.console import console, print_json, print_summary, progress
+from animat.console import RUN_DIR_KEY, console, print_json, print_summary, progress
 from animat.errors import ConfigError
 from animat.imitate.options import TrainConfig
 
@@ -221,10 +221,8 @@ def evaluate_cmd(
     out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
 ) -> None:
     """Evaluate the deterministic policy from reference-state starts: one JSON line (mean_imitation_reward per step with
-    the paper's weights, full_episode_fraction, mean_episode_seconds, episodes); summary.json and episodes.csv in its
-    run directory."""
-    import json
-
+    the paper's weights, full_episode_fraction, mean_episode_seconds, episodes, results: the run directory);
+    summary.json and episodes.csv in its run directory."""
     from animat import runs
     from animat.imitate.evaluate import evaluate, load_policy_run
 
@@ -233,7 +231,7 @@ def evaluate_cmd(
     load_policy_run(run_dir, clip)[0].load_clip()  # a bad run or clip fails here, before the output directory exists
     target = runs.new_run_dir("imitate", "evaluate", out)
     summary = evaluate(run_dir, target, episodes=episodes, seconds=seconds, seed=seed, clip=clip)
-    print(json.dumps({**summary, "out": str(target)}))
+    print_json({**summary, RUN_DIR_KEY: str(target)}, indent=None)
 
 
 @app.command("play")

@@ -34,8 +34,7 @@ def load_policy_run(source: str | Path, clip: str | None = None):
     """``(TrainConfig, SavedPolicy, run_dir)`` of a training run directory or ``pretrained:NAME``, the clip
     replaced by ``clip`` when given. One-line errors (CheckpointError / ConfigError) for a missing run,
     a missing clip and a policy made for another character or observation."""
-    from animat.imitate.options import TrainConfig
-    from animat.imitate.policy import load_policy
+    from animat.imitate.policy import load_policy, training_config
     from animat.imitate.train import CHARACTER
 
     run_dir = pretrained.resolve(source)
@@ -43,13 +42,7 @@ def load_policy_run(source: str | Path, clip: str | None = None):
         raise CheckpointError(
             f"no run directory {str(source)!r}; give one written by animat imitate train, or pretrained:NAME"
         )
-    stored = runs.read_run_config(run_dir, "an imitate training run directory")
-    if clip is not None:
-        stored["clip"] = str(clip)
-    try:
-        cfg = TrainConfig.build(None, **stored)
-    except (ValueError, TypeError) as exc:
-        raise CheckpointError(f"{str(run_dir / 'config.json')!r} is not a training config ({exc})") from None
+    cfg = training_config(run_dir, clip)
     policy = load_policy(run_dir / "policy")
     character = policy.manifest.get("character", CHARACTER)  # policies from before the key drove this humanoid
     if character != CHARACTER:

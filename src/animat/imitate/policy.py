@@ -184,16 +184,30 @@ def to_sb3_policy(saved: SavedPolicy):
 
 def load_run(run_dir: Path):
     """(TrainConfig, SavedPolicy) of a training run directory."""
-    from animat.imitate.options import TrainConfig
-
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise CheckpointError(
             f"{str(run_dir)!r} is not a directory; give a run directory written by animat imitate train"
         )
+    return training_config(run_dir), load_policy(run_dir / "policy")
+
+
+def training_config(run_dir: Path, clip: str | None = None):
+    """The TrainConfig of a training run directory (its ``config.json``; the clip replaced by ``clip`` when given).
+    CheckpointError in one line for a missing or corrupt config.json, another system's run (its config sets keys a
+    TrainConfig lacks) and a config that does not build."""
+    from animat.imitate.options import TrainConfig
+
     stored = runs.read_run_config(run_dir, "an imitate training run directory")
+    foreign = runs.foreign_keys(stored, TrainConfig)
+    if foreign:
+        raise CheckpointError(
+            f"{str(run_dir)!r} is not an imitation run (its config.json sets {', '.join(foreign[:3])}"
+            f"{', ...' if len(foreign) > 3 else ''}); give a run written by animat imitate train, or pretrained:NAME"
+        )
+    if clip is not None:
+        stored["clip"] = str(clip)
     try:
-        cfg = TrainConfig.build(None, **stored)
+        return TrainConfig.build(None, **stored)
     except (ValueError, TypeError) as exc:
         raise CheckpointError(f"{str(run_dir / 'config.json')!r} is not a training config ({exc})") from None
-    return cfg, load_policy(run_dir / "policy")

@@ -160,10 +160,11 @@ def evaluate_cmd(
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
 ) -> None:
     """Held-out rollout error (% of cloth size) of surrogate, alpha/beta-only and PCA floor; speed."""
-    from animat.surrogate.evaluate import check_options, evaluate
+    from animat.surrogate.evaluate import check_inputs, check_options, evaluate
 
     _check_scene(scene)
     check_options(horizon, stride, stability_frames, settle_frames, reference_frames, rest_seconds)
+    check_inputs(model, str(data) if data is not None else None, scene)  # before the run directory exists
     run_dir = runs.new_run_dir("surrogate", "evaluate", out)
     summary = evaluate(
         model,

@@ -61,7 +61,7 @@ from animat import runs
 from animat.errors import ConfigError
 from animat.surrogate.alpha_beta import fit_alpha_beta
 from animat.surrogate.collision import project
-from animat.surrogate.data import dataset_stats, load_dataset
+from animat.surrogate.data import check_dataset, dataset_stats, load_dataset
 from animat.surrogate.divergence import STRIDE, segment_starts
 from animat.surrogate.model import Surrogate, alpha_beta_rollout, external_input, rollout
 from animat.surrogate.normals import load_regression, reduced_rank
@@ -88,6 +88,14 @@ def check_options(
             f"settle_frames, reference_frames and rest_seconds must be >= 0 (and finite), got {settle_frames}, "
             f"{reference_frames} and {rest_seconds}"
         )
+
+
+def check_inputs(model_dir: str | Path, data: str | None, scene: str | None) -> None:
+    """One-line errors for a model directory that is missing or not of ``animat surrogate train`` on ``scene``,
+    and for a dataset (``data``, else the one the model was trained on) that is missing or of another scene:
+    cheap (config files only), for a command to call before it makes its run directory."""
+    train_cfg = load_run_config(model_dir, scene)
+    check_dataset(data or train_cfg["data"], scene)
 
 
 def evaluate(

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 import os
 import warnings
 from collections.abc import Callable, Sequence
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from animat import runs
+from animat import runs, strict_json
 from animat.errors import RunDirError
 from animat.viz.scene import Scene
 
@@ -56,19 +55,8 @@ def _data_url(path: Path) -> str:
 
 
 def _script_json(obj: Any) -> str:
-    """JSON safe inside <script>: no '</' can close the element early."""
-    return json.dumps(obj, separators=(",", ":"), allow_nan=False, default=runs._jsonable).replace("</", "<\\/")
-
-
-def _finite(obj: Any) -> Any:
-    """NaN and infinities (JSON has none) as null."""
-    if isinstance(obj, float):
-        return obj if obj == obj and abs(obj) != float("inf") else None
-    if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_finite(v) for v in obj]
-    return obj
+    """Strict JSON (NaN and infinities as null) safe inside <script>: no '</' can close the element early."""
+    return strict_json.dumps(obj, separators=(",", ":")).replace("</", "<\\/")
 
 
 def _read_json(path: Path) -> Any:
@@ -124,7 +112,7 @@ def render_page(
     if scene is not None:
         desc, buffers = scene.to_json()
         replay = (
-            f"<script type='application/json' id='scene-json'>{_script_json(_finite(desc))}</script>\n"
+            f"<script type='application/json' id='scene-json'>{_script_json(desc)}</script>\n"
             f"<script type='application/json' id='scene-buffers'>{_script_json(buffers)}</script>\n"
         )
         notes = desc["notes"]
@@ -156,8 +144,8 @@ def render_page(
         "TITLE": html.escape(run_dir.resolve().name),
         "SYSTEM": html.escape(system or "run"),
         "NUMBERS": _table(summary),
-        "NESTED": f"<pre>{html.escape(json.dumps(nested, indent=2, default=str))}</pre>" if nested else "",
-        "CONFIG": html.escape(json.dumps(config, indent=2, default=str)) if config is not None else "no config.json",
+        "NESTED": f"<pre>{html.escape(strict_json.dumps(nested, indent=2, default=str))}</pre>" if nested else "",
+        "CONFIG": "no config.json" if config is None else html.escape(strict_json.dumps(config, indent=2, default=str)),
         "PLOTS": figures or "<p>no plots</p>",
         "MEDIA": links or "none",
         "NOTES": "".join(f"<li>{html.escape(n)}</li>" for n in notes),
@@ -169,17 +157,29 @@ def render_page(
     return template
 
 
+def _check_trajectory(run_dir: Path) -> None:
+    """A ``trajectory.npz`` that cannot be read (truncated, not an npz, a damaged member) is an error, in one line,
+    before anything is written: a page that said "nothing to replay" would hide it."""
+    path = run_dir / "trajectory.npz"
+    if path.exists():
+        runs.read_npz(path, what="trajectory", error=RunDirError)
+
+
 def write_report(
     run_dir: str | os.PathLike, scene: Scene | None = None, builders: Sequence[SceneBuilder] = (), **context: Any
 ) -> Path:
     """Write ``run_dir/report.html`` (atomically) and return its path. Without ``scene`` the replay is built
     from the run directory's files by the first of ``builders`` that recognises them; ``context`` goes to that
-    builder (see :func:`build_scene`)."""
+    builder (see :func:`build_scene`). RunDirError (one line, nothing written) for a folder that is not a
+    directory, is empty or holds a ``trajectory.npz`` that cannot be read."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise RunDirError(f"{str(run_dir)!r} is not a directory; give a run directory")
+    if not any(run_dir.iterdir()):
+        raise RunDirError(f"{str(run_dir)!r} is empty; give a run directory")
     system, why_none = "", "this run directory holds nothing to replay"
     if scene is None:
+        _check_trajectory(run_dir)
         try:
             scene, system = build_scene(run_dir, builders, **context)
         except (
