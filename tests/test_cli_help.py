@@ -1,5 +1,7 @@
 """Every help text of the CLI shows as written: rich markup would swallow an unescaped ``[word ...]``."""
 
+import re
+
 import click
 import typer
 from rich.text import Text
@@ -27,3 +29,17 @@ def test_version(animat_cli):
 
     code, out, _ = animat_cli("--version")
     assert code == 0 and out == f"animat {__version__}\n" and __version__.count(".") == 2
+
+
+def test_every_default_shows_one_way():
+    """A default in a help text reads ``[default: X]`` at its end, as typer shows the defaults it knows: not
+    ``[X]``, ``(default: X)`` or ``; default: X`` (issue 52)."""
+    helps = list(_helps(typer.main.get_command(app), "animat"))
+    odd = []
+    for where, text in helps:
+        plain = Text.from_markup(text).plain
+        tail = re.search(r"\[([^\]]*)\]$", plain)
+        head = plain[: tail.start()] if tail and tail.group(1).startswith("default: ") else plain
+        if re.search(r"\bdefault\b|\[[^\]]*\]\.?$", head):
+            odd.append((where, plain))
+    assert not odd

@@ -95,8 +95,9 @@ def test_rules_in_words_and_help_with_its_default():
         with pytest.raises(ConfigError) as err:
             check_options(Options, bad)
         assert str(err.value) == message
-    assert cli_help(Options, "rate") == "Rate of things \\[0.5]." and cli_help(Options, "sizes") == "Sizes \\[2,4]."
-    assert cli_help(Options, "note") == "A note." and cli_help(Options, "mode", "Mode") == "Mode \\[a]."
+    assert cli_help(Options, "rate") == "Rate of things. \\[default: 0.5]"
+    assert cli_help(Options, "sizes") == "Sizes. \\[default: 2,4]"
+    assert cli_help(Options, "note") == "A note." and cli_help(Options, "mode", "Mode") == "Mode. \\[default: a]"
     assert require("steps", 3, ge=1) == 3 and require("x", None, gt=0) is None
     with pytest.raises(ConfigError, match=r"^steps must be an integer >= 1, got 2.5$"):
         require("steps", 2.5, ge=1, integer=True)

@@ -230,10 +230,10 @@ def _default_text(meta: dict[str, Any]) -> str | None:
 
 def cli_help(cls, name: str, help: str | None = None) -> str:
     """Option ``name`` of ``cls`` as a command line's help text: its declared help (or ``help``) with its
-    default appended as ``\\[default]`` (rich markup: the bracket escaped)."""
+    default appended as ``\\[default: X]``, as typer shows the defaults it knows (rich markup: the bracket escaped)."""
     meta = declared(cls, name)
     text, shown = help if help is not None else meta["help"], _default_text(meta)
-    return f"{text} \\[{shown}]." if shown is not None else f"{text}."
+    return f"{text}. \\[default: {shown}]" if shown is not None else f"{text}."
 
 
 def cli_option(cls, name: str, *flags: str, help: str | None = None) -> Any:

@@ -47,8 +47,8 @@ def train_cmd(
     preset: str | None = typer.Option(
         None,
         "--preset",
-        help="paper (the paper's fly, the default) | drosophila (the real-scale fruit fly; also set by the config "
-        "file's preset key)",
+        help="paper (the paper's fly) | drosophila (the real-scale fruit fly; also set by the config file's preset "
+        "key). \\[default: paper]",
     ),
     task: str | None = cli_option(TrainConfig, "task", "--task"),
     speed: float | None = cli_option(TrainConfig, "speed", "--speed"),
@@ -302,7 +302,7 @@ def handovers_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="The start pool's .npz (must not exist)."),
     scripts: int = typer.Option(100, "--scripts", help="Random 20 s scripts to fly (every command once, 2-4 s each)."),
     seed: int = typer.Option(0, "--seed", help="Script i is drawn by seed + i."),
-    speed: float | None = typer.Option(None, "--speed", help="Target speed (u/s; default: the steering set's)."),
+    speed: float | None = typer.Option(None, "--speed", help="Target speed (u/s). \\[default: the steering set's]"),
 ) -> None:
     """Record a start pool: the fly's state at every command hand-over of random scripts flown by the switch
     controller; train a steering network from it with start_pool = FILE (the states it must take over from)."""
@@ -448,7 +448,8 @@ def train_steering_cmd(
         ...,
         "--config",
         "-c",
-        help="TOML of the set (e.g. configs/fly_steer.toml): preset, speed, \\[train] and \\[networks.NAME].",
+        help="TOML of the set (e.g. configs/fly_steer.toml): preset, speed and the \\[train] and \\[networks.NAME] "
+        "tables.",
     ),
     networks: str | None = typer.Option(
         None, "--networks", help="Train only these networks, e.g. 'goal' (two processes can share a set)."

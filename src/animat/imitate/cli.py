@@ -67,7 +67,8 @@ def _need_rl() -> None:
 def train_cmd(
     clip: str | None = typer.Argument(
         None,
-        help="Motion clip (DeepMimic format), or shared:NAME for shared/data/deepmimic/NAME; default: the demo clip.",
+        help="Motion clip (DeepMimic format), or shared:NAME for shared/data/deepmimic/NAME. "
+        "\\[default: the demo clip]",
     ),
     timesteps: int | None = cli_option(TrainConfig, "timesteps", "--timesteps", "-n"),
     envs: int | None = cli_option(TrainConfig, "envs", "--envs", "-k"),

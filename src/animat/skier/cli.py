@@ -107,9 +107,11 @@ def train_cmd(
 def replay_cmd(
     source: Path = typer.Argument(..., help="Run directory, or a gene JSON file (degrees)."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
-    seconds: float | None = typer.Option(None, "--seconds", "-s", help="Simulated time (s) \\[the run's, else 20]."),
+    seconds: float | None = typer.Option(
+        None, "--seconds", "-s", help="Simulated time (s). \\[default: the run's, else 20]"
+    ),
     friction: str | None = typer.Option(
-        None, "--friction", help="anisotropic | isotropic (default: the run's, else anisotropic)."
+        None, "--friction", help="anisotropic | isotropic. \\[default: the run's, else anisotropic]"
     ),
     anim_seconds: float = typer.Option(10.0, "--anim-seconds", help="Seconds in the GIF."),
 ) -> None:

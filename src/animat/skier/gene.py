@@ -136,7 +136,7 @@ def standing_genes(
     ``symmetric_noise``: the same on both sides (each state its own mirror image: a random gene whose legs move
     differently rolls over sideways within about 2 s, a bilaterally symmetric one mostly stays up); otherwise
     each side its own (on feet 0.2 m apart a skier rolls over from a 2 degree sideways sway of its hips; with the
-    legs spread 5-15 degrees each, most sways of 3-10 degrees leave it standing: README, "V-skate")."""
+    legs spread 5-15 degrees each, most sways of 3-10 degrees leave it standing: RESULTS.md, "Skier: V-skate")."""
     r = joint_ranges_deg(n_joints)
     pose = np.zeros(n_joints)
     if spread_deg:

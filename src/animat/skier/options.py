@@ -55,7 +55,7 @@ class TrainConfig:
     mutation_rate: float = option(0.02, "Probability that a gene mutates", ge=0, le=1)
     # breeding keeps both sides alike (not the slides' GA): a state that moves the left and right limbs differently
     # rolls the skier over sideways within ~2 s (a 1-2 degree change of one joint in one state fells ~3 in 4 of the
-    # best skiers' neighbours), so the slides' GA loses most children to falls (README, "skier: symmetric breeding")
+    # best skiers' neighbours), so the slides' GA loses most children to falls (RESULTS.md, "Skier: symmetric breeding")
     symmetric: bool = option(
         True, "Breed bilaterally symmetric states (each bred state its own mirror image; false: the slides' GA)"
     )

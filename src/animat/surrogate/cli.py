@@ -27,7 +27,7 @@ def generate_cmd(
     episodes: int | None = cli_option(GenerateOptions, "episodes", "--episodes", "-e"),
     frames: int | None = cli_option(GenerateOptions, "frames", "--frames", "-f"),
     size: int | None = typer.Option(
-        None, "--size", help="Cloth vertices per side \\[the scene's: 51 sheet and flag, 21 cape]."
+        None, "--size", help="Cloth vertices per side. \\[default: the scene's: 51 sheet and flag, 21 cape]"
     ),
     seed: int | None = cli_option(GenerateOptions, "seed", "--seed"),
     workers: int | None = cli_option(GenerateOptions, "workers", "--workers", "-w"),
@@ -133,7 +133,7 @@ def train_cmd(
 def evaluate_cmd(
     scene: str = typer.Argument(..., help="Scene: sheet | flag | cape."),
     model: Path = typer.Option(..., "--model", "-m", help="Run directory of 'surrogate train'."),
-    data: Path | None = typer.Option(None, "--data", "-d", help="Dataset folder (default: the one trained on)."),
+    data: Path | None = typer.Option(None, "--data", "-d", help="Dataset folder. \\[default: the one trained on]"),
     horizon: int = typer.Option(120, "--horizon", help="Rollout length (frames)."),
     stride: int = typer.Option(30, "--stride", help="Frames between the starts of the held-out rollouts."),
     stability_frames: int = typer.Option(
@@ -187,7 +187,10 @@ def play_cmd(
     scene: str = typer.Argument(..., help="Scene: sheet | flag | cape."),
     model: Path = typer.Option(..., "--model", "-m", help="Run directory of 'surrogate train'."),
     frames: int | None = typer.Option(
-        None, "--frames", "-f", help="Frames to run at the scene's 60 fps [600; a --path file: all its rows]."
+        None,
+        "--frames",
+        "-f",
+        help="Frames to run at the scene's 60 fps. \\[default: 600; a --path file: all its rows]",
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the random path."),
     path: str = typer.Option(
@@ -268,16 +271,20 @@ def divergence_cmd(
         "-e",
         help="Episodes (those of a dataset generated with the same seed: the first ones, or --model's held-out ones).",
     ),
-    frames: int | None = typer.Option(None, "--frames", "-f", help="Frames per episode \\[the config's, else 300]."),
+    frames: int | None = typer.Option(
+        None, "--frames", "-f", help="Frames per episode. \\[default: the config's, else 300]"
+    ),
     perturb: float | None = typer.Option(
         None,
         "--perturb",
-        help="Std of the Gaussian noise added to the external path, Y's units (m; the flag's wind m/s) [1e-3; 0 with "
-        "--restart].",
+        help="Std of the Gaussian noise added to the external path, Y's units (m; the flag's wind m/s). "
+        "\\[default: 1e-3; 0 with --restart]",
     ),
-    seed: int | None = typer.Option(None, "--seed", help="Seed of the episodes' paths \\[the config's, else 0]."),
+    seed: int | None = typer.Option(
+        None, "--seed", help="Seed of the episodes' paths. \\[default: the config's, else 0]"
+    ),
     horizon: int = typer.Option(120, "--horizon", help="Segment length of evaluate's protocol (frames)."),
-    stride: int = typer.Option(30, "--stride", help="Frames between segment starts (evaluate's default: 30)."),
+    stride: int = typer.Option(30, "--stride", help="Frames between segment starts (as in evaluate)."),
     noise: str = typer.Option(
         "white",
         "--noise",
