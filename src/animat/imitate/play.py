@@ -8,9 +8,10 @@ the clip's pose (a second copy of the character posed kinematically) in transluc
 ``GHOST_OFFSET`` to its left (+y). ``renderer``: ``mujoco`` renders MuJoCo's own shapes offscreen
 (EGL or OSMesa, :mod:`animat.viz.mujoco_render` via :mod:`animat.imitate.render`); ``matplotlib`` draws a box around
 each geom (capsules as boxes along their axis, spheres as cubes); ``auto`` (default) takes MuJoCo where an offscreen GL
-context can be made, else matplotlib. Writes ``media/play.gif``, ``trajectory.npz`` (per step: time, r_I, root position;
-per drawn frame: qpos of the character and of the ghost), ``summary.json`` (``renderer`` says which drew it) and
-``report.html``.
+context can be made, else matplotlib. Writes ``media/play.gif`` (not with ``render`` off), ``trajectory.npz`` (per step:
+time, r_I, root position; per drawn frame: qpos of the character and of the ghost), ``plots/imitation_reward.png``
+(r_I per step), ``summary.json`` (``renderer`` says which drew the GIF) and ``report.html``; the command line adds
+``config.json``.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ import numpy as np
 
 from animat import runs
 from animat.config import require
+from animat.console import phase
 from animat.errors import CheckpointError, ConfigError
 from animat.imitate.policy import load_run
 from animat.imitate.report import GHOST_OFFSET, write_imitate_report
+from animat.viz import plots
 
 RENDERERS = ("auto", "mujoco", "matplotlib")
 
@@ -62,7 +65,8 @@ def frame_polygons(sim: list[np.ndarray], ghost: list[np.ndarray]) -> list[dict]
 def play(
     run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render: bool = True, renderer: str = "auto"
 ) -> dict:
-    """Run the policy of ``run_dir`` for up to ``seconds``; write the GIF, trajectory and summary into ``out``."""
+    """Run the policy of ``run_dir`` for up to ``seconds``; write the GIF (with ``render``), trajectory, reward plot
+    and summary into ``out``."""
     from animat.character.model import set_pose
     from animat.imitate.env import make_env
 
@@ -104,12 +108,16 @@ def play(
     poses = (
         {"qpos_time": np.array(times), "qpos": np.array(sim_q), "ghost_qpos": np.array(ghost_q)} if render else {}
     )  # the drawn frames
+    step_times = np.arange(1, step + 1) / 30.0
     runs.atomic_save_npz(
-        out / "trajectory.npz",
-        time=np.arange(1, step + 1) / 30.0,
-        r_imitation=rewards_a,
-        root_pos=np.array(roots),
-        **poses,
+        out / "trajectory.npz", time=step_times, r_imitation=rewards_a, root_pos=np.array(roots), **poses
+    )
+    plots.series_plot(
+        step_times,
+        {"r_I": rewards_a},
+        out / "plots" / "imitation_reward.png",
+        ylabel="imitation reward r_I per step (0 to 1)",
+        title=f"policy of {Path(run_dir).name} on {cfg.clip or 'demo'}",
     )
     summary = {
         "source": str(run_dir),
@@ -126,17 +134,18 @@ def play(
     if cfg.goal:
         summary["mean_r_goal"] = float(np.mean(goals))
     if render:
-        summary.update(
-            write_gif(
-                env.model,
-                np.array(sim_q),
-                np.array(ghost_q),
-                np.array(times),
-                out / "media" / "play.gif",
-                fps=real_fps,
-                renderer=renderer,
+        with phase("rendering media/play.gif"):
+            summary.update(
+                write_gif(
+                    env.model,
+                    np.array(sim_q),
+                    np.array(ghost_q),
+                    np.array(times),
+                    out / "media" / "play.gif",
+                    fps=real_fps,
+                    renderer=renderer,
+                )
             )
-        )
         summary["gif"] = str(Path(summary["gif"]).relative_to(out))
     runs.atomic_write_json(out / "summary.json", summary)
     write_imitate_report(out, model=env.model)
