@@ -397,3 +397,36 @@ def test_an_evolution_strategy_trains_and_resumes_exactly(tmp_path, animat_cli):
         "fly", "train", "--strategy", "pso", "--generations", "1", *TINY, "--out", str(tmp_path / "bad")
     )
     assert code == 2 and "unknown strategy 'pso'" in err
+
+
+def test_the_paper_config_is_what_fly_train_runs_with_no_options():
+    from pathlib import Path
+
+    from animat.fly.options import TrainConfig
+
+    paper = Path(__file__).resolve().parents[2] / "configs" / "fly_paper.toml"
+    assert TrainConfig.build(paper) == TrainConfig.build(None)
+
+
+def test_a_failed_replay_check_is_explained_in_one_line():
+    """The paper's settings score 3 s and replay 30 s: the note names the failed checks and that mismatch; a run
+    scored as long as it is replayed gets the checks only; every check passed, a steering task's run (no
+    checks) or the drosophila preset's: no note."""
+    from animat.fly.drosophila.options import DrosophilaTrainConfig
+    from animat.fly.options import TrainConfig
+    from animat.fly.train import replay_note
+
+    summary = {"replay_check_no_crash": True, "replay_check_min_height_above_start_minus_2_body_lengths": False}
+    note = replay_note(TrainConfig.build(None), summary)
+    assert "(min_height_above_start_minus_2_body_lengths)" in note and "3 s episodes" in note and "30 s" in note
+    assert "\n" not in note and "configs/fly_default.toml" in note
+    note = replay_note(TrainConfig.build(None, seconds=30.0), summary)
+    assert "3 s" not in note and "min_height_above_start_minus_2_body_lengths" in note
+    assert (
+        replay_note(
+            TrainConfig.build(None), {**summary, "replay_check_min_height_above_start_minus_2_body_lengths": True}
+        )
+        is None
+    )
+    assert replay_note(TrainConfig.build(None, task="hover"), {"replay_all_ok": False}) is None
+    assert replay_note(DrosophilaTrainConfig.build(None), summary) is None

@@ -63,9 +63,12 @@ def train_cmd(
         "network (a goal run's may add the command inputs: zero weights).",
     ),
 ) -> None:
-    """Evolve flies; writes a run directory with metrics, plots, the best genome and its flight."""
+    """Evolve flies; writes a run directory with metrics, plots, the best genome and its flight. With no options,
+    the paper's settings (configs/fly_paper.toml: 200 flies × 100 generations × 3 s, lateral fitness), whose
+    fly need not fly the 30 s replay; configs/fly_default.toml (make run) evolves one that does."""
+    from animat.fly.curriculum import stage_configs
     from animat.fly.drosophila.options import selected
-    from animat.fly.train import TrainConfig, train
+    from animat.fly.train import TrainConfig, replay_note, train
 
     if from_run is not None and resume is not None:
         raise ConfigError("--from starts a new run and --resume continues one; give one of them")
@@ -175,6 +178,8 @@ def train_cmd(
             console.print(f"interrupted; continue with: animat fly train --resume {run_dir}")
             raise
     console.print(f"trained in {time.perf_counter() - start:.1f} s")
+    if note := replay_note(stage_configs(cfg)[-1] if cfg.stages else cfg, summary):
+        console.print(note, markup=False)
     print_summary(summary, run_dir, keys + [k for k in summary if k.startswith("replay_check_")])
 
 
