@@ -29,6 +29,7 @@ import numpy as np
 
 from animat import runs
 from animat.config import check_known
+from animat.console import phase
 from animat.errors import CheckpointError, ConfigError
 from animat.fly.options import CONTROLLERS, TrainConfig
 from animat.fly.steer.commands import COMMANDS, check_command, direction, parse_script
@@ -386,5 +387,6 @@ def task_flight(
     steering = network_steering(Path(run_dir), task, speed)
     script = [(c, seconds / len(COMMANDS)) for c in COMMANDS] if goal else [(task, float(seconds))]
     controller = "goal" if goal else "switch"
-    flight = fly_script(steering, script, controller=controller)
+    with phase(f"flying the {task} network's {seconds:g} s replay"):
+        flight = fly_script(steering, script, controller=controller)
     return flight, steering, controller, ",".join(f"{c}:{d:g}" for c, d in script)
