@@ -51,6 +51,8 @@ def test_one_json_line_and_per_episode_rows(run, tmp_path, animat_cli):
         "seed": 4,
     }
     assert (tmp_path / "ev" / "plots" / "episodes.png").stat().st_size > 1000
+    page = (tmp_path / "ev" / "report.html").read_text()
+    assert "plots/episodes.png" in page and "mean_imitation_reward" in page
     again = json.loads(
         _evaluate(animat_cli, run, "--episodes", 3, "--seconds", 0.5, "--seed", 4, "--out", tmp_path / "ev2")[1]
     )

@@ -14,8 +14,9 @@ termination if it had one; :mod:`animat.imitate.batch`, all episodes stepped tog
 
 The run directory of the evaluation gets ``summary.json`` (those, the source, clip, seed),
 ``episodes.csv`` (one row per episode: start time in the clip, seconds, steps, r_I per step, how
-it ended: ``time``, ``fall``, ``pose`` or ``nonfinite``) and ``plots/episodes.png`` (each episode's length
-and r_I per step); the command line adds ``config.json``.
+it ended: ``time``, ``fall``, ``pose`` or ``nonfinite``), ``plots/episodes.png`` (each episode's length
+and r_I per step) and ``report.html`` (those figures and the plot; no replay: ``animat imitate play`` draws one);
+the command line adds ``config.json``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 from animat import pretrained, runs
 from animat.character.model import CONTROL_HZ
 from animat.errors import CheckpointError, ConfigError
+from animat.imitate.report import write_imitate_report
 from animat.viz import plots
 
 EPISODE_FIELDS = ["episode", "start_seconds", "seconds", "steps", "r_i_per_step", "ended"]
@@ -142,4 +144,5 @@ def evaluate(
         skip=("start_seconds", "steps", "ended"),
     )
     runs.atomic_write_json(out / "summary.json", summary)
+    write_imitate_report(out)
     return summary
