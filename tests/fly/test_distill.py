@@ -130,6 +130,9 @@ def test_distill_writes_a_goal_network_and_resumes_exactly(tmp_path, animat_cli)
         and summary["replay_commands"].startswith("hover:")
         and (full / "plots" / "distill.png").is_file()
     )
+    page = (full / "report.html").read_text()  # its numbers and plot, its flight of every command as the replay
+    assert "plots/distill.png" in page and "scene-json" in page and "command: " in page
+    assert "scene-json" in (full / "steer" / "report.html").read_text()
     code, _, err = animat_cli("fly", "distill", "--resume", str(full))
     assert code == 2 and "already finished its 2 rounds" in err
     # animat fly steer flies the distilled network (the goal controller without being told), at the run's speed

@@ -397,8 +397,10 @@ def train(
         **{f"replay_{k}": v for k, v in flight.items()},
     }
     runs.atomic_write_json(out / "summary.json", summary)
-    if cfg.task is None:
-        from animat.fly.report import write_fly_report
+    from animat.fly.report import write_fly_report, write_task_report
 
+    if cfg.task is None:
         write_fly_report(out, params=params)
+    else:
+        write_task_report(out, params)
     return summary
