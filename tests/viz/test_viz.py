@@ -242,3 +242,6 @@ def test_write_animation_without_ffmpeg_writes_the_gif_and_says_why_there_is_no_
     assert [p.name for p in tmp_path.iterdir()] == ["a.gif"]
     note = capsys.readouterr().out
     assert "no a.mp4" in note and "imageio-ffmpeg" in note
+    with pytest.raises(VizError, match=r"\.gif"):
+        anim.write_animation(images, tmp_path / "b.mp4", fps=5)
+    assert not (tmp_path / "b.mp4").exists()

@@ -313,6 +313,8 @@ def write_animation(images: list[np.ndarray], path: str | os.PathLike, *, fps: f
     MP4 beside it (``path`` with suffix ``.mp4``; else a note on the console); the paths written, the GIF first."""
     from animat.console import console
 
+    if Path(path).suffix.lower() != ".gif":
+        raise VizError(f"write_animation writes a .gif and the .mp4 beside it; got {str(path)!r}")
     mp4 = Path(path).with_suffix(".mp4")
     written = [write_gif(images, path, fps=fps)]
     if ffmpeg_available():
