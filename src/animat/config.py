@@ -311,3 +311,17 @@ def check_types(cls, values: dict[str, Any]) -> None:
                 raise ConfigError(f"{name} is too large: {value!r}")
             if isinstance(item, float) and not is_finite_number(item):
                 raise ConfigError(f"{name} must be a finite number, got {value!r}")
+
+
+def no_animation_option() -> Any:
+    """The ``--no-animation`` flag, declared once for every verb that renders an animation: the verb writes no
+    GIF or MP4, as with ``--anim-seconds 0`` (:func:`animation_seconds`)."""
+    import typer
+
+    return typer.Option(False, "--no-animation", help="Write no animation (GIF, MP4): the same as --anim-seconds 0.")
+
+
+def animation_seconds(no_animation: bool, anim_seconds: float | None) -> float | None:
+    """The animation's length a verb asks for: 0 (none) with ``--no-animation``, else ``anim_seconds`` (None: the
+    option's own default)."""
+    return 0.0 if no_animation else anim_seconds

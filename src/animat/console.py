@@ -10,12 +10,22 @@ JSON document on stdout (:func:`print_summary`) and sends everything else this c
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from animat import strict_json
@@ -78,3 +88,30 @@ def progress(
         *([TextColumn("ETA"), TimeRemainingColumn()] if eta else []),
     ]
     return Progress(*columns, console=console, transient=transient)
+
+
+@contextmanager
+def phase(what: str) -> Iterator[None]:
+    """One step of a verb that takes seconds without a count to show (compiling, replaying, rendering, writing
+    media): a spinner with ``what`` and the elapsed time while it runs (on a terminal; none where another live
+    display cannot hold one, rich < 14), then the line ``what: 3.2 s``. On the console, so on stderr under
+    ``--json``. Use as ``with phase("rendering media/flight.gif"): ...``."""
+    from rich.errors import LiveError
+
+    start = time.perf_counter()
+    spinner = Progress(
+        SpinnerColumn(), TextColumn(what, markup=False), TimeElapsedColumn(), console=console, transient=True
+    )
+    spinner.add_task(what, total=None)
+    live = console.is_terminal  # elsewhere a live display prints only an empty line
+    if live:
+        try:
+            spinner.start()
+        except LiveError:
+            live = False
+    try:
+        yield
+    finally:
+        if live:
+            spinner.stop()
+    console.print(f"{what}: {time.perf_counter() - start:.1f} s", markup=False, highlight=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 
 import numpy as np
@@ -48,6 +49,7 @@ def test_train_writes_the_run_directory(trained):
         "plots/topview.png",
         "plots/wings.png",
         "media/flight.gif",
+        "media/flight.mp4",
         "checkpoints/latest.json",
     ]:
         assert (trained / name).is_file(), name
@@ -87,9 +89,47 @@ def test_replay_writes_trajectory_and_summary(trained, tmp_path, animat_cli):
     assert summary["final_height"] == pytest.approx(float(traj["position"][-1, 2]))
     # the genome file alone replays the same flight
     out2 = tmp_path / "replay2"
-    code, _, err = animat_cli("fly", "replay", str(trained / "best_genome.npz"), "--seconds", "1.5", "--out", str(out2))
+    code, _, err = animat_cli(
+        "fly", "replay", str(trained / "best_genome.npz"), "--seconds", "1.5", "--no-animation", "--out", str(out2)
+    )
     assert code == 0, err
     np.testing.assert_array_equal(np.load(out2 / "trajectory.npz")["position"], traj["position"])
+    config = json.loads((out / "config.json").read_text())
+    assert config == {
+        "system": "fly",
+        "verb": "replay",
+        "preset": "paper",
+        "source": str(trained),
+        "seconds": 1.5,
+        "anim_seconds": 6.0,
+    }
+    assert sorted(p.name for p in (out / "media").iterdir()) == ["flight.gif", "flight.mp4"]
+
+
+def test_replay_with_no_animation_writes_no_media_and_says_what_it_is_doing(trained, tmp_path, animat_cli):
+    """--no-animation: no GIF, no MP4 (and --anim-seconds 0 is the same); under --json stdout is the summary alone
+    and the phases (the flight, 7 s of compiling here) are lines on stderr."""
+    out = tmp_path / "replay"
+    args = ["fly", "replay", str(trained), "-s", "0.3", "--no-animation", "-o", str(out)]
+    code, stdout, err = animat_cli("--json", *args)
+    assert code == 0, err
+    assert json.loads(stdout)["results"] == str(out)
+    assert re.search(r"^flying 0\.3 s: \d+\.\d s$", err, re.MULTILINE), err
+    assert not (out / "media").exists() and "rendering" not in err
+    assert json.loads((out / "config.json").read_text())["anim_seconds"] == 0.0
+    assert {"report.html", "summary.json", "trajectory.npz", "plots"} <= {p.name for p in out.iterdir()}
+
+
+def test_anim_seconds_zero_is_accepted_and_a_negative_one_refused():
+    from animat.errors import ConfigError
+    from animat.fly.options import ReplayOptions, SteerOptions, TrainConfig
+
+    assert ReplayOptions.build(None, anim_seconds=0.0).anim_seconds == 0.0
+    assert SteerOptions.build(None, anim_seconds=0.0).anim_seconds == 0.0
+    assert TrainConfig.build(None, anim_seconds=0.0).anim_seconds == 0.0
+    for build in (ReplayOptions.build, SteerOptions.build, TrainConfig.build):
+        with pytest.raises(ConfigError, match="anim"):
+            build(None, anim_seconds=-1.0)
 
 
 def test_resumed_run_equals_uninterrupted(tmp_path, animat_cli):
@@ -357,3 +397,36 @@ def test_an_evolution_strategy_trains_and_resumes_exactly(tmp_path, animat_cli):
         "fly", "train", "--strategy", "pso", "--generations", "1", *TINY, "--out", str(tmp_path / "bad")
     )
     assert code == 2 and "unknown strategy 'pso'" in err
+
+
+def test_the_paper_config_is_what_fly_train_runs_with_no_options():
+    from pathlib import Path
+
+    from animat.fly.options import TrainConfig
+
+    paper = Path(__file__).resolve().parents[2] / "configs" / "fly_paper.toml"
+    assert TrainConfig.build(paper) == TrainConfig.build(None)
+
+
+def test_a_failed_replay_check_is_explained_in_one_line():
+    """The paper's settings score 3 s and replay 30 s: the note names the failed checks and that mismatch; a run
+    scored as long as it is replayed gets the checks only; every check passed, a steering task's run (no
+    checks) or the drosophila preset's: no note."""
+    from animat.fly.drosophila.options import DrosophilaTrainConfig
+    from animat.fly.options import TrainConfig
+    from animat.fly.train import replay_note
+
+    summary = {"replay_check_no_crash": True, "replay_check_min_height_above_start_minus_2_body_lengths": False}
+    note = replay_note(TrainConfig.build(None), summary)
+    assert "(min_height_above_start_minus_2_body_lengths)" in note and "3 s episodes" in note and "30 s" in note
+    assert "\n" not in note and "configs/fly_default.toml" in note
+    note = replay_note(TrainConfig.build(None, seconds=30.0), summary)
+    assert "3 s" not in note and "min_height_above_start_minus_2_body_lengths" in note
+    assert (
+        replay_note(
+            TrainConfig.build(None), {**summary, "replay_check_min_height_above_start_minus_2_body_lengths": True}
+        )
+        is None
+    )
+    assert replay_note(TrainConfig.build(None, task="hover"), {"replay_all_ok": False}) is None
+    assert replay_note(DrosophilaTrainConfig.build(None), summary) is None

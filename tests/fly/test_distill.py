@@ -105,7 +105,7 @@ def test_distill_writes_a_goal_network_and_resumes_exactly(tmp_path, animat_cli)
     from animat.fly.steer.pilot import load_network
 
     full, part = tmp_path / "full", tmp_path / "part"
-    assert animat_cli("fly", "distill", PAPER, "--rounds", "2", *TINY, "--out", str(full))[0] == 0
+    assert animat_cli("fly", "distill", PAPER, "--rounds", "2", *TINY, "--no-animation", "--out", str(full))[0] == 0
     assert animat_cli("fly", "distill", PAPER, "--rounds", "1", *TINY, "--out", str(part))[0] == 0
     code, _, err = animat_cli("fly", "distill", "--resume", str(part), "--rounds", "2", "--seed", "3")
     assert code == 2 and "only --rounds may change" in err
@@ -130,8 +130,20 @@ def test_distill_writes_a_goal_network_and_resumes_exactly(tmp_path, animat_cli)
         and summary["replay_commands"].startswith("hover:")
         and (full / "plots" / "distill.png").is_file()
     )
+    page = (full / "report.html").read_text()  # its numbers and plot, its flight of every command as the replay
+    assert "plots/distill.png" in page and "scene-json" in page and "command: " in page
+    assert "scene-json" in (full / "steer" / "report.html").read_text()
     code, _, err = animat_cli("fly", "distill", "--resume", str(full))
     assert code == 2 and "already finished its 2 rounds" in err
+    # animat fly steer flies the distilled network (the goal controller without being told), at the run's speed
+    steer = tmp_path / "steer"
+    code, _, err = animat_cli(
+        "fly", "steer", str(full), "--commands", "up:0.3,left:0.3", "--no-animation", "-o", str(steer)
+    )
+    assert code == 0, err
+    flown = json.loads((steer / "summary.json").read_text())
+    assert flown["controller"] == "goal" and flown["speed"] == cfg["speed"] and flown["seconds"] == pytest.approx(0.6)
+    assert flown["network_seconds"] == {"full": pytest.approx(0.6)} and not (steer / "media").exists()
 
 
 @needs_paper

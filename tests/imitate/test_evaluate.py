@@ -41,6 +41,19 @@ def test_one_json_line_and_per_episode_rows(run, tmp_path, animat_cli):
     assert all((r["ended"] == "time") == (int(r["steps"]) == 15) for r in rows)
     per_step = sum(float(r["r_i_per_step"]) * int(r["steps"]) for r in rows) / steps.sum()
     assert figures["mean_imitation_reward"] == pytest.approx(per_step) and 0.0 < per_step <= 1.0
+    config = json.loads((tmp_path / "ev" / "config.json").read_text())
+    assert config == {
+        "system": "imitate",
+        "verb": "evaluate",
+        "source": str(run),
+        "clip": None,
+        "episodes": 3,
+        "seconds": 0.5,
+        "seed": 4,
+    }
+    assert (tmp_path / "ev" / "plots" / "episodes.png").stat().st_size > 1000
+    page = (tmp_path / "ev" / "report.html").read_text()
+    assert "plots/episodes.png" in page and "mean_imitation_reward" in page
     again = json.loads(
         _evaluate(animat_cli, run, "--episodes", 3, "--seconds", 0.5, "--seed", 4, "--out", tmp_path / "ev2")[1]
     )

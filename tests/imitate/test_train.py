@@ -150,6 +150,9 @@ def test_play_writes_gif_and_summary(tiny_run, tmp_path, animat_cli, renderer):
     assert 0 < summary["episode_steps"] <= 12 and 0 < summary["mean_r_imitation"] <= 1
     assert summary["episode_seconds"] == pytest.approx(summary["episode_steps"] / 30)
     assert summary["renderer"].startswith(renderer) and summary["gif"] == "media/play.gif"
+    config = json.loads((tmp_path / "play" / "config.json").read_text())
+    assert config["verb"] == "play" and config["source"] == str(tiny_run) and config["animation"] is True
+    assert (tmp_path / "play" / "plots" / "imitation_reward.png").stat().st_size > 1000
     if renderer == "mujoco":
         frames = iio.imread(gif, index=None)[..., :3].astype(int)  # (F, H, W, 3)
         assert len(frames) == 1 + 6  # the start, then every second step of 12 at 15 fps
@@ -160,6 +163,32 @@ def test_play_writes_gif_and_summary(tiny_run, tmp_path, animat_cli, renderer):
             orange.sum() > 500 and blue.sum() > 500 and cols(orange) > cols(blue) + 20
         )  # ghost to the character's side
         assert np.abs(frames[-1] - frames[0]).mean() > 1.0
+
+
+def test_play_with_no_animation_writes_the_episode_but_no_gif(tiny_run, tmp_path, animat_cli):
+    """--no-animation: the same episode (seeded, deterministic policy), its reward plot and report, no media."""
+    out = tmp_path / "quiet"
+    code, _, err = animat_cli("imitate", "play", str(tiny_run), "-s", "0.4", "--no-animation", "--out", str(out))
+    assert code == 0, err
+    summary = json.loads((out / "summary.json").read_text())
+    assert "gif" not in summary and not (out / "media").exists() and (out / "report.html").is_file()
+    assert json.loads((out / "config.json").read_text())["animation"] is False
+    assert (out / "plots" / "imitation_reward.png").is_file()
+    traj = np.load(out / "trajectory.npz")
+    assert "qpos" not in traj and len(traj["r_imitation"]) == summary["episode_steps"]
+
+
+def test_timesteps_round_up_to_whole_ppo_iterations_and_say_so():
+    """SB3's PPO checks the step count between iterations of n_steps × envs steps only: what a run reaches."""
+    from animat.imitate.options import TrainConfig
+
+    cfg = TrainConfig.build(None, timesteps=256, envs=1)  # the README's example: one iteration of 1024
+    assert cfg.steps_run() == 1024 and "stops at 1024" in cfg.rounding_note()
+    cfg = TrainConfig.build(None, timesteps=3000, envs=2, n_steps=512)
+    assert cfg.steps_run() == 3072 and cfg.steps_run(done=1024) == 3072 and cfg.steps_run(done=3000) == 3000
+    exact = TrainConfig.build(None, timesteps=2048, envs=2, n_steps=512)
+    assert exact.steps_run() == exact.steps_run(done=1024) == 2048 and exact.rounding_note() is None
+    assert exact.rounding_note(done=1000) is not None  # a resumed run that stopped between iterations
 
 
 def test_play_falls_back_to_matplotlib_without_gl(tiny_run, tmp_path, monkeypatch, animat_cli):

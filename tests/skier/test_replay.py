@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import imageio.v3 as iio
 import numpy as np
 import pytest
@@ -41,3 +43,15 @@ def test_replay_falls_back_to_the_stick_figure_without_gl(tmp_path, monkeypatch)
     assert s["renderer"] == "matplotlib"
     frames = _gif_frames(tmp_path)
     assert frames.shape[0] == 3 and np.abs(frames[-1] - frames[0]).mean() > 0.05
+    assert iio.imread(tmp_path / "media" / "skier.mp4", plugin="FFMPEG").shape[:2] == (3, frames.shape[1])
+
+
+def test_replay_with_no_animation_scores_the_same_run_and_writes_no_media(tmp_path):
+    """anim_seconds 0 (``--no-animation``): no GIF, no MP4, renderer ``none``; the flight and its figures are
+    the animated replay's."""
+    drawn = write_replay(SkierParams(), _swinging_gene(), 0.6, tmp_path / "drawn", anim_seconds=0.1)
+    quiet = write_replay(SkierParams(), _swinging_gene(), 0.6, tmp_path / "quiet", anim_seconds=0.0)
+    assert quiet["renderer"] == "none" and drawn["renderer"] != "none"
+    same = lambda s: json.dumps({k: v for k, v in s.items() if k != "renderer"})  # NaN == NaN as text
+    assert same(quiet) == same(drawn)
+    assert not (tmp_path / "quiet" / "media").exists() and (tmp_path / "quiet" / "trajectory.npz").is_file()

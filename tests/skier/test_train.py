@@ -111,6 +111,16 @@ def test_cli_train_and_replay(animat_cli, tmp_path):
     assert code == 0, err
     s = json.loads((rep / "summary.json").read_text())
     assert s["friction"] == "isotropic" and (rep / "trajectory.npz").is_file()
+    assert sorted(p.name for p in (rep / "media").iterdir()) == ["skier.gif", "skier.mp4"]
+    config = json.loads((rep / "config.json").read_text())
+    assert config == {
+        "system": "skier",
+        "verb": "replay",
+        "source": str(run),
+        "friction": "isotropic",
+        "seconds": 0.5,
+        "anim_seconds": 0.2,
+    }
     # the replay of the training's episode (one-axis hip) scores what training scored for the best gene
     trained = json.loads((run / "summary.json").read_text())
     assert s["fitness"] == pytest.approx(trained["best_fitness"], rel=1e-9)

@@ -63,8 +63,9 @@ def test_play_writes_run_counts_frames_projects_and_repeats_with_the_seed(
 
     _, again = _play(animat_cli, tiny_model, tmp_path / "b", "--frames", "50", "--seed", "3", "--fps", "20")
     assert all(np.array_equal(traj[k], again[k]) for k in ("Y", "z", "shown_vertices"))
-    _, other = _play(animat_cli, tiny_model, tmp_path / "c", "--frames", "50", "--seed", "4", "--no-video")
+    _, other = _play(animat_cli, tiny_model, tmp_path / "c", "--frames", "50", "--seed", "4", "--no-animation")
     assert not np.array_equal(traj["Y"], other["Y"])
+    assert not (tmp_path / "c" / "media").exists()  # --no-animation: as --no-video, every verb's flag
 
     # a path file holding the same external states replays the same run
     np.save(tmp_path / "path.npy", traj["Y"])

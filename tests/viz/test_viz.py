@@ -211,3 +211,37 @@ def test_mp4_without_ffmpeg_names_the_package(tmp_path, monkeypatch):
     frames, _ = _body_frames(2)
     with pytest.raises(VizError, match="imageio-ffmpeg"):
         animate_body(frames, tmp_path / "a.mp4")
+
+
+def test_write_animation_puts_the_same_frames_as_mp4_beside_the_gif(tmp_path):
+    """The MP4 (where imageio-ffmpeg is installed) holds as many frames of the same size as the GIF, and its
+    pictures are the GIF's up to the video codec's loss: a red, a green and a blue 30x20 frame."""
+    import imageio.v3 as iio
+
+    from animat.viz.animate import ffmpeg_available, write_animation
+
+    if not ffmpeg_available():
+        pytest.skip("imageio-ffmpeg is not installed")
+    images = [np.zeros((20, 30, 3), np.uint8) for _ in range(3)]
+    for k, im in enumerate(images):
+        im[..., k] = 255
+    written = write_animation(images, tmp_path / "media" / "a.gif", fps=5)
+    assert written == [tmp_path / "media" / "a.gif", tmp_path / "media" / "a.mp4"]
+    video = iio.imread(written[1], plugin="FFMPEG")
+    assert video.shape == (3, 20, 30, 3)
+    assert [int(np.argmax(frame.reshape(-1, 3).mean(axis=0))) for frame in video] == [0, 1, 2]
+    assert sorted(p.name for p in (tmp_path / "media").iterdir()) == ["a.gif", "a.mp4"]  # no temporary left
+
+
+def test_write_animation_without_ffmpeg_writes_the_gif_and_says_why_there_is_no_mp4(tmp_path, monkeypatch, capsys):
+    import animat.viz.animate as anim
+
+    monkeypatch.setattr(anim, "ffmpeg_available", lambda: False)
+    images = [np.full((20, 30, 3), 100, np.uint8)] * 2
+    assert anim.write_animation(images, tmp_path / "a.gif", fps=5) == [tmp_path / "a.gif"]
+    assert [p.name for p in tmp_path.iterdir()] == ["a.gif"]
+    note = capsys.readouterr().out
+    assert "no a.mp4" in note and "imageio-ffmpeg" in note
+    with pytest.raises(VizError, match=r"\.gif"):
+        anim.write_animation(images, tmp_path / "b.mp4", fps=5)
+    assert not (tmp_path / "b.mp4").exists()

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import typer
 
 from animat import runs
-from animat.config import cli_option, parse_list
+from animat.config import animation_seconds, cli_option, no_animation_option, parse_list
 from animat.console import console, print_summary, progress
 from animat.errors import CheckpointError, ConfigError
 from animat.fly.options import DistillConfig, ReplayOptions, SteerOptions, TrainConfig
@@ -41,6 +42,8 @@ def train_cmd(
     backend: str | None = cli_option(TrainConfig, "backend", "--backend"),
     address: str | None = cli_option(TrainConfig, "address", "--address"),
     replay_seconds: float | None = cli_option(TrainConfig, "replay_seconds", "--replay-seconds"),
+    anim_seconds: float | None = cli_option(TrainConfig, "anim_seconds", "--anim-seconds"),
+    no_animation: bool = no_animation_option(),
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Path | None = typer.Option(None, "--config", "-c", help="TOML file of training options."),
     resume: Path | None = typer.Option(None, "--resume", help="Continue the interrupted run in this directory."),
@@ -60,9 +63,12 @@ def train_cmd(
         "network (a goal run's may add the command inputs: zero weights).",
     ),
 ) -> None:
-    """Evolve flies; writes a run directory with metrics, plots, the best genome and its flight."""
+    """Evolve flies; writes a run directory with metrics, plots, the best genome and its flight. With no options,
+    the paper's settings (configs/fly_paper.toml: 200 flies × 100 generations × 3 s, lateral fitness), whose
+    fly need not fly the 30 s replay; configs/fly_default.toml (make run) evolves one that does."""
+    from animat.fly.curriculum import stage_configs
     from animat.fly.drosophila.options import selected
-    from animat.fly.train import TrainConfig, train
+    from animat.fly.train import TrainConfig, replay_note, train
 
     if from_run is not None and resume is not None:
         raise ConfigError("--from starts a new run and --resume continues one; give one of them")
@@ -99,6 +105,7 @@ def train_cmd(
         backend=backend,
         address=address,
         replay_seconds=replay_seconds,
+        anim_seconds=animation_seconds(no_animation, anim_seconds),
         **({} if drosophila else {"task": task, "speed": speed}),
     )
     if from_run is not None:
@@ -112,7 +119,12 @@ def train_cmd(
         config=config,
         out=out,
         options=options,
-        may_change={"generations": "--generations", "backend": "--backend", "address": "--address"},
+        may_change={
+            "generations": "--generations",
+            "backend": "--backend",
+            "address": "--address",
+            "anim_seconds": "--anim-seconds/--no-animation",
+        },
     )
     if resume is not None and cfg.stages and generations is not None:
         raise ConfigError(
@@ -125,13 +137,17 @@ def train_cmd(
     staged = f" in {len(cfg.stages) + 1} stages (animat.fly.curriculum)" if cfg.stages else ""
     console.print(f"fly train: {describe(cfg)}{staged}, run dir {run_dir}")
     start = time.perf_counter()
-    with progress("gen", "best {task.fields[best]}  mean {task.fields[mean]}  crashes {task.fields[crashes]}") as bar:
-        task = bar.add_task("train", total=cfg.generations, best="-", mean="-", crashes="-")
+    fields = "best {task.fields[best]}  mean {task.fields[mean]}  crashes {task.fields[crashes]}"
+    with progress("{task.description}", fields) as bar:
+        # a stage's first generation compiles the rollout (seconds; later ones take a fraction of that)
+        label = ["gen"]
+        task = bar.add_task("gen (compiling)", total=cfg.generations, best="-", mean="-", crashes="-")
 
         def on_generation(row: dict) -> None:
             fmt = lambda v: "nan" if v is None else f"{float(v):.3f}"
             bar.update(
                 task,
+                description=label[0],
                 completed=int(row["generation"]) + 1,
                 best=fmt(row["best"]),
                 mean=fmt(row["mean"]),
@@ -140,7 +156,8 @@ def train_cmd(
 
         def on_stage(k: int, n: int, stage_cfg) -> None:
             console.print(f"stage {k}/{n}: {describe(stage_cfg)}, {stage_cfg.strategy}")
-            bar.reset(task, total=stage_cfg.generations, description=f"stage {k}/{n}")
+            label[0] = f"stage {k}/{n}"
+            bar.reset(task, total=stage_cfg.generations, description=f"{label[0]} (compiling)")
 
         try:
             if cfg.stages:
@@ -161,6 +178,8 @@ def train_cmd(
             console.print(f"interrupted; continue with: animat fly train --resume {run_dir}")
             raise
     console.print(f"trained in {time.perf_counter() - start:.1f} s")
+    if note := replay_note(stage_configs(cfg)[-1] if cfg.stages else cfg, summary):
+        console.print(note, markup=False)
     print_summary(summary, run_dir, keys + [k for k in summary if k.startswith("replay_check_")])
 
 
@@ -193,16 +212,18 @@ def replay_cmd(
     ),
     seconds: float | None = cli_option(ReplayOptions, "seconds", "--seconds", "-s"),
     anim_seconds: float | None = cli_option(ReplayOptions, "anim_seconds", "--anim-seconds"),
+    no_animation: bool = no_animation_option(),
     out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
     config: Path | None = typer.Option(None, "--config", "-c", help="TOML file with seconds / anim_seconds."),
 ) -> None:
-    """Re-simulate a saved genome for any duration: trajectory.npz, plots, animation, summary.json."""
+    """Re-simulate a saved genome for any duration: config.json, trajectory.npz, plots, animation (GIF, MP4),
+    summary.json, report.html."""
     from animat.fly.drosophila import replay as drosophila_replay
     from animat.fly.replay import write_replay
     from animat.fly.report import write_fly_report
     from animat.pretrained import resolve
 
-    opts = ReplayOptions.build(config, seconds=seconds, anim_seconds=anim_seconds)
+    opts = ReplayOptions.build(config, seconds=seconds, anim_seconds=animation_seconds(no_animation, anim_seconds))
     seconds, anim_seconds = float(opts.seconds), float(opts.anim_seconds)
     source = resolve(source)
     drosophila = drosophila_replay.load_for_replay(source)
@@ -210,6 +231,8 @@ def replay_cmd(
     if drosophila:
         write_replay = drosophila_replay.write_replay
     run_dir = runs.new_run_dir("fly", "replay", out)
+    record = {"system": "fly", "verb": "replay", "preset": "drosophila" if drosophila else "paper"}
+    runs.atomic_write_json(run_dir / "config.json", {**record, "source": str(source), **asdict(opts)})
     summary = write_replay(
         params, genome, seconds, run_dir, anim_seconds=anim_seconds, title=f"replay of {source.name}"
     )
@@ -223,7 +246,9 @@ def replay_cmd(
 @app.command("steer")
 def steer_cmd(
     source: str = typer.Argument(
-        ..., help="Steering directory (animat fly train-steering) or pretrained:NAME, e.g. pretrained:paper."
+        ...,
+        help="Steering directory (animat fly train-steering), pretrained:NAME (e.g. pretrained:paper), or a goal "
+        "network's run directory (animat fly distill; flown by the goal controller).",
     ),
     commands: str | None = cli_option(SteerOptions, "commands", "--commands"),
     interactive: bool = typer.Option(
@@ -235,6 +260,7 @@ def steer_cmd(
     speed: float | None = cli_option(SteerOptions, "speed", "--speed"),
     seed: int | None = cli_option(SteerOptions, "seed", "--seed"),
     anim_seconds: float | None = cli_option(SteerOptions, "anim_seconds", "--anim-seconds"),
+    no_animation: bool = no_animation_option(),
     lookahead: float | None = cli_option(SteerOptions, "lookahead", "--lookahead"),
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Path | None = typer.Option(None, "--config", "-c", help="TOML file of steer options."),
@@ -242,15 +268,19 @@ def steer_cmd(
     """Fly by command: a command script (or the keyboard) steers the fly; writes its trajectory, the
     steering score per command (summary.json), plots, an animation and report.html."""
     from animat.fly.report import write_fly_report
+    from animat.fly.steer.pilot import goal_run
     from animat.fly.steer.run import fly_request, write_steer_run
+    from animat.pretrained import resolve
 
+    if controller is None and goal_run(resolve(source)):
+        controller = "goal"  # a goal network's run holds no switch networks
     opts = SteerOptions.build(
         config,
         commands=commands,
         controller=controller,
         speed=speed,
         seed=seed,
-        anim_seconds=anim_seconds,
+        anim_seconds=animation_seconds(no_animation, anim_seconds),
         lookahead=lookahead,
     )
     if out is not None:
@@ -345,6 +375,7 @@ def distill_cmd(
     epochs: int | None = cli_option(DistillConfig, "epochs", "--epochs"),
     start_pool: str | None = cli_option(DistillConfig, "start_pool", "--start-pool"),
     seed: int | None = cli_option(DistillConfig, "seed", "--seed"),
+    no_animation: bool = no_animation_option(),
     config: Path | None = typer.Option(None, "--config", "-c", help="TOML file of distill options."),
     resume: Path | None = typer.Option(
         None, "--resume", help="Continue the interrupted distillation in this directory (--rounds may grow)."
@@ -363,6 +394,7 @@ def distill_cmd(
         epochs=epochs,
         start_pool=start_pool,
         seed=seed,
+        anim_seconds=animation_seconds(no_animation, None),
     )
     if resume is not None:
         if (

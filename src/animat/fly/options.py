@@ -76,7 +76,7 @@ class TrainConfig:
     backend: str = option("local", "local | ray", choices=("local", "ray"))
     address: str | None = option(None, "Ray cluster address (with --backend ray)")
     replay_seconds: float = option(30.0, "Replay length of the best fly (s)", gt=0)
-    anim_seconds: float = option(6.0, "Seconds of flight in the animation", gt=0)
+    anim_seconds: float = option(6.0, "Seconds of flight in the animation (0: none)", ge=0)
     fly: dict = option(help="FlyParams overrides, e.g. {speed_limits = [30, 20, 10]}", factory=dict)
     task: str | None = option(
         None,
@@ -191,14 +191,15 @@ class ReplayOptions:
     """``animat fly replay``: how long to fly the saved genome and how much of it to animate."""
 
     seconds: float = option(30.0, "Simulated time (s)")
-    anim_seconds: float = option(6.0, "Seconds of flight in the animation")
+    anim_seconds: float = option(6.0, "Seconds of flight in the animation (0: none)")
 
     @classmethod
     def build(cls, file: str | Path | None = None, **overrides: Any) -> ReplayOptions:
         opts = cls(**read_options(cls, file, overrides, what="replay option"))
-        if not (opts.seconds > 0 and opts.anim_seconds > 0):  # finite: read_options refuses inf and NaN
+        if not (opts.seconds > 0 and opts.anim_seconds >= 0):  # finite: read_options refuses inf and NaN
             raise ConfigError(
-                f"--seconds and --anim-seconds must be finite and > 0, got {opts.seconds} and {opts.anim_seconds}"
+                f"--seconds must be finite and > 0 and --anim-seconds finite and >= 0, got {opts.seconds} and "
+                f"{opts.anim_seconds}"
             )
         return opts
 
@@ -229,7 +230,7 @@ class DistillConfig:
     )
     seed: int = option(0, "Seed of the episodes, their commands and the network's first weights")
     replay_seconds: float = option(14.0, "The distilled network's flight of every command in turn, from rest (s)", gt=0)
-    anim_seconds: float = option(6.0, "Seconds of flight in the animation", gt=0)
+    anim_seconds: float = option(6.0, "Seconds of flight in the animation (0: none)", ge=0)
 
     @classmethod
     def build(cls, file: str | Path | None = None, **overrides: Any) -> DistillConfig:
@@ -265,7 +266,7 @@ class SteerOptions:
     )
     speed: float | None = option(None, "Target speed of the direction commands (u/s)", gt=0, shown="the steering set's")
     seed: int = option(0, "Seed of the start state")
-    anim_seconds: float = option(20.0, "Seconds of flight in the animation", gt=0)
+    anim_seconds: float = option(20.0, "Seconds of flight in the animation (0: none)", ge=0)
     lookahead: float = option(
         LOOKAHEAD_S,
         "Where the set has several networks for a command: every 0.5 s fly each this many seconds ahead and "

@@ -8,6 +8,7 @@ import numpy as np
 
 from animat import runs
 from animat.config import require
+from animat.console import phase
 from animat.errors import ConfigError
 from animat.evolve.genome import Genome
 from animat.fly.analysis import acceptance, flight_summary
@@ -59,9 +60,11 @@ def write_replay(
     params: FlyParams, genome: Genome, seconds: float, out: Path, *, anim_seconds: float = 6.0, title: str = "fly"
 ) -> dict:
     """Fly ``genome`` for ``seconds`` and write into ``out``: ``trajectory.npz``, ``plots/height.png``,
-    ``plots/topview.png``, ``plots/wings.png``, ``media/flight.gif``. Returns the flight summary."""
+    ``plots/topview.png``, ``plots/wings.png``, ``media/flight.gif`` and ``media/flight.mp4`` (of the first
+    ``anim_seconds`` s; none with 0, :func:`write_flight_animation`). Returns the flight summary."""
     out = Path(out)
-    t, traj = fly_genome(params, genome, seconds)
+    with phase(f"flying {seconds:g} s"):
+        t, traj = fly_genome(params, genome, seconds)
     L = params.body_length
     runs.atomic_save_npz(
         out / "trajectory.npz",
@@ -100,8 +103,35 @@ def write_replay(
         ylabel="angle (rad)",
         title=f"{title}: wing angles (first 3 s)",
     )
-    frames, idx, real_fps = animation_frames(params, traj, t, min(anim_seconds, seconds))
-    animate_body(
-        frames, out / "media" / "flight.gif", fps=real_fps, trail=traj.pos[idx], times=t[idx], title=title, unit=UNIT
-    )
+    write_flight_animation(params, traj, t, out / "media" / "flight.gif", min(anim_seconds, seconds), title=title)
     return summary
+
+
+def write_flight_animation(
+    params: FlyParams,
+    traj: Trajectory,
+    t: np.ndarray,
+    gif: Path,
+    seconds: float,
+    *,
+    title: str,
+    captions: list[str] | None = None,
+) -> None:
+    """The first ``seconds`` s of flight ``traj`` (times ``t (T,)`` s) as the GIF ``gif`` and the MP4 beside it
+    (:func:`animat.viz.animate.write_animation`), each frame captioned from ``captions`` (one per sample); nothing
+    for ``seconds`` 0 (``--no-animation``)."""
+    if seconds <= 0:
+        return
+    with phase(f"rendering {gif.parent.name}/{gif.name} ({seconds:g} s of flight)"):
+        frames, idx, real_fps = animation_frames(params, traj, t, seconds)
+        animate_body(
+            frames,
+            gif,
+            fps=real_fps,
+            trail=traj.pos[idx],
+            times=t[idx],
+            captions=None if captions is None else [captions[i] for i in idx],
+            title=title,
+            unit=UNIT,
+            mp4=True,
+        )

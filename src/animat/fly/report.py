@@ -104,3 +104,12 @@ BUILDERS = (*drosophila_report.BUILDERS, SceneBuilder("fly", recognises, build))
 write_fly_report = partial(write_report, builders=BUILDERS)
 """``write_fly_report(run_dir, scene=None, **context)``: :func:`animat.viz.report.write_report` with this
 system's builders."""
+
+
+def write_task_report(run_dir: Path, params) -> Path:
+    """The reports of a run whose flight is in ``steer/`` (a steering task's training, a distillation): ``steer/``'s
+    own, as ``animat fly steer`` writes it, and the run's (its numbers and plots, that flight as its replay);
+    ``params``: the FlyParams that flew."""
+    run_dir = Path(run_dir)
+    write_fly_report(run_dir / "steer", params=params)
+    return write_fly_report(run_dir, scene=build(run_dir / "steer", params=params))

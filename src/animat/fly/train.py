@@ -313,6 +313,25 @@ def evolve(
         evaluator.close()
 
 
+def replay_note(cfg: TrainConfig, summary: dict) -> str | None:
+    """One line on a failed replay check of a fitness run's ``summary``: which checks failed and, where the
+    replay is longer than the episodes the GA saw (the paper's 3 s against a 30 s replay), that this is why;
+    None where every check passed (or the run has none: a steering task, the drosophila preset's own)."""
+    failed = [k.removeprefix("replay_check_") for k, v in summary.items() if k.startswith("replay_check_") and not v]
+    if not failed or getattr(cfg, "preset", "paper") != "paper":
+        return None
+    why = (
+        f"the GA scored {cfg.seconds:g} s episodes and the replay flies {cfg.replay_seconds:g} s: nothing made the "
+        "flies stay up longer than they were scored"
+        if cfg.seconds < cfg.replay_seconds
+        else "the best fly of this run does not meet them"
+    )
+    return (
+        f"the best fly failed its replay's checks ({', '.join(failed)}): {why}; configs/fly_default.toml "
+        "(make run) evolves a fly that flies its 30 s replay"
+    )
+
+
 def train(
     cfg: TrainConfig,
     out: Path,
@@ -378,8 +397,10 @@ def train(
         **{f"replay_{k}": v for k, v in flight.items()},
     }
     runs.atomic_write_json(out / "summary.json", summary)
-    if cfg.task is None:
-        from animat.fly.report import write_fly_report
+    from animat.fly.report import write_fly_report, write_task_report
 
+    if cfg.task is None:
         write_fly_report(out, params=params)
+    else:
+        write_task_report(out, params)
     return summary

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from animat.config import cli_option, parse_list, require
+from animat.config import cli_option, no_animation_option, parse_list, require
 from animat.console import RUN_DIR_KEY, console, print_json, print_summary, progress
 from animat.errors import ConfigError
 from animat.imitate.options import TrainConfig
@@ -149,6 +149,9 @@ def train_cmd(
         f"imitate train: PPO, {cfg.timesteps} steps, {cfg.envs} envs ({where}), net {cfg.net_arch}, "
         f"clip {cfg.clip or 'demo'}, run dir {run_dir}"
     )
+    done = int(state[1]["num_timesteps"]) if state else 0
+    if note := cfg.rounding_note(done):
+        console.print(note, markup=False)
     if not tensorboard_available():
         console.print("tensorboard not installed: SB3 logs go to logs/progress.csv only")
     start = time.perf_counter()
@@ -156,7 +159,7 @@ def train_cmd(
         "steps",
         "return {task.fields[ret]}  len {task.fields[len]}  r_I/step {task.fields[rps]}  {task.fields[fps]} steps/s",
     ) as bar:
-        task = bar.add_task("train", total=cfg.timesteps, ret="-", len="-", rps="-", fps="-")
+        task = bar.add_task("train", total=cfg.steps_run(done), ret="-", len="-", rps="-", fps="-")
 
         def on_iteration(row: dict) -> None:
             f = lambda v, d=3: "-" if v != v else f"{v:.{d}f}"  # noqa: E731 (NaN before the first episode ends)
@@ -231,6 +234,8 @@ def evaluate_cmd(
     require("--seconds", seconds, gt=0)
     load_policy_run(run_dir, clip)[0].load_clip()  # a bad run or clip fails here, before the output directory exists
     target = runs.new_run_dir("imitate", "evaluate", out)
+    record = {"system": "imitate", "verb": "evaluate", "source": run_dir, "clip": clip}
+    runs.atomic_write_json(target / "config.json", {**record, "episodes": episodes, "seconds": seconds, "seed": seed})
     summary = evaluate(run_dir, target, episodes=episodes, seconds=seconds, seed=seed, clip=clip)
     print_json({**summary, RUN_DIR_KEY: str(target)}, indent=None)
 
@@ -250,9 +255,11 @@ def play_cmd(
     renderer: str = typer.Option(
         "auto", "--renderer", help="auto (MuJoCo offscreen where OpenGL works, else matplotlib) | mujoco | matplotlib."
     ),
+    no_animation: bool = no_animation_option(),
     out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
 ) -> None:
-    """Run a trained policy from time 0 of its clip: GIF beside the reference (ghost), summary.json."""
+    """Run a trained policy from time 0 of its clip: GIF beside the reference (ghost), config.json, trajectory.npz,
+    the reward plot, summary.json, report.html."""
     from animat import pretrained, runs
     from animat.imitate.play import RENDERERS, load_run, play
 
@@ -270,5 +277,7 @@ def play_cmd(
                 "matplotlib"
             )
     target = runs.new_run_dir("imitate", "play", out)
-    summary = play(run_dir, seconds, target, fps=fps, renderer=renderer)
+    record = {"system": "imitate", "verb": "play", "source": str(source), "seconds": seconds, "fps": fps}
+    runs.atomic_write_json(target / "config.json", {**record, "renderer": renderer, "animation": not no_animation})
+    summary = play(run_dir, seconds, target, fps=fps, renderer=renderer, render=not no_animation)
     print_summary(summary, target)

@@ -12,9 +12,11 @@ termination if it had one; :mod:`animat.imitate.batch`, all episodes stepped tog
 ``full_episode_fraction``  episodes that reach ``seconds`` without an early end;
 ``mean_episode_seconds``   mean episode length, s;  ``episodes``.
 
-The run directory of the evaluation gets ``summary.json`` (those, the source, clip, seed) and
+The run directory of the evaluation gets ``summary.json`` (those, the source, clip, seed),
 ``episodes.csv`` (one row per episode: start time in the clip, seconds, steps, r_I per step, how
-it ended: ``time``, ``fall``, ``pose`` or ``nonfinite``).
+it ended: ``time``, ``fall``, ``pose`` or ``nonfinite``), ``plots/episodes.png`` (each episode's length
+and r_I per step) and ``report.html`` (those figures and the plot; no replay: ``animat imitate play`` draws one);
+the command line adds ``config.json``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import numpy as np
 from animat import pretrained, runs
 from animat.character.model import CONTROL_HZ
 from animat.errors import CheckpointError, ConfigError
+from animat.imitate.report import write_imitate_report
+from animat.viz import plots
 
 EPISODE_FIELDS = ["episode", "start_seconds", "seconds", "steps", "r_i_per_step", "ended"]
 
@@ -125,5 +129,13 @@ def evaluate(
     }
     out = Path(out)
     runs.atomic_write_csv(out / "episodes.csv", rows, EPISODE_FIELDS)
+    plots.metrics_panel(
+        rows,
+        out / "plots" / "episodes.png",
+        title=f"{episodes} episodes of up to {seconds:g} s: length (s) and r_I per step",
+        time_key="episode",
+        skip=("start_seconds", "steps", "ended"),
+    )
     runs.atomic_write_json(out / "summary.json", summary)
+    write_imitate_report(out)
     return summary

@@ -154,6 +154,23 @@ class TrainConfig:
         self.goal_config()
         return self
 
+    def steps_run(self, done: int = 0) -> int:
+        """The step count PPO reaches when it trains from ``done`` steps to ``timesteps``: SB3 collects whole
+        iterations of ``n_steps`` × ``envs`` steps and checks the count only between them, so a ``timesteps`` that
+        is not ``done`` plus a multiple of that is rounded up to one."""
+        per_iteration = self.n_steps * self.envs
+        return done + -(-max(self.timesteps - done, 0) // per_iteration) * per_iteration
+
+    def rounding_note(self, done: int = 0) -> str | None:
+        """One line saying that :meth:`steps_run` rounds ``timesteps`` up (None where it is exact)."""
+        per_iteration, runs_to = self.n_steps * self.envs, self.steps_run(done)
+        if runs_to == self.timesteps:
+            return None
+        return (
+            f"--timesteps {self.timesteps}: PPO trains in whole iterations of n_steps {self.n_steps} × {self.envs} "
+            f"envs = {per_iteration} steps, so this run stops at {runs_to} (a multiple of {per_iteration} is exact)"
+        )
+
     @property
     def batched(self) -> bool:
         """Whether the environments are :mod:`animat.imitate.batch`'s (vec_env batched, or on Ray)."""

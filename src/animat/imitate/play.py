@@ -8,9 +8,10 @@ the clip's pose (a second copy of the character posed kinematically) in transluc
 ``GHOST_OFFSET`` to its left (+y). ``renderer``: ``mujoco`` renders MuJoCo's own shapes offscreen
 (EGL or OSMesa, :mod:`animat.viz.mujoco_render` via :mod:`animat.imitate.render`); ``matplotlib`` draws a box around
 each geom (capsules as boxes along their axis, spheres as cubes); ``auto`` (default) takes MuJoCo where an offscreen GL
-context can be made, else matplotlib. Writes ``media/play.gif``, ``trajectory.npz`` (per step: time, r_I, root position;
-per drawn frame: qpos of the character and of the ghost), ``summary.json`` (``renderer`` says which drew it) and
-``report.html``.
+context can be made, else matplotlib. Writes ``media/play.gif`` (not with ``render`` off), ``trajectory.npz`` (per step:
+time, r_I, root position; per drawn frame: qpos of the character and of the ghost), ``plots/imitation_reward.png``
+(r_I per step), ``summary.json`` (``renderer`` says which drew the GIF) and ``report.html``; the command line adds
+``config.json``.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ import numpy as np
 
 from animat import runs
 from animat.config import require
+from animat.console import phase
 from animat.errors import CheckpointError, ConfigError
 from animat.imitate.policy import load_run
 from animat.imitate.report import GHOST_OFFSET, write_imitate_report
+from animat.viz import plots
 
 RENDERERS = ("auto", "mujoco", "matplotlib")
 
@@ -59,12 +62,44 @@ def frame_polygons(sim: list[np.ndarray], ghost: list[np.ndarray]) -> list[dict]
     return polys
 
 
+def run_episode(env, policy, obs: np.ndarray, every: int, render: bool) -> dict:
+    """One episode of the deterministic ``policy`` in ``env`` from observation ``obs`` until it ends: per step
+    ``r_imitation (S,)``, ``r_goal (S,)`` (NaN without a goal) and ``root_pos (S, 3)`` m; with ``render``, at its
+    start, every ``every`` steps and its end, ``qpos_time (F,)`` s and the qpos ``(F, nq)`` of the character
+    (``qpos``) and of the clip's pose (``ghost_qpos``); ``terminated`` and the last step's ``info``."""
+    from animat.character.model import set_pose
+
+    ghost_data = mujoco.MjData(env.model)
+    rec = {k: [] for k in ("r_imitation", "r_goal", "root_pos", "qpos_time", "qpos", "ghost_qpos")}
+
+    def grab(t: float) -> None:
+        set_pose(env.model, ghost_data, env.clip.sample(t), env.layout)
+        rec["qpos"].append(env.data.qpos.copy())
+        rec["ghost_qpos"].append(ghost_data.qpos.copy())
+        rec["qpos_time"].append(t)
+
+    if render:
+        grab(env.t)
+    done, terminated, step, info = False, False, 0, {}
+    while not done:
+        obs, _, terminated, truncated, info = env.step(policy.act(obs))
+        step += 1
+        rec["r_imitation"].append(info["r_imitation"])
+        rec["r_goal"].append(info.get("r_goal", np.nan))
+        rec["root_pos"].append(env.data.qpos[:3].copy())
+        done = terminated or truncated
+        if render and (step % every == 0 or done):
+            grab(env.t)
+    return {**{k: np.array(v) for k, v in rec.items()}, "terminated": bool(terminated), "info": info}
+
+
 def play(
     run_dir: Path, seconds: float, out: Path, *, fps: float = 15.0, render: bool = True, renderer: str = "auto"
 ) -> dict:
-    """Run the policy of ``run_dir`` for up to ``seconds``; write the GIF, trajectory and summary into ``out``."""
-    from animat.character.model import set_pose
+    """Run the policy of ``run_dir`` for up to ``seconds``; write the GIF (with ``render``), trajectory, reward plot
+    and summary into ``out``."""
     from animat.imitate.env import make_env
+    from animat.viz.animate import frame_stride
 
     require("--seconds", seconds, gt=0)
     require("--renderer", renderer, choices=RENDERERS)
@@ -74,69 +109,42 @@ def play(
         raise CheckpointError(
             f"policy expects {policy.obs_dim} observations, the environment gives {env.observation_space.shape[0]}"
         )
-    obs, info = env.reset(seed=cfg.seed)
-    from animat.viz.animate import frame_stride
-
     every, real_fps = frame_stride(1.0 / 30.0, fps)
-    ghost_data = mujoco.MjData(env.model)
-    sim_q, ghost_q, times, rewards, goals, roots = [], [], [], [], [], []
-
-    def grab(t: float) -> None:
-        set_pose(env.model, ghost_data, env.clip.sample(t), env.layout)
-        sim_q.append(env.data.qpos.copy())
-        ghost_q.append(ghost_data.qpos.copy())
-        times.append(t)
-
-    if render:
-        grab(env.t)
-    done, terminated, step = False, False, 0
-    while not done:
-        obs, _, terminated, truncated, info = env.step(policy.act(obs))
-        step += 1
-        rewards.append(info["r_imitation"])
-        goals.append(info.get("r_goal", np.nan))
-        roots.append(env.data.qpos[:3].copy())
-        done = terminated or truncated
-        if render and (step % every == 0 or done):
-            grab(env.t)
-    out = Path(out)
-    rewards_a = np.array(rewards)
-    poses = (
-        {"qpos_time": np.array(times), "qpos": np.array(sim_q), "ghost_qpos": np.array(ghost_q)} if render else {}
-    )  # the drawn frames
+    ep = run_episode(env, policy, env.reset(seed=cfg.seed)[0], every, render)
+    out, rewards, info = Path(out), ep["r_imitation"], ep["info"]
+    drawn = ("qpos_time", "qpos", "ghost_qpos") if render else ()
+    step_times = np.arange(1, len(rewards) + 1) / 30.0
     runs.atomic_save_npz(
         out / "trajectory.npz",
-        time=np.arange(1, step + 1) / 30.0,
-        r_imitation=rewards_a,
-        root_pos=np.array(roots),
-        **poses,
+        time=step_times,
+        r_imitation=rewards,
+        root_pos=ep["root_pos"],
+        **{k: ep[k] for k in drawn},
+    )
+    plots.series_plot(
+        step_times,
+        {"r_I": rewards},
+        out / "plots" / "imitation_reward.png",
+        ylabel="imitation reward r_I per step (0 to 1)",
+        title=f"policy of {Path(run_dir).name} on {cfg.clip or 'demo'}",
     )
     summary = {
         "source": str(run_dir),
         "seconds_requested": float(seconds),
-        "episode_steps": int(step),
-        "episode_seconds": round(step / 30.0, 4),
-        "fell": bool(terminated) and not info.get("nonfinite", False),
+        "episode_steps": len(rewards),
+        "episode_seconds": round(len(rewards) / 30.0, 4),
+        "fell": ep["terminated"] and not info.get("nonfinite", False),
         "nonfinite": bool(info.get("nonfinite", False)),  # the physics blew up (not a fall)
-        "mean_r_imitation": float(rewards_a.mean()),
-        "return_r_imitation": float(rewards_a.sum()),
+        "mean_r_imitation": float(rewards.mean()),
+        "return_r_imitation": float(rewards.sum()),
         "clip": cfg.clip or "demo",
         "policy_timesteps": int(policy.manifest.get("num_timesteps", 0)),
+        **({"mean_r_goal": float(np.mean(ep["r_goal"]))} if cfg.goal else {}),
     }
-    if cfg.goal:
-        summary["mean_r_goal"] = float(np.mean(goals))
     if render:
-        summary.update(
-            write_gif(
-                env.model,
-                np.array(sim_q),
-                np.array(ghost_q),
-                np.array(times),
-                out / "media" / "play.gif",
-                fps=real_fps,
-                renderer=renderer,
-            )
-        )
+        with phase("rendering media/play.gif"):
+            frames = (ep["qpos"], ep["ghost_qpos"], ep["qpos_time"])
+            summary.update(write_gif(env.model, *frames, out / "media" / "play.gif", fps=real_fps, renderer=renderer))
         summary["gif"] = str(Path(summary["gif"]).relative_to(out))
     runs.atomic_write_json(out / "summary.json", summary)
     write_imitate_report(out, model=env.model)

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from animat import runs
-from animat.config import cli_option, require
+from animat.config import animation_seconds, cli_option, no_animation_option, require
 from animat.console import console, print_summary, progress
 from animat.errors import CheckpointError
 from animat.skier.options import TrainConfig
@@ -44,6 +44,8 @@ def train_cmd(
     backend: str | None = cli_option(TrainConfig, "backend", "--backend"),
     ray_address: str | None = cli_option(TrainConfig, "ray_address", "--address", "--ray-address"),
     threads: int | None = cli_option(TrainConfig, "nthread", "--threads"),
+    anim_seconds: float | None = cli_option(TrainConfig, "anim_seconds", "--anim-seconds"),
+    no_animation: bool = no_animation_option(),
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Path | None = typer.Option(None, "--config", "-c", help="TOML file of training options."),
     resume: Path | None = typer.Option(None, "--resume", help="Continue the interrupted run in this directory."),
@@ -62,6 +64,7 @@ def train_cmd(
         backend=backend,
         ray_address=ray_address,
         nthread=threads,
+        anim_seconds=animation_seconds(no_animation, anim_seconds),
     )
     cfg, run_dir = runs.start_or_resume(
         "skier",
@@ -75,6 +78,7 @@ def train_cmd(
             "nthread": "--threads",
             "backend": "--backend",
             "ray_address": "--address",
+            "anim_seconds": "--anim-seconds/--no-animation",
         },
     )
     console.print(
@@ -113,9 +117,10 @@ def replay_cmd(
     friction: str | None = typer.Option(
         None, "--friction", help="anisotropic | isotropic. \\[default: the run's, else anisotropic]"
     ),
-    anim_seconds: float = typer.Option(10.0, "--anim-seconds", help="Seconds in the GIF."),
+    anim_seconds: float = typer.Option(10.0, "--anim-seconds", help="Seconds in the animation (GIF, MP4; 0: none)."),
+    no_animation: bool = no_animation_option(),
 ) -> None:
-    """Re-simulate a saved gene: trajectory.npz, top view, GIF, summary.json."""
+    """Re-simulate a saved gene: trajectory.npz, top view, animation (GIF, MP4), summary.json, report.html."""
     from animat.skier.gene import load_gene_json, mirror
     from animat.skier.model import JOINTS
     from animat.skier.options import REPLAY_SETTINGS
@@ -147,8 +152,10 @@ def replay_cmd(
         raise CheckpointError(f"{str(source)!r} does not exist; give a run directory or a gene JSON file")
     seconds = cfg.seconds if seconds is None else seconds
     require("--seconds", seconds, gt=0)
-    require("--anim-seconds", anim_seconds, gt=0)
+    anim_seconds = animation_seconds(no_animation, require("--anim-seconds", anim_seconds, ge=0))
     run_dir = runs.new_run_dir("skier", "replay", out)
+    record = {"system": "skier", "verb": "replay", "source": str(source), "friction": cfg.friction}
+    runs.atomic_write_json(run_dir / "config.json", {**record, "seconds": seconds, "anim_seconds": anim_seconds})
     summary = write_replay(
         cfg.skier_params(),
         mirror(gene),

@@ -90,7 +90,7 @@ class TrainConfig:
         ge=0,
         le=45,
     )
-    anim_seconds: float = option(10.0, "Seconds in the GIF", gt=0)
+    anim_seconds: float = option(10.0, "Seconds in the animation (GIF, MP4; 0: none)", ge=0)
     skier: dict = option(help="SkierParams overrides (friction coefficients, timestep, ...)", factory=dict)
 
     def skier_params(self):

@@ -1,7 +1,8 @@
-"""Replay one skier: trajectory.npz, top-view path (``plots/topview.png``), a GIF ``media/skier.gif``
-(MuJoCo offscreen rendering with a camera following the pelvis and the path marked on a checkered
-floor where an OpenGL context can be made, else a matplotlib stick figure), and headline numbers;
-``renderer`` says which drew the GIF (``mujoco-egl``, ``mujoco-osmesa`` or ``matplotlib``)."""
+"""Replay one skier: trajectory.npz, top-view path (``plots/topview.png``), a GIF ``media/skier.gif`` and the
+MP4 beside it where imageio-ffmpeg is installed (MuJoCo offscreen rendering with a camera following the pelvis
+and the path marked on a checkered floor where an OpenGL context can be made, else a matplotlib stick figure),
+and headline numbers; ``renderer`` says which drew the animation (``mujoco-egl``, ``mujoco-osmesa``,
+``matplotlib``, or ``none`` with no animation asked for)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ import mujoco
 import numpy as np
 
 from animat import runs
+from animat.console import phase
 from animat.skier import pushoff
 from animat.skier.gene import TAU
 from animat.skier.model import TOTAL_MASS, G, SkierParams, build_spec
 from animat.skier.rollout import fallen_frames, score, tilt_deg, trajectory
 from animat.viz import animate, plots
-from animat.viz.animate import frame_stride
-from animat.viz.mujoco_render import View, add_sphere, render_frames, write_gif
+from animat.viz.animate import frame_stride, write_animation
+from animat.viz.mujoco_render import View, add_sphere, render_frames
 
 # stick-figure bones: (parent body, child body)
 BONES = [
@@ -55,6 +57,7 @@ def stick_figure_gif(
         frames=frames,
         fps=fps,
         title=title,
+        mp4=True,
     )
 
 
@@ -93,7 +96,8 @@ def mujoco_gif(
 ) -> str | None:
     """MuJoCo offscreen rendering (:mod:`animat.viz.mujoco_render`) of ``traj``'s first ``anim_seconds`` s, the camera
     following the pelvis, the pelvis's path so far marked on the ground; the backend's name (``egl``/``osmesa``),
-    or None (nothing written) where no offscreen OpenGL context can be made."""
+    or None (nothing written) where no offscreen OpenGL context can be made. The MP4 goes beside the GIF
+    (:func:`animat.viz.animate.write_animation`)."""
     model = render_spec(params).compile()
     t, root = traj["t"], traj["root_pos"]
     frames, fps = _frames(t, fps, anim_seconds)
@@ -118,7 +122,7 @@ def mujoco_gif(
     )
     if got is None:
         return None
-    write_gif(got[1], path, fps=fps)
+    write_animation(got[1], path, fps=fps)
     return got[0]
 
 
@@ -143,10 +147,11 @@ def write_replay(
     tau: float = TAU,
 ) -> dict:
     """Simulate ``gene`` (keyframe period ``tau`` s) for ``seconds`` and write ``trajectory.npz``,
-    ``plots/topview.png`` and ``media/skier.gif`` under ``out``; returns headline numbers, with the push-offs
-    before any fall (:func:`pushoff_report`)."""
+    ``plots/topview.png`` and ``media/skier.gif`` and ``.mp4`` (:func:`write_animation`) under ``out``; returns
+    headline numbers, with the push-offs before any fall (:func:`pushoff_report`)."""
     out = Path(out)
-    traj = trajectory(params, gene, seconds, frame_dt, tau)
+    with phase(f"skiing {seconds:g} s"):
+        traj = trajectory(params, gene, seconds, frame_dt, tau)
     yaw = ski_yaw(traj)
     # as the fly's: t (T,) s, root position (T, 3) m, root quaternion (T, 4) [w, x, y, z], qpos (T, nq) for the report
     runs.atomic_save_npz(
@@ -161,11 +166,7 @@ def write_replay(
     plots.topview_plot(
         traj["root_pos"][:, 0], traj["root_pos"][:, 1], out / "plots" / "topview.png", title=f"{title}: path from above"
     )
-    gif = out / "media" / "skier.gif"
-    backend = mujoco_gif(params, traj, gif, anim_seconds=anim_seconds)
-    if backend is None:
-        stick_figure_gif(traj, gif, anim_seconds=anim_seconds, title=title)
-    renderer = "matplotlib" if backend is None else f"mujoco-{backend}"
+    renderer = write_animation_of(params, traj, out / "media" / "skier.gif", anim_seconds, title)
     s = score(
         traj["root_pos"][None, :, 0],
         traj["root_quat"][None],
@@ -185,6 +186,18 @@ def write_replay(
         "renderer": renderer,
         **pushoff_report(traj, yaw, len(gene) * tau, fall_deg),
     }
+
+
+def write_animation_of(params: SkierParams, traj: dict, gif: Path, anim_seconds: float, title: str) -> str:
+    """The first ``anim_seconds`` s of ``traj`` as the GIF ``gif`` and the MP4 beside it, by MuJoCo where it can
+    render offscreen, else as a stick figure; the renderer's name (``none`` for ``anim_seconds`` 0)."""
+    if anim_seconds <= 0:
+        return "none"
+    with phase(f"rendering {gif.parent.name}/{gif.name} ({anim_seconds:g} s)"):
+        backend = mujoco_gif(params, traj, gif, anim_seconds=anim_seconds)
+        if backend is None:
+            stick_figure_gif(traj, gif, anim_seconds=anim_seconds, title=title)
+    return "matplotlib" if backend is None else f"mujoco-{backend}"
 
 
 def ski_yaw(traj: dict) -> np.ndarray:

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from animat import runs
-from animat.config import cli_option, require
+from animat.config import cli_option, no_animation_option, require
 from animat.console import console, print_summary, progress
 from animat.errors import ConfigError
 from animat.surrogate.options import GenerateOptions, TrainConfig
@@ -151,6 +151,7 @@ def evaluate_cmd(
     video: bool = typer.Option(
         True, "--video/--no-video", help="Write media/rollout.gif (reference | surrogate | error colour map)."
     ),
+    no_animation: bool = no_animation_option(),
     reference_frames: int = typer.Option(
         60,
         "--reference-frames",
@@ -175,7 +176,7 @@ def evaluate_cmd(
         scene=scene,
         stability_frames=stability_frames,
         settle_frames=settle_frames,
-        video=video,
+        video=video and not no_animation,
         reference_frames=reference_frames,
         rest_seconds=rest_seconds,
     )
@@ -207,6 +208,7 @@ def play_cmd(
     video: bool = typer.Option(
         True, "--video/--no-video", help="Write media/play.mp4 (imageio-ffmpeg) or media/play.gif."
     ),
+    no_animation: bool = no_animation_option(),
     interactive: bool = typer.Option(
         False,
         "--interactive",
@@ -227,6 +229,7 @@ def play_cmd(
         play.interactive(loaded)
         return
     Y = play.external_path(loaded.runtime.scene, frames, path, seed)
+    video = video and not no_animation
     run_dir = runs.new_run_dir("surrogate", "play", out)
     runs.atomic_write_json(
         run_dir / "config.json",

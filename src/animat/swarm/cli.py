@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from animat import runs
-from animat.config import cli_option, parse_list
+from animat.config import cli_option, no_animation_option, parse_list
 from animat.console import console, print_summary, progress
 from animat.errors import ConfigError
 from animat.swarm.options import SwarmOptions
@@ -56,7 +56,7 @@ def run_cmd(
     spread: float | None = cli_option(SwarmOptions, "spread", "--spread"),
     neighbours: str | None = cli_option(SwarmOptions, "neighbours", "--neighbours"),
     record_every: int | None = cli_option(SwarmOptions, "record_every", "--record-every"),
-    no_animation: bool = typer.Option(False, "--no-animation", help="Skip the GIF."),
+    no_animation: bool = no_animation_option(),
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Path | None = typer.Option(None, "--config", "-c", help="TOML file of run options."),
 ) -> None:

@@ -13,6 +13,7 @@ import importlib.util
 import io
 import os
 import tempfile
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,15 @@ from mpl_toolkits.mplot3d.art3d import Poly3DCollection  # noqa: E402
 from animat.runs import atomic_write_bytes  # noqa: E402
 from animat.viz.plots import VizError  # noqa: E402
 
-__all__ = ["animate_body", "box_faces", "check_animation_path", "ffmpeg_available", "write_gif", "write_images"]
+__all__ = [
+    "animate_body",
+    "box_faces",
+    "check_animation_path",
+    "ffmpeg_available",
+    "write_animation",
+    "write_gif",
+    "write_images",
+]
 
 Polygon = Mapping[str, Any]
 
@@ -80,9 +89,11 @@ def animate_body(
     dpi: int = 80,
     ground: float | None = None,
     unit: str = "m",
+    mp4: bool = False,
 ) -> Path:
     """Render a polygon body over time to ``path`` (``.gif``, or ``.mp4`` if imageio-ffmpeg is
-    installed) and return the path.
+    installed) and return the path; with ``mp4``, a GIF ``path`` gets the MP4 beside it
+    (:func:`write_animation`).
 
     frames: T lists of polygons ``{"vertices": (k, 3) m, "color": str, "alpha": float}``
         (``color`` defaults to "C0", ``alpha`` to 1). The number of polygons may vary.
@@ -136,7 +147,7 @@ def animate_body(
         raise VizError(f"view_size must be a positive number of metres, got {view_size}")
 
     images = _render(verts, frames, centres, trail, times, captions, title, elev, azim, half, dpi, ground, unit)
-    return write_images(images, path, fps=fps)
+    return write_animation(images, path, fps=fps)[0] if mp4 else write_images(images, path, fps=fps)
 
 
 def _vertices(poly: Polygon, i: int) -> np.ndarray:
@@ -232,11 +243,13 @@ def stick_figure_gif(
     title: str = "",
     half: float = 1.2,
     height: float = 2.4,
+    mp4: bool = False,
 ) -> Path:
-    """A 3D stick figure GIF: at each of the sample indices ``frames``, lines between the ``joints (T, J, 3)``
-    m that ``bones`` pairs, the segments ``sticks (T, S, 2, 3)`` m in ``stick_colors``, and the path of
-    ``track (T, 3)`` m so far on the floor; the view (``half`` m either side, 0 to ``height`` m) follows
-    ``track``; each frame titled with ``title``, the time ``t (T,)`` s and ``track``'s x. Played at ``fps``."""
+    """A 3D stick figure GIF (with ``mp4``, the MP4 beside it: :func:`write_animation`): at each of the sample
+    indices ``frames``, lines between the ``joints (T, J, 3)`` m that ``bones`` pairs, the segments
+    ``sticks (T, S, 2, 3)`` m in ``stick_colors``, and the path of ``track (T, 3)`` m so far on the floor; the
+    view (``half`` m either side, 0 to ``height`` m) follows ``track``; each frame titled with ``title``, the
+    time ``t (T,)`` s and ``track``'s x. Played at ``fps``."""
     images = []
     fig = plt.figure(figsize=(5, 5), dpi=70)
     ax = fig.add_subplot(projection="3d")
@@ -258,7 +271,7 @@ def stick_figure_gif(
         fig.canvas.draw()
         images.append(np.asarray(fig.canvas.buffer_rgba())[..., :3].copy())
     plt.close(fig)
-    return write_gif(images, path, fps=fps)
+    return write_animation(images, path, fps=fps)[0] if mp4 else write_gif(images, path, fps=fps)
 
 
 def _supports_axlim_clip() -> bool:
@@ -295,6 +308,22 @@ def write_images(images: list[np.ndarray], path: str | os.PathLike, *, fps: floa
     return atomic_write_bytes(path, _mp4_bytes(images, fps))
 
 
+def write_animation(images: list[np.ndarray], path: str | os.PathLike, *, fps: float) -> list[Path]:
+    """Write ``images`` (each (H, W, 3) uint8) as the GIF ``path`` and, where imageio-ffmpeg is installed, as an
+    MP4 beside it (``path`` with suffix ``.mp4``; else a note on the console); the paths written, the GIF first."""
+    from animat.console import console
+
+    if Path(path).suffix.lower() != ".gif":
+        raise VizError(f"write_animation writes a .gif and the .mp4 beside it; got {str(path)!r}")
+    mp4 = Path(path).with_suffix(".mp4")
+    written = [write_gif(images, path, fps=fps)]
+    if ffmpeg_available():
+        written.append(atomic_write_bytes(mp4, _mp4_bytes(images, fps)))
+    else:
+        console.print(f"no {mp4.name}: writing MP4 needs imageio-ffmpeg (pip install imageio-ffmpeg)", markup=False)
+    return written
+
+
 def write_gif(images: list[np.ndarray], path: str | os.PathLike, *, fps: float) -> Path:
     """Write ``images`` (each (H, W, 3) uint8) as a looping GIF at ``fps`` frames per second, atomically."""
     return atomic_write_bytes(path, _gif_bytes(images, fps))
@@ -312,8 +341,11 @@ def _gif_bytes(images: list[np.ndarray], fps: float) -> bytes:
 def _mp4_bytes(images: list[np.ndarray], fps: float) -> bytes:
     import imageio.v3 as iio
 
-    # The ffmpeg plugin needs a real file; write it privately, then hand the bytes back.
-    with tempfile.TemporaryDirectory(prefix="animat-mp4-") as tmp:
+    # The ffmpeg plugin needs a real file; write it privately, then hand the bytes back. It starts ffmpeg in a
+    # subprocess, which JAX's fork hook warns of; the child runs ffmpeg at once, no JAX code.
+    with tempfile.TemporaryDirectory(prefix="animat-mp4-") as tmp, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", r"os\.fork\(\) was called", RuntimeWarning)
         out = Path(tmp) / "anim.mp4"
-        iio.imwrite(out, images, plugin="FFMPEG", fps=fps, codec="libx264", quality=7, macro_block_size=16)
+        # macro_block_size 2: libx264 wants even sides; any other size is kept as it is
+        iio.imwrite(out, images, plugin="FFMPEG", fps=fps, codec="libx264", quality=7, macro_block_size=2)
         return out.read_bytes()

@@ -192,10 +192,12 @@ def series_plot(
     series: Mapping[str, Sequence[float] | np.ndarray],
     path: str | os.PathLike,
     *,
+    xlabel: str = "time (s)",
     ylabel: str = "",
     title: str = "",
 ) -> Path:
-    """Several named lines against time ``t`` (s), e.g. wing angles; one legend entry each."""
+    """Several named lines against time ``t`` (s; or what ``xlabel`` names, e.g. frequency), e.g. wing angles;
+    one legend entry each."""
     t = np.asarray(t, float).ravel()
     fig, ax = plt.subplots(figsize=_FIGSIZE)
     for name, values in series.items():
@@ -204,7 +206,7 @@ def series_plot(
         ax.plot(t, v, lw=1.4, label=str(name))
     if series:
         ax.legend(loc="best", frameon=False, ncol=1 if len(series) <= 4 else 2)
-    ax.set_xlabel("time (s)")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(alpha=0.3)

@@ -31,17 +31,24 @@ RUN_FILES = (
     "plots/height.png",
     "plots/topview.png",
     "plots/wings.png",
+    "plots/wingbeat_spectrum.png",
+    "plots/power.png",
     "media/wingbeat.gif",
+    "media/wingbeat.mp4",
     "trajectory.npz",
     "report.html",
 )
 REPLAY_FILES = (
+    "config.json",
     "summary.json",
     "trajectory.npz",
     "plots/height.png",
     "plots/topview.png",
     "plots/wings.png",
+    "plots/wingbeat_spectrum.png",
+    "plots/power.png",
     "media/wingbeat.gif",
+    "media/wingbeat.mp4",
     "report.html",
 )
 FLIGHT = (

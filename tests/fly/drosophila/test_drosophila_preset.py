@@ -22,7 +22,7 @@ from animat.fly.drosophila.model import N_PATTERN, DrosophilaParams
 from animat.fly.drosophila.options import selected
 from animat.fly.drosophila.physics import pitch_quat
 from animat.fly.drosophila.power import induced_power, inertial_power, mechanical_power_per_kg
-from animat.fly.drosophila.replay import wingbeat_hz
+from animat.fly.drosophila.replay import stroke_spectrum, wingbeat_hz
 from animat.fly.drosophila.rollout import Trajectory
 from animat.fly.drosophila.tasks import HoverFitness, hover, score
 
@@ -170,6 +170,19 @@ def test_fft_wingbeat_of_a_sampled_sinusoid():
     for f in (187.3, 221.0):
         stroke = 0.2 - 1.3 * np.cos(2 * math.pi * f * t) + 0.1 * np.sin(2 * math.pi * 2 * f * t)
         assert abs(wingbeat_hz(stroke, dt) - f) < 0.1
+
+
+def test_the_stroke_spectrum_plotted_peaks_at_the_wingbeat_and_its_harmonic_in_proportion():
+    """The spectrum of plots/wingbeat_spectrum.png: for 1.3 cos(2π f t) + 0.26 sin(2π 3f t) on whole periods its peak
+    is at f, the bin at 3f holds a fifth of it (a Hann window scales every sinusoid alike, spreading each over its
+    bin and the two beside it), the mean (0.4) is removed and nothing else is there."""
+    dt, f = 2e-4, 200
+    t = np.arange(5000) * dt  # 1 s: 200 whole periods, f and 3f fall on bins 200 and 600
+    freq, amp = stroke_spectrum(0.4 + 1.3 * np.cos(2 * math.pi * f * t) + 0.26 * np.sin(2 * math.pi * 3 * f * t), dt)
+    assert freq.shape == amp.shape == (2501,) and freq[1] == pytest.approx(1.0)
+    assert int(np.argmax(amp)) == f and amp[3 * f] / amp[f] == pytest.approx(0.2, rel=1e-3)
+    rest = np.delete(amp, [f - 1, f, f + 1, 3 * f - 1, 3 * f, 3 * f + 1])
+    assert rest.max() < 1e-3 * amp[f]
 
 
 def test_preset_is_chosen_by_flag_config_file_or_the_resumed_run(tmp_path):

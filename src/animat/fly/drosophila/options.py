@@ -66,6 +66,7 @@ class DrosophilaTrainConfig:
     backend: str = same_as(TrainConfig, "backend")
     address: str | None = same_as(TrainConfig, "address")
     replay_seconds: float = same_as(TrainConfig, "replay_seconds")
+    anim_seconds: float = same_as(TrainConfig, "anim_seconds")
     drosophila: dict = option(help="DrosophilaParams overrides, e.g. {n_stations = 8}", factory=dict)
     stages: list[dict] = same_as(TrainConfig, "stages")
 

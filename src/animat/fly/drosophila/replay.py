@@ -16,6 +16,7 @@ import numpy as np
 
 from animat import runs
 from animat.config import require
+from animat.console import phase
 from animat.errors import ConfigError
 from animat.evolve.genome import Genome
 from animat.fly.drosophila.geometry import fly_world, spheroid_mesh
@@ -30,6 +31,7 @@ SLOW_DOWN = 200  # the animation plays this many times slower than the flight
 ANIM_FPS = 25.0
 ANIM_BEATS = 4  # wingbeats animated
 PLOT_BEATS = 5  # wingbeats in the wing-angle plot
+SPECTRUM_MAX_HZ = 1000.0  # the wingbeat spectrum's plot ends here (the fundamental and its first harmonics)
 SUN_TANG_2002_W_PER_KG = (
     28.7  # body-mass-specific power of hovering D. virilis (Sun & Tang 2002, J. Exp. Biol. 205, 2413)
 )
@@ -96,11 +98,18 @@ def fly_genome(params: DrosophilaParams, genome: Genome, seconds: float) -> Flig
     )
 
 
-def wingbeat_hz(stroke: np.ndarray, sample_dt: float) -> float:
-    """Frequency (Hz) of the largest peak of the FFT of the stroke angle ``stroke (N,)`` rad sampled every
-    ``sample_dt`` s (its mean removed), refined by a parabola through the peak and its neighbours."""
+def stroke_spectrum(stroke: np.ndarray, sample_dt: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(frequencies (K,) Hz, amplitudes (K,))``: the magnitude of the FFT of the stroke angle ``stroke (N,)`` rad
+    sampled every ``sample_dt`` s, its mean removed, under a Hann window (``K = N // 2 + 1``)."""
     x = np.asarray(stroke, np.float64) - np.mean(stroke)
-    spectrum = np.abs(np.fft.rfft(x * np.hanning(len(x))))
+    return np.fft.rfftfreq(len(x), sample_dt), np.abs(np.fft.rfft(x * np.hanning(len(x))))
+
+
+def wingbeat_hz(stroke: np.ndarray, sample_dt: float) -> float:
+    """Frequency (Hz) of the largest peak of :func:`stroke_spectrum` (the zero frequency left out), refined by a
+    parabola through the peak and its neighbours."""
+    x = np.asarray(stroke)
+    spectrum = stroke_spectrum(x, sample_dt)[1]
     k = int(np.argmax(spectrum[1:])) + 1
     shift = 0.0
     if 1 <= k < len(spectrum) - 1:
@@ -173,12 +182,13 @@ def write_replay(
     anim_seconds: float = 6.0,
     title: str = "drosophila",
 ) -> dict:
-    """Fly ``genome`` for ``seconds`` and write into ``out``: ``trajectory.npz``, ``plots/height.png``,
-    ``plots/topview.png``, ``plots/wings.png`` (the first wingbeats), ``media/wingbeat.gif`` (the first
-    :data:`ANIM_BEATS` wingbeats or ``anim_seconds`` of flight, whichever is shorter, slowed down
-    :data:`SLOW_DOWN` ×). Returns the flight summary with its checks."""
+    """Fly ``genome`` for ``seconds`` and write into ``out``: ``trajectory.npz``, the plots of
+    :func:`write_plots`, ``media/wingbeat.gif`` and ``.mp4`` (the first :data:`ANIM_BEATS` wingbeats or
+    ``anim_seconds`` of flight, whichever is shorter, slowed down :data:`SLOW_DOWN` ×; none with 0). Returns the
+    flight summary with its checks."""
     out = Path(out)
-    flight = fly_genome(params, genome, seconds)
+    with phase(f"flying {seconds:g} s at a {params.dt * 1e3:g} ms step"):
+        flight = fly_genome(params, genome, seconds)
     runs.atomic_save_npz(
         out / "trajectory.npz",
         t=flight.t,
@@ -189,11 +199,22 @@ def write_replay(
     )
     summary = flight_summary(params, flight)
     summary.update({f"check_{k}": v for k, v in acceptance(summary).items()})
-    L, t = params.body_length, flight.t
+    write_plots(params, flight, summary["wingbeat_hz"], out / "plots", title)
+    if anim_seconds > 0:
+        with phase("rendering media/wingbeat.gif"):
+            write_animation(params, flight, summary["wingbeat_hz"], out / "media" / "wingbeat.gif", anim_seconds, title)
+    return summary
+
+
+def write_plots(params: DrosophilaParams, flight: Flight, wingbeat: float, plots_dir: Path, title: str) -> None:
+    """``height.png``, ``topview.png``, ``wings.png`` (the first :data:`PLOT_BEATS` wingbeats of ``wingbeat`` Hz),
+    ``wingbeat_spectrum.png`` (:func:`stroke_spectrum` of the right wing up to :data:`SPECTRUM_MAX_HZ`) and
+    ``power.png`` (mechanical and inertial power per kg of body, W/kg, every ``sample_dt``) into ``plots_dir``."""
+    L, t, dt = params.body_length, flight.t, SAMPLE_EVERY * params.dt
     plots.height_plot(
         t,
         flight.pos[:, 2] * 1e3,
-        out / "plots" / "height.png",
+        plots_dir / "height.png",
         start=0.0,
         floor=-HEIGHT_LIMIT * L * 1e3,
         body_length=L * 1e3,
@@ -201,10 +222,9 @@ def write_replay(
         unit="mm",
     )
     plots.topview_plot(
-        flight.pos[:, 0], flight.pos[:, 1], out / "plots" / "topview.png", body_length=L, title=f"{title}: top view"
+        flight.pos[:, 0], flight.pos[:, 1], plots_dir / "topview.png", body_length=L, title=f"{title}: top view"
     )
-    beat = 1.0 / max(summary["wingbeat_hz"], 1.0)
-    n = min(len(t), int(math.ceil(PLOT_BEATS * beat / (SAMPLE_EVERY * params.dt))) + 1)
+    n = min(len(t), int(math.ceil(PLOT_BEATS / max(wingbeat, 1.0) / dt)) + 1)
     names = ("stroke", "deviation", "rotation")
     series = {
         f"{side} {a}": np.degrees(flight.wing[:n, s, i])
@@ -214,23 +234,50 @@ def write_replay(
     plots.series_plot(
         t[:n],
         series,
-        out / "plots" / "wings.png",
+        plots_dir / "wings.png",
         ylabel="angle (deg)",
         title=f"{title}: wing angles, {PLOT_BEATS} wingbeats",
     )
+    freq, amp = stroke_spectrum(flight.wing[:, 0, 0], dt)
+    keep = freq <= SPECTRUM_MAX_HZ
+    plots.series_plot(
+        freq[keep],
+        {"right stroke": amp[keep] / amp.max()},
+        plots_dir / "wingbeat_spectrum.png",
+        xlabel="frequency (Hz)",
+        ylabel="FFT magnitude (of the peak)",
+        title=f"{title}: wingbeat spectrum, peak {wingbeat:.1f} Hz",
+    )
+    pattern, samples = flight.samples.pattern.astype(np.float64), flight.samples
+    mechanical = (samples.power.astype(np.float64) + induced_power(params, pattern)) / params.mass
+    plots.series_plot(
+        params.sample_dt * np.arange(1, len(mechanical) + 1),
+        {"mechanical (blade forces + induced)": mechanical, "inertial": inertial_power(params, pattern) / params.mass},
+        plots_dir / "power.png",
+        ylabel="power per body mass (W/kg)",
+        title=f"{title}: mechanical power, every {params.sample_dt * 1e3:g} ms",
+    )
+
+
+def write_animation(
+    params: DrosophilaParams, flight: Flight, wingbeat: float, gif: Path, anim_seconds: float, title: str
+) -> None:
+    """The first :data:`ANIM_BEATS` wingbeats (of ``wingbeat`` Hz) or ``anim_seconds`` s of ``flight``, whichever
+    is shorter, slowed down :data:`SLOW_DOWN` ×, as the GIF ``gif`` and the MP4 beside it."""
     step = 1.0 / (ANIM_FPS * SLOW_DOWN * SAMPLE_EVERY * params.dt)  # samples per frame at the slow-down
-    n_frames = max(1, min(len(t), int(min(ANIM_BEATS * beat, anim_seconds) / (SAMPLE_EVERY * params.dt))))
+    beat = 1.0 / max(wingbeat, 1.0)
+    n_frames = max(1, min(len(flight.t), int(min(ANIM_BEATS * beat, anim_seconds) / (SAMPLE_EVERY * params.dt))))
     idx = np.arange(0, n_frames, max(1, int(round(step))))
     frames = animation_frames(params, Flight(*(a[idx] for a in flight[:5]), flight.samples), len(idx))
     animate_body(
         frames,
-        out / "media" / "wingbeat.gif",
+        gif,
         fps=ANIM_FPS,
         trail=flight.pos[idx] * 1e3,
         title=f"{title}: {len(idx) * SAMPLE_EVERY * params.dt * 1e3:.0f} ms, slowed down {SLOW_DOWN}×",
         unit="mm",
+        mp4=True,
     )
-    return summary
 
 
 def load_for_replay(source: Path) -> tuple[DrosophilaParams, Genome] | None:

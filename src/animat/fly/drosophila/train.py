@@ -81,7 +81,9 @@ def train(
         {"preset": "drosophila", "drosophila": params.to_dict(), "seconds": cfg.seconds},
     )
     plots.fitness_plot(history, out / "plots" / "fitness.png", title="drosophila, hover fitness")
-    flight = write_replay(params, best, cfg.replay_seconds, out, title="best fruit fly (hover)")
+    flight = write_replay(
+        params, best, cfg.replay_seconds, out, anim_seconds=cfg.anim_seconds, title="best fruit fly (hover)"
+    )
     summary = {
         "preset": "drosophila",
         "generations": int(generation),

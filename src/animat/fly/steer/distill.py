@@ -236,7 +236,7 @@ def distill(
     from animat.evolve.genome import Genome
     from animat.evolve.genome_file import save_genome
     from animat.evolve.network import layer_activations
-    from animat.fly.report import distill_plot
+    from animat.fly.report import distill_plot, write_task_report
     from animat.fly.steer.tracking import read_start_pool
     from animat.fly.train import task_replay
 
@@ -358,4 +358,5 @@ def distill(
         **{f"replay_{k}": v for k, v in flight.items()},
     }
     runs.atomic_write_json(out / "summary.json", summary)
+    write_task_report(out, params)
     return summary

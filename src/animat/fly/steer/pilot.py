@@ -29,6 +29,7 @@ import numpy as np
 
 from animat import runs
 from animat.config import check_known
+from animat.console import phase
 from animat.errors import CheckpointError, ConfigError
 from animat.fly.options import CONTROLLERS, TrainConfig
 from animat.fly.steer.commands import COMMANDS, check_command, direction, parse_script
@@ -93,17 +94,41 @@ def load_network(folder: Path, name: str, goal: bool) -> Network:
     return Network(str(name), params, genome, goal)
 
 
+def network_steering(run_dir: Path, task: str, speed: float) -> Steering:
+    """The set of the one network that ``animat fly train --task task`` or ``animat fly distill`` (a goal
+    network) wrote into ``run_dir``, at ``speed`` u/s: a goal network for the goal controller, else the
+    network for its own command and, as a Pilot begins with hover, for that first tick too (switch)."""
+    run_dir = Path(run_dir)
+    goal = task == "goal"
+    net = load_network(run_dir.parent, run_dir.name, goal)
+    return Steering(run_dir.parent, "", float(speed), {} if goal else {"hover": net, task: net}, net if goal else None)
+
+
+def goal_run(folder: Path) -> bool:
+    """Whether ``folder`` is the run of one goal network (``animat fly distill``, ``animat fly train --task goal``)
+    rather than a steering set."""
+    folder = Path(folder)
+    if (folder / STEERING_FILE).is_file() or not (folder / "best_genome.npz").is_file():
+        return False
+    stored = runs.read_json(folder / "config.json") if (folder / "config.json").is_file() else {}
+    return isinstance(stored, dict) and stored.get("task") == "goal"
+
+
 def load_steering(path: str | Path) -> Steering:
-    """A steering directory, or ``pretrained:NAME`` (:func:`animat.pretrained.resolve`). One-line
+    """A steering directory, ``pretrained:NAME`` (:func:`animat.pretrained.resolve`), or the run of one goal
+    network (:func:`goal_run`: a set of that network alone, at its run's speed). One-line
     CheckpointError/ConfigError for a missing or malformed ``steering.json``, a listed network that is
     missing, a network that does not fit, or networks of different flies."""
     from animat.pretrained import resolve
 
     folder = resolve(path)
     file = folder / STEERING_FILE
+    if goal_run(folder):
+        return network_steering(folder, "goal", TrainConfig.build(None, **runs.read_run_config(folder)).speed)
     if not file.is_file():
         raise CheckpointError(
-            f"{str(path)!r} holds no {STEERING_FILE}; is it a steering directory (animat fly train-steering)?"
+            f"{str(path)!r} holds no {STEERING_FILE}; is it a steering directory (animat fly train-steering) or a "
+            "goal network's run (animat fly distill)?"
         )
     try:
         spec = runs.read_json(file)
@@ -358,14 +383,10 @@ def task_flight(
     network tours every command in :data:`COMMANDS` order, equal parts (goal controller). Returns
     ``(flight, steering, controller, script)``: :func:`fly_script`'s arrays, the one-network set, the
     controller and the script as ``"name:seconds,..."``."""
-    run_dir = Path(run_dir)
     goal = task == "goal"
-    net = load_network(run_dir.parent, run_dir.name, goal)
-    # a Pilot begins with hover: a direction network flies that first tick's frame too, then its own command
-    steering = Steering(
-        run_dir.parent, "", float(speed), {} if goal else {"hover": net, task: net}, net if goal else None
-    )
+    steering = network_steering(Path(run_dir), task, speed)
     script = [(c, seconds / len(COMMANDS)) for c in COMMANDS] if goal else [(task, float(seconds))]
     controller = "goal" if goal else "switch"
-    flight = fly_script(steering, script, controller=controller)
+    with phase(f"flying the {task} network's {seconds:g} s replay"):
+        flight = fly_script(steering, script, controller=controller)
     return flight, steering, controller, ",".join(f"{c}:{d:g}" for c, d in script)

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 
 from animat import runs
+from animat.console import phase
 from animat.errors import ConfigError
 from animat.fly.model import FlyParams
 from animat.fly.steer.score import steer_score
 from animat.viz import plots
-from animat.viz.animate import animate_body
 
 UNIT = "u"  # the paper preset's simulation length unit
 TICK_KEYS = ("t", "position", "velocity", "quat", "wing", "command", "command_direction", "crashed", "network")
@@ -50,9 +50,10 @@ def fly_request(
             raise ConfigError("the flight ended before its first control tick; nothing to write")
         flight = stack_ticks(records)
     else:
-        flight = fly_script(
-            steering, script, controller=opts.controller, speed=opts.speed, seed=opts.seed, lookahead=opts.lookahead
-        )
+        with phase(f"flying the {sum(s for _, s in script):g} s script ({opts.controller} controller)"):
+            flight = fly_script(
+                steering, script, controller=opts.controller, speed=opts.speed, seed=opts.seed, lookahead=opts.lookahead
+            )
     return flight, pilot.params, pilot.speed, start
 
 
@@ -73,8 +74,9 @@ def write_steer_run(
     network that flew each tick, where the flight says), ``summary.json`` (:func:`~animat.fly.steer.score.steer_score`
     at target ``speed`` u/s, ``config`` and ``network_seconds``: how long each network flew; ``config``; ``start (3,)``
     u: the position before the first sample, default the origin), ``plots/velocity.png``, ``plots/path.png`` and
-    ``media/flight.gif`` (the first ``anim_seconds`` s, captioned with the active command). Returns the summary."""
-    from animat.fly.replay import animation_frames
+    ``media/flight.gif`` and ``.mp4`` (the first ``anim_seconds`` s, captioned with the active command; none with 0).
+    Returns the summary."""
+    from animat.fly.replay import write_flight_animation
     from animat.fly.rollout import Trajectory
 
     run_dir = Path(run_dir)
@@ -134,17 +136,13 @@ def write_steer_run(
         unit=UNIT,
     )
     plots.path_views_plot(pos, command, run_dir / "plots" / "path.png", body_length=params.body_length, title=title)
-    frames, idx, fps = animation_frames(
-        params, Trajectory(pos, quat, wing, crashed), t, min(anim_seconds, float(t[-1]))
-    )
-    animate_body(
-        frames,
+    write_flight_animation(
+        params,
+        Trajectory(pos, quat, wing, crashed),
+        t,
         run_dir / "media" / "flight.gif",
-        fps=fps,
-        trail=pos[idx],
-        times=t[idx],
-        captions=[f"command: {c}" for c in command[idx]],
+        min(anim_seconds, float(t[-1])),
         title=title,
-        unit=UNIT,
+        captions=[f"command: {c}" for c in command],
     )
     return summary
