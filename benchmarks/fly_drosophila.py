@@ -1,7 +1,10 @@
 """Fly-steps per second of the real-scale fruit fly (preset ``drosophila``) beside the paper preset, in
 one process: random networks, the batched jitted rollout at 100 and 1 000 flies, and simulated seconds
 per wall-clock second for a population of 100 (a drosophila step is 0.1 ms, a paper step 1 ms).
-Prints one JSON line.
+
+The drosophila rollout runs twice, with today's step and with the step before issue 50
+(``fly_drosophila_baseline.py``, frozen), interleaved (old, new, old, new, ...) on a machine shared with
+other jobs, each figure the best of its repeats. Prints one JSON line.
 """
 
 from __future__ import annotations
@@ -13,13 +16,13 @@ import time
 from datetime import UTC, datetime
 
 import jax
-import numpy as np
 
 from animat.evolve import network
 from animat.fly import rollout as paper_rollout
 from animat.fly.drosophila import rollout as drosophila_rollout
 from animat.fly.drosophila.model import DrosophilaParams
 from animat.fly.model import FlyParams
+from fly_drosophila_baseline import baseline_step
 
 PRESETS = {
     # name: (params, simulate_population, network layers, episode seconds timed)
@@ -28,15 +31,19 @@ PRESETS = {
         DrosophilaParams(),
         drosophila_rollout.simulate_population,
         [drosophila_rollout.N_INPUTS, 20, 20, drosophila_rollout.N_OUTPUTS],
-        0.3,
+        0.1,
     ),
 }
 
 
+def random_nets(population: int, layers: list[int]):
+    return network.unflatten(network.init_genes(jax.random.PRNGKey(0), population, layers, 0.5), layers)
+
+
 def steps_per_second(preset: str, population: int, repeats: int = 3) -> float:
-    """Fly-steps per second of one preset's rollout (median of ``repeats`` after compiling)."""
+    """Fly-steps per second of one preset's rollout (the best of ``repeats`` after compiling)."""
     params, simulate, layers, seconds = PRESETS[preset]
-    nets = network.unflatten(network.init_genes(jax.random.PRNGKey(0), population, layers, 0.5), layers)
+    nets = random_nets(population, layers)
     acts = ("tanh",) * (len(layers) - 1)
     simulate(params, nets, acts, seconds)  # compile
     times = []
@@ -44,11 +51,50 @@ def steps_per_second(preset: str, population: int, repeats: int = 3) -> float:
         t0 = time.perf_counter()
         simulate(params, nets, acts, seconds)
         times.append(time.perf_counter() - t0)
-    return population * round(seconds / params.dt) / float(np.median(times))
+    return population * round(seconds / params.dt) / min(times)
+
+
+def drosophila_rollouts(population: int):
+    """The jitted drosophila rollout with the frozen step and with today's, and its arguments (random
+    networks, start 0, no noise)."""
+    params, _, layers, seconds = PRESETS["drosophila"]
+    nets = random_nets(population, layers)
+    acts = ("tanh",) * (len(layers) - 1)
+    n_ticks = drosophila_rollout.n_ticks_for(params, seconds)
+    build = drosophila_rollout.population_rollout.__wrapped__  # uncached: one compilation per step
+    args = (
+        nets,
+        jax.tree_util.tree_map(jax.numpy.asarray, drosophila_rollout.start_states(params, 1)),
+        jax.numpy.zeros((1, drosophila_rollout.n_updates_for(seconds), drosophila_rollout.N_INPUTS)),
+    )
+    with baseline_step():
+        old = build(params, acts, n_ticks)
+        jax.block_until_ready(old(*args))  # traced and compiled with the frozen step
+    new = build(params, acts, n_ticks)
+    jax.block_until_ready(new(*args))
+    return old, new, args
+
+
+def old_and_new(population: int, rounds: int = 3) -> tuple[float, float]:
+    """Drosophila fly-steps per second with the frozen step and with today's, timed alternately ``rounds``
+    times each; the best of each."""
+    params, _, _, seconds = PRESETS["drosophila"]
+    old, new, args = drosophila_rollouts(population)
+    best = {"old": float("inf"), "new": float("inf")}
+    for _ in range(rounds):
+        for name, fn in (("old", old), ("new", new)):
+            t0 = time.perf_counter()
+            jax.block_until_ready(fn(*args))
+            best[name] = min(best[name], time.perf_counter() - t0)
+    steps = population * round(seconds / params.dt)
+    return steps / best["old"], steps / best["new"]
 
 
 def main() -> None:
-    rates = {(name, n): steps_per_second(name, n) for name in PRESETS for n in (100, 1000)}
+    rates = {("paper", n): steps_per_second("paper", n) for n in (100, 1000)}
+    before = {}
+    for n in (100, 1000):
+        before[n], rates[("drosophila", n)] = old_and_new(n)
     dt = {name: PRESETS[name][0].dt for name in PRESETS}
     out = {
         "benchmark": "fly_drosophila",
@@ -60,6 +106,9 @@ def main() -> None:
         out[f"fly_steps_per_second_{name}_pop{n}"] = rate
     for name in PRESETS:
         out[f"simulated_seconds_per_wall_second_{name}_pop100"] = rates[(name, 100)] * dt[name] / 100
+    for n in (100, 1000):
+        out[f"fly_steps_per_second_drosophila_before_issue50_pop{n}"] = before[n]
+        out[f"drosophila_speedup_pop{n}"] = rates[("drosophila", n)] / before[n]
     out["drosophila_vs_paper_steps_ratio_pop1000"] = rates[("drosophila", 1000)] / rates[("paper", 1000)]
     out["note"] = "drosophila: dt 0.1 ms, 2 x 8 blade elements, layers 12-20-20-11; paper: dt 1 ms, layers 15-20-20-3"
     print(json.dumps(out))

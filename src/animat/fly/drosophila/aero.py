@@ -37,6 +37,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from animat.fly.drosophila import trig
+from animat.fly.drosophila.jets import Jet, sincos
 from animat.fly.drosophila.model import DrosophilaParams, stations
 from animat.rotations import dot3
 
@@ -62,15 +64,30 @@ def wing_frames(params: DrosophilaParams, angles):
     the hover posture) the right wing's span is ``R_z(φ) R_x(−θ) R_y(−η) (−y)`` and its chord (leading
     edge to trailing edge) the same rotation of ``−x``: φ > 0 forward, θ > 0 tip up, η the chord's angle
     from the stroke plane (η < π/2: leading edge up on a forward stroke). The left wing is the mirror image."""
-    phi, theta, eta = angles[:, 0], angles[:, 1], angles[:, 2]
-    sp, cp, st, ct, se, ce = jnp.sin(phi), jnp.cos(phi), jnp.sin(theta), jnp.cos(theta), jnp.sin(eta), jnp.cos(eta)
-    span = jnp.stack([sp * ct, -cp * ct, st], axis=-1)
-    chord = jnp.stack([-cp * ce + sp * st * se, -sp * ce - cp * st * se, -ct * se], axis=-1)
+    sin, cos = jnp.sin(angles), jnp.cos(angles)
+    span, chord = frames_of(*((sin[:, i], cos[:, i]) for i in range(3)))
+    body = to_body(params, jnp.stack([jnp.stack(span, axis=-1), jnp.stack(chord, axis=-1)], axis=1))
+    return body[:, 0], body[:, 1]
+
+
+def frames_of(phi, theta, eta):
+    """The right wing's span and chord in the stroke-plane frame (:func:`wing_frames`; the left wing's before
+    its mirroring) as x, y, z components, from the sine and cosine of each angle, ``phi = (sin φ, cos φ)``
+    and so on: a polynomial in them, so the same code carries jets (:mod:`animat.fly.drosophila.jets`) as well
+    as arrays."""
+    (sp, cp), (st, ct), (se, ce) = phi, theta, eta
+    span = (sp * ct, -cp * ct, st)
+    chord = (-cp * ce + sp * st * se, -sp * ce - cp * st * se, -ct * se)
+    return span, chord
+
+
+def to_body(params: DrosophilaParams, vectors):
+    """Vectors ``(2, K, 3)`` of each wing (right, left) from the stroke-plane frame to the body frame, the left
+    wing's mirrored in y: one matrix product per wing (XLA evaluates its operand once, where elementwise
+    code would be recomputed in every consumer)."""
     sb, cb = math.sin(params.stroke_plane_angle), math.cos(params.stroke_plane_angle)
-    to_body = lambda v: (
-        jnp.stack([cb * v[:, 0] + sb * v[:, 2], v[:, 1], -sb * v[:, 0] + cb * v[:, 2]], axis=-1) * MIRROR
-    )
-    return to_body(span), to_body(chord)
+    turn = np.array([[cb, 0.0, sb], [0.0, 1.0, 0.0], [-sb, 0.0, cb]], np.float32)
+    return jnp.einsum("wkj,wij->wki", vectors, jnp.asarray(MIRROR[:, :, None] * turn))
 
 
 class WingKinematics(NamedTuple):
@@ -87,54 +104,90 @@ class WingKinematics(NamedTuple):
 
 
 def kinematics(params: DrosophilaParams, angles_at: Callable, t) -> WingKinematics:
-    """Wing kinematics at time ``t`` s from ``angles_at(t) -> (2, 3)`` rad, with exact time derivatives
-    (forward-mode differentiation of the angles' closed form: no finite differences)."""
-
-    def frames(time):
-        return wing_frames(params, angles_at(time))
-
-    def first(time):
-        (e_s, e_c), (de_s, de_c) = jax.jvp(frames, (time,), (jnp.ones_like(time),))
-        e_n = jnp.cross(e_s, e_c)
-        return (e_s, e_c, de_s, de_c), (dot3(de_s, e_n), dot3(de_c, e_n))
-
+    """Wing kinematics at time ``t`` s from ``angles_at(t) -> (2, 3)`` rad, with exact time derivatives: the
+    angles' first and second rates by forward-mode differentiation of their closed form (no finite
+    differences), the frames' by the chain and product rules on jets (:mod:`animat.fly.drosophila.jets`:
+    one sine and one cosine of each angle; differentiating through them would evaluate each several times)."""
     t = jnp.asarray(t, jnp.float32)
-    (vecs, _), (_, (da, db)) = jax.jvp(first, (t,), (jnp.ones_like(t),))
-    return WingKinematics(*vecs, da, db)
-
-
-def blade_forces(params: DrosophilaParams, kin: WingKinematics, vel, omega):
-    """Air forces on every blade element, body frame.
-
-    ``vel (3,)`` m/s: the body's velocity through still air, in the body frame; ``omega (3,)`` rad/s:
-    its angular velocity. Returns ``forces (2, N, 3)`` N at ``points (2, N, 3)`` m (relative to the
-    centre of mass) and the aerodynamic power of the wings' own motion ``()`` W (work done on the air per
-    second; the body's motion is left out)."""
-    r, c, area = (jnp.asarray(x, jnp.float32)[None, :, None] for x in stations(params))  # (1, N, 1)
-    hinge = jnp.asarray(params.hinge, jnp.float32) * MIRROR  # (2, 3)
-    e_s, e_c, de_s, de_c = (x[:, None, :] for x in (kin.e_s, kin.e_c, kin.de_s, kin.de_c))  # (2, 1, 3)
+    one = jnp.ones_like(t)
+    (a, a1), (_, a2) = jax.jvp(lambda time: jax.jvp(angles_at, (time,), (one,)), (t,), (one,))
+    span, chord = frames_of(*(sincos(Jet(a[:, i], a1[:, i], a2[:, i])) for i in range(3)))
+    parts = [jnp.stack([getattr(x, part) for x in e], axis=-1) for e in (span, chord) for part in ("v", "d", "dd")]
+    body = to_body(params, jnp.stack(parts, axis=1))  # (2, 6, 3)
+    e_s, de_s, dde_s, e_c, de_c, dde_c = (body[:, k] for k in range(6))
     e_n = jnp.cross(e_s, e_c)
-    points = hinge[:, None, :] + r * e_s
-    v_wing = r * de_s  # (2, N, 3): the axis points' velocity relative to the body
-    u = -(vel + jnp.cross(omega, points) + v_wing)
-    u_c, u_n = dot3(u, e_c)[..., None], dot3(u, e_n)[..., None]
+    de_n = jnp.cross(de_s, e_c) + jnp.cross(e_s, de_c)
+    rate = lambda de, dde: dot3(dde, e_n) + dot3(de, de_n)  # d/dt (ė·e_n)
+    return WingKinematics(e_s, e_c, de_s, de_c, rate(de_s, dde_s), rate(de_c, dde_c))
+
+
+def station_forces(params: DrosophilaParams, kin: WingKinematics, vel, omega):
+    """Air forces on every blade element as their components along the chord and the normal,
+    ``along_chord, normal (2, N)`` N (the force is ``along_chord e_c + normal e_n``), and the normals
+    ``e_n (2, 3)``.
+
+    ``vel (3,)`` m/s: the body's velocity through still air, in the body frame; ``omega (3,)`` rad/s: its
+    angular velocity. The air's velocity at the axis point ``r`` along the span,
+    ``u = −(v + ω × (h + r e_s) + r ė_s)`` (``h`` the hinge), is affine in ``r``: its chordwise and normal
+    parts are two numbers per wing and station, and no element needs a vector of its own."""
+    r, c, area = (jnp.asarray(x, jnp.float32) for x in stations(params))  # (N,)
+    hinge = jnp.asarray(params.hinge, jnp.float32) * MIRROR  # (2, 3)
+    e_n = jnp.cross(kin.e_s, kin.e_c)
+    u0 = -(vel + jnp.cross(omega, hinge))  # (2, 3): u = u0 + r u1
+    u1 = -(jnp.cross(omega, kin.e_s) + kin.de_s)
+    col = lambda x: x[:, None]  # (2,) -> (2, 1), across the stations
+    u_c = col(dot3(u0, kin.e_c)) + r * col(dot3(u1, kin.e_c))  # (2, N)
+    u_n = col(dot3(u0, e_n)) + r * col(dot3(u1, e_n))
     speed = jnp.sqrt(u_c * u_c + u_n * u_n + 1e-30)
-    force = jnp.zeros_like(points)
+    along_chord = normal = jnp.zeros_like(u_c)
     if params.translational:
-        alpha = jnp.arctan2(jnp.abs(u_n), jnp.abs(u_c))
+        alpha = trig.atan2_first_quadrant(jnp.abs(u_n), jnp.abs(u_c))
         side = jnp.sign(u_c * u_n)
         cl, cd = lift_coefficient(alpha), drag_coefficient(alpha)
-        force = force + 0.5 * params.rho * area * speed * (
-            (cd * u_c - side * cl * u_n) * e_c + (cd * u_n + side * cl * u_c) * e_n
-        )
+        q = 0.5 * params.rho * area * speed
+        along_chord, normal = q * (cd * u_c - side * cl * u_n), q * (cd * u_n + side * cl * u_c)
     if params.rotational:
         x_hat = jnp.where(u_c >= 0, params.pitch_axis, 1.0 - params.pitch_axis)
         c_rot = math.pi * (0.75 - x_hat)
-        omega_span = dot3(de_c, e_n)[..., None] + dot3(omega, e_s)[..., None]
-        force = force - jnp.sign(u_c) * c_rot * params.rho * speed * c * area * omega_span * e_n
+        omega_span = col(dot3(kin.de_c, e_n) + dot3(omega, kin.e_s))
+        normal = normal - jnp.sign(u_c) * c_rot * params.rho * speed * c * area * omega_span
     if params.added_mass:
         mid = (0.5 - params.pitch_axis) * c
-        a_n = r * kin.da[:, None, None] + mid * kin.db[:, None, None]
-        force = force - params.rho * (math.pi / 4.0) * c * area * a_n * e_n
-    power = -jnp.sum(dot3(force, v_wing))
-    return force, points, power
+        a_n = r * col(kin.da) + mid * col(kin.db)
+        normal = normal - params.rho * (math.pi / 4.0) * c * area * a_n
+    return along_chord, normal, e_n
+
+
+def wing_power(kin: WingKinematics, e_n, moment_chord, moment_normal):
+    """The aerodynamic power ``()`` W of the wings' own motion (work done on the air per second; the body's
+    motion is left out) from the first moments ``Σ r_i a_i, Σ r_i b_i (2,)`` N m of :func:`station_forces`'
+    components: station ``r`` moves at ``r ė_s``."""
+    return -jnp.sum(moment_chord * dot3(kin.de_s, kin.e_c) + moment_normal * dot3(kin.de_s, e_n))
+
+
+def blade_forces(params: DrosophilaParams, kin: WingKinematics, vel, omega):
+    """Air forces on every blade element, body frame (:func:`station_forces`' arguments): ``forces (2, N, 3)``
+    N at ``points (2, N, 3)`` m (relative to the centre of mass) and the aerodynamic power ``()`` W."""
+    along_chord, normal, e_n = station_forces(params, kin, vel, omega)
+    r = jnp.asarray(stations(params)[0], jnp.float32)
+    hinge = jnp.asarray(params.hinge, jnp.float32) * MIRROR
+    forces = along_chord[..., None] * kin.e_c[:, None, :] + normal[..., None] * e_n[:, None, :]
+    points = hinge[:, None, :] + r[None, :, None] * kin.e_s[:, None, :]
+    return forces, points, wing_power(kin, e_n, (r * along_chord).sum(1), (r * normal).sum(1))
+
+
+def air_loads(params: DrosophilaParams, kin: WingKinematics, vel, omega):
+    """The blade forces' sum ``(3,)`` N and torque about the centre of mass ``(3,)`` N m (body frame), and the
+    aerodynamic power ``()`` W (:func:`station_forces`' arguments). Per wing, ``Σ f_i = (Σ a_i) e_c + (Σ b_i) e_n``
+    for the components ``a_i, b_i`` of :func:`station_forces`, and the torque ``h × Σ f_i + Σ r_i e_s × f_i``
+    with ``e_s × e_c = e_n`` and ``e_s × e_n = −e_c``: the stations enter through the sums and first moments
+    of ``a`` and ``b``, one matrix product (which XLA evaluates once, where four sums would each recompute the
+    stations' forces)."""
+    along_chord, normal, e_n = station_forces(params, kin, vel, omega)
+    r = jnp.asarray(stations(params)[0], jnp.float32)
+    moments = jnp.stack([along_chord, normal], axis=1) @ jnp.stack([jnp.ones_like(r), r], axis=1)  # (2, 2, 2)
+    (total_c, moment_c), (total_n, moment_n) = (moments[:, k].T[:, :, None] for k in range(2))
+    hinge = jnp.asarray(params.hinge, jnp.float32) * MIRROR
+    force = total_c * kin.e_c + total_n * e_n  # (2, 3) per wing
+    torque = jnp.cross(hinge, force) + moment_c * e_n - moment_n * kin.e_c
+    return force.sum(0), torque.sum(0), wing_power(kin, e_n, moment_c[:, 0], moment_n[:, 0])

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from animat.fly.drosophila import pattern
-from animat.fly.drosophila.aero import blade_forces, kinematics
+from animat.fly.drosophila.aero import air_loads, kinematics
 from animat.fly.drosophila.model import DrosophilaParams
 from animat.fly.physics import (
     check_crash,
@@ -85,11 +85,12 @@ def beat_done(params: DrosophilaParams, state: DrosophilaState):
 
 
 def air_forces(params: DrosophilaParams, state: DrosophilaState, R):
-    """Blade forces ``(2, N, 3)`` (body frame), their points ``(2, N, 3)`` and the wings' aerodynamic
-    power ``()`` W at the state's time. ``R (3, 3)``: the body's orientation matrix."""
+    """The wings' air force ``(3,)`` N and its torque ``(3,)`` N m (body frame) and their aerodynamic power
+    ``()`` W at the state's time (:func:`animat.fly.drosophila.aero.air_loads`). ``R (3, 3)``: the body's
+    orientation matrix."""
     sharp = params.rotation_sharpness
     kin = kinematics(params, lambda t: pattern.angles(state.pattern, sharp, t), beat_time(params, state))
-    return blade_forces(params, kin, mat_t_vec(R, state.vel), state.omega)
+    return air_loads(params, kin, mat_t_vec(R, state.vel), state.omega)
 
 
 def body_drag(params: DrosophilaParams, state: DrosophilaState, R):
@@ -102,12 +103,10 @@ def step_with_power(params: DrosophilaParams, state: DrosophilaState):
     """One physics step of ``dt``; returns the new state and the wings' aerodynamic power ``()`` W."""
     dt = params.dt
     R = quat_to_mat(state.quat)
-    forces, points, power = air_forces(params, state, R)
-    f_body = forces.reshape(-1, 3)
-    force = mat_vec(R, f_body.sum(0)) + body_drag(params, state, R)
+    f_body, torque, power = air_forces(params, state, R)
+    force = mat_vec(R, f_body) + body_drag(params, state, R)
     acc = force / params.mass + jnp.array([0.0, 0.0, -params.gravity], jnp.float32)
     inertia = jnp.asarray(params.inertia(), jnp.float32)
-    torque = jnp.cross(points.reshape(-1, 3), f_body).sum(0)
     omega = state.omega + (torque - jnp.cross(state.omega, inertia * state.omega)) / inertia * dt
     new = state._replace(
         pos=state.pos + state.vel * dt + 0.5 * acc * dt * dt,
