@@ -1,7 +1,8 @@
 // The page of `animat play`: draws the live scene the server sends (the report's scene, animat/scene3d.js), sends
 // the user's keys, clicks and buttons back (messages: animat/play/protocol.py) and shows a HUD. Its latest state is
 // window.animat.state: t (s), position, velocity, command, network, rtf (simulated over wall-clock time in the last
-// second, over the session's rate: 1 = keeping up), lag_ms (from a key to the first state that took it), paused.
+// second, over the session's rate: 1 = keeping up), lag_ms (from a key to the first state that took it), paused,
+// and whatever more the system sends (the fly: direction, its command's unit vector).
 import * as THREE from "three";
 import { makeView } from "animat/scene3d.js";
 
@@ -69,9 +70,10 @@ function measure(msg, now) {
 function update(msg) {
   const now = performance.now();
   if (msg.t < state.t) { trail.count = 0; samples.length = 0; }  // a reset
-  Object.assign(state, { t: msg.t, position: msg.position, velocity: msg.velocity, command: msg.command, network: msg.network, paused: msg.paused, dropped: msg.dropped });
+  const { type, objects, ...shown } = msg;  // t, position, velocity, command, network, paused, dropped, ...
+  Object.assign(state, shown);
   measure(msg, now);
-  for (const [name, fields] of Object.entries(msg.objects)) {
+  for (const [name, fields] of Object.entries(objects)) {
     const o = specs[name];
     if (!o) continue;
     for (const [field, values] of Object.entries(fields)) o.spec[field].array.set(values);
