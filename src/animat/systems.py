@@ -36,7 +36,13 @@ class System:
 SYSTEMS: list[System] = [
     System("fly", "animat.fly.cli:app", "animat.fly.report", "animat.fly.run_kinds:KINDS", live="animat.fly.live:open"),
     System("skier", "animat.skier.cli:app", "animat.skier.report", "animat.skier.run_kinds:KINDS"),
-    System("swarm", "animat.swarm.cli:app", "animat.swarm.report", "animat.swarm.run_kinds:KINDS"),
+    System(
+        "swarm",
+        "animat.swarm.cli:app",
+        "animat.swarm.report",
+        "animat.swarm.run_kinds:KINDS",
+        live="animat.swarm.live:open",
+    ),
     System("surrogate", "animat.surrogate.cli:app", "animat.surrogate.report", "animat.surrogate.run_kinds:KINDS"),
     System("imitate", "animat.imitate.cli:app", "animat.imitate.report", "animat.imitate.run_kinds:KINDS"),
 ]

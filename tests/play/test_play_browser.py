@@ -92,3 +92,26 @@ def test_play_fly(browser, artefacts, tmp_path):
     assert {"trajectory.npz", "summary.json", "report.html", "config.json"} <= {p.name for p in out.iterdir()}
     figures = {"rtf": log["page_realtime_factor"], "lag_ms": log["page_command_lag_ms"], "page": state}
     (artefacts / "play-fly.json").write_text(json.dumps(figures))
+
+
+def test_play_flock(browser, artefacts, tmp_path):
+    """A click on the ground sets the flock's target; its centre moves toward it. Cost: about 20 s."""
+    out = tmp_path / "run"
+    proc, url = start(["swarm", "flocking", "-n", "200"], out)
+    try:
+        page, errors = open_page(browser, url)
+        box = page.locator("#play-canvas").bounding_box()
+        page.mouse.click(box["x"] + 0.9 * box["width"], box["y"] + 0.5 * box["height"])
+        page.wait_for_function("window.animat.state.command.startsWith('target (') && window.animat.lags.length > 0")
+        first = page.evaluate("JSON.parse(JSON.stringify(window.animat.state))")
+        later = sample(page, 3.0)[-1]
+        page.screenshot(path=str(artefacts / "play-flock.png"))
+        log = end(page, proc, out)
+    finally:
+        proc.kill()
+    target = np.asarray(first["target"][:2])
+    start_gap = np.linalg.norm(target - first["position"][:2])
+    assert start_gap > 20  # a click far from the flock (the canvas's right edge)
+    assert np.linalg.norm(target - later["position"][:2]) < start_gap - 1.0
+    assert errors == [] and log["commands"][0]["type"] == "target"
+    assert {"trajectory.npz", "summary.json", "report.html", "metrics.csv"} <= {p.name for p in out.iterdir()}
