@@ -44,7 +44,13 @@ SYSTEMS: list[System] = [
         live="animat.swarm.live:open",
     ),
     System("surrogate", "animat.surrogate.cli:app", "animat.surrogate.report", "animat.surrogate.run_kinds:KINDS"),
-    System("imitate", "animat.imitate.cli:app", "animat.imitate.report", "animat.imitate.run_kinds:KINDS"),
+    System(
+        "imitate",
+        "animat.imitate.cli:app",
+        "animat.imitate.report",
+        "animat.imitate.run_kinds:KINDS",
+        live="animat.imitate.live:open",
+    ),
 ]
 """Every system, in the order their scene builders are tried on a run directory."""
 

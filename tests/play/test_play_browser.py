@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 SRC = str(Path(__file__).parents[2] / "src")
 
@@ -94,6 +95,7 @@ def test_play_fly(browser, artefacts, tmp_path):
     (artefacts / "play-fly.json").write_text(json.dumps(figures))
 
 
+@pytest.mark.slow  # about 23 s; the fly's test covers the server and page in the default suite
 def test_play_flock(browser, artefacts, tmp_path):
     """A click on the ground sets the flock's target; its centre moves toward it. Cost: about 20 s."""
     out = tmp_path / "run"
@@ -115,3 +117,30 @@ def test_play_flock(browser, artefacts, tmp_path):
     assert np.linalg.norm(target - later["position"][:2]) < start_gap - 1.0
     assert errors == [] and log["commands"][0]["type"] == "target"
     assert {"trajectory.npz", "summary.json", "report.html", "metrics.csv"} <= {p.name for p in out.iterdir()}
+
+
+def _heading_deg(states: list[dict]) -> float:
+    """Direction (deg, counter-clockwise from +x) of the mean horizontal velocity of ``states``."""
+    vx, vy = np.mean([s["velocity"][:2] for s in states], axis=0)
+    return float(np.degrees(np.arctan2(vy, vx)))
+
+
+def test_play_character(browser, artefacts, tmp_path):
+    """pretrained:walk has no speed input (no task goal): ArrowLeft turns its heading 30° left (its reference clip
+    turned, :mod:`animat.imitate.live`). Cost: about 20 s."""
+    out = tmp_path / "run"
+    proc, url = start(["imitate", "pretrained:walk"], out)
+    try:
+        page, errors = open_page(browser, url)
+        before = sample(page, 1.5)[-10:]
+        page.keyboard.press("ArrowLeft")
+        after = sample(page, 3.5)[-10:]
+        page.screenshot(path=str(artefacts / "play-character.png"))
+        log = end(page, proc, out)
+    finally:
+        proc.kill()
+    turned = (_heading_deg(after) - _heading_deg(before) + 180) % 360 - 180
+    assert 15 < turned < 45, turned
+    assert "fell" not in after[-1]["command"] and after[-1]["rtf"] is not None
+    assert errors == [] and [c["name"] for c in log["commands"]] == ["left"]
+    assert {"trajectory.npz", "summary.json", "report.html"} <= {p.name for p in out.iterdir()}
