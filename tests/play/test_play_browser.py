@@ -14,6 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from animat import systems
+from animat.info import describe
+
 SRC = str(Path(__file__).parents[2] / "src")
 
 
@@ -91,6 +94,7 @@ def test_play_fly(browser, artefacts, tmp_path):
     assert log["ended_by"] == "q" and [c["name"] for c in log["commands"]] == ["forward", "up"]
     assert log["page_realtime_factor"] and any(lag is not None for lag in log["page_command_lag_ms"])
     assert {"trajectory.npz", "summary.json", "report.html", "config.json"} <= {p.name for p in out.iterdir()}
+    assert describe(out, systems.run_kinds())["verb"] == "steer"  # animat info: fly steer's
     figures = {"rtf": log["page_realtime_factor"], "lag_ms": log["page_command_lag_ms"], "page": state}
     (artefacts / "play-fly.json").write_text(json.dumps(figures))
 
@@ -117,6 +121,7 @@ def test_play_flock(browser, artefacts, tmp_path):
     assert np.linalg.norm(target - later["position"][:2]) < start_gap - 1.0
     assert errors == [] and log["commands"][0]["type"] == "target"
     assert {"trajectory.npz", "summary.json", "report.html", "metrics.csv"} <= {p.name for p in out.iterdir()}
+    assert describe(out, systems.run_kinds())["verb"] == "run"  # animat info: a flocking run
 
 
 def _heading_deg(states: list[dict]) -> float:
@@ -144,3 +149,4 @@ def test_play_character(browser, artefacts, tmp_path):
     assert "fell" not in after[-1]["command"] and after[-1]["rtf"] is not None
     assert errors == [] and [c["name"] for c in log["commands"]] == ["left"]
     assert {"trajectory.npz", "summary.json", "report.html"} <= {p.name for p in out.iterdir()}
+    assert describe(out, systems.run_kinds())["verb"] == "play"  # animat info: imitate play's

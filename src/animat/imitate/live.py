@@ -152,14 +152,15 @@ class CharacterLive:
 
     def write(self, run_dir: Path, log: dict[str, Any]) -> dict[str, Any]:
         """``imitate play``'s run directory of the walk since the start (or the last reset): trajectory (per step
-        and per drawn frame: every step), summary, report.html."""
+        and per drawn frame: every step), summary (``live``: true), report.html; no config.json, as imitate play."""
         from animat.imitate.report import write_imitate_report
 
         arrays = {k: np.asarray(v, np.float32 if k != "time" else float) for k, v in self.records.items()}
         runs.atomic_save_npz(run_dir / "trajectory.npz", qpos_time=arrays["time"], **arrays)
-        runs.atomic_write_json(run_dir / "config.json", {"source": self.source, "seed": self.seed, "live": True})
         summary = {
             "source": self.source,
+            "seed": self.seed,
+            "live": True,
             "episode_steps": self.ticks,
             "episode_seconds": round(self.ticks * self.dt, 4),
             "fell": self.fell,

@@ -5,7 +5,7 @@ the flock's centre."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +115,8 @@ class FlockLive:
         arrays = {k: np.asarray(v, np.float32) for k, v in self.records.items()}
         if not len(arrays["t"]):
             raise ConfigError(f"the flock flew under {RECORD_EVERY} steps: nothing to write")
-        runs.atomic_write_json(run_dir / "config.json", asdict(self.cfg) | {"live": True})
+        config = asdict(replace(self.cfg, steps=self.ticks, record_every=RECORD_EVERY))  # as swarm run's: steps done
+        runs.atomic_write_json(run_dir / "config.json", config)
         runs.atomic_save_npz(run_dir / "trajectory.npz", **arrays)
         rows = metrics_series(arrays["positions"], arrays["velocities"], arrays["t"], self.prm.d, self.prm.r)
         runs.atomic_write_csv(run_dir / "metrics.csv", rows, list(rows[0]))
