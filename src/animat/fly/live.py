@@ -52,6 +52,7 @@ class FlyLive:
         self.reset()
         self.dt, self.params = self.pilot.dt, self.pilot.params
         self._points = points_function(self.params)
+        self.frame()  # compile the drawing too
         reach = ARENA_BODY_LENGTHS * self.params.body_length
         self.arena = ((-reach, -reach, -0.25 * reach), (reach, reach, 0.25 * reach))
 

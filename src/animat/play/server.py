@@ -120,9 +120,9 @@ class PlayServer:
             await connection.close(1008, "another page is in control")
             return
         self.controller = connection
-        self.pacer = Pacer(self.session.dt / self.session.rate, time.monotonic())
         try:
             await connection.send(self._hello())
+            self.pacer = Pacer(self.session.dt / self.session.rate, time.monotonic())  # time starts now
             async for text in connection:
                 self.receive(text)
         except ConnectionClosed:
