@@ -11,7 +11,7 @@ from typing import Any
 
 from animat import runs
 from animat.errors import ConfigError
-from animat.play.server import PlayServer, bind, check_host
+from animat.play.server import PlayServer, bind, check_host, check_port
 from animat.viz.report import three_dir
 from animat.viz.serve import has_display
 
@@ -31,6 +31,7 @@ def play(
     Ctrl-C; returns the run directory written (None when nothing was played). Every input is checked (one-line
     errors) before the session opens."""
     check_host(host)
+    check_port(port)
     if out is not None:
         runs.check_out(out)
     three = three_dir()

@@ -45,12 +45,18 @@ def check_host(host: str) -> str:
     return host
 
 
+def check_port(port: int) -> int:
+    """``port`` if it is one (0..65535; 0: any free one), else ConfigError (one line)."""
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--port must be in 0..65535, got {port}")
+    return port
+
+
 def bind(host: str, port: int) -> socket.socket:
     """A TCP socket listening on ``host:port`` (port 0: any free one; a page may connect at once, it is answered
     when the server runs); RunDirError (one line) where it cannot bind."""
     check_host(host)
-    if not 0 <= port <= 65535:
-        raise ConfigError(f"--port must be in 0..65535, got {port}")
+    check_port(port)
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.bind((host, port))
