@@ -99,6 +99,32 @@ def view_cmd(
     )
 
 
+@app.command("play")
+def play_cmd(
+    system: str = typer.Argument(..., help="System to play: fly (more where the registry names a live session)."),
+    source: str = typer.Argument(..., help="What to play, e.g. pretrained:paper for the fly."),
+    agents: int | None = typer.Option(None, "--agents", "-n", help="Agents of a flock."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the start state."),
+    port: int = typer.Option(8765, "--port", help="Port (0: any free one)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Loopback address to listen on (nothing else is allowed)."),
+    browser: bool = typer.Option(True, "--browser/--no-browser", help="Open a browser where there is a display."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
+) -> None:
+    """Steer a system live from a web page on this machine (keys, mouse, a HUD); writes its run directory at the end."""
+    from animat.play.run import play
+
+    play(
+        systems.live_session(system),
+        source,
+        {"agents": agents, "seed": seed},
+        host=host,
+        port=port,
+        out=out,
+        open_browser=browser,
+        say=lambda line: Console().print(escape(line), highlight=False, soft_wrap=True),
+    )
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """Warnings meant for the user (a damaged checkpoint passed over) as one line; others as Python shows them."""
     if issubclass(category, CheckpointWarning):

@@ -23,20 +23,34 @@ class System:
     """``name``: the command word (``animat NAME VERB``); ``commands``: ``"module:attribute"`` of its Typer app;
     ``report``: the module holding its ``BUILDERS`` (its help text is its Typer app's own); ``kinds``:
     ``"module:attribute"`` of its run directories' kinds for ``animat info`` (:class:`animat.info.RunKind`; ""
-    for a system without)."""
+    for a system without); ``live``: ``"module:attribute"`` of the function that opens its live session for
+    ``animat play`` (:class:`animat.play.session.LiveSession`; "" for a system that cannot be played)."""
 
     name: str
     commands: str
     report: str
     kinds: str = ""
+    live: str = ""
 
 
 SYSTEMS: list[System] = [
-    System("fly", "animat.fly.cli:app", "animat.fly.report", "animat.fly.run_kinds:KINDS"),
+    System("fly", "animat.fly.cli:app", "animat.fly.report", "animat.fly.run_kinds:KINDS", live="animat.fly.live:open"),
     System("skier", "animat.skier.cli:app", "animat.skier.report", "animat.skier.run_kinds:KINDS"),
-    System("swarm", "animat.swarm.cli:app", "animat.swarm.report", "animat.swarm.run_kinds:KINDS"),
+    System(
+        "swarm",
+        "animat.swarm.cli:app",
+        "animat.swarm.report",
+        "animat.swarm.run_kinds:KINDS",
+        live="animat.swarm.live:open",
+    ),
     System("surrogate", "animat.surrogate.cli:app", "animat.surrogate.report", "animat.surrogate.run_kinds:KINDS"),
-    System("imitate", "animat.imitate.cli:app", "animat.imitate.report", "animat.imitate.run_kinds:KINDS"),
+    System(
+        "imitate",
+        "animat.imitate.cli:app",
+        "animat.imitate.report",
+        "animat.imitate.run_kinds:KINDS",
+        live="animat.imitate.live:open",
+    ),
 ]
 """Every system, in the order their scene builders are tried on a run directory."""
 
@@ -75,6 +89,16 @@ def command_group(system: System):
 def scene_builders() -> list:
     """Every system's scene builders (:class:`animat.viz.report.SceneBuilder`), in registry order."""
     return [b for system in SYSTEMS for b in importlib.import_module(system.report).BUILDERS]
+
+
+def live_session(name: str):
+    """The function opening system ``name``'s live session (imports its module); a one-line AnimatError naming the
+    systems that can be played where it has none."""
+    system = get(name)
+    if not system.live:
+        playable = ", ".join(s.name for s in SYSTEMS if s.live)
+        raise AnimatError(f"system {name!r} cannot be played live; these can: {playable}")
+    return _attribute(system.live)
 
 
 def run_kinds() -> list:

@@ -17,11 +17,10 @@ def _to_world(M, pts):
     return (h @ M.T)[:, :3]
 
 
-def fly_points_world(params: FlyParams, pos, quat, wing):
-    """Body corners ``(T, 8, 3)`` and wing triangles ``(T, 2, 3, 3)`` (right, left) in world coordinates.
-
-    ``pos (T, 3)``, ``quat (T, 4)``, ``wing (T, 2, 3)`` rad.
-    """
+def points_function(params: FlyParams):
+    """The jitted function ``(pos (T, 3), quat (T, 4), wing (T, 2, 3)) -> (body corners (T, 8, 3), wing triangles
+    (T, 2, 3, 3))`` in world coordinates (right wing, then left) of a fly of ``params``; keep it to draw many times
+    (a live view), each call of a new one compiles anew."""
     corners = jnp.asarray(box_corners(params.body_size))
     tri = jnp.asarray(wing_triangle(params))
     hinge = jnp.asarray(params.hinge, jnp.float32)
@@ -32,5 +31,13 @@ def fly_points_world(params: FlyParams, pos, quat, wing):
         left = (hinge + tri @ wing_rotation(w[1]).T) @ MIRROR.T
         return _to_world(M, corners), jnp.stack([_to_world(M, right), _to_world(M, left)])
 
-    body, wings = jax.jit(jax.vmap(one))(jnp.asarray(pos), jnp.asarray(quat), jnp.asarray(wing))
+    return jax.jit(jax.vmap(one))
+
+
+def fly_points_world(params: FlyParams, pos, quat, wing):
+    """Body corners ``(T, 8, 3)`` and wing triangles ``(T, 2, 3, 3)`` (right, left) in world coordinates.
+
+    ``pos (T, 3)``, ``quat (T, 4)``, ``wing (T, 2, 3)`` rad.
+    """
+    body, wings = points_function(params)(jnp.asarray(pos), jnp.asarray(quat), jnp.asarray(wing))
     return np.asarray(body), np.asarray(wings)

@@ -34,28 +34,35 @@ def _params(run_dir: Path, notes: list):
     return FlyParams()
 
 
-def build(run_dir: Path, params=None, **_) -> Scene:
-    """``params``: the FlyParams that flew (else read from the run, see :func:`_params`)."""
+def flight_scene(params, t, pos, quat, wing, notes: list | None = None) -> Scene:
+    """The fly's body box and wing triangles at times ``t (F,)`` s from its positions ``(F, 3)`` u, quaternions
+    ``(F, 4)`` and wing angles ``(F, 2, 3)`` rad, the camera following it (the report's replay; one frame of it is
+    ``animat play``'s live view)."""
     from animat.fly.geometry import fly_points_world
 
-    traj = read_trajectory(run_dir, keys=("t", "position", "quaternion", "wing_angles"))
-    notes: list = []
-    params = params if params is not None else _params(Path(run_dir), notes)
-    idx = frame_indices(traj["t"])
-    pos = traj["position"][idx]
-    body, wings = fly_points_world(
-        params, pos, traj["quaternion"][idx], traj["wing_angles"][idx].reshape(len(idx), 2, 3)
-    )
-    scene = Scene(traj["t"][idx], units=UNIT, follow=pos, focus=3 * params.body_length, notes=notes)
+    body, wings = fly_points_world(params, pos, quat, wing)
+    scene = Scene(t, units=UNIT, follow=pos, focus=3 * params.body_length, notes=notes or [])
     scene.add_mesh("body", body, box_triangles(), color=(0.55, 0.35, 0.2), flat=True)
     scene.add_mesh(
         "wings",
-        wings.reshape(len(idx), 6, 3),
+        wings.reshape(len(t), 6, 3),
         np.array([[0, 1, 2], [3, 4, 5]]),
         color=(0.1, 0.7, 0.85),
         opacity=0.7,
         flat=True,
     )
+    return scene
+
+
+def build(run_dir: Path, params=None, **_) -> Scene:
+    """``params``: the FlyParams that flew (else read from the run, see :func:`_params`)."""
+    traj = read_trajectory(run_dir, keys=("t", "position", "quaternion", "wing_angles"))
+    notes: list = []
+    params = params if params is not None else _params(Path(run_dir), notes)
+    idx = frame_indices(traj["t"])
+    pos = traj["position"][idx]
+    wing = traj["wing_angles"][idx].reshape(len(idx), 2, 3)
+    scene = flight_scene(params, traj["t"][idx], pos, traj["quaternion"][idx], wing, notes)
     scene.add_path("path", pos)
     if "command" in traj:  # a steered flight (animat fly steer): the active command under the clock
         scene.captions = [f"command: {c}" for c in traj["command"][idx].astype(str)]

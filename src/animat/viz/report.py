@@ -50,6 +50,16 @@ def three_dir() -> Path | None:
     return root if (root / "build" / "three.module.min.js").is_file() else None
 
 
+def module_files(three: Path) -> dict[str, Path]:
+    """The JavaScript modules a page's 3D view imports, by the name it imports them as: three.js, its orbit
+    controls (from the npm package folder ``three``) and ``animat/scene3d.js`` (the scene's decoder and builders)."""
+    return {
+        "three": three / "build" / "three.module.min.js",
+        "three/addons/controls/OrbitControls.js": three / "examples" / "jsm" / "controls" / "OrbitControls.js",
+        "animat/scene3d.js": WEB / "scene3d.js",
+    }
+
+
 def _data_url(path: Path) -> str:
     return "data:text/javascript;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
 
@@ -122,14 +132,7 @@ def render_page(
                 "src/animat/viz/web)"
             ] + notes
         else:
-            imports = {
-                "imports": {
-                    "three": _data_url(three / "build" / "three.module.min.js"),
-                    "three/addons/controls/OrbitControls.js": _data_url(
-                        three / "examples" / "jsm" / "controls" / "OrbitControls.js"
-                    ),
-                }
-            }
+            imports = {"imports": {name: _data_url(path) for name, path in module_files(three).items()}}
             replay += (
                 f"<script type='importmap'>{_script_json(imports)}</script>\n"
                 f"<script type='module'>{(WEB / 'replay.js').read_text(encoding='utf-8')}</script>"

@@ -20,15 +20,15 @@ from urllib.parse import unquote, urlsplit
 
 from animat.errors import RunDirError
 
-LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")  # this machine's own addresses
 INDEX = "report.html"
 
 
-def resolve_request(root: Path, target: str) -> Path | None:
+def resolve_request(root: Path, target: str, index: str = INDEX) -> Path | None:
     """The file under ``root`` that the request target ``target`` (as in the request line) names, or None
     (answered 404) for a path with a ``..`` segment (after percent-decoding), a NUL or backslash, one whose
     real location (symlinks followed) is outside ``root``, or one that is not a file. ``/`` and folders name
-    their report.html."""
+    their ``index`` (report.html)."""
     path = unquote(urlsplit(target).path)
     parts = path.split("/")
     if ".." in parts or "\x00" in path or "\\" in path:
@@ -37,7 +37,7 @@ def resolve_request(root: Path, target: str) -> Path | None:
     real_root = Path(root).resolve()
     candidate = real_root.joinpath(*rel) if rel else real_root
     if candidate.is_dir():
-        candidate = candidate / INDEX
+        candidate = candidate / index
     real = candidate.resolve()
     if not real.is_relative_to(real_root) or not real.is_file():
         return None

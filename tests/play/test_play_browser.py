@@ -1,0 +1,152 @@
+"""``animat play`` in headless Chromium, as a user plays it: the page loads, keys steer, the page's state
+(``window.animat.state``) answers, its real-time factor and key-to-state delay are measured and recorded, q ends
+the play and the run directory is written. Screenshots go to the ``artefacts`` folder (tests/play/conftest.py).
+Cost: the fly about 40 s (JAX start-up, compiling its seven networks, 5 s of play, writing its run directory)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from animat import systems
+from animat.info import describe
+
+SRC = str(Path(__file__).parents[2] / "src")
+
+
+def start(args: list[str], out: Path) -> tuple[subprocess.Popen, str]:
+    """``animat play ARGS`` on a free port, writing into ``out``; (the process, the page's address)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "animat.cli", "play", *args, "--port", "0", "--no-browser", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=SRC),
+    )
+    for line in proc.stdout:
+        if "http://127.0.0.1:" in line:
+            return proc, "http://" + line.split("http://")[1].split()[0]
+    raise AssertionError(f"animat play ended before serving (exit {proc.wait()})")
+
+
+def open_page(browser, url: str):
+    """The page at ``url`` once it drew its first state; (page, console errors so far and to come)."""
+    page = browser.new_page(viewport={"width": 1000, "height": 760})
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url)
+    page.wait_for_function("window.animat && window.animat.ready", timeout=60_000)
+    return page, errors
+
+
+def sample(page, seconds: float, every_ms: int = 100) -> list[dict]:
+    """``window.animat.state`` every ``every_ms`` for ``seconds``."""
+    out = []
+    for _ in range(int(seconds * 1000 / every_ms)):
+        page.wait_for_timeout(every_ms)
+        out.append(page.evaluate("JSON.parse(JSON.stringify(window.animat.state))"))
+    return out
+
+
+def end(page, proc: subprocess.Popen, out: Path) -> dict:
+    """Press q; the process exits 0 and its run directory holds play.json (returned)."""
+    page.keyboard.press("q")
+    rest = proc.communicate(timeout=120)[0]
+    assert proc.returncode == 0, rest
+    return json.loads((out / "play.json").read_text())
+
+
+def angle_deg(a, b) -> float:
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    return float(np.degrees(np.arccos(np.clip(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)), -1, 1))))
+
+
+def test_play_fly(browser, artefacts, tmp_path):
+    out = tmp_path / "run"
+    proc, url = start(["fly", "pretrained:paper"], out)
+    try:
+        page, errors = open_page(browser, url)
+        page.keyboard.down("ArrowUp")
+        held = sample(page, 2.0)
+        page.keyboard.up("ArrowUp")
+        last = [s for s in held if s["t"] >= held[-1]["t"] - 1.0]
+        assert all(s["command"] == "forward" for s in last)
+        mean_velocity = np.mean([s["velocity"] for s in last], axis=0)
+        assert angle_deg(mean_velocity, last[-1]["direction"]) < 30
+        page.keyboard.press("PageUp")
+        climb = sample(page, 1.5)
+        assert climb[-1]["command"] == "up" and climb[-1]["position"][2] > climb[0]["position"][2]
+        assert np.mean([s["velocity"][2] for s in climb[5:]]) > 0
+        page.screenshot(path=str(artefacts / "play-fly.png"))
+        state = climb[-1]
+        assert state["rtf"] is not None and state["lag_ms"] is not None  # measured and shown by the page
+        log = end(page, proc, out)
+    finally:
+        proc.kill()
+    assert errors == []
+    assert log["ended_by"] == "q" and [c["name"] for c in log["commands"]] == ["forward", "up"]
+    assert log["page_realtime_factor"] and any(lag is not None for lag in log["page_command_lag_ms"])
+    assert {"trajectory.npz", "summary.json", "report.html", "config.json"} <= {p.name for p in out.iterdir()}
+    assert describe(out, systems.run_kinds())["verb"] == "steer"  # animat info: fly steer's
+    figures = {"rtf": log["page_realtime_factor"], "lag_ms": log["page_command_lag_ms"], "page": state}
+    (artefacts / "play-fly.json").write_text(json.dumps(figures))
+
+
+@pytest.mark.slow  # about 23 s; the fly's test covers the server and page in the default suite
+def test_play_flock(browser, artefacts, tmp_path):
+    """A click on the ground sets the flock's target; its centre moves toward it. Cost: about 20 s."""
+    out = tmp_path / "run"
+    proc, url = start(["swarm", "flocking", "-n", "200"], out)
+    try:
+        page, errors = open_page(browser, url)
+        box = page.locator("#play-canvas").bounding_box()
+        page.mouse.click(box["x"] + 0.9 * box["width"], box["y"] + 0.5 * box["height"])
+        page.wait_for_function("window.animat.state.command.startsWith('target (') && window.animat.lags.length > 0")
+        first = page.evaluate("JSON.parse(JSON.stringify(window.animat.state))")
+        later = sample(page, 3.0)[-1]
+        page.screenshot(path=str(artefacts / "play-flock.png"))
+        log = end(page, proc, out)
+    finally:
+        proc.kill()
+    target = np.asarray(first["target"][:2])
+    start_gap = np.linalg.norm(target - first["position"][:2])
+    assert start_gap > 20  # a click far from the flock (the canvas's right edge)
+    assert np.linalg.norm(target - later["position"][:2]) < start_gap - 1.0
+    assert errors == [] and log["commands"][0]["type"] == "target"
+    assert {"trajectory.npz", "summary.json", "report.html", "metrics.csv"} <= {p.name for p in out.iterdir()}
+    assert describe(out, systems.run_kinds())["verb"] == "run"  # animat info: a flocking run
+
+
+def _heading_deg(states: list[dict]) -> float:
+    """Direction (deg, counter-clockwise from +x) of the mean horizontal velocity of ``states``."""
+    vx, vy = np.mean([s["velocity"][:2] for s in states], axis=0)
+    return float(np.degrees(np.arctan2(vy, vx)))
+
+
+def test_play_character(browser, artefacts, tmp_path):
+    """pretrained:walk has no speed input (no task goal): ArrowLeft turns its heading 30° left (its reference clip
+    turned, :mod:`animat.imitate.live`). Cost: about 20 s."""
+    out = tmp_path / "run"
+    proc, url = start(["imitate", "pretrained:walk"], out)
+    try:
+        page, errors = open_page(browser, url)
+        before = sample(page, 1.5)[-10:]
+        page.keyboard.press("ArrowLeft")
+        after = sample(page, 3.5)[-10:]
+        page.screenshot(path=str(artefacts / "play-character.png"))
+        log = end(page, proc, out)
+    finally:
+        proc.kill()
+    turned = (_heading_deg(after) - _heading_deg(before) + 180) % 360 - 180
+    assert 15 < turned < 45, turned
+    assert "fell" not in after[-1]["command"] and after[-1]["rtf"] is not None
+    assert errors == [] and [c["name"] for c in log["commands"]] == ["left"]
+    assert {"trajectory.npz", "summary.json", "report.html"} <= {p.name for p in out.iterdir()}
+    assert describe(out, systems.run_kinds())["verb"] == "play"  # animat info: imitate play's
