@@ -174,11 +174,11 @@ def write_report(
     """Write ``run_dir/report.html`` (atomically) and return its path. Without ``scene`` the replay is built
     from the run directory's files by the first of ``builders`` that recognises them; ``context`` goes to that
     builder (see :func:`build_scene`). RunDirError (one line, nothing written) for a folder that is not a
-    directory, is empty or holds a ``trajectory.npz`` that cannot be read."""
+    directory, is empty with no ``scene`` given, or holds a ``trajectory.npz`` that cannot be read."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise RunDirError(f"{str(run_dir)!r} is not a directory; give a run directory")
-    if not any(run_dir.iterdir()):
+    if scene is None and not any(run_dir.iterdir()):
         raise RunDirError(f"{str(run_dir)!r} is empty; give a run directory")
     system, why_none = "", "this run directory holds nothing to replay"
     if scene is None:
