@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from animat import systems
+from animat import interrupt, systems
 from animat.errors import AnimatError, CheckpointWarning
 
 app = typer.Typer(
@@ -100,15 +100,21 @@ _python_show_warning = warnings.showwarning
 
 
 def main() -> None:
+    with interrupt.handled():
+        _main()
+
+
+def _main() -> None:
+    """The command line under :func:`animat.interrupt.handled`: SIGINT/SIGTERM end it with exit 130."""
+    say = lambda line: err.print(escape(line), highlight=False, soft_wrap=True)  # noqa: E731
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             code = app(standalone_mode=False)
-        if (
-            code == 130
-        ):  # Ctrl-C: typer turns KeyboardInterrupt into Exit(130), which standalone_mode=False returns, not raises
-            err.print("interrupted")
-            sys.exit(130)
+        # Ctrl-C: typer turns KeyboardInterrupt into Exit(130), which standalone_mode=False returns, not raises;
+        # a signal whose KeyboardInterrupt was lost (animat.interrupt) still ends the command with 130
+        if code == 130 or interrupt.received():
+            interrupt.leave(say)
     except AnimatError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)
@@ -118,15 +124,14 @@ def main() -> None:
         )
         sys.exit(1)
     except KeyboardInterrupt:
-        err.print("interrupted")
-        sys.exit(130)
+        interrupt.leave(say)
     except SystemExit:
         raise
     except Exception as exc:
+        # click's Abort (Ctrl-C at a prompt), or a failure that followed a signal (a worker it stopped too)
+        if type(exc).__name__ == "Abort" or interrupt.received():
+            interrupt.leave(say)
         # click's usage errors (typer ships its own copy of click, so match by shape, not class)
-        if type(exc).__name__ == "Abort":
-            err.print("aborted")
-            sys.exit(130)
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
             err.print(f"[bold red]error:[/] {escape(exc.format_message())}", highlight=False, soft_wrap=True)
             sys.exit(exc.exit_code)

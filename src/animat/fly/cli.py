@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from animat import runs
+from animat import interrupt, runs
 from animat.config import cli_option, parse_list
 from animat.console import console, print_summary, progress
 from animat.errors import CheckpointError, ConfigError
@@ -158,7 +158,7 @@ def train_cmd(
             else:
                 summary = train(cfg, run_dir, resume=resume is not None, from_run=from_run, on_generation=on_generation)
         except KeyboardInterrupt:
-            console.print(f"interrupted; continue with: animat fly train --resume {run_dir}")
+            interrupt.resume_with(f"animat fly train --resume {run_dir}")
             raise
     console.print(f"trained in {time.perf_counter() - start:.1f} s")
     print_summary(summary, run_dir, keys + [k for k in summary if k.startswith("replay_check_")])
