@@ -114,6 +114,8 @@ def _main() -> None:
         # Ctrl-C: typer turns KeyboardInterrupt into Exit(130), which standalone_mode=False returns, not raises;
         # a signal whose KeyboardInterrupt was lost (animat.interrupt) still ends the command with 130
         if code == 130 or interrupt.received():
+            if code != 130:  # the command finished all the same: nothing to resume
+                interrupt.resume_with(None)
             interrupt.leave(say)
     except AnimatError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)

@@ -87,8 +87,8 @@ def check() -> None:
         raise KeyboardInterrupt
 
 
-def resume_with(command: str) -> None:
-    """The command that continues the interrupted run, for the line :func:`message` prints."""
+def resume_with(command: str | None) -> None:
+    """The command that continues the interrupted run, for the line :func:`message` prints (None: none)."""
     global _hint
     _hint = command
 

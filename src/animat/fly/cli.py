@@ -157,7 +157,7 @@ def train_cmd(
                 )
             else:
                 summary = train(cfg, run_dir, resume=resume is not None, from_run=from_run, on_generation=on_generation)
-        except KeyboardInterrupt:
+        except BaseException:  # interrupted, or failed after a signal (a worker it stopped): the resume hint
             interrupt.resume_with(f"animat fly train --resume {run_dir}")
             raise
     console.print(f"trained in {time.perf_counter() - start:.1f} s")

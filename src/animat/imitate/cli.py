@@ -170,7 +170,7 @@ def train_cmd(
 
         try:
             summary = train(cfg, run_dir, resume=resume is not None, state=state, on_iteration=on_iteration)
-        except KeyboardInterrupt:
+        except BaseException:  # interrupted, or failed after a signal (a worker it stopped): the resume hint
             interrupt.resume_with(f"animat imitate train --resume {run_dir} --timesteps {cfg.timesteps}")
             raise
     console.print(f"trained in {time.perf_counter() - start:.1f} s")

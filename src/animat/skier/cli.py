@@ -96,7 +96,7 @@ def train_cmd(
 
         try:
             summary = train(cfg, run_dir, resume=resume is not None, on_generation=on_generation)
-        except KeyboardInterrupt:
+        except BaseException:  # interrupted, or failed after a signal (a worker it stopped): the resume hint
             interrupt.resume_with(f"animat skier train --resume {run_dir}")
             raise
     console.print(f"trained in {time.perf_counter() - start:.1f} s")
