@@ -128,6 +128,8 @@ def _main() -> None:
     except KeyboardInterrupt:
         interrupt.leave(say)
     except SystemExit:
+        if interrupt.received():  # click's silent exit 1 on a broken pipe: one to a worker the signal stopped too
+            interrupt.leave(say)
         raise
     except Exception as exc:
         # click's Abort (Ctrl-C at a prompt), or a failure that followed a signal (a worker it stopped too)

@@ -12,7 +12,9 @@ The state (:class:`LoopState`) is immutable: a generation commits a new one in o
 interruption leaves the last committed state whole. A checkpoint holds all of it (the strategy's
 state included), so a run resumed from any checkpoint (:func:`load`) gives bit-identical genomes,
 history (but for its wall-clock ``seconds``) and best genome to an uninterrupted one, for a
-deterministic fitness.
+deterministic fitness. A signal whose ``KeyboardInterrupt`` was lost stops the loop before the next
+generation (:func:`animat.interrupt.check`); a run stopped before its first checkpoint (:func:`unstarted`)
+starts again from generation 0.
 
 Checkpoint layout (kind ``"population"``, :func:`animat.checkpoint.save_checkpoint`): arrays
 = the strategy state's array fields plus ``best_fitness``, ``best_genes``, ``last_genes``,
