@@ -416,8 +416,8 @@ def distill_cmd(
             summary = distill(
                 steering, cfg, Path(run_dir), resume=resume is not None, teacher=str(source), on_round=on_round
             )
-        except KeyboardInterrupt:
-            console.print(f"interrupted; continue with: animat fly distill --resume {run_dir}")
+        except BaseException:  # interrupted, or failed after a signal (a worker it stopped): the resume hint
+            interrupt.resume_with(f"animat fly distill --resume {run_dir}")
             raise
     print_summary(
         summary,
