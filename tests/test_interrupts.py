@@ -175,3 +175,26 @@ def test_imitate_train_interrupted_mid_learning_resumes_to_its_timesteps(tmp_pat
     after = _metrics(run)
     assert after[: len(before)] == before and len(after) > len(before)
     assert json.loads((run / "summary.json").read_text())["timesteps"] >= 1024
+
+
+@pytest.mark.slow
+def test_imitate_train_interrupted_before_its_first_state_restarts_to_the_uninterrupted_run(tmp_path):
+    """Ctrl-C while the untrained policy is evaluated (its ``policy_0`` written, no training state yet): ``--resume``
+    starts the run again, and it ends as an uninterrupted one: the same metrics rows, summary (but for its
+    timings) and policy, byte for byte."""
+    (tmp_path / "small.toml").write_text(IMITATE_TOML.replace("timesteps = 1024", "timesteps = 512"))
+    args = ["imitate", "train", "--config", str(tmp_path / "small.toml")]
+    baseline, run = tmp_path / "baseline", tmp_path / "run"
+    _animat([*args, "--out", str(baseline)], None)
+    err = _interrupt([*args, "--out", str(run)], once=run / "checkpoints" / "policy_0.json")
+    assert err.strip().splitlines()[-1].endswith(f"imitate train --resume {run} --timesteps 512")
+    assert not (run / "checkpoints" / "latest.json").exists(), "signalled after the first training state: too fast here"
+    _animat(["imitate", "train", "--resume", str(run)], None)
+    assert _metrics(run) == _metrics(baseline)
+    timings = ("train_seconds", "steps_per_second", "eval_seconds_each")
+    summary, expected = (
+        json.dumps({k: v for k, v in json.loads((r / "summary.json").read_text()).items() if k not in timings})
+        for r in (run, baseline)
+    )
+    assert summary == expected
+    assert (run / "policy.npz").read_bytes() == (baseline / "policy.npz").read_bytes()
