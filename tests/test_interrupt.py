@@ -54,3 +54,29 @@ def test_a_signal_inside_a_gc_callback_is_recorded_not_raised_there(monkeypatch)
         assert sent and not dropped and interrupt.received()
         with pytest.raises(KeyboardInterrupt):
             interrupt.check()
+
+
+def test_leave_after_a_signal_says_its_line_and_exits_130_at_once_deaf_to_more_signals(monkeypatch):
+    """After a real signal: the resume line, then ``os._exit(130)`` (here a stand-in that raises), further
+    signals ignored; without one (a KeyboardInterrupt raised by code), ``SystemExit(130)``."""
+
+    class Exited(Exception):
+        pass
+
+    def fake_exit(code):
+        raise Exited(code)
+
+    said = []
+    with interrupt.handled():
+        with pytest.raises(SystemExit) as plain:
+            interrupt.leave(said.append)
+        assert plain.value.code == 130 and signal.getsignal(signal.SIGINT) is interrupt._on_signal
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+        interrupt.resume_with("animat skier train --resume RUN")
+        monkeypatch.setattr(interrupt.os, "_exit", fake_exit)
+        with pytest.raises(Exited) as hard:
+            interrupt.leave(said.append)
+        assert hard.value.args == (130,)
+        assert all(signal.getsignal(s) is signal.SIG_IGN for s in interrupt.SIGNALS)
+    assert said == ["interrupted", "interrupted: resume with animat skier train --resume RUN"]

@@ -100,7 +100,11 @@ def message() -> str:
 
 def leave(say: Callable[[str], None]) -> None:
     """End an interrupted command: ``say`` :func:`message`, then exit 130: by ``os._exit`` after a real signal
-    (no interpreter teardown under XLA's threads, see the module docstring), else by ``SystemExit``."""
+    (no interpreter teardown under XLA's threads, see the module docstring; further signals ignored), else by
+    ``SystemExit``."""
+    if _received is not None:  # a second Ctrl-C no longer interrupts the exit
+        for s in SIGNALS:
+            signal.signal(s, signal.SIG_IGN)
     say(message())
     if _received is None:
         sys.exit(EXIT_CODE)
