@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from animat import jax_cache, systems
+from animat import interrupt, jax_cache, systems
 from animat.errors import AnimatError, CheckpointWarning
 
 app = typer.Typer(
@@ -147,15 +147,23 @@ def _usage_message(exc) -> str:
 
 def main() -> None:
     jax_cache.configure()
+    with interrupt.handled():
+        _main()
+
+
+def _main() -> None:
+    """The command line under :func:`animat.interrupt.handled`: SIGINT/SIGTERM end it with exit 130."""
+    say = lambda line: err.print(escape(line), highlight=False, soft_wrap=True)  # noqa: E731
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             code = app(standalone_mode=False)
-        if (
-            code == 130
-        ):  # Ctrl-C: typer turns KeyboardInterrupt into Exit(130), which standalone_mode=False returns, not raises
-            err.print("interrupted")
-            sys.exit(130)
+        # Ctrl-C: typer turns KeyboardInterrupt into Exit(130), which standalone_mode=False returns, not raises;
+        # a signal whose KeyboardInterrupt was lost (animat.interrupt) still ends the command with 130
+        if code == 130 or interrupt.received():
+            if code != 130:  # the command finished all the same: nothing to resume
+                interrupt.resume_with(None)
+            interrupt.leave(say)
     except AnimatError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)
@@ -165,15 +173,16 @@ def main() -> None:
         )
         sys.exit(1)
     except KeyboardInterrupt:
-        err.print("interrupted")
-        sys.exit(130)
+        interrupt.leave(say)
     except SystemExit:
+        if interrupt.received():  # click's silent exit 1 on a broken pipe: one to a worker the signal stopped too
+            interrupt.leave(say)
         raise
     except Exception as exc:
+        # click's Abort (Ctrl-C at a prompt), or a failure that followed a signal (a worker it stopped too)
+        if type(exc).__name__ == "Abort" or interrupt.received():
+            interrupt.leave(say)
         # click's usage errors (typer ships its own copy of click, so match by shape, not class)
-        if type(exc).__name__ == "Abort":
-            err.print("aborted")
-            sys.exit(130)
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
             err.print(f"[bold red]error:[/] {escape(_usage_message(exc))}", highlight=False, soft_wrap=True)
             sys.exit(exc.exit_code)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from animat import strict_json
+from animat import interrupt, strict_json
 from animat.errors import CheckpointError, ConfigError, RunDirError
 
 
@@ -194,7 +194,9 @@ def new_run_dir(system: str, verb: str, out: str | os.PathLike | None = None, ro
 
     ``out`` names the folder explicitly; it may exist only if empty. Without it the folder is
     ``<root>/<system>-<verb>-<UTC timestamp>`` (with a numeric suffix if that exists already).
+    A signal received before (:func:`animat.interrupt.check`) stops it with nothing made.
     """
+    interrupt.check()
     if out is not None:
         path = check_out(out)
         path.mkdir(parents=True, exist_ok=True)
@@ -253,6 +255,14 @@ def foreign_keys(stored: Mapping[str, Any], config_cls) -> list[str]:
     """The keys of a run's ``config.json`` (``stored``) that are neither fields of ``config_cls`` nor in its
     ``RUN_RECORD``, sorted: any at all, and the run is not one of ``config_cls``'s (another system's or verb's)."""
     return sorted(set(stored) - {f.name for f in fields(config_cls)} - set(getattr(config_cls, "RUN_RECORD", ())))
+
+
+def unstarted(run_dir: str | os.PathLike, pointer: str | os.PathLike) -> bool:
+    """Whether ``--resume`` starts run directory ``run_dir`` again from its config.json: the run stopped before its
+    first checkpoint (there is no ``pointer``, the checkpoint pointer's path inside it) and holds no summary.json
+    (a finished run whose checkpoints are gone is no such run: its ``--resume`` is refused)."""
+    run_dir = Path(run_dir)
+    return not (run_dir / pointer).is_file() and not (run_dir / "summary.json").is_file()
 
 
 def refuse_finished(run_dir: str | os.PathLike, done: int, total: int, unit: str, option: str) -> None:

@@ -12,7 +12,9 @@ The state (:class:`LoopState`) is immutable: a generation commits a new one in o
 interruption leaves the last committed state whole. A checkpoint holds all of it (the strategy's
 state included), so a run resumed from any checkpoint (:func:`load`) gives bit-identical genomes,
 history (but for its wall-clock ``seconds``) and best genome to an uninterrupted one, for a
-deterministic fitness.
+deterministic fitness. A signal whose ``KeyboardInterrupt`` was lost stops the loop before the next
+generation (:func:`animat.interrupt.check`); a run stopped before its first checkpoint (:func:`unstarted`)
+starts again from generation 0.
 
 Checkpoint layout (kind ``"population"``, :func:`animat.checkpoint.save_checkpoint`): arrays
 = the strategy state's array fields plus ``best_fitness``, ``best_genes``, ``last_genes``,
@@ -33,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from animat import checkpoint, runs
+from animat import checkpoint, interrupt, runs
 from animat.errors import CheckpointError
 from animat.evolve.strategies.base import Strategy, pack_state, unpack_state
 
@@ -178,6 +180,7 @@ def run(
     """
     last_ckpt, saved_at = None, None
     while state.generation < generations:
+        interrupt.check()  # a safe point: the last generation is committed (and checkpointed where due)
         g = state.generation
         t0 = time.perf_counter()
         genes, inner = strategy.ask(state.strategy)
@@ -201,6 +204,7 @@ def run(
             on_generation(state)
     if out_dir is not None and saved_at != state.generation and state.last_fitness is not None:
         last_ckpt = save(out_dir, strategy, state, meta, keep)
+    interrupt.check()
     return state, last_ckpt
 
 
@@ -233,6 +237,12 @@ def save(
         threshold_hits=list(state.threshold_hits),
     )
     return checkpoint.save_checkpoint(out_dir, state.generation, {**arrays, **ours}, meta, keep=keep)
+
+
+def unstarted(out_dir: str | os.PathLike) -> bool:
+    """Whether run directory ``out_dir`` stopped before its first checkpoint (:func:`animat.runs.unstarted`): its
+    ``--resume`` starts it again from generation 0 with its config.json."""
+    return runs.unstarted(out_dir, Path(checkpoint.CHECKPOINT_DIR) / checkpoint.LATEST)
 
 
 def load(path: str | os.PathLike, strategy: Strategy) -> tuple[LoopState, dict[str, Any]]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from animat import runs
+from animat import interrupt, runs
 from animat.config import animation_seconds, cli_option, no_animation_option, parse_list
 from animat.console import console, print_summary, progress
 from animat.errors import CheckpointError, ConfigError
@@ -174,8 +174,8 @@ def train_cmd(
                 )
             else:
                 summary = train(cfg, run_dir, resume=resume is not None, from_run=from_run, on_generation=on_generation)
-        except KeyboardInterrupt:
-            console.print(f"interrupted; continue with: animat fly train --resume {run_dir}")
+        except BaseException:  # interrupted, or failed after a signal (a worker it stopped): the resume hint
+            interrupt.resume_with(f"animat fly train --resume {run_dir}")
             raise
     console.print(f"trained in {time.perf_counter() - start:.1f} s")
     if note := replay_note(stage_configs(cfg)[-1] if cfg.stages else cfg, summary):
@@ -448,8 +448,8 @@ def distill_cmd(
             summary = distill(
                 steering, cfg, Path(run_dir), resume=resume is not None, teacher=str(source), on_round=on_round
             )
-        except KeyboardInterrupt:
-            console.print(f"interrupted; continue with: animat fly distill --resume {run_dir}")
+        except BaseException:  # interrupted, or failed after a signal (a worker it stopped): the resume hint
+            interrupt.resume_with(f"animat fly distill --resume {run_dir}")
             raise
     print_summary(
         summary,

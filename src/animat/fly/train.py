@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from animat import runs
+from animat import interrupt, runs
 from animat.errors import ConfigError
 from animat.evolve import loop
 from animat.evolve.evaluate import make_evaluator
@@ -267,23 +267,22 @@ def evolve(
     outputs (the activations are ``fitness``'s own); ``record``: more for config.json (:func:`start_pool_record`).
     Returns ``(best genome, its fitness, history, generations)``."""
     ga = cfg.strategy == "paper_ga"
-    extra, record, mean = dict(record or {}), None, None
+    extra, record, source, pop = dict(record or {}), None, None, None
+    if resume and loop.unstarted(out):  # stopped before its first checkpoint: it starts again
+        resume, from_run = False, (runs.read_run_config(out).get("from") or {}).get("path")
     if resume:
         record = runs.read_run_config(out).get("from")
-    if not ga:
-        if from_run is not None and not resume:
-            mean, record = source_mean(cfg, Path(from_run))
-        pop = None
-    elif resume:
-        pop = Population.resume(out)
-        runs.refuse_finished(out, pop.generation, cfg.generations, "generations", "--generations")
+        if ga:
+            pop = Population.resume(out)
+            runs.refuse_finished(out, pop.generation, cfg.generations, "generations", "--generations")
     elif from_run is not None:
-        genes, record = source_population(cfg, Path(from_run))
-        pop = Population(cfg.population, cfg.layers, cfg.activations, cfg.init_std, cfg.seed).seeded(genes)
-    else:
-        pop = Population(cfg.population, cfg.layers, cfg.activations, cfg.init_std, cfg.seed)
-    # on --resume too: --generations etc. may have changed
+        source, record = (source_population if ga else source_mean)(cfg, Path(from_run))
+    # first (a run stopped after this restarts from it), and on --resume too: --generations etc. may have changed
     runs.atomic_write_json(out / "config.json", {**asdict(cfg), **({"from": record} if record else {}), **extra})
+    if ga and pop is None:
+        pop = Population(cfg.population, cfg.layers, cfg.activations, cfg.init_std, cfg.seed)
+        pop = pop if source is None else pop.seeded(source)
+    mean = None if ga else source
     activations = list(fitness.activations)
     evaluator = make_evaluator(fitness, cfg.layers, activations, True, backend=cfg.backend, address=cfg.address)
     try:
@@ -396,6 +395,7 @@ def train(
         **loop.history_summary(history, best_fitness, train_seconds),
         **{f"replay_{k}": v for k, v in flight.items()},
     }
+    interrupt.check()  # a signal whose KeyboardInterrupt was lost: no summary, so --resume writes the outputs again
     runs.atomic_write_json(out / "summary.json", summary)
     from animat.fly.report import write_fly_report, write_task_report
 

@@ -100,7 +100,7 @@ def train_cmd(
     """Train a PPO policy to imitate a clip; writes a run directory (metrics, curve, safe policy files)."""
     import time
 
-    from animat import runs
+    from animat import interrupt, runs
     from animat.imitate.train import tensorboard_available, train
 
     options = dict(
@@ -174,10 +174,8 @@ def train_cmd(
 
         try:
             summary = train(cfg, run_dir, resume=resume is not None, state=state, on_iteration=on_iteration)
-        except KeyboardInterrupt:
-            console.print(
-                f"interrupted; continue with: animat imitate train --resume {run_dir} --timesteps {cfg.timesteps}"
-            )
+        except BaseException:  # interrupted, or failed after a signal (a worker it stopped): the resume hint
+            interrupt.resume_with(f"animat imitate train --resume {run_dir} --timesteps {cfg.timesteps}")
             raise
     console.print(f"trained in {time.perf_counter() - start:.1f} s")
     print_summary(

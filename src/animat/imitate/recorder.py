@@ -9,6 +9,7 @@ from typing import Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 
+from animat import interrupt
 from animat.imitate.metrics import LOSS_FIELDS, RolloutEpisodes
 
 
@@ -40,6 +41,7 @@ class Recorder(BaseCallback):
             self.state_due = False
 
     def _on_step(self) -> bool:
+        interrupt.check()  # a signal whose KeyboardInterrupt was lost (animat.interrupt): stop here, state saved
         self.episodes.add(self.locals["infos"])
         return not self.session.out_of_time()
 

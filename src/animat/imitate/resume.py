@@ -86,10 +86,13 @@ def load_train_state(run_dir: str | os.PathLike) -> tuple[dict[str, np.ndarray],
     return read_checkpoint(Path(run_dir) / POINTER, kind=KIND)
 
 
-def resumable_state(run_dir: str | os.PathLike, timesteps: int) -> tuple[dict[str, np.ndarray], dict]:
+def resumable_state(run_dir: str | os.PathLike, timesteps: int) -> tuple[dict[str, np.ndarray], dict] | None:
     """:func:`load_train_state`, refused (RunDirError, :func:`animat.runs.refuse_finished`) unless the run is short of
     ``timesteps`` (the new total) or, trained that far already, lacks its ``summary.json`` (a crash before the outputs:
-    resuming writes them)."""
+    resuming writes them). None for a run stopped before its first training state (:func:`animat.runs.unstarted`):
+    it starts again from step 0."""
+    if runs.unstarted(run_dir, POINTER):
+        return None
     arrays, meta = load_train_state(run_dir)
     done = int(meta["num_timesteps"])
     runs.refuse_finished(run_dir, done, timesteps, "timesteps", "--timesteps")

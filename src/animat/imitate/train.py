@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from animat import runs
+from animat import interrupt, runs
 from animat.errors import CheckpointError
 from animat.imitate.env import make_env
 from animat.imitate.metrics import LOSS_FIELDS, RolloutEpisodes
@@ -296,7 +296,9 @@ class Session:
 def setup(cfg: TrainConfig, out: Path, state: tuple[dict, dict] | None = None) -> Session:
     """The environments, PPO and its logger for a session in ``out``; from the saved training ``state``
     (:func:`~animat.imitate.resume.resumable_state`) when given, else a new run, whose untrained policy
-    is evaluated here. Writes ``config.json`` and the session's first policy checkpoint."""
+    is evaluated here. Writes ``config.json`` (first: a run stopped after it starts again from it) and the session's
+    first policy checkpoint."""
+    runs.atomic_write_json(out / "config.json", asdict(cfg))
     import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.logger import configure
@@ -305,7 +307,6 @@ def setup(cfg: TrainConfig, out: Path, state: tuple[dict, dict] | None = None) -
     from animat.imitate.policy import load_policy
 
     done = int(state[1]["num_timesteps"]) if state else 0
-    runs.atomic_write_json(out / "config.json", asdict(cfg))
     if cfg.torch_threads:
         torch.set_num_threads(cfg.torch_threads)
     clip = cfg.load_clip()
@@ -417,6 +418,7 @@ def finish(session: Session) -> dict:
         "logs": "logs/progress.csv"
         + (" + TensorBoard events" if tensorboard_available() else " (tensorboard not installed: CSV only)"),
     }
+    interrupt.check()  # a signal whose KeyboardInterrupt was lost: no summary, so --resume writes the outputs again
     runs.atomic_write_json(out / "summary.json", summary)
     from animat.imitate.report import write_imitate_report
 

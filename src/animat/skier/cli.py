@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from animat import runs
+from animat import interrupt, runs
 from animat.config import animation_seconds, cli_option, no_animation_option, require
 from animat.console import console, print_summary, progress
 from animat.errors import CheckpointError
@@ -100,8 +100,8 @@ def train_cmd(
 
         try:
             summary = train(cfg, run_dir, resume=resume is not None, on_generation=on_generation)
-        except KeyboardInterrupt:
-            console.print(f"interrupted; continue with: animat skier train --resume {run_dir}")
+        except BaseException:  # interrupted, or failed after a signal (a worker it stopped): the resume hint
+            interrupt.resume_with(f"animat skier train --resume {run_dir}")
             raise
     console.print(f"trained in {time.perf_counter() - start:.1f} s")
     print_summary(summary, run_dir, KEYS)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from animat import runs
+from animat import interrupt, runs
 from animat.errors import CheckpointError
 from animat.evolve import loop
 from animat.evolve.strategies.keyframe_ga import KeyframeGA
@@ -102,11 +102,12 @@ def train(
     """Run the GA into ``out``; returns summary.json's content. Each generation writes
     ``metrics.csv`` and a checkpoint (population about to be evaluated, RNG state, best so far,
     history), so an interrupted run continues with ``resume=True`` exactly as if never stopped
-    (also from a checkpoint written before the engine's loop existed)."""
+    (also from a checkpoint written before the engine's loop existed); one stopped before its first
+    checkpoint starts again from generation 0."""
     out = Path(out)
     params = cfg.skier_params()
     ga_strategy = strategy(cfg)
-    if resume:
+    if resume and not loop.unstarted(out):  # else it stopped before its first checkpoint: it starts again
         state, _ = loop.load(out, ga_strategy)
         genes, _ = ga_strategy.ask(state.strategy)
         if genes.shape[1:] != (cfg.n_states, cfg.n_joints):
@@ -169,6 +170,7 @@ def train(
         "seconds_per_generation": float(np.mean([r["seconds"] for r in history])),
         **{f"replay_{k}": v for k, v in flight.items()},
     }
+    interrupt.check()  # a signal whose KeyboardInterrupt was lost: no summary, so --resume writes the outputs again
     runs.atomic_write_json(out / "summary.json", summary)
     from animat.skier.report import write_skier_report
 
