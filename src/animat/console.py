@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -70,7 +71,9 @@ def print_summary(summary: dict, out: Path | None, keys: Iterable[str] | None = 
         return
     console.print(summary_table(summary, keys))
     if out is not None:
-        console.print(f"results: [bold]{out}[/]" + (f" ({where})" if where else ""))
+        # one line whatever the terminal's width: scripts (and tests) read the path from it
+        line = f"results: [bold]{escape(str(out))}[/]" + (f" ({escape(where)})" if where else "")
+        console.print(line, soft_wrap=True)
 
 
 def progress(
