@@ -13,8 +13,7 @@ checkout and write only into the temporary folder. By the documented time:
   without an error, after :data:`STARTS_S` (or print its address), then interrupted.
 
 ``make`` lines are not run here: ``make run``'s command must be one of docs/usage.md's command lines (checked
-below), and ``make setup`` / ``make test`` are what CI runs (.ci/run). Commands that use a verb or option another
-branch is adding (:data:`PENDING`) are expected to fail until it exists in the CLI, then run like the rest.
+below), and ``make setup`` / ``make test`` are what CI runs (.ci/run).
 """
 
 from __future__ import annotations
@@ -42,8 +41,6 @@ DOCS = ("README.md", "docs/usage.md")
 FAST_S = 10.0
 RECIPE_S = 10 * 60.0
 STARTS_S = 60.0
-PENDING = {"info", "score-steering", "--no-animation"}
-"""Names being added on other branches (issue 52): a command using one that the CLI lacks yet is an xfail."""
 
 TIME = re.compile(r"#\s+(?:(\d+(?:\.\d+)?)\s*(s|min|h)\b|(until Ctrl-C))")
 UNIT_S = {"s": 1.0, "min": 60.0, "h": 3600.0}
@@ -185,8 +182,6 @@ def test_make_run_is_a_documented_command():
 @pytest.mark.parametrize("command", [_param(c, s) for c, s in COMMANDS])
 def test_command_line_runs_as_written(command, folders, monkeypatch, animat_cli):
     missing = unknown_names(command.argv)
-    if missing and missing <= PENDING:
-        pytest.xfail(f"pending merge: {', '.join(sorted(missing))}")
     assert not missing, f"{command.id}: the CLI has no {', '.join(sorted(missing))}"
     folder = folders[command.doc]
     if command.seconds is None or command.seconds > RECIPE_S:

@@ -106,7 +106,7 @@ def test_distill_writes_a_goal_network_and_resumes_exactly(tmp_path, animat_cli)
 
     full, part = tmp_path / "full", tmp_path / "part"
     assert animat_cli("fly", "distill", PAPER, "--rounds", "2", *TINY, "--no-animation", "--out", str(full))[0] == 0
-    assert animat_cli("fly", "distill", PAPER, "--rounds", "1", *TINY, "--out", str(part))[0] == 0
+    assert animat_cli("fly", "distill", PAPER, "--rounds", "1", *TINY, "--no-animation", "--out", str(part))[0] == 0
     code, _, err = animat_cli("fly", "distill", "--resume", str(part), "--rounds", "2", "--seed", "3")
     assert code == 2 and "only --rounds may change" in err
     code, _, err = animat_cli("fly", "distill", "--resume", str(part), "--rounds", "2")
