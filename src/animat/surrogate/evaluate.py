@@ -122,6 +122,139 @@ def evaluate(
     data = data or train_cfg["data"]
     ds = load_dataset(data, scene)
     sc = scene_from_dict(ds.meta["scene"])
+    test_ids = _held_out_ids(train_cfg, ds, data)
+    errs, per_frame, per_segment, has_proxies = _held_out_rollouts(surrogate, pca, ds, sc, test_ids, horizon, stride)
+    side = ds.side_m
+    segments = len(per_segment)
+    if segments == 0:
+        raise ConfigError(f"no held-out episode has {horizon} frames; lower --horizon or generate longer episodes")
+
+    timing = time_runtime(model_dir, pca, ds, test_ids[0], horizon, timing_repeats)
+    recorded_spf = dataset_stats(data)["reference_seconds_per_frame"]
+    reference_spf = time_reference(sc, reference_frames) if reference_frames else recorded_spf
+
+    first = per_segment[0]  # the first held-out segment: the video and the report's replay show it
+    frames = slice(first["start"], first["start"] + horizon)
+    Xref, Yseg = ds.X[first["episode"]][frames], ds.Y[first["episode"]][frames]
+    shown = first.get("surrogate_projected", first["surrogate"])
+    if video:  # side by side, with the error colour map
+        from animat.surrogate.video import side_by_side_gif
+
+        error = np.linalg.norm(shown - Xref, axis=-1)
+        gif = run_dir / "media" / "rollout.gif"
+        side_by_side_gif(
+            {"reference": Xref, "surrogate": shown}, ds.topology["triangles"], Yseg, gif, scene=sc, error=error
+        )
+
+    train_eps = [pca.encode(ds.X[i]) for i in train_cfg["train_episode_ids"] if i < len(ds.X)]
+    all_frames = (
+        all_frames_alpha_beta(train_eps, pca, ds, test_ids, horizon, stride)
+        if train_cfg.get("alpha_beta_frames", "all") != "all"
+        else None
+    )
+    long_runs = _long_run_checks(
+        surrogate, pca, sc, ds, test_ids, np.concatenate(train_eps), stability_frames, settle_frames, rest_seconds
+    )
+
+    _write_error_curves(run_dir, per_frame, side, ds.meta["scene"]["fps"], segments)
+    held = np.concatenate([ds.X[i] for i in test_ids])
+    summary = {
+        "scene": sc.name,
+        "segments": segments,
+        "horizon_frames": int(horizon),
+        "stride_frames": int(stride),
+        **_error_figures(errs, side, has_proxies, all_frames),
+        **normals_error_degrees(normals, pca, held, ds.topology["triangles"]),
+        **runtime_normals_error(normals, pca, held, ds.topology["triangles"]),
+        "model_megabytes": model_megabytes(surrogate, pca, normals),
+        **timing,
+        "reference_seconds_per_frame": float(reference_spf),
+        "reference_seconds_per_frame_recorded": float(recorded_spf),
+        "speedup_vs_reference": float(reference_spf / min(timing.values())),
+        **long_runs,
+        "components": int(pca.n_components),
+        "model": str(model_dir),
+        "data": str(data),
+        "jax_backend": jax.default_backend(),
+    }
+    record = {"model": str(model_dir), "data": str(data), "horizon": int(horizon), "stride": int(stride)}
+    record.update(stability_frames=int(stability_frames), settle_frames=int(settle_frames))
+    runs.atomic_write_json(run_dir / "config.json", {**record, "rest_seconds": float(rest_seconds)})
+    runs.atomic_write_json(run_dir / "summary.json", summary)
+    from animat.surrogate.report import write_surrogate_report
+
+    runs.atomic_save_npz(
+        run_dir / "trajectory.npz",
+        reference=Xref.astype(np.float16),
+        learned=shown.astype(np.float16),
+        Y=Yseg,
+        triangles=ds.topology["triangles"],
+    )
+    write_surrogate_report(run_dir, cloth_scene=sc)
+    return summary
+
+
+def _long_run_checks(surrogate, pca, sc, ds, test_ids, train_Z, stability_frames, settle_frames, rest_seconds) -> dict:
+    """The summary's long-run figures: the stability run (``stability_frames``, 0: none), the settling in still air
+    (``rest_seconds``, 0: none), and how far the reference's own held-out episodes leave the training range
+    (``reference_held_out_range_ratio``, against the training frames' subspace coefficients ``train_Z``)."""
+    stability = (
+        stability_check(surrogate, pca, sc, ds.X[test_ids[-1]][:2], train_Z, stability_frames, settle_frames)
+        if stability_frames
+        else {}
+    )
+    at_rest = rest_check(surrogate, pca, sc, ds, test_ids, rest_seconds) if rest_seconds else {}
+    # the same ratio for the reference's own held-out episodes: how far the scene itself leaves the training range
+    reference_ratio = max(
+        float(range_ratios(pca.coefficients(pca.encode(ds.X[i])), pca.coefficients(train_Z)).max()) for i in test_ids
+    )
+    return {**stability, **at_rest, "reference_held_out_range_ratio": reference_ratio}
+
+
+def _write_error_curves(run_dir: Path, per_frame: dict[str, list], side: float, fps: float, segments: int) -> None:
+    """``metrics.csv`` (per frame of the horizon: each name's mean error over the segments, % of the cloth's size
+    ``side`` m) and ``plots/rollout_error.png``."""
+    from animat.viz.plots import series_plot
+
+    curves = {name: np.mean(np.stack(v), axis=0) * 100 / side for name, v in per_frame.items()}
+    horizon = len(next(iter(curves.values())))
+    rows = [
+        {"frame": t, **{f"{name}_error_percent": float(curves[name][t]) for name in curves}} for t in range(horizon)
+    ]
+    runs.atomic_write_csv(run_dir / "metrics.csv", rows, list(rows[0]))
+    series_plot(
+        np.arange(horizon) / fps,
+        {k.replace("_", " "): v for k, v in curves.items()},
+        run_dir / "plots" / "rollout_error.png",
+        ylabel="mean vertex error (% of cloth size)",
+        title=f"held-out {horizon}-frame rollouts ({segments} segments)",
+    )
+
+
+def _error_figures(errs: dict[str, list], side: float, has_proxies: bool, all_frames: float | None) -> dict:
+    """The summary's rollout errors (% of the cloth's size ``side`` m): the surrogate's (projected too, with proxies),
+    α/β's (and its all-frames variant when given), the PCA floor's, and how far the surrogate is below α/β."""
+    pct = {name: float(np.mean(v) * 100 / side) for name, v in errs.items()}
+    surrogate_err, alpha_beta_err = pct["surrogate"], pct["alpha_beta"]
+    figures = {"surrogate_error_percent_of_size": surrogate_err}
+    if has_proxies:
+        figures["surrogate_projected_error_percent_of_size"] = pct["surrogate_projected"]
+    figures.update(
+        alpha_beta_error_percent_of_size=alpha_beta_err,
+        surrogate_below_alpha_beta_percent=100 * (1 - surrogate_err / alpha_beta_err),
+        pca_floor_error_percent_of_size=pct["pca_floor"],
+    )
+    if all_frames is not None:
+        figures.update(
+            alpha_beta_all_frames_error_percent_of_size=all_frames,
+            surrogate_below_alpha_beta_all_frames_percent=100 * (1 - surrogate_err / all_frames),
+        )
+    return figures
+
+
+def _held_out_ids(train_cfg: dict, ds, data) -> list[int]:
+    """The model's held-out episodes present in dataset ``ds``; ConfigError when a rollout cannot start in one,
+    or the dataset lacks the model's held-out or training episodes."""
     test_ids = [i for i in train_cfg["test_episode_ids"] if i < len(ds.X)]
     short = [i for i in test_ids if len(ds.X[i]) < 3]
     if short:
@@ -134,6 +267,14 @@ def evaluate(
             f"{str(data)!r} ({len(ds.X)} episodes) lacks the model's held-out or training episodes "
             f"(held out: {train_cfg['test_episode_ids'][0]}-{train_cfg['test_episode_ids'][-1]})"
         )
+    return test_ids
+
+
+def _held_out_rollouts(surrogate: Surrogate, pca: PCA, ds, sc, test_ids: list[int], horizon: int, stride: int):
+    """Every ``horizon``-frame segment of the held-out episodes (starts ``stride`` apart) rolled out by the surrogate
+    and by α/β from the reference's first two frames, beside the PCA floor (and the surrogate projected out of the
+    scene's proxies, where it has any). Returns ``(errs, per_frame, per_segment, has_proxies)``: per name, each
+    segment's mean vertex error (m) and its per-frame curve (horizon,) m; each segment's positions (T, V, 3) m."""
     params, stats = surrogate.params, surrogate.stats
 
     @jax.jit
@@ -142,7 +283,6 @@ def evaluate(
         Za = alpha_beta_rollout(stats, z0, z1, Wseg.shape[0])
         return Zs, Za
 
-    side = ds.side_m
     errs: dict[str, list] = {}
     per_frame: dict[str, list] = {}
     per_segment: list[dict] = []
@@ -169,126 +309,7 @@ def evaluate(
                 e = np.where(np.isfinite(e), e, np.inf)
                 per_frame.setdefault(name, []).append(e)
                 errs.setdefault(name, []).append(float(e.mean()))
-    segments = len(per_segment)
-    if segments == 0:
-        raise ConfigError(f"no held-out episode has {horizon} frames; lower --horizon or generate longer episodes")
-
-    timing = time_runtime(model_dir, pca, ds, test_ids[0], horizon, timing_repeats)
-    recorded_spf = dataset_stats(data)["reference_seconds_per_frame"]
-    reference_spf = time_reference(sc, reference_frames) if reference_frames else recorded_spf
-
-    first = per_segment[0]  # the first held-out segment: the video and the report's replay show it
-    Xref = ds.X[first["episode"]][first["start"] : first["start"] + horizon]
-    shown = first.get("surrogate_projected", first["surrogate"])
-    Yseg = ds.Y[first["episode"]][first["start"] : first["start"] + horizon]
-    if video:  # side by side, with the error colour map
-        from animat.surrogate.video import side_by_side_gif
-
-        side_by_side_gif(
-            {"reference": Xref, "surrogate": shown},
-            ds.topology["triangles"],
-            Yseg,
-            run_dir / "media" / "rollout.gif",
-            scene=sc,
-            error=np.linalg.norm(shown - Xref, axis=-1),
-        )
-
-    train_eps = [pca.encode(ds.X[i]) for i in train_cfg["train_episode_ids"] if i < len(ds.X)]
-    train_Z = np.concatenate(train_eps)
-    all_frames = (
-        all_frames_alpha_beta(train_eps, pca, ds, test_ids, horizon, stride)
-        if train_cfg.get("alpha_beta_frames", "all") != "all"
-        else None
-    )
-    stability = (
-        stability_check(surrogate, pca, sc, ds.X[test_ids[-1]][:2], train_Z, stability_frames, settle_frames)
-        if stability_frames
-        else {}
-    )
-    at_rest = rest_check(surrogate, pca, sc, ds, test_ids, rest_seconds) if rest_seconds else {}
-    # the same ratio for the reference's own held-out episodes: how far the scene itself leaves the training range
-    reference_ratio = max(
-        float(range_ratios(pca.coefficients(pca.encode(ds.X[i])), pca.coefficients(train_Z)).max()) for i in test_ids
-    )
-
-    curves = {name: np.mean(np.stack(v), axis=0) * 100 / side for name, v in per_frame.items()}
-    rows = [
-        {"frame": t, **{f"{name}_error_percent": float(curves[name][t]) for name in curves}} for t in range(horizon)
-    ]
-    runs.atomic_write_csv(run_dir / "metrics.csv", rows, list(rows[0]))
-    from animat.viz.plots import series_plot
-
-    series_plot(
-        np.arange(horizon) / ds.meta["scene"]["fps"],
-        {k.replace("_", " "): v for k, v in curves.items()},
-        run_dir / "plots" / "rollout_error.png",
-        ylabel="mean vertex error (% of cloth size)",
-        title=f"held-out {horizon}-frame rollouts ({segments} segments)",
-    )
-    surrogate_err = float(np.mean(errs["surrogate"]) * 100 / side)
-    alpha_beta_err = float(np.mean(errs["alpha_beta"]) * 100 / side)
-    held = np.concatenate([ds.X[i] for i in test_ids])
-    summary = {
-        "scene": sc.name,
-        "segments": segments,
-        "horizon_frames": int(horizon),
-        "stride_frames": int(stride),
-        "surrogate_error_percent_of_size": surrogate_err,
-        **(
-            {"surrogate_projected_error_percent_of_size": float(np.mean(errs["surrogate_projected"]) * 100 / side)}
-            if has_proxies
-            else {}
-        ),
-        "alpha_beta_error_percent_of_size": alpha_beta_err,
-        "surrogate_below_alpha_beta_percent": 100 * (1 - surrogate_err / alpha_beta_err),
-        "pca_floor_error_percent_of_size": float(np.mean(errs["pca_floor"]) * 100 / side),
-        **(
-            {
-                "alpha_beta_all_frames_error_percent_of_size": all_frames,
-                "surrogate_below_alpha_beta_all_frames_percent": 100 * (1 - surrogate_err / all_frames),
-            }
-            if all_frames is not None
-            else {}
-        ),
-        **normals_error_degrees(normals, pca, held, ds.topology["triangles"]),
-        **runtime_normals_error(normals, pca, held, ds.topology["triangles"]),
-        "model_megabytes": model_megabytes(surrogate, pca, normals),
-        **timing,
-        "reference_seconds_per_frame": float(reference_spf),
-        "reference_seconds_per_frame_recorded": float(recorded_spf),
-        "speedup_vs_reference": float(reference_spf / min(timing.values())),
-        **stability,
-        **at_rest,
-        "reference_held_out_range_ratio": reference_ratio,
-        "components": int(pca.n_components),
-        "model": str(model_dir),
-        "data": str(data),
-        "jax_backend": jax.default_backend(),
-    }
-    runs.atomic_write_json(
-        run_dir / "config.json",
-        {
-            "model": str(model_dir),
-            "data": str(data),
-            "horizon": int(horizon),
-            "stride": int(stride),
-            "stability_frames": int(stability_frames),
-            "settle_frames": int(settle_frames),
-            "rest_seconds": float(rest_seconds),
-        },
-    )
-    runs.atomic_write_json(run_dir / "summary.json", summary)
-    from animat.surrogate.report import write_surrogate_report
-
-    runs.atomic_save_npz(
-        run_dir / "trajectory.npz",
-        reference=Xref.astype(np.float16),
-        learned=shown.astype(np.float16),
-        Y=Yseg,
-        triangles=ds.topology["triangles"],
-    )
-    write_surrogate_report(run_dir, cloth_scene=sc)
-    return summary
+    return errs, per_frame, per_segment, has_proxies
 
 
 def all_frames_alpha_beta(
