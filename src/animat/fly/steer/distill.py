@@ -229,76 +229,16 @@ def distill(
     ``plots/distill.png``, its flight of every command from rest (``steer/``, :func:`animat.fly.train.task_replay`)
     and ``summary.json`` (returned). ``teacher``: how config.json names the teacher (default: its folder;
     ``animat fly distill --resume`` loads it from there). ``on_round(row)`` after each round."""
-    import jax
-    import jax.numpy as jnp
-
     from animat.checkpoint import read_checkpoint, save_checkpoint
     from animat.evolve.genome import Genome
-    from animat.evolve.genome_file import save_genome
     from animat.evolve.network import layer_activations
-    from animat.fly.report import distill_plot, write_task_report
-    from animat.fly.steer.tracking import read_start_pool
-    from animat.fly.train import task_replay
 
     check_teacher(steering)
     out = Path(out)
     train_cfg = goal_config(steering, cfg)
-    params = steering.params
     layers, activations = tuple(train_cfg.layers), layer_activations(train_cfg.layers, train_cfg.activations)
-    digest = teacher_digest(steering)
-    if resume:
-        stored = runs.read_run_config(out, "a fly distill run directory").get("distilled", {})
-        if stored.get("teacher_sha256") != digest:
-            raise ConfigError(
-                f"--resume {str(out)!r}: the switch networks differ from the ones this run distilled (teacher sha256)"
-            )
-    pool_record = {}
-    pool = None
-    if cfg.start_pool is not None:
-        pool = read_start_pool(cfg.start_pool, runs.read_run_config(out).get("start_pool_sha256") if resume else None)
-        pool_record = {"start_pool_sha256": runs.sha256_hex(Path(cfg.start_pool).read_bytes())}
-    record = {
-        **train_cfg.__dict__,
-        **pool_record,
-        "distilled": {
-            "teacher": str(steering.folder) if teacher is None else teacher,
-            "teacher_sha256": digest,
-            **cfg.__dict__,
-        },
-    }
-    runs.atomic_write_json(out / "config.json", record)  # on resume: the same, but for a grown ``rounds``
-    teachers = tuple({k: jnp.asarray(v) for k, v in steering.switch[c].genome.params.items()} for c in COMMANDS)
-    flights = dagger_rollouts(
-        params, tuple(tuple(steering.switch[c].genome.activations) for c in COMMANDS), activations
-    )
-
-    def fly_round(r: int, genes: np.ndarray):
-        from animat.evolve.network import unflatten
-
-        starts, switch, cmd_vel, cmd_idx, goal_flies, beta = round_flights(steering, cfg, r, params, pool)
-        net = {k: jnp.asarray(v) for k, v in unflatten(genes, layers).items()}
-        X, Y, alive = jax.device_get(
-            flights(
-                teachers,
-                net,
-                jnp.asarray(goal_flies),
-                jax.tree_util.tree_map(jnp.asarray, starts),
-                jnp.asarray(switch),
-                jnp.asarray(cmd_vel),
-                jnp.asarray(cmd_idx),
-            )
-        )
-        crashed = ~alive[:, -1]
-        return (
-            X[alive],
-            Y[alive],
-            {
-                "beta": beta,
-                "goal_episodes": int(goal_flies.sum()),
-                "goal_crashes": int((crashed & goal_flies).sum()),
-                "teacher_crashes": int((crashed & ~goal_flies).sum()),
-            },
-        )
+    pool = _write_run_record(steering, cfg, train_cfg, out, resume, teacher)
+    fly_round = _round_flyer(steering, cfg, pool, layers, activations)
 
     genes, flown, rows, data = initial_genes(layers, cfg.seed), [], [], ([], [])
     if resume and (out / "checkpoints").is_dir():
@@ -336,12 +276,74 @@ def distill(
         runs.atomic_write_csv(out / "metrics.csv", rows, METRICS)
         if on_round is not None:
             on_round(rows[-1])
-    seconds = sum(float(r["seconds"]) for r in rows)
+    return _finish(steering, train_cfg, out, Genome(layers, genes, activations), rows)
+
+
+def _write_run_record(steering, cfg: DistillConfig, train_cfg, out: Path, resume: bool, teacher: str | None):
+    """``config.json`` of a distillation (on resume: the same, but for a grown ``rounds``; a teacher that differs
+    from the one distilled is refused); returns the start pool's states (None without ``cfg.start_pool``)."""
+    from animat.fly.steer.tracking import read_start_pool
+
+    digest = teacher_digest(steering)
+    if resume:
+        stored = runs.read_run_config(out, "a fly distill run directory").get("distilled", {})
+        if stored.get("teacher_sha256") != digest:
+            raise ConfigError(
+                f"--resume {str(out)!r}: the switch networks differ from the ones this run distilled (teacher sha256)"
+            )
+    pool_record = {}
+    pool = None
+    if cfg.start_pool is not None:
+        pool = read_start_pool(cfg.start_pool, runs.read_run_config(out).get("start_pool_sha256") if resume else None)
+        pool_record = {"start_pool_sha256": runs.sha256_hex(Path(cfg.start_pool).read_bytes())}
+    distilled = {"teacher": str(steering.folder) if teacher is None else teacher, "teacher_sha256": digest}
+    record = {**train_cfg.__dict__, **pool_record, "distilled": {**distilled, **cfg.__dict__}}
+    runs.atomic_write_json(out / "config.json", record)
+    return pool
+
+
+def _round_flyer(steering, cfg: DistillConfig, pool, layers: tuple, activations):
+    """``fly_round(r, genes) -> (X, Y, row)``: round ``r``'s DAgger flights (:func:`round_flights`) with the goal
+    network ``genes`` acting in some of them; the surviving ticks' inputs ``X`` and teacher outputs ``Y``, and the
+    round's β, goal episodes and crashes."""
+    import jax
+    import jax.numpy as jnp
+
+    from animat.evolve.network import unflatten
+
+    params = steering.params
+    teachers = tuple({k: jnp.asarray(v) for k, v in steering.switch[c].genome.params.items()} for c in COMMANDS)
+    flights = dagger_rollouts(
+        params, tuple(tuple(steering.switch[c].genome.activations) for c in COMMANDS), activations
+    )
+
+    def fly_round(r: int, genes: np.ndarray):
+        starts, switch, cmd_vel, cmd_idx, goal_flies, beta = round_flights(steering, cfg, r, params, pool)
+        net = {k: jnp.asarray(v) for k, v in unflatten(genes, layers).items()}
+        inputs = (jnp.asarray(goal_flies), jax.tree_util.tree_map(jnp.asarray, starts), jnp.asarray(switch))
+        X, Y, alive = jax.device_get(flights(teachers, net, *inputs, jnp.asarray(cmd_vel), jnp.asarray(cmd_idx)))
+        crashed = ~alive[:, -1]
+        row = {
+            "beta": beta,
+            "goal_episodes": int(goal_flies.sum()),
+            "goal_crashes": int((crashed & goal_flies).sum()),
+            "teacher_crashes": int((crashed & ~goal_flies).sum()),
+        }
+        return X[alive], Y[alive], row
+
+    return fly_round
+
+
+def _finish(steering, train_cfg, out: Path, genome, rows: list[dict]) -> dict:
+    """A finished distillation's files: ``best_genome.npz/.json``, ``plots/distill.png``, the replay of every command
+    (``steer/``), ``summary.json`` (returned) and ``report.html``."""
+    from animat.evolve.genome_file import save_genome
+    from animat.fly.report import distill_plot, write_task_report
+    from animat.fly.train import task_replay
+
+    params = steering.params
     save_genome(
-        out / "best_genome.npz",
-        Genome(layers, genes, activations),
-        float("nan"),
-        {"fly": params.to_dict(), "task": "goal", "distilled": True},
+        out / "best_genome.npz", genome, float("nan"), {"fly": params.to_dict(), "task": "goal", "distilled": True}
     )
     distill_plot(rows, out / "plots" / "distill.png", title=f"goal network distilled from {steering.folder.name}")
     flight = task_replay(train_cfg, out)
@@ -353,7 +355,7 @@ def distill(
         "final_loss": rows[-1]["loss"],
         "final_on_policy_loss": rows[-1]["on_policy_loss"],
         "goal_crashes": sum(int(r["goal_crashes"]) for r in rows),
-        "train_seconds": seconds,
+        "train_seconds": sum(float(r["seconds"]) for r in rows),
         "generations": 0,
         **{f"replay_{k}": v for k, v in flight.items()},
     }
