@@ -2,8 +2,8 @@
 one process: random networks, the batched jitted rollout at 100 and 1 000 flies, and simulated seconds
 per wall-clock second for a population of 100 (a drosophila step is 0.1 ms, a paper step 1 ms).
 
-The drosophila rollout runs twice, with today's step and with the step before issue 50
-(``fly_drosophila_baseline.py``, frozen), interleaved (old, new, old, new, ...) on a machine shared with
+The drosophila rollout runs twice, today's and the one before issue 50 (its step and its rollout frozen in
+``fly_drosophila_baseline.py``), interleaved (old, new, old, new, ...) on a machine shared with
 other jobs, each figure the best of its repeats. Prints one JSON line.
 """
 
@@ -22,7 +22,7 @@ from animat.fly import rollout as paper_rollout
 from animat.fly.drosophila import rollout as drosophila_rollout
 from animat.fly.drosophila.model import DrosophilaParams
 from animat.fly.model import FlyParams
-from fly_drosophila_baseline import baseline_step
+from fly_drosophila_baseline import baseline_rollout
 
 PRESETS = {
     # name: (params, simulate_population, network layers, episode seconds timed)
@@ -55,28 +55,26 @@ def steps_per_second(preset: str, population: int, repeats: int = 3) -> float:
 
 
 def drosophila_rollouts(population: int):
-    """The jitted drosophila rollout with the frozen step and with today's, and its arguments (random
-    networks, start 0, no noise)."""
+    """The jitted drosophila rollout frozen before issue 50 and today's, and their arguments (random networks,
+    start 0, no noise)."""
     params, _, layers, seconds = PRESETS["drosophila"]
     nets = random_nets(population, layers)
     acts = ("tanh",) * (len(layers) - 1)
     n_ticks = drosophila_rollout.n_ticks_for(params, seconds)
-    build = drosophila_rollout.population_rollout.__wrapped__  # uncached: one compilation per step
     args = (
         nets,
         jax.tree_util.tree_map(jax.numpy.asarray, drosophila_rollout.start_states(params, 1)),
         jax.numpy.zeros((1, drosophila_rollout.n_updates_for(seconds), drosophila_rollout.N_INPUTS)),
     )
-    with baseline_step():
-        old = build(params, acts, n_ticks)
-        jax.block_until_ready(old(*args))  # traced and compiled with the frozen step
-    new = build(params, acts, n_ticks)
+    old = baseline_rollout(params, acts, n_ticks)
+    jax.block_until_ready(old(*args))
+    new = drosophila_rollout.population_rollout.__wrapped__(params, acts, n_ticks)  # uncached
     jax.block_until_ready(new(*args))
     return old, new, args
 
 
 def old_and_new(population: int, rounds: int = 3) -> tuple[float, float]:
-    """Drosophila fly-steps per second with the frozen step and with today's, timed alternately ``rounds``
+    """Drosophila fly-steps per second with the frozen rollout and with today's, timed alternately ``rounds``
     times each; the best of each."""
     params, _, _, seconds = PRESETS["drosophila"]
     old, new, args = drosophila_rollouts(population)

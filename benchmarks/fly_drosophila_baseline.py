@@ -1,23 +1,31 @@
-"""The drosophila step as it was before issue 50 (commit 73196c2), frozen for ``benchmarks/fly_drosophila.py`` to
-time beside today's in one run: the wing frames' rates by differentiating the angles and the frames twice
-(every sine and cosine evaluated again in each derivative), ``atan2`` from XLA, and the blade forces as one
-vector per element. Benchmark code only: the package has today's step alone.
+"""The drosophila rollout as it was before issue 50 (commit 73196c2), frozen for ``benchmarks/fly_drosophila.py``
+to time beside today's in one run. Its step: the wing frames' rates by differentiating the angles and the frames
+twice (every sine and cosine evaluated again in each derivative), ``atan2`` from XLA, and the blade forces as one
+vector per element. Its rollout: one fly's scan under ``vmap``, the network evaluated at every physics step for
+every fly (its output used only where a beat ends). Benchmark code only: the package has today's alone.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
 
+from animat.evolve.network import activate
 from animat.fly.drosophila import pattern
-from animat.fly.drosophila import rollout as drosophila_rollout
 from animat.fly.drosophila.aero import MIRROR, WingKinematics, drag_coefficient, lift_coefficient
 from animat.fly.drosophila.model import DrosophilaParams, stations
-from animat.fly.drosophila.physics import DrosophilaState, beat_time, body_drag
+from animat.fly.drosophila.physics import (
+    DrosophilaState,
+    beat_done,
+    beat_time,
+    body_drag,
+    set_pattern,
+    wing_angles,
+)
+from animat.fly.drosophila.rollout import Trajectory, observe
 from animat.fly.physics import check_crash
 from animat.rotations import dot3, integrate_quat, mat_t_vec, mat_vec, quat_to_mat
 
@@ -124,13 +132,87 @@ def step_with_power(params: DrosophilaParams, state: DrosophilaState):
     return check_crash(params, state, new), power
 
 
-@contextlib.contextmanager
-def baseline_step():
-    """Within the block, :func:`animat.fly.drosophila.rollout.population_rollout` builds (uncached) rollouts of
-    the frozen step above; a jitted rollout keeps the step it was first called with."""
-    today = drosophila_rollout.step_with_power
-    drosophila_rollout.step_with_power = step_with_power
-    try:
-        yield
-    finally:
-        drosophila_rollout.step_with_power = today
+def rollout(
+    params: DrosophilaParams,
+    net,
+    activations: Sequence[str],
+    n_ticks: int,
+    state0: DrosophilaState,
+    noise,
+    wing_every: int = 0,
+):
+    """Fly one network for ``n_ticks`` samples of ``sample_dt`` from ``state0`` (its pattern is replaced by
+    the network's first choice, so the fly starts beating as it means to go on); returns (final state,
+    Trajectory). ``noise (U, 12)``: sensor noise added to the network's successive observations (U ≥
+    ``n_updates_for`` the flight's seconds; the first observation gets ``noise[0]``)."""
+    n_steps = params.steps_per_sample
+    if wing_every and n_steps % wing_every:
+        raise ValueError(f"wing_every ({wing_every}) must divide the {n_steps} steps of a sample")
+    last = noise.shape[0] - 1
+
+    def policy(state, vel, omega, obs_noise):
+        obs = observe(params, state, state0.pos, vel, omega) + obs_noise
+        return pattern.from_outputs(activate(net, obs[:, None], activations)[:, 0])
+
+    per_control = params.steps_per_control
+
+    def physics_step(carry, _):
+        # vel, omega: sums since the network last acted, at step g_last (so over g - g_last steps)
+        state, vel, omega, updates, g, g_last, power = carry
+        new, p = step_with_power(params, state)  # the frozen step above
+        vel, omega, g = vel + new.vel, omega + new.omega, g + 1
+        n = (g - g_last).astype(jnp.float32)
+        done = beat_done(params, new)
+        acts = done & ((g // per_control > g_last // per_control) if per_control else True)
+        target = jnp.where(acts, policy(new, vel / n, omega / n, noise[jnp.minimum(updates, last)]), new.pattern.p_to)
+        new = jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), set_pattern(params, new, target), new)
+        keep = jnp.where(acts, 0.0, 1.0)
+        carry = (
+            new,
+            vel * keep,
+            omega * keep,
+            updates + acts.astype(updates.dtype),
+            g,
+            jnp.where(acts, g, g_last),
+            power + p,
+        )
+        return carry, (wing_angles(params, state), state.pos, state.quat)
+
+    def tick(carry, _):
+        (state, vel, omega, updates, g, g_last, power), (wings, fine_pos, fine_quat) = jax.lax.scan(
+            physics_step, (*carry, jnp.float32(0.0)), None, length=n_steps
+        )
+        keep = slice(None, None, wing_every) if wing_every else slice(0, 0)
+        record = Trajectory(
+            state.pos,
+            state.quat,
+            state.crashed,
+            power / n_steps,
+            state.pattern.p_to,
+            updates,
+            wings[keep],
+            fine_pos[keep],
+            fine_quat[keep],
+        )
+        return (state, vel, omega, updates, g, g_last), record
+
+    first = policy(state0, state0.vel, state0.omega, noise[0])
+    state0 = state0._replace(pattern=pattern.start(first)._replace(psi0=state0.pattern.psi0))
+    zero = jnp.zeros(3, jnp.float32)
+    carry = (state0, zero, zero, jnp.int32(1), jnp.int32(0), jnp.int32(0))
+    (state, *_), traj = jax.lax.scan(tick, carry, None, length=n_ticks)
+    return state, traj
+
+
+def baseline_rollout(params: DrosophilaParams, activations: tuple[str, ...], n_ticks: int, wing_every: int = 0):
+    """The jitted ``(nets (P, ...) stacked tree, starts: DrosophilaState (S, ...), noise (S, U, 12)) ->
+    Trajectory (P, S, T, ...)`` of before issue 50 (uncached): every network flies from every start with that
+    start's sensor noise."""
+
+    def run(nets, starts, noise):
+        one = lambda net: jax.vmap(lambda s0, n: rollout(params, net, activations, n_ticks, s0, n, wing_every)[1])(
+            starts, noise
+        )
+        return jax.vmap(one)(nets)
+
+    return jax.jit(run)

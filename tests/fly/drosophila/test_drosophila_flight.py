@@ -16,7 +16,7 @@ from animat.evolve.network import init_genes, unflatten
 from animat.fly.drosophila import pattern
 from animat.fly.drosophila.model import N_PATTERN, DrosophilaParams
 from animat.fly.drosophila.physics import initial_state, pitch_quat, step
-from animat.fly.drosophila.rollout import N_INPUTS, simulate_population, start_states
+from animat.fly.drosophila.rollout import N_INPUTS, chunk_size, decide, simulate_population, start_states
 
 P = DrosophilaParams()
 DEG = math.pi / 180.0
@@ -192,6 +192,33 @@ def test_the_network_acts_once_per_wingbeat():
     print(f"with control_dt 5 ms: {paced}")
     np.testing.assert_array_equal(paced[f < 200], beats[f < 200])
     assert np.all(np.abs(paced[f > 200] - 100) <= 1) and np.all(beats[f > 200] > paced[f > 200])
+
+
+def test_the_networks_answer_exactly_the_flies_that_act_in_chunks_of_any_size():
+    """decide: the targets are the policy's rows for the acting flies and the defaults elsewhere, whether
+    none, a few or all of 37 flies act in one step and whatever the chunk (one evaluation or many)."""
+    rng = np.random.default_rng(0)
+    default = jnp.asarray(rng.normal(size=(37, N_PATTERN)), jnp.float32)
+    answers = jnp.asarray(rng.normal(size=(37, N_PATTERN)), jnp.float32)
+    policy = lambda idx: answers[idx] + 0.0 * idx[:, None]
+    for fraction in (0.0, 0.1, 0.5, 1.0):
+        acts = jnp.asarray(rng.random(37) < fraction)
+        for chunk in (1, 4, chunk_size(37), 37):
+            got = jax.jit(decide, static_argnums=(0, 3))(policy, acts, default, chunk)
+            np.testing.assert_array_equal(got, np.where(np.asarray(acts)[:, None], answers, default))
+
+
+def test_copies_of_one_network_fly_alike_when_all_their_beats_end_together():
+    """40 flies, two networks' 20 copies each interleaved, from one start: every beat ends for 20 flies
+    at once, five chunks of networks (:func:`chunk_size` 4); each copy flies exactly as its network's first."""
+    nets = _nets(2, 1.0, seed=3)
+    many = jax.tree_util.tree_map(lambda a: jnp.concatenate([a] * 20), nets)
+    traj = simulate_population(P, many, ACTS, 0.03)
+    assert chunk_size(40) == 4 and traj.updates[0, -1] > 2
+    for k in range(2):
+        np.testing.assert_array_equal(traj.pos[k::2], np.broadcast_to(traj.pos[k], traj.pos[k::2].shape))
+        np.testing.assert_array_equal(traj.updates[k::2], np.broadcast_to(traj.updates[k], traj.updates[k::2].shape))
+    assert not np.array_equal(traj.pos[0], traj.pos[1])
 
 
 def test_wingbeat_frequency_from_the_stroke_spectrum_is_the_one_the_network_sets():

@@ -304,14 +304,15 @@ def test_from_refuses_a_run_of_the_other_preset(tmp_path):
 
 HOVER_30S = {
     "wingbeat_hz": 220.3,
-    "max_height_change_body_lengths": 0.56,
-    "max_horizontal_drift_body_lengths": 3.57,
+    "max_height_change_body_lengths": 0.69,
+    "max_horizontal_drift_body_lengths": 3.56,
     "mechanical_power_w_per_kg": 24.2,
     "induced_power_w_per_kg": 6.6,
     "inertial_power_w_per_kg": 0.14,
 }
 """pretrained/drosophila-hover/PROVENANCE.md's row for the shipped genome (30 s from rest in the hover posture), as
-the session-33 step flies it (the height change was 0.61 BL with the step it was trained with)."""
+issue 50's second pass flies it (the height change was 0.61 BL with the step it was trained with, 0.56 with session
+33's step, 0.49 with that step in the second pass's rollout; XLA's rounding moves a beat's end by a step)."""
 
 
 def _shipped_hover():
@@ -326,12 +327,12 @@ def _shipped_hover():
 
 def test_the_shipped_hover_genome_flies_three_seconds_inside_its_thirty_second_envelope():
     """pretrained:drosophila-hover flies 3 s from rest without crashing inside the envelope its
-    PROVENANCE.md states for 30 s (:data:`HOVER_30S`): the take-off's first half second reaches the
-    flight's largest height change (0.612 BL) and drift (3.565 BL), so over 3 s they must already lie
-    within those figures' rounding, 0.62 and 3.60 BL (issue 22 allows 1 and 5: a genome read wrong, a fly
+    PROVENANCE.md states for 30 s (:data:`HOVER_30S`): the flight's largest height change (0.69 BL with today's
+    step, 0.612 as trained; 3 s reach 0.65) and drift (3.56 BL, reached in the take-off's first half second) bound
+    the first 3 s within those figures' rounding, 0.70 and 3.60 BL (issue 22 allows 1 and 5: a genome read wrong, a fly
     heavier by a few percent or a changed aerodynamic term leaves them); after the take-off the fly stays
-    within 3.6 BL of the start and ends within 2.5 (measured 1.94). Its wingbeat (FFT, 0.33 Hz bins over
-    3 s) is 220.3 Hz ± 1, the network's set frequency 215–230 Hz (measured 221.0), the aerodynamic power
+    within 3.6 BL of the start and ends within 2.5 (measured 1.42). Its wingbeat (FFT, 0.33 Hz bins over
+    3 s) is 220.3 Hz ± 1, the network's set frequency 215–230 Hz (measured 221.1), the aerodynamic power
     within 5 % of 24.2 W/kg (measured 24.7: the take-off costs more) and the induced part 6.6 ± 0.1 W/kg.
     About 15 s, nearly all of it compiling the 3 s rollout."""
     from animat.fly.drosophila.replay import acceptance, flight_summary, fly_genome
@@ -342,7 +343,7 @@ def test_the_shipped_hover_genome_flies_three_seconds_inside_its_thirty_second_e
     summary = flight_summary(params, flight)
     assert summary["seconds"] == pytest.approx(3.0) and not summary["crashed"], summary
     assert all(acceptance(summary).values()), summary
-    assert summary["max_height_change_body_lengths"] <= 0.62, summary
+    assert summary["max_height_change_body_lengths"] <= 0.70, summary
     assert summary["max_horizontal_drift_body_lengths"] <= 3.60, summary
     late = flight.t >= 0.5
     horiz = np.hypot(*(flight.pos[late, :2] - flight.pos[0, :2]).T) / params.body_length

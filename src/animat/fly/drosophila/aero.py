@@ -38,6 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from animat.fly.drosophila import trig
+from animat.fly.drosophila.fusion import once
 from animat.fly.drosophila.jets import Jet, sincos
 from animat.fly.drosophila.model import DrosophilaParams, stations
 from animat.rotations import dot3
@@ -111,6 +112,7 @@ def kinematics(params: DrosophilaParams, angles_at: Callable, t) -> WingKinemati
     t = jnp.asarray(t, jnp.float32)
     one = jnp.ones_like(t)
     (a, a1), (_, a2) = jax.jvp(lambda time: jax.jvp(angles_at, (time,), (one,)), (t,), (one,))
+    a, a1, a2 = once((a, a1, a2))
     span, chord = frames_of(*(sincos(Jet(a[:, i], a1[:, i], a2[:, i])) for i in range(3)))
     parts = [jnp.stack([getattr(x, part) for x in e], axis=-1) for e in (span, chord) for part in ("v", "d", "dd")]
     body = to_body(params, jnp.stack(parts, axis=1))  # (2, 6, 3)
@@ -118,7 +120,7 @@ def kinematics(params: DrosophilaParams, angles_at: Callable, t) -> WingKinemati
     e_n = jnp.cross(e_s, e_c)
     de_n = jnp.cross(de_s, e_c) + jnp.cross(e_s, de_c)
     rate = lambda de, dde: dot3(dde, e_n) + dot3(de, de_n)  # d/dt (ė·e_n)
-    return WingKinematics(e_s, e_c, de_s, de_c, rate(de_s, dde_s), rate(de_c, dde_c))
+    return WingKinematics(*once((e_s, e_c, de_s, de_c, rate(de_s, dde_s), rate(de_c, dde_c))))
 
 
 def station_forces(params: DrosophilaParams, kin: WingKinematics, vel, omega):
@@ -138,12 +140,13 @@ def station_forces(params: DrosophilaParams, kin: WingKinematics, vel, omega):
     col = lambda x: x[:, None]  # (2,) -> (2, 1), across the stations
     u_c = col(dot3(u0, kin.e_c)) + r * col(dot3(u1, kin.e_c))  # (2, N)
     u_n = col(dot3(u0, e_n)) + r * col(dot3(u1, e_n))
+    u_c, u_n = once((u_c, u_n))
     speed = jnp.sqrt(u_c * u_c + u_n * u_n + 1e-30)
     along_chord = normal = jnp.zeros_like(u_c)
     if params.translational:
-        alpha = trig.atan2_first_quadrant(jnp.abs(u_n), jnp.abs(u_c))
+        alpha, speed = once((trig.atan2_first_quadrant(jnp.abs(u_n), jnp.abs(u_c)), speed))
         side = jnp.sign(u_c * u_n)
-        cl, cd = lift_coefficient(alpha), drag_coefficient(alpha)
+        cl, cd = once((lift_coefficient(alpha), drag_coefficient(alpha)))
         q = 0.5 * params.rho * area * speed
         along_chord, normal = q * (cd * u_c - side * cl * u_n), q * (cd * u_n + side * cl * u_c)
     if params.rotational:

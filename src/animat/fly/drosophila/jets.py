@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from animat.fly.drosophila.fusion import once
+
 
 class Jet:
     """``v`` (a quantity), ``d`` (its rate, per s) and ``dd`` (its second rate, per s²): arrays of one shape.
@@ -45,7 +47,8 @@ class Jet:
 
 
 def sincos(x: Jet) -> tuple[Jet, Jet]:
-    """``sin x`` and ``cos x`` as jets: one sine and one cosine of ``x.v``, the rates by the chain rule."""
-    s, c = jnp.sin(x.v), jnp.cos(x.v)
+    """``sin x`` and ``cos x`` as jets: one sine and one cosine of ``x.v`` (:func:`~animat.fly.drosophila.fusion.once`),
+    the rates by the chain rule."""
+    s, c = once((jnp.sin(x.v), jnp.cos(x.v)))
     d2 = x.d * x.d
     return Jet(s, c * x.d, c * x.dd - s * d2), Jet(c, -s * x.d, -s * x.dd - c * d2)
