@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -18,6 +20,9 @@ from animat.imitate.reward import preset  # noqa: E402
 from animat.imitate.vecenv import BatchVecEnv  # noqa: E402
 
 N, STEPS = 4, 75
+_WALK = demo_clip()
+_SLOW = replace(_WALK, times=_WALK.times * 1.25)  # another skill: the walk at 1.25 s a cycle
+_ONCE = replace(_WALK, loop="none")  # a one-shot skill
 
 
 def _actions(seed: int = 0, std: float = 0.3) -> np.ndarray:
@@ -26,7 +31,12 @@ def _actions(seed: int = 0, std: float = 0.3) -> np.ndarray:
 
 @pytest.mark.parametrize(
     "options",
-    [{}, {"residual": True, "pose_termination": 0.25, "substeps": 10, "max_seconds": 1.0, "target_obs": True}],
+    [
+        {},
+        {"residual": True, "pose_termination": 0.25, "substeps": 10, "max_seconds": 1.0, "target_obs": True},
+        {"clips": [_ONCE, _SLOW], "pose_termination": 0.25, "target_obs": True},  # skill selector
+        {"clips": [_WALK, _SLOW], "multi_clip": "max", "pose_termination": 0.25, "residual": True},
+    ],
 )
 def test_batched_steps_are_each_env_stepped_alone(options):
     """Same seed and actions: the batch (2 threads) reaches bit for bit the MuJoCo states of N ImitateEnvs in

@@ -16,6 +16,8 @@ servos are MuJoCo's (``mujoco_servos=True``), and it adds the pose termination `
 (m; 0: off, as ``ImitateEnv``'s option of the same name): an episode also ends when a key body
 (:data:`KEY_BODIES`) is farther than that from the reference's, MimicKit's ``pose_termination_dist``.
 ``target_obs`` (off by default, as ``ImitateEnv``'s option) appends :func:`target_observation`.
+``clips`` and ``multi_clip``: several clips, as ``ImitateEnv``'s (:mod:`animat.imitate.skills`; a selector's
+skill is drawn per reset from each character's generator, as ``ImitateEnv`` draws it).
 No auto-reset here: :meth:`ImitateBatch.step` reports ends, :meth:`ImitateBatch.reset` restarts
 the characters it is given.
 """
@@ -33,6 +35,7 @@ from animat.character.clip import HINGE_AXIS, Clip, MotionState
 from animat.character.model import CONTROL_HZ, SUBSTEPS, Layout, build_spec
 from animat.errors import ConfigError
 from animat.imitate.reward import PRESETS, RewardConfig
+from animat.imitate.skills import MODES, phase_times, sample_skills
 
 FALL_BODIES = ("root", "chest", "neck")  # geoms whose floor contact is a fall (ImitateEnv's)
 KEY_BODIES = ("neck", "right_ankle", "right_wrist", "left_ankle", "left_wrist")  # pose termination: head, feet, hands
@@ -151,6 +154,8 @@ class ImitateBatch:
         target_obs: bool = False,
         threads: int = 1,
         seed: int | None = None,
+        clips: list[Clip] | None = None,
+        multi_clip: str = "selector",
     ):
         if reward.variant != "paper" or reward.w_goal > 0:
             raise ConfigError(
@@ -159,7 +164,15 @@ class ImitateBatch:
             )
         if int(n) < 1 or int(threads) < 1 or int(substeps) < 1:
             raise ConfigError(f"ImitateBatch needs n, threads and substeps >= 1, got {n}, {threads}, {substeps}")
-        self.clip, self.n, self.cfg, self.substeps = clip, int(n), reward, int(substeps)
+        if multi_clip not in MODES:
+            raise ConfigError(f"multi_clip must be one of {list(MODES)}, got {multi_clip!r}")
+        self.clips = tuple(clips) if clips else (clip,)
+        self.selector = bool(clips) and multi_clip == "selector"
+        self.max_clips = bool(clips) and multi_clip == "max" and len(self.clips) > 1
+        self.clip, self.n, self.cfg, self.substeps = self.clips[0], int(n), reward, int(substeps)
+        self._cycles = np.array([c.cycle_seconds for c in self.clips])  # s
+        self._one_shot = np.array([c.loop != "wrap" for c in self.clips])
+        self.skill = np.zeros(self.n, int)  # each character's clip (index into clips)
         self.rsi, self.early_termination, self.max_seconds, self.residual = (
             rsi,
             early_termination,
@@ -172,6 +185,10 @@ class ImitateBatch:
         self.layout = lay = Layout.of(m)
         self.datas = [mujoco.MjData(m) for _ in range(self.n)]
         self.refs = [mujoco.MjData(m) for _ in range(self.n)]
+        k = len(self.clips) - 1 if self.max_clips else 0  # multi_clip "max": the other clips' references
+        self.alt_refs = [[mujoco.MjData(m) for _ in range(self.n)] for _ in range(k)]
+        self._alt_qpos, self.alt_xpos = np.zeros((k, self.n, m.nq)), np.zeros((k, self.n, m.nbody, 3))
+        self.alt_com = np.zeros((k, self.n, 3))
         self.rngs = [seeding.np_random(None if seed is None else seed + i)[0] for i in range(self.n)]
         body = lambda name: mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name)  # noqa: E731
         self._ends, self._keys = lay.end_effector_bodies, np.array([body(b) for b in KEY_BODIES])
@@ -233,6 +250,12 @@ class ImitateBatch:
         root = self.layout.root_body
         self.qpos[i], self.qvel[i], self.xpos[i], self.com[i] = d.qpos, d.qvel, d.xpos, d.subtree_com[root]
         self.ref_xpos[i], self.ref_com[i] = r.xpos, r.subtree_com[root]
+        for j, refs in enumerate(self.alt_refs):
+            a = refs[i]
+            a.qpos[:] = self._alt_qpos[j, i]
+            mujoco.mj_kinematics(m, a)
+            mujoco.mj_comPos(m, a)
+            self.alt_xpos[j, i], self.alt_com[j, i] = a.xpos, a.subtree_com[root]
         self.fallen[i] = d.sensordata.any()  # the contacts of the last substep's start (ImitateEnv's)
 
     def _advance(self, i: int) -> None:
@@ -260,12 +283,15 @@ class ImitateBatch:
         for k, i in enumerate(idx):
             if seeds is not None and seeds[k] is not None:
                 self.rngs[i] = seeding.np_random(int(seeds[k]))[0]
-            self.t0[i] = float(self.rngs[i].uniform(0.0, self.clip.cycle_seconds)) if self.rsi else 0.0
+            if self.selector and len(self.clips) > 1:
+                self.skill[i] = int(self.rngs[i].integers(len(self.clips)))
+            self.t0[i] = float(self.rngs[i].uniform(0.0, self._cycles[self.skill[i]])) if self.rsi else 0.0
         self.t[idx] = self.t0[idx]
         if idx.size:
             self._ref_qpos[idx], self._start_qvel[idx] = pose_arrays(
-                self.clip.sample_batch(self.t[idx]), self.layout, self.model.qpos0, self.model.nv
+                sample_skills(self.clips, self.skill[idx], self.t[idx]), self.layout, self.model.qpos0, self.model.nv
             )
+            self._pose_alt(idx)
             self._run(self._restart, idx)
         return self.observations()
 
@@ -281,7 +307,7 @@ class ImitateBatch:
         joints[:, self._angle_idx] = quat.angle_about(q[:, 1:][:, h], HINGE_AXIS)
         vels[:, self._vec_idx] = w[:, 1:][:, ~h]
         vels[:, self._rate_idx] = w[:, 1:][:, h] @ HINGE_AXIS
-        cycle = self.clip.cycle_seconds
+        cycle = self._cycles[self.skill]
         ends = quat.rotate(inv_heading[:, None], self.xpos[:, self._ends] - qpos[:, None, 0:3]).reshape(n, -1)
         parts = [
             qpos[:, 2:3],
@@ -300,7 +326,31 @@ class ImitateBatch:
                     qpos[:, 0:3], q[:, 0], ref[:, 0:3], ref[:, 3:7], self.ref_xpos[:, self._ends], inv_heading
                 )
             )
+        if self.selector:
+            parts.append(np.eye(len(self.clips))[self.skill])
         return np.concatenate(parts, axis=1).astype(np.float32)
+
+    def _pose_alt(self, idx: np.ndarray) -> list:
+        """multi_clip "max": pose the other clips' references of characters ``idx`` at clip 0's phase
+        (``_alt_qpos``; :mod:`animat.imitate.skills`); returns their ``(qpos, qvel)`` per clip."""
+        if not self.max_clips:
+            return []
+        poses = []
+        for j, (clip, t) in enumerate(zip(self.clips[1:], phase_times(self.clips, self.t[idx])[1:])):
+            poses.append(pose_arrays(clip.sample_batch(t), self.layout, self.model.qpos0, self.model.nv))
+            self._alt_qpos[j, idx] = poses[-1][0]
+        return poses
+
+    def _best_clip(self, r: np.ndarray, q: np.ndarray, w: np.ndarray, alt: list) -> tuple[np.ndarray, np.ndarray]:
+        """multi_clip "max": ``(r_I (N,), key error (N,) m)``: the largest r_I over the clips (``r``: clip 0's;
+        ``q, w``: the characters' :func:`joint_rotations`; ``alt``: :meth:`_pose_alt`'s) and the smallest error."""
+        ends, rewards, errors = self._ends, [r], [self.key_error()]
+        for j, (qpos, qvel) in enumerate(alt):
+            ref_q, ref_w = joint_rotations(qpos, qvel, self.layout)
+            ref_ends, com = self.alt_xpos[j][:, ends], self.alt_com[j]
+            rewards.append(paper_reward(ref_q, ref_w, ref_ends, com, q, w, self.xpos[:, ends], self.com, self.cfg))
+            errors.append(self.key_error(self.alt_xpos[j]))
+        return np.max(rewards, axis=0), np.min(errors, axis=0)
 
     def controls(self, actions: np.ndarray, ref: MotionState) -> np.ndarray:
         """(N, nu) servo targets of actions (N, 28) rad (clipped to ±π; ``residual``: offsets from the
@@ -325,9 +375,10 @@ class ImitateBatch:
         self.t += (
             1.0 / CONTROL_HZ
         )  # (ImitateEnv's residual targets are its clip at t + 1/30 before this: the same numbers)
-        ref = self.clip.sample_batch(self.t)
+        ref = sample_skills(self.clips, self.skill, self.t)
         self._ctrl[:] = self.controls(actions, ref)
         self._ref_qpos[:], ref_qvel = pose_arrays(ref, self.layout, self.model.qpos0, self.model.nv)
+        alt = self._pose_alt(np.arange(self.n))
         self._run(self._advance, np.arange(self.n))
         nonfinite = ~(np.isfinite(self.qpos).all(axis=1) & np.isfinite(self.qvel).all(axis=1))
         with np.errstate(invalid="ignore", over="ignore"):
@@ -344,19 +395,25 @@ class ImitateBatch:
                 self.com,
                 self.cfg,
             )
+            key_error = None
+            if self.max_clips:
+                r, key_error = self._best_clip(r, q, w, alt)
             terminated = self.early_termination & self.fallen
             if self.pose_termination > 0:
-                terminated |= self.key_error() > self.pose_termination
+                terminated |= (self.key_error() if key_error is None else key_error) > self.pose_termination
             obs = self.observations((q, w))
         terminated |= nonfinite
         obs[nonfinite] = 0.0
         r = np.where(nonfinite, 0.0, r)
-        truncated = (self.t - self.t0 >= self.max_seconds - 1e-9) & ~nonfinite
+        ended = self._one_shot[self.skill] & (self.t >= self._cycles[self.skill] - 1e-9)  # a one-shot clip's end
+        truncated = ((self.t - self.t0 >= self.max_seconds - 1e-9) | ended) & ~nonfinite
         return obs, np.where(terminated, 0.0, r), terminated, truncated, nonfinite, r
 
-    def key_error(self) -> np.ndarray:
-        """(N,) m: the largest distance of a key body (:data:`KEY_BODIES`) from its reference position."""
-        return np.linalg.norm(self.xpos[:, self._keys] - self.ref_xpos[:, self._keys], axis=2).max(axis=1)
+    def key_error(self, ref_xpos: np.ndarray | None = None) -> np.ndarray:
+        """(N,) m: the largest distance of a key body (:data:`KEY_BODIES`) from its reference position (in
+        ``ref_xpos (N, nbody, 3)``, default the reference's)."""
+        ref = self.ref_xpos if ref_xpos is None else ref_xpos
+        return np.linalg.norm(self.xpos[:, self._keys] - ref[:, self._keys], axis=2).max(axis=1)
 
     def close(self) -> None:
         if self._pool is not None:

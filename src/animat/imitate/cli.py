@@ -147,7 +147,7 @@ def train_cmd(
     where = f"ray at {cfg.address or 'a local instance'}" if cfg.backend == "ray" else cfg.vec_env
     console.print(
         f"imitate train: PPO, {cfg.timesteps} steps, {cfg.envs} envs ({where}), net {cfg.net_arch}, "
-        f"clip {cfg.clip or 'demo'}, run dir {run_dir}"
+        f"clip {cfg.clip_label}, run dir {run_dir}"
     )
     done = int(state[1]["num_timesteps"]) if state else 0
     if note := cfg.rounding_note(done):

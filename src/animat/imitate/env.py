@@ -25,11 +25,16 @@ control step (default 20: 600 Hz). ``pose_termination`` (m; 0, the default: off)
 ends when a key body (:data:`~animat.imitate.batch.KEY_BODIES`: head, hands, feet) is farther than
 that from the reference's (MimicKit's ``pose_termination_dist``). ``target_obs`` (off by default) appends
 where the reference is, seen from the character (:func:`~animat.imitate.batch.target_observation`: its root
-position and orientation, hands and feet, in the heading frame). :mod:`animat.imitate.batch` steps
-many of these at once.
+position and orientation, hands and feet, in the heading frame). ``clips`` (several clips, in place of
+``clip``) with ``multi_clip`` ``"selector"`` (the skill drawn per reset, or fixed by ``reset(options={"skill":
+k})`` or the ``command`` attribute; its one-hot ends the observation) or ``"max"`` (the largest of the clips'
+rewards): :mod:`animat.imitate.skills`, which also states the end of a one-shot clip's episode (truncated at
+the clip's end). :mod:`animat.imitate.batch` steps many of these at once.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import gymnasium as gym
 import mujoco
@@ -53,6 +58,7 @@ from animat.errors import ConfigError
 from animat.imitate.batch import FALL_BODIES, KEY_BODIES, physics_timestep, target_observation
 from animat.imitate.goal import GoalConfig, draw_goal, heading_reward
 from animat.imitate.reward import PRESETS, RewardConfig, imitation_reward, preset, total_reward
+from animat.imitate.skills import MODES, clip_ended, one_hot, phase_times
 
 
 class ImitateEnv(gym.Env):
@@ -72,8 +78,15 @@ class ImitateEnv(gym.Env):
         substeps: int = SUBSTEPS,
         pose_termination: float = 0.0,
         target_obs: bool = False,
+        clips: Sequence[Clip] | None = None,
+        multi_clip: str = "selector",
     ):
-        self.clip = clip or demo_clip()
+        if multi_clip not in MODES:
+            raise ConfigError(f"multi_clip must be one of {list(MODES)}, got {multi_clip!r}")
+        self.clips = tuple(clips) if clips else (clip or demo_clip(),)
+        self.selector = bool(clips) and multi_clip == "selector"
+        self.max_clips = bool(clips) and multi_clip == "max" and len(self.clips) > 1
+        self.clip, self.skill, self.command = self.clips[0], 0, None  # command: a fixed skill for every reset
         if goal is not None and not reward.w_goal > 0:
             raise ConfigError(
                 "a task goal needs a reward with w_goal > 0 (the paper: w_imitation 0.7, w_goal 0.3), got w_goal "
@@ -89,6 +102,7 @@ class ImitateEnv(gym.Env):
         )
         self.data = mujoco.MjData(self.model)
         self.ref_data = mujoco.MjData(self.model)
+        self.alt_data = mujoco.MjData(self.model)  # multi_clip "max": the other clips' references
         self.layout = Layout.of(self.model)
         self.fall_geoms = {mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_GEOM, n) for n in FALL_BODIES}
         self.floor = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_GEOM, "floor")
@@ -133,6 +147,8 @@ class ImitateEnv(gym.Env):
                     s.root_pos[None], s.root_quat[None], r.root_pos[None], r.root_quat[None], ref.end_effectors[None]
                 )
             )
+        if self.selector:
+            parts.append(one_hot(self.skill, len(self.clips)))
         return np.concatenate([np.ravel(p) for p in parts]).astype(np.float32)
 
     def _index_obs(self) -> None:
@@ -167,6 +183,8 @@ class ImitateEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
+        self.skill = self._choose_skill(options)
+        self.clip = self.clips[self.skill]
         self.t0 = float(self.np_random.uniform(0.0, self.clip.cycle_seconds)) if self.rsi else 0.0
         self.t = self.t0
         mujoco.mj_resetData(self.model, self.data)
@@ -174,6 +192,31 @@ class ImitateEnv(gym.Env):
         mujoco.mj_forward(self.model, self.data)
         self.goal = self._draw_goal() if self.goal_cfg is not None else None
         return self._obs(), {"time": self.t}
+
+    def _choose_skill(self, options: dict | None) -> int:
+        """The episode's skill: ``options["skill"]``, else ``command``, else (selector, several clips) drawn."""
+        k = (options or {}).get("skill", self.command)
+        if k is None:
+            return int(self.np_random.integers(len(self.clips))) if self.selector and len(self.clips) > 1 else 0
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k < len(self.clips):
+            raise ConfigError(f"skill must be an index in [0, {len(self.clips)}), got {k!r}")
+        return int(k)
+
+    def _key_error(self, ref_data: mujoco.MjData) -> float:
+        """m: the largest distance of a key body from its place in the reference posed in ``ref_data``."""
+        keys = self._key_bodies
+        return float(np.linalg.norm(self.data.xpos[keys] - ref_data.xpos[keys], axis=1).max())
+
+    def _best_clip(self, sim, r_first: float) -> tuple[float, int, float]:
+        """multi_clip "max": ``(r_I, index, key error m)``: the largest r_I over the clips (``r_first``: clip 0's),
+        its clip, and the smallest key-body error; each clip at clip 0's phase (:mod:`animat.imitate.skills`)."""
+        rewards, errors = [r_first], [self._key_error(self.ref_data)]
+        for clip, t in zip(self.clips[1:], phase_times(self.clips, self.t)[1:]):
+            alt = pose_kinematics(self.model, self.alt_data, clip.sample(t), self.layout)
+            rewards.append(imitation_reward(alt, sim, self.cfg))
+            errors.append(self._key_error(self.alt_data))
+        best = int(np.argmax(rewards))
+        return rewards[best], best, min(errors)
 
     def _draw_goal(self):
         return draw_goal(self.goal_cfg, self.np_random, self.clip.root_advance, self._clip_speed, self.t)
@@ -217,8 +260,13 @@ class ImitateEnv(gym.Env):
             stage(self.model, self.data)
         sim = kinematics(self.model, self.data, self.layout)
         ref = pose_kinematics(self.model, self.ref_data, self.clip.sample(self.t), self.layout)
-        r_imitation = imitation_reward(ref, sim, self.cfg)
+        r_imitation, key_error = imitation_reward(ref, sim, self.cfg), None
         info = {"time": self.t, "r_imitation": r_imitation}
+        if self.max_clips:
+            r_imitation, info["skill"], key_error = self._best_clip(sim, r_imitation)
+            info["r_imitation"] = r_imitation
+        elif self.selector:
+            info["skill"] = self.skill
         reward = r_imitation
         if self.goal is not None:
             info["r_goal"] = heading_reward(sim.com_vel, self.goal.direction, self.goal.speed, self.goal_cfg.scale)
@@ -227,13 +275,11 @@ class ImitateEnv(gym.Env):
                 self.goal = self._draw_goal()
         terminated = self.early_termination and self._fallen()
         if self.pose_termination > 0:
-            keys = self._key_bodies
-            terminated = terminated or bool(
-                np.linalg.norm(self.data.xpos[keys] - self.ref_data.xpos[keys], axis=1).max() > self.pose_termination
-            )
+            key_error = self._key_error(self.ref_data) if key_error is None else key_error
+            terminated = terminated or key_error > self.pose_termination
         if terminated:  # fallen: no reward from this step on (DeepMimic's early termination)
             reward = 0.0
-        truncated = self.t - self.t0 >= self.max_seconds - 1e-9
+        truncated = self.t - self.t0 >= self.max_seconds - 1e-9 or clip_ended(self.clip, self.t)
         return self._obs(sim, ref), float(reward), bool(terminated), bool(truncated), info
 
 
@@ -252,6 +298,7 @@ def make_env(cfg, clip=None, **overrides):
         substeps=cfg.substeps,
         pose_termination=cfg.pose_termination,
         target_obs=cfg.target_obs,
+        **({"clips": cfg.load_clips(), "multi_clip": cfg.multi_clip} if cfg.clips else {}),
     )
     kw.update(overrides)
     return ImitateEnv(clip if clip is not None else cfg.load_clip(), **kw)

@@ -123,7 +123,7 @@ def evaluate(
         "seed": int(seed),
         "source": str(source),
         "run_dir": str(run_dir),
-        "clip": cfg.clip or "demo",
+        "clip": cfg.clip_label,
         "pose_termination_m": cfg.pose_termination,
         "reward": "paper",
     }

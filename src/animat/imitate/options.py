@@ -21,6 +21,17 @@ class TrainConfig:
     clip: str | None = option(
         None, "DeepMimic clip file, or shared:NAME (shared/data/deepmimic/NAME)", shown="the demo clip"
     )
+    clips: list[str] = option(
+        help="Several clips (files or shared:NAME) for one policy, instead of clip; each a skill named after its "
+        "file (shared:humanoid3d_walk.txt: walk); see animat.imitate.skills",
+        factory=list,
+    )
+    multi_clip: str = option(
+        "selector",
+        "How several clips make one policy: selector (a one-hot skill command in the observation, a clip drawn per "
+        "episode) | max (the largest of the clips' rewards)",
+        choices=("selector", "max"),
+    )
     timesteps: int = option(1_000_000, "Environment steps (30 Hz) to train for", ge=1, label="--timesteps")
     envs: int = option(2, "Parallel environments", ge=1)
     vec_env: str = option(
@@ -135,6 +146,7 @@ class TrainConfig:
             from animat.character.clip import resolve_clip
 
             resolve_clip(self.clip)
+        self._validate_clips()
         if self.batched and (self.goal or preset(self.reward).variant != "paper"):
             where = "backend = 'ray'" if self.backend == "ray" else "vec_env = 'batched'"
             raise ConfigError(
@@ -153,6 +165,34 @@ class TrainConfig:
             raise ConfigError(f"with goal = true, goal_weights needs w_G > 0 (else r_G is ignored), got {w!r}")
         self.goal_config()
         return self
+
+    def _validate_clips(self) -> None:
+        from animat.character.clip import resolve_clip
+        from animat.imitate.skills import skill_names
+
+        if not self.clips:
+            return
+        if not isinstance(self.clips, list) or not all(isinstance(c, str) for c in self.clips):
+            raise ConfigError(f"clips must be a list of clip files or shared:NAME, got {self.clips!r}")
+        if self.clip is not None:
+            raise ConfigError(f"give clip or clips, not both (clip {self.clip!r}, clips {self.clips!r})")
+        if self.goal:
+            raise ConfigError("several clips (clips) take no task goal: use goal = false")
+        skill_names(self.clips)
+        for c in self.clips:
+            resolve_clip(c)
+
+    @property
+    def skills(self) -> list[str]:
+        """The skills' names (:func:`~animat.imitate.skills.skill_name` of each of ``clips``); empty for one clip."""
+        from animat.imitate.skills import skill_names
+
+        return skill_names(self.clips) if self.clips else []
+
+    @property
+    def clip_label(self) -> str:
+        """What the run imitates, for titles and summaries: the clip, ``demo``, or the skills joined by ``+``."""
+        return "+".join(self.skills) if self.clips else self.clip or "demo"
 
     def steps_run(self, done: int = 0) -> int:
         """The step count PPO reaches when it trains from ``done`` steps to ``timesteps``: SB3 collects whole
@@ -199,7 +239,17 @@ class TrainConfig:
         return cfg.validate()
 
     def load_clip(self):
+        """The clip (the first of ``clips`` where several are given); a ClipError in one line for a bad file."""
         from animat.character.clip import load_clip, resolve_clip
         from animat.character.demo import demo_clip
 
+        if self.clips:
+            return self.load_clips()[0]
         return demo_clip() if self.clip is None else load_clip(resolve_clip(self.clip))
+
+    def load_clips(self) -> list | None:
+        """Every clip of ``clips`` (each read and checked against the humanoid3d skeleton: 44 numbers a frame,
+        ClipError in one line otherwise), or None for a one-clip run."""
+        from animat.character.clip import load_clip, resolve_clip
+
+        return [load_clip(resolve_clip(c)) for c in self.clips] if self.clips else None

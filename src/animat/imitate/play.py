@@ -126,7 +126,7 @@ def play(
         {"r_I": rewards},
         out / "plots" / "imitation_reward.png",
         ylabel="imitation reward r_I per step (0 to 1)",
-        title=f"policy of {Path(run_dir).name} on {cfg.clip or 'demo'}",
+        title=f"policy of {Path(run_dir).name} on {cfg.clip_label}",
     )
     summary = {
         "source": str(run_dir),
@@ -137,7 +137,7 @@ def play(
         "nonfinite": bool(info.get("nonfinite", False)),  # the physics blew up (not a fall)
         "mean_r_imitation": float(rewards.mean()),
         "return_r_imitation": float(rewards.sum()),
-        "clip": cfg.clip or "demo",
+        "clip": cfg.clip_label,
         "policy_timesteps": int(policy.manifest.get("num_timesteps", 0)),
         **({"mean_r_goal": float(np.mean(ep["r_goal"]))} if cfg.goal else {}),
     }

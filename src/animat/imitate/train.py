@@ -86,6 +86,7 @@ def batch_options(cfg: TrainConfig) -> dict:
         substeps=cfg.substeps,
         pose_termination=cfg.pose_termination,
         target_obs=cfg.target_obs,
+        **({"clips": cfg.load_clips(), "multi_clip": cfg.multi_clip} if cfg.clips else {}),
     )
 
 
@@ -225,13 +226,14 @@ class Session:
         extra = {
             "character": CHARACTER,
             "vf_arch": list(cfg.net_arch),
-            "clip": cfg.clip or "demo",
+            "clip": cfg.clip_label,
             "reward": cfg.reward,
             "max_seconds": cfg.max_seconds,
             "early_termination": cfg.early_termination,
             "residual": cfg.residual,
             "goal": cfg.goal,
             "joint_limits": cfg.joint_limits,
+            **({"skills": cfg.skills, "multi_clip": cfg.multi_clip} if cfg.clips else {}),
         }
         return save_policy(
             stem, self.model, self.vecnorm, net_arch=cfg.net_arch, activation=cfg.activation, extra=extra
@@ -277,7 +279,8 @@ class Session:
 
     def title(self) -> str:
         cfg = self.cfg
-        return f"PPO on {Path(cfg.clip).name if cfg.clip else 'the demo clip'}, {cfg.envs} envs, net {cfg.net_arch}"
+        what = cfg.clip_label if cfg.clips else Path(cfg.clip).name if cfg.clip else "the demo clip"
+        return f"PPO on {what}, {cfg.envs} envs, net {cfg.net_arch}"
 
     def plot_imitation(self) -> None:
         """``plots/imitation_curve.png``: r_I per step and episode length against samples and wall time, from the
@@ -400,7 +403,7 @@ def finish(session: Session) -> dict:
         "vec_env": cfg.vec_env,
         "train_seconds": round(train_seconds, 2),
         "steps_per_second": round(model.num_timesteps / max(train_seconds, 1e-9), 1),
-        "clip": cfg.clip or "demo",
+        "clip": cfg.clip_label,
         "net_arch": list(cfg.net_arch),
         "first_iteration_ep_return_mean": first.get("ep_return_mean", math.nan),
         "first_iteration_ep_len_mean": first.get("ep_len_mean", math.nan),
