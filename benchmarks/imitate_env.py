@@ -1,6 +1,6 @@
 """Imitate environment throughput (30 Hz control steps per second) against the physics limit. Prints one JSON line.
 
-Usage: ``python benchmarks/imitate_env.py [--quick] [--ppo] [--envs N] [--substeps S] [--threads T]``
+Usage: ``python benchmarks/imitate_env.py [--quick] [--ppo] [--skills] [--envs N] [--substeps S] [--threads T]``
 
 - ``physics_limit_steps_per_s``: raw ``mj_step`` calls per second of the character (the walk clip's
   humanoid, N characters from reference-state starts, one ``MjData`` each, stepped
@@ -21,6 +21,10 @@ Usage: ``python benchmarks/imitate_env.py [--quick] [--ppo] [--envs N] [--subste
   over a short run of ``configs/imitate_walk_cpu.toml`` (its network, batch and epochs), and its
   fraction of the physics limit; beside it the same run with the rollouts' policy forward on the update's
   torch threads (``rollout_torch_threads = 0``, as before 2026-12-04: ``ppo_fps_rollouts_on_update_threads``).
+- ``--skills``: the same for the skill selector on walk, jog and run (``configs/imitate_locomotion_cpu.toml``,
+  issue 47): ``steps_per_s_vectorised_locomotion`` and its ``fraction_of_physics_limit_locomotion`` (measured
+  in the same alternating rounds as the walk's, at the given substeps), and with ``--ppo`` its PPO samples per
+  second ``ppo_fps_locomotion`` and ``ppo_fraction_of_physics_limit_locomotion``.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from animat.imitate.env import ImitateEnv
 from animat.imitate.vecenv import BatchVecEnv
 
 RECIPE = Path(__file__).resolve().parents[1] / "configs" / "imitate_walk_cpu.toml"
+LOCOMOTION = RECIPE.with_name("imitate_locomotion_cpu.toml")
 STD = 0.05
 
 
@@ -68,16 +73,16 @@ def raw_rate(clip, n: int, substeps: int, threads: int, control_steps: int) -> f
     return done / elapsed
 
 
-def recipe_options() -> dict:
-    """ImitateBatch's options in the recipe (``RECIPE``)."""
+def recipe_options(recipe: Path = RECIPE) -> dict:
+    """ImitateBatch's options in the recipe (``RECIPE``, or ``recipe``)."""
     from animat.imitate.options import TrainConfig
     from animat.imitate.train import batch_options
 
-    return batch_options(TrainConfig.build(RECIPE))
+    return batch_options(TrainConfig.build(recipe))
 
 
-def vectorised_rate(clip, n: int, substeps: int, threads: int, control_steps: int) -> float:
-    venv = BatchVecEnv(ImitateBatch(clip, n, threads=threads, **{**recipe_options(), "substeps": substeps}))
+def vectorised_rate(clip, n: int, substeps: int, threads: int, control_steps: int, recipe: Path = RECIPE) -> float:
+    venv = BatchVecEnv(ImitateBatch(clip, n, threads=threads, **{**recipe_options(recipe), "substeps": substeps}))
     venv.seed(0)
     venv.reset()
     acts = np.random.default_rng(0).normal(0.0, STD, (control_steps, n, 28)).astype(np.float32)
@@ -129,16 +134,16 @@ def tracking(clip, substeps: int) -> dict:
     return {"r_i_mean": round(float(np.mean(r)), 4), "key_error_m": round(float(np.mean(err)), 4)}
 
 
-def ppo_fps(minutes: float, key: str = "ppo_fps", **overrides) -> dict:
+def ppo_fps(minutes: float, key: str = "ppo_fps", recipe: Path = RECIPE, **overrides) -> dict:
     from animat.imitate.options import TrainConfig
     from animat.imitate.train import read_metrics, train
 
     with tempfile.TemporaryDirectory(prefix="imitate-bench-") as tmp:
-        cfg = TrainConfig.build(RECIPE, max_minutes=minutes, eval_episodes=0, checkpoint_every=0, **overrides)
+        cfg = TrainConfig.build(recipe, max_minutes=minutes, eval_episodes=0, checkpoint_every=0, **overrides)
         train(cfg, Path(tmp))
         rows = read_metrics(Path(tmp) / "metrics.csv")
     steps, seconds = rows[-1]["timesteps"], rows[-1]["seconds"]
-    if overrides:
+    if overrides or recipe != RECIPE:
         return {key: round(steps / seconds, 1)}
     return {
         key: round(steps / seconds, 1),
@@ -165,12 +170,17 @@ def main() -> None:
         "envs": n,
         "threads": threads,
     }
-    steps = 30 if quick else 90
+    steps, skills = (30 if quick else 90), "--skills" in sys.argv
     for s in sorted({substeps, 20}):
-        raw, vec = [], []
+        raw, vec, loco = [], [], []
         for _ in range(2 if quick else 3):  # alternate, so that load elsewhere hits both
             raw.append(raw_rate(clip, n, s, threads, steps))
             vec.append(vectorised_rate(clip, n, s, threads, steps))
+            if skills and s == substeps:
+                loco.append(vectorised_rate(clip, n, s, threads, steps, LOCOMOTION))
+        if loco:
+            res["steps_per_s_vectorised_locomotion"] = round(max(loco), 1)
+            res["fraction_of_physics_limit_locomotion"] = round(max(loco) / (max(raw) / s), 3)
         key = "" if s == substeps else f"_{s}_substeps"
         res[f"substeps{key}"] = s
         res[f"raw_mj_steps_per_s{key}"] = round(max(raw))
@@ -184,6 +194,10 @@ def main() -> None:
         res.update(ppo_fps(0.5 if quick else 2.0))
         res.update(ppo_fps(0.5 if quick else 2.0, "ppo_fps_rollouts_on_update_threads", rollout_torch_threads=0))
         res["ppo_fraction_of_physics_limit"] = round(res["ppo_fps"] / res["physics_limit_steps_per_s"], 3)
+        if skills:
+            res.update(ppo_fps(0.5 if quick else 2.0, "ppo_fps_locomotion", LOCOMOTION))
+            limit = res["physics_limit_steps_per_s"]
+            res["ppo_fraction_of_physics_limit_locomotion"] = round(res["ppo_fps_locomotion"] / limit, 3)
         res["ppo_fraction_rollouts_on_update_threads"] = round(
             res["ppo_fps_rollouts_on_update_threads"] / res["physics_limit_steps_per_s"], 3
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -16,9 +18,14 @@ from animat.parallel import RayPool  # noqa: E402
 N, STEPS = 5, 60
 
 
-def test_ray_actors_give_the_local_rollouts():
+@pytest.mark.parametrize("skills", [False, True])
+def test_ray_actors_give_the_local_rollouts(skills):
+    """Same seed and actions: the same observations, rewards and ends; with ``skills`` a skill selector over two
+    clips (each character draws its skill per reset wherever it lives)."""
     clip = demo_clip()
     options = dict(pose_termination=0.4, max_seconds=1.0)
+    if skills:
+        options.update(clips=[clip, replace(clip, times=clip.times * 1.25)], multi_clip="selector")
     local = BatchVecEnv(ImitateBatch(clip, N, threads=2, **options))
     remote = BatchVecEnv(RayBatch(clip, N, RayPool(workers=2), actors=2, **options))
     try:

@@ -56,11 +56,11 @@ class _Placed:
     shift: np.ndarray  # (3,) m, d (z = 0)
 
 
-def _heading_angle(q: np.ndarray) -> float:
+def heading_angle(q: np.ndarray) -> float:
     return float(quat.angle_about(quat.heading(q), Z))
 
 
-def _place(state: MotionState, yaw: float, shift: np.ndarray, speed: float) -> MotionState:
+def place_state(state: MotionState, yaw: float, shift: np.ndarray, speed: float) -> MotionState:
     """``state`` turned by ``yaw`` about +z, shifted by ``shift`` and played at ``speed`` (see the module docstring)."""
     qz = quat.about_axis(Z, yaw)
     return MotionState(
@@ -73,7 +73,7 @@ def _place(state: MotionState, yaw: float, shift: np.ndarray, speed: float) -> M
     )
 
 
-def _mix(a: MotionState, b: MotionState, w: float, w_rate: float) -> MotionState:
+def mix_states(a: MotionState, b: MotionState, w: float, w_rate: float) -> MotionState:
     """``a`` blended into ``b`` by weight ``w`` (0: a, 1: b) changing at ``w_rate`` per s."""
     qa = np.concatenate([a.root_quat[None], a.joint_quats])  # (13, 4)
     qb = np.concatenate([b.root_quat[None], b.joint_quats])
@@ -91,6 +91,13 @@ def _mix(a: MotionState, b: MotionState, w: float, w_rate: float) -> MotionState
         root_angvel=omega[0],
         joint_angvel=omega[1:],
     )
+
+
+def blend_weight(into: float, blend: float) -> tuple[float, float]:
+    """``(w, ẇ per s)``: the blend weight ``w = 3s² − 2s³`` at ``into`` s of a ``blend`` s blend (s = into / blend,
+    clamped to [0, 1]) and its rate."""
+    s = min(max(float(into), 0.0) / blend, 1.0)
+    return 3 * s**2 - 2 * s**3, (6 * s - 6 * s**2) / blend
 
 
 class Playback:
@@ -113,7 +120,7 @@ class Playback:
             start = prev.start + prev.segment.seconds
             end_state = self._state(prev, start)
             clip_start = seg.clip.sample(seg.offset)
-            yaw = _heading_angle(end_state.root_quat) - _heading_angle(clip_start.root_quat) + seg.turn
+            yaw = heading_angle(end_state.root_quat) - heading_angle(clip_start.root_quat) + seg.turn
             shift = end_state.root_pos - quat.rotate(quat.about_axis(Z, yaw), clip_start.root_pos)
             self._placed.append(_Placed(seg, start, yaw, shift * [1.0, 1.0, 0.0]))
 
@@ -125,7 +132,9 @@ class Playback:
 
     def _state(self, placed: _Placed, t: float) -> MotionState:
         seg = placed.segment
-        return _place(seg.clip.sample(seg.offset + seg.speed * (t - placed.start)), placed.yaw, placed.shift, seg.speed)
+        return place_state(
+            seg.clip.sample(seg.offset + seg.speed * (t - placed.start)), placed.yaw, placed.shift, seg.speed
+        )
 
     def segment_at(self, t: float) -> int:
         """Index of the segment playing at ``t`` s (the last one past the end)."""
@@ -140,9 +149,8 @@ class Playback:
         into = float(t) - placed.start
         if i == 0 or self.blend == 0.0 or into >= self.blend:
             return state
-        s = max(into, 0.0) / self.blend
-        w, w_rate = 3 * s**2 - 2 * s**3, (6 * s - 6 * s**2) / self.blend
-        return _mix(self._state(self._placed[i - 1], t), state, w, w_rate)
+        w, w_rate = blend_weight(into, self.blend)
+        return mix_states(self._state(self._placed[i - 1], t), state, w, w_rate)
 
 
 def random_playback(

@@ -70,6 +70,13 @@ def train_cmd(
         help="Motion clip (DeepMimic format), or shared:NAME for shared/data/deepmimic/NAME. "
         "\\[default: the demo clip]",
     ),
+    clips: str | None = typer.Option(
+        None,
+        "--clips",
+        help="Several clips for one policy, comma-separated (files or shared:NAME), instead of CLIP; each a skill "
+        "named after its file.",
+    ),
+    multi_clip: str | None = cli_option(TrainConfig, "multi_clip", "--multi-clip"),
     timesteps: int | None = cli_option(TrainConfig, "timesteps", "--timesteps", "-n"),
     envs: int | None = cli_option(TrainConfig, "envs", "--envs", "-k"),
     vec_env: str | None = cli_option(TrainConfig, "vec_env", "--vec-env"),
@@ -105,6 +112,8 @@ def train_cmd(
 
     options = dict(
         clip=clip,
+        clips=None if clips is None else [c.strip() for c in clips.split(",") if c.strip()],
+        multi_clip=multi_clip,
         timesteps=timesteps,
         envs=envs,
         vec_env=vec_env,
@@ -118,7 +127,7 @@ def train_cmd(
     )
     if resume is None:  # a bad config, clip or --from fails here, in one line, before the run directory exists
         checked = TrainConfig.build(config, **options)
-        checked.load_clip()
+        checked.load_clip()  # every clip, with clips
         if checked.init_policy:
             from animat.imitate.warm_start import init_source
 
@@ -279,3 +288,49 @@ def play_cmd(
     runs.atomic_write_json(target / "config.json", {**record, "renderer": renderer, "animation": not no_animation})
     summary = play(run_dir, seconds, target, fps=fps, renderer=renderer, render=not no_animation)
     print_summary(summary, target)
+
+
+@app.command("steer")
+def steer_cmd(
+    source: str = typer.Argument(
+        ...,
+        metavar="SOURCE",
+        help="Run directory of a skill-selector policy (`animat imitate train` with clips and multi_clip = "
+        "'selector'), or pretrained:NAME.",
+    ),
+    commands: str | None = typer.Option(
+        None,
+        "--commands",
+        help="Script of skill:seconds, e.g. 'walk:4,jog:3,run:3,walk:2' (the policy's skill names).",
+    ),
+    interactive: bool = typer.Option(
+        False,
+        "--interactive",
+        help="Steer from the keyboard in this terminal: the first letter or the number of a skill (W/J/R, 1/2/3), "
+        "left/right arrows to turn, q to quit.",
+    ),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
+) -> None:
+    """Switch a skill-selector policy between its skills at run time: writes trajectory.npz (t, position, command),
+    summary.json (per segment: r_I against the commanded clip after a 1 s transition, forward speed beside the
+    clip's, falls), plots/steer.png and report.html."""
+    from animat import runs
+    from animat.console import phase
+    from animat.imitate.steer_run import play_keys, play_script, script_text, steer_request, write_steer_run
+
+    cfg, policy, run_dir, script = steer_request(source, commands, interactive)
+    target = runs.new_run_dir("imitate", "steer", out)
+    record = {"system": "imitate", "verb": "steer", "source": source, "commands": commands}
+    runs.atomic_write_json(target / "config.json", {**record, "interactive": interactive})
+    if interactive:
+        flight = play_keys(cfg, policy)
+    else:
+        with phase(f"steering through {sum(c.seconds for c in script):g} s of commands"):
+            flight = play_script(cfg, policy, script)
+    summary = write_steer_run(target, flight, cfg, run_dir, commands or script_text(flight, cfg.skills))
+    print_summary(
+        summary,
+        target,
+        ("script", "seconds", "mean_segment_r_imitation", "falls"),
+        where="plots/steer.png, trajectory.npz, summary.json (segments), report.html",
+    )

@@ -151,6 +151,11 @@ class ImitateEnv(gym.Env):
             parts.append(one_hot(self.skill, len(self.clips)))
         return np.concatenate([np.ravel(p) for p in parts]).astype(np.float32)
 
+    def observation(self) -> np.ndarray:
+        """(D,) float32: the observation of the current state (after a change made from outside, e.g. a new skill
+        command in :mod:`animat.imitate.steer`)."""
+        return self._obs()
+
     def _index_obs(self) -> None:
         """Where each joint's entries go in the observation (clip order; ball: 4 or 3 numbers, hinge: 1)."""
         qi, ai, vi, ri, a, v = [], [], [], [], 0, 0

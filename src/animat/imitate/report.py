@@ -63,8 +63,9 @@ def build(run_dir: Path, model=None, **_) -> Scene:
         add_model(scene, "reference clip", env.model, qpos, tint=GHOST_RGB, opacity=0.8)
         scene.notes.append("the reference clip this run learns to imitate (play the policy for the character)")
         return scene
-    traj = read_trajectory(run_dir, keys=("time", "root_pos"))
+    traj = read_trajectory(run_dir)  # play's (time, root_pos, ...) or steer's (t, position, ...), each with qpos
     if "qpos" not in traj:
+        traj = read_trajectory(run_dir, keys=("time", "root_pos"))
         scene = Scene(traj["time"], follow=traj["root_pos"], focus=2.5, ground=0.0)
         scene.add_prims("root", ["sphere"], [[0.1, 0.1, 0.1]], traj["root_pos"][:, None], color=(0.2, 0.4, 0.8))
         scene.add_path("root path", traj["root_pos"] * [1, 1, 0])
@@ -113,6 +114,32 @@ def imitation_curve_plot(rows: Sequence[Mapping[str, Any]], path: str | os.PathL
                 ax.set_xlabel(xlabel)
         axes[0, col].set_ylim(0.0, 1.0)
     axes[1, 0].set_ylim(bottom=0.0)
+    fig.suptitle(title, fontsize=10)
+    return save_figure(fig, path)
+
+
+def steer_plot(flight: Mapping[str, np.ndarray], skills: Sequence[str], path: str | os.PathLike, title: str) -> Path:
+    """A steered run (:mod:`animat.imitate.steer`) against time ``flight["t"] (T,)`` s: r_I per step (top), the
+    forward speed (m/s, middle) and the path seen from above (bottom, m), coloured by the commanded skill
+    (``flight["command"] (T,)``, indices into ``skills``); falls marked with a cross."""
+    from animat.viz.plots import save_figure, subplots
+
+    t, cmd, pos = flight["t"], flight["command"], flight["position"]
+    fig, axes = subplots(3, 1, figsize=(8.0, 8.4), layout="constrained")
+    fell = flight["fell"].astype(bool)
+    for k, name in enumerate(skills):
+        on = np.where(cmd == k, 1.0, np.nan)
+        axes[0].plot(t, flight["r_imitation"] * on, color=f"C{k}", lw=1.2, label=name)
+        axes[1].plot(t, flight["forward_speed"] * on, color=f"C{k}", lw=1.2, label=name)
+        axes[2].plot(pos[:, 0] * on, pos[:, 1] * on, color=f"C{k}", lw=1.5, label=name)
+    axes[0].plot(t[fell], flight["r_imitation"][fell], "kx", label="fall")
+    axes[2].plot(pos[fell, 0], pos[fell, 1], "kx")
+    axes[0].set(ylabel="r_I per step", ylim=(0.0, 1.0))
+    axes[1].set(ylabel="forward speed (m/s)", xlabel="time (s)")
+    axes[2].set(xlabel="x (m)", ylabel="y (m)", aspect="equal")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8, loc="lower right")
     fig.suptitle(title, fontsize=10)
     return save_figure(fig, path)
 

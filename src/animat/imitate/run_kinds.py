@@ -1,5 +1,5 @@
-"""Imitate's run directories for ``animat info`` (:class:`animat.info.RunKind`): training, an evaluation and a
-play of a policy; the preset is the clip."""
+"""Imitate's run directories for ``animat info`` (:class:`animat.info.RunKind`): training, an evaluation, a
+play and a steered run of a policy; the preset is the clip (the skills of a steered run)."""
 
 from __future__ import annotations
 
@@ -33,5 +33,11 @@ KINDS = (
         lambda config, summary: not config and {"source", "episode_steps"} <= set(summary),
         headline=("source", "episode_seconds", "fell", "mean_r_imitation"),
         preset=_clip,
+    ),
+    RunKind(
+        "steer",
+        lambda config, summary: {"script", "segments"} <= set(summary),
+        headline=("source", "script", "mean_segment_r_imitation", "falls"),
+        preset=lambda _, summary: "+".join(summary.get("skills") or []) or "?",
     ),
 )
