@@ -116,6 +116,36 @@ def test_keys_switch_skills_and_turn(selector_run):
     assert np.isclose(np.cos(ref.yaw - heading), 1.0)
 
 
+def test_interactive_keys_from_a_terminal(selector_run):
+    """play_keys on a pseudo-terminal: J typed before the first tick puts the character on the jog, q a moment
+    later ends the run; the terminal's settings are restored."""
+    import io
+    import os
+    import pty
+    import termios
+    import threading
+
+    from animat.imitate.policy import load_run
+    from animat.imitate.steer_run import play_keys
+
+    cfg, policy = load_run(selector_run)
+    master, slave = pty.openpty()
+    try:
+        before = termios.tcgetattr(slave)
+        os.write(master, b"J")
+        timer = threading.Timer(0.5, os.write, (master, b"q"))
+        timer.start()
+        shown = io.StringIO()
+        flight = play_keys(cfg, policy, fd=slave, out=shown)
+        timer.join()
+        assert termios.tcgetattr(slave) == before
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert len(flight["t"]) >= 3 and (flight["command"] == 1).all() and (flight["segment"] == 0).all()
+    assert "2/J: jog" in shown.getvalue() and "jog" in shown.getvalue().splitlines()[-1]
+
+
 @pytest.mark.parametrize(
     "args, words",
     [
