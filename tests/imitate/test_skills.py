@@ -147,3 +147,41 @@ def test_skill_names_and_options():
         TrainConfig.build(clips=["a.txt"], goal=True)
     cfg = TrainConfig.build()
     assert cfg.skills == [] and cfg.clip_label == "demo" and cfg.load_clips() is None
+
+
+@pytest.mark.parametrize("backend", ["local", pytest.param("ray", marks=pytest.mark.slow)])
+def test_max_reward_training_runs_through_the_train_path(tmp_path, backend):
+    """PPO over the max-operator reward of two clips, batched here or on Ray actors: the run trains the steps asked,
+    its policy takes the single-clip observation (no one-hot) and names its skills."""
+    pytest.importorskip("stable_baselines3")
+    if backend == "ray":
+        pytest.importorskip("ray")
+    from animat.character.clip import write_clip
+    from animat.imitate.policy import load_policy
+    from animat.imitate.train import train
+
+    write_clip(WALK, tmp_path / "walk.txt")
+    write_clip(_bent(WALK), tmp_path / "bent.txt")
+    cfg = TrainConfig.build(
+        None,
+        clips=[str(tmp_path / "walk.txt"), str(tmp_path / "bent.txt")],
+        multi_clip="max",
+        backend=backend,
+        actors=2,
+        vec_env="batched",
+        envs=4,
+        timesteps=512,
+        n_steps=64,
+        batch_size=128,
+        n_epochs=1,
+        net_arch=[16, 16],
+        eval_episodes=1,
+        max_seconds=1.0,
+        checkpoint_every=0,
+    )
+    (tmp_path / "run").mkdir()
+    summary = train(cfg, tmp_path / "run")
+    policy = load_policy(tmp_path / "run" / "policy")
+    assert summary["timesteps"] == 512 and summary["clip"] == "walk+bent"
+    assert policy.manifest["multi_clip"] == "max" and policy.manifest["skills"] == ["walk", "bent"]
+    assert policy.obs_dim == ImitateEnv().observation_space.shape[0]
