@@ -15,7 +15,7 @@ import pytest
 from animat.config import load_toml
 
 CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.toml"))
-NEEDS_SHARED_DATA = {"imitate_walk.toml", "imitate_walk_cpu.toml"}  # their clip is shared:humanoid3d_walk.txt
+NEEDS_SHARED_DATA = {"imitate_walk.toml", "imitate_walk_cpu.toml", "imitate_locomotion_cpu.toml"}  # shared: clips
 BUSY = "already exists and is not empty"
 
 

@@ -185,3 +185,18 @@ def test_max_reward_training_runs_through_the_train_path(tmp_path, backend):
     assert summary["timesteps"] == 512 and summary["clip"] == "walk+bent"
     assert policy.manifest["multi_clip"] == "max" and policy.manifest["skills"] == ["walk", "bent"]
     assert policy.obs_dim == ImitateEnv().observation_space.shape[0]
+
+
+def test_reset_keeps_a_clip_put_in_place_from_outside():
+    """One clip: reset leaves ``env.clip`` as a caller set it (``animat play imitate`` turns the walk through a
+    TurnedClip put there before its reset); a selector puts the episode's skill's clip there."""
+    from animat.imitate.live import TurnedClip
+
+    env = ImitateEnv(rsi=False)
+    turned = env.clip = TurnedClip(env.clip)
+    env.reset(seed=0)
+    assert env.clip is turned
+    skilled = ImitateEnv(clips=[WALK, SLOW], rsi=False)
+    skilled.clip = turned
+    skilled.reset(seed=0, options={"skill": 1})
+    assert skilled.clip is SLOW

@@ -189,7 +189,8 @@ class ImitateEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         self.skill = self._choose_skill(options)
-        self.clip = self.clips[self.skill]
+        if self.selector:  # (else the clip stays what it is: a caller may have put a turned one in its place)
+            self.clip = self.clips[self.skill]
         self.t0 = float(self.np_random.uniform(0.0, self.clip.cycle_seconds)) if self.rsi else 0.0
         self.t = self.t0
         mujoco.mj_resetData(self.model, self.data)
