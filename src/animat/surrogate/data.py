@@ -177,7 +177,7 @@ def dataset_stats(out: str | os.PathLike, episodes: int | None = None) -> dict:
         "episodes": n,
         "frames": frames,
         "dropped_frames": dropped,
-        "vertices": int(meta["scene"]["size"]) ** 2,
+        "vertices": scene_from_dict(meta["scene"]).n_vertices,
         "dataset_megabytes": nbytes / 1e6,
         "reference_seconds_per_frame": float(np.mean(spf)) if spf else float("nan"),
     }

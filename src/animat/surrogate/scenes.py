@@ -1,5 +1,6 @@
-"""The cloth scenes by name: ``sheet`` (:mod:`animat.surrogate.sheet`), ``flag`` (:mod:`animat.surrogate.flag`)
-and ``cape`` (:mod:`animat.surrogate.cape`)."""
+"""The cloth scenes by name: ``sheet`` (:mod:`animat.surrogate.sheet`), ``flag`` (:mod:`animat.surrogate.flag`),
+``cape`` (:mod:`animat.surrogate.cape`), and the garments on the moving character, ``cape-character`` and
+``skirt-character`` (:mod:`animat.surrogate.garment`)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,16 @@ import numpy as np
 from animat.config import require
 from animat.surrogate.cape import CapeScene
 from animat.surrogate.flag import FlagScene
+from animat.surrogate.garment import CapeCharacterScene, SkirtCharacterScene
 from animat.surrogate.sheet import SheetScene
 
-SCENES = {"sheet": SheetScene, "flag": FlagScene, "cape": CapeScene}
+SCENES = {
+    "sheet": SheetScene,
+    "flag": FlagScene,
+    "cape": CapeScene,
+    "cape-character": CapeCharacterScene,
+    "skirt-character": SkirtCharacterScene,
+}
 
 
 def get_scene(name: str, /, **overrides: Any) -> SheetScene:
