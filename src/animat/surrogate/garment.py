@@ -7,11 +7,13 @@ the floor) plus a flex cloth. The character is driven: before every physics subs
 from the playback (linear between recorded frames, quaternions renormalised), so the cloth meets bodies that
 move with their true velocities; an armature of ``KINEMATIC_ARMATURE`` on its dofs keeps the cloth's contacts
 from moving it within the substep. The cloth is a ``<flex dim=2>`` with membrane elasticity, as the other cloth
-scenes (:mod:`animat.surrogate.sheet`); every free vertex is a world body with three slide joints. The pinned
-vertices (the top row) sit at fixed local coordinates in a jointless world body ``pin`` that is moved onto the
-pin bone (the chest for the cape, the pelvis for the skirt) before every substep, so they follow the bone
-exactly. (Pinned to the bone itself, the flex's stiffness couples the character's dofs and MuJoCo's M + K solve
-fails to converge at every step; MuJoCo refuses flex elasticity on a mocap body.)
+scenes (:mod:`animat.surrogate.sheet`); every vertex is a world body (a point mass) with three slide joints. The
+pinned vertices (the top row) are driven too: before every substep each is put at its fixed point ``p + R l`` of
+the pin bone's frame (the chest for the cape, the pelvis for the skirt), with that point's velocity
+``v_p + omega x R l``, so it follows the bone exactly and the cloth's implicit step knows where it goes. (A flex
+vertex owned by the bone itself couples the character's dofs into MuJoCo's M + K solve, which then fails to
+converge at every step; a moved jointless body has no velocity, and the cloth trails it by a substep's travel;
+MuJoCo refuses flex elasticity on a mocap body.)
 
 Warm-up: the character stands still in its rest pose (the model's ``qpos0``, where the cloth is built) for
 ``warmup_frames`` while the cloth settles; recording starts as the first clip blends in.
@@ -111,46 +113,35 @@ class GarmentScene(SheetScene):
         spec.option.iterations = int(self.solver_iterations)
         spec.option.tolerance = 1e-6
         spec.memory = max(16, self.n_vertices // 10) * 2**20
-        standing = spec.compile()
-        d = mujoco.MjData(standing)
-        mujoco.mj_forward(standing, d)
-        pin = mujoco.mj_name2id(standing, mujoco.mjtObj.mjOBJ_BODY, self.pin_body)
-        self._add_cloth(spec, d.xpos[pin], d.xquat[pin])
+        self._add_vertices(spec)
         m = compile_flex_model(spec.compile)
-        cloth = m.body_dofnum > 0
-        cloth[: CHARACTER_BODIES + 1] = False
+        cloth = np.arange(m.nbody) > CHARACTER_BODIES
         m.dof_damping[m.body_dofadr[cloth][:, None] + np.arange(3)] = self.air_damping_per_s * self._vertex_mass
-        m.dof_armature[m.dof_bodyid <= CHARACTER_BODIES] = KINEMATIC_ARMATURE
+        driven = np.isin(m.dof_bodyid, np.arange(CHARACTER_BODIES + 1)) | np.isin(
+            m.dof_bodyid, CHARACTER_BODIES + 1 + self.pinned
+        )
+        m.dof_armature[driven] = KINEMATIC_ARMATURE  # the character and the pinned vertices
         return m
 
     @property
     def _vertex_mass(self) -> float:
-        return self.mass_kg / (self.n_vertices - len(self.pinned))
+        return self.mass_kg / self.n_vertices
 
-    def _add_cloth(self, spec, pin_pos: np.ndarray, pin_quat: np.ndarray) -> None:
-        """The free vertices as world bodies with three slide joints each, the pinned ones in the mocap body
-        ``pin`` that mirrors the pin bone (local coordinates from the bone's standing frame ``pin_pos``,
-        ``pin_quat``), and the flex over them."""
+    def _add_vertices(self, spec) -> None:
+        """Every vertex a world body (a point mass) with three slide joints along the world axes, at its rest
+        position, and the flex over them."""
         import mujoco
 
         vertices, triangles = self.mesh()
-        pinned = set(self.pinned.tolist())
-        spec.worldbody.add_body(name="pin", pos=list(pin_pos), quat=list(pin_quat))
-        names, local = [], np.zeros_like(vertices)
         for i, x in enumerate(vertices):
-            if i in pinned:
-                names.append("pin")
-                local[i] = to_root(x, pin_pos, pin_quat)
-                continue
             body = spec.worldbody.add_body(name=f"cloth_{i}", pos=x.tolist())
             body.explicitinertial = True
-            body.mass, body.inertia = self._vertex_mass, [1e-9] * 3  # a point mass (slide joints only)
+            body.mass, body.inertia = self._vertex_mass, [1e-9] * 3
             for axis in np.eye(3):
                 body.add_joint(type=mujoco.mjtJoint.mjJNT_SLIDE, axis=axis.tolist())
-            names.append(body.name)
         flex = spec.add_flex()
         flex.name, flex.dim, flex.radius = "cloth", 2, self.contact_radius_m
-        flex.vertbody, flex.vert, flex.elem = names, local.ravel().tolist(), triangles.ravel().tolist()
+        flex.vertbody, flex.elem = [f"cloth_{i}" for i in range(len(vertices))], triangles.ravel().tolist()
         flex.young, flex.poisson, flex.thickness = self.young_pa, self.poisson, self.thickness_m
         flex.elastic2d = {"stretch": 2, "both": 3}[self.elastic2d]  # MJCF's none | bend | stretch | both
         flex.condim, flex.selfcollide = 3, mujoco.mjtFlexSelf.mjFLEXSELF_NONE
@@ -186,7 +177,7 @@ class GarmentScene(SheetScene):
         d, layout = mujoco.MjData(m), Layout.of(m)
         warmup = self.warmup_frames / self.fps
         stand = Segment(standing_clip(m), max(warmup, 1e-3))
-        blend = min([self.blend_seconds] + [s.seconds for s in segments])
+        blend = min([self.blend_seconds, stand.seconds] + [s.seconds for s in segments])
         playback = Playback([stand, *segments], blend=blend)
         total = int(frames) + self.warmup_frames
         path = np.empty((total, m.nq + m.nv))
@@ -199,18 +190,33 @@ class GarmentScene(SheetScene):
         return path
 
     def _setup(self, m, d) -> dict:
+        """Called at the standing pose: where the character's qpos/qvel end, the quaternions among them, the pin
+        bone, and the pinned vertices' qpos/dof addresses (P, 3), rest positions (P, 3) m and coordinates in the
+        bone's frame (P, 3) m."""
         import mujoco
 
         from animat.character.model import Layout
 
-        first = int(np.argmax(m.jnt_bodyid > CHARACTER_BODIES))  # the first cloth joint
-        nq, nv = int(m.jnt_qposadr[first]), int(m.jnt_dofadr[first])
+        first = int(np.argmax(m.jnt_bodyid > CHARACTER_BODIES))  # the first vertex's joint
         bone = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, self.pin_body)
-        pin = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "pin")
-        return {"nq": nq, "nv": nv, "quats": _quaternion_slots(m, Layout.of(m)), "bone": bone, "pin": pin}
+        joints = m.body_jntadr[CHARACTER_BODIES + 1 + self.pinned][:, None] + np.arange(3)
+        rest = m.body_pos[CHARACTER_BODIES + 1 + self.pinned].copy()
+        return {
+            "nq": int(m.jnt_qposadr[first]),
+            "nv": int(m.jnt_dofadr[first]),
+            "quats": _quaternion_slots(m, Layout.of(m)),
+            "bone": bone,
+            "pin_qpos": m.jnt_qposadr[joints],
+            "pin_dof": m.jnt_dofadr[joints],
+            "pin_rest": rest,
+            "pin_local": to_root(rest, d.xpos[bone], d.xquat[bone]),
+            "jacp": np.zeros((3, m.nv)),
+            "jacr": np.zeros((3, m.nv)),
+        }
 
     def _apply(self, m, d, state: dict, y: np.ndarray) -> None:
-        """Pose the character (``y``: a path row, qpos then qvel) and move the pins' mocap body onto its bone."""
+        """Pose the character (``y``: a path row, qpos then qvel) and carry the pinned vertices with their bone:
+        at its frame's point ``x = p + R l`` with the velocity ``v_p + omega x R l`` of that point."""
         import mujoco
 
         nq, nv = state["nq"], state["nv"]
@@ -220,7 +226,12 @@ class GarmentScene(SheetScene):
         d.qpos[:nq] = qpos
         d.qvel[:nv] = y[nq : nq + nv]
         mujoco.mj_kinematics(m, d)
-        m.body_pos[state["pin"]], m.body_quat[state["pin"]] = d.xpos[state["bone"]], d.xquat[state["bone"]]
+        mujoco.mj_comPos(m, d)
+        bone, jacp, jacr = state["bone"], state["jacp"], state["jacr"]
+        mujoco.mj_jacBody(m, d, jacp, jacr, bone)
+        arm = state["pin_local"] @ d.xmat[bone].reshape(3, 3).T  # R l, (P, 3) m
+        d.qpos[state["pin_qpos"]] = d.xpos[bone] + arm - state["pin_rest"]
+        d.qvel[state["pin_dof"]] = jacp[:, :nv] @ d.qvel[:nv] + np.cross(jacr[:, :nv] @ d.qvel[:nv], arm)
 
     def y_size(self, path_width: int) -> int:
         return CHARACTER_BODIES * 7

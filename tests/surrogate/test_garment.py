@@ -1,0 +1,129 @@
+"""The garment scenes on the moving character (issue 48): pins, the root frame, the capsule projection, the
+character's path, stability."""
+
+import numpy as np
+import pytest
+
+from animat import quaternions as quat
+from animat.character.bones import body_shapes, place_shapes
+from animat.surrogate.collision import Projector, penetration_depth, project
+from animat.surrogate.root_frame import bodies_in_root, body_frames, from_root, to_root
+
+GARMENTS = ("cape-character", "skirt-character")
+PIN_BODY = {"cape-character": 1, "skirt-character": 0}  # chest, pelvis: their index among the 15 bodies
+FAST = {"warmup_frames": 10}
+
+
+def _scene(name: str, **options):
+    from animat.surrogate.scenes import get_scene
+
+    return get_scene(name, **{**FAST, **options})
+
+
+@pytest.fixture(scope="module")
+def episodes():
+    """40 recorded frames of each garment (seeded), with its scene."""
+    out = {}
+    for name in GARMENTS:
+        scene = _scene(name)
+        out[name] = scene, scene.simulate(40, seed=5)
+    return out
+
+
+def test_root_frame_round_trips_and_matches_the_closed_form():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(50, 3))
+    p, q = rng.normal(size=3), quat.normalize(rng.normal(size=4))
+    assert np.allclose(from_root(to_root(x, p, q), p, q), x, atol=1e-12)
+    assert np.allclose(to_root(from_root(x, p, q), p, q), x, atol=1e-12)
+    assert np.allclose(to_root(p, p, q), 0.0, atol=1e-12)
+    # a root at p turned 90 degrees about +z: the world's +x is the root's -y
+    turned = quat.about_axis(np.array([0.0, 0.0, 1.0]), np.pi / 2)
+    assert np.allclose(to_root(p + [1.0, 0.0, 0.0], p, turned), [0.0, -1.0, 0.0], atol=1e-12)
+    assert np.allclose(to_root(p + [0.0, 0.0, 2.0], p, turned), [0.0, 0.0, 2.0], atol=1e-12)
+
+
+def test_body_frames_in_the_root_frame():
+    rng = np.random.default_rng(1)
+    pos, rot = rng.normal(size=(15, 3)), quat.normalize(rng.normal(size=(15, 4)))
+    y = np.concatenate([pos, rot], axis=1).ravel()
+    got_pos, got_rot = bodies_in_root(y)
+    assert np.allclose(got_pos[0], 0.0) and np.allclose(np.abs(got_rot[0]), [1.0, 0.0, 0.0, 0.0])
+    assert np.allclose(from_root(got_pos, pos[0], rot[0]), pos, atol=1e-12)
+    assert np.allclose(np.abs(np.sum(quat.mul(rot[0], got_rot) * rot, axis=1)), 1.0, atol=1e-12)
+
+
+def test_shapes_of_the_humanoid():
+    """Spheres: root, chest, neck and wrists; capsules: thighs, shins, upper and lower arms, feet (boxes)."""
+    sh = body_shapes()
+    assert sh.sphere_body.tolist() == [0, 1, 2, 8, 14]
+    assert sh.capsule_body.tolist() == [3, 4, 5, 6, 7, 9, 10, 11, 12, 13]
+    thigh = sh.capsule_body.tolist().index(3)
+    assert np.allclose(sh.capsule_a[thigh], [0, 0, -0.36]) and np.allclose(sh.capsule_b[thigh], [0, 0, -0.06])
+    assert np.isclose(sh.capsule_radius[thigh], 0.055)
+    foot = sh.capsule_body.tolist().index(5)  # the box 0.177 x 0.055 x 0.09 (DeepMimic's x, y, z)
+    assert np.isclose(sh.capsule_radius[foot], 0.0275) and np.isclose(
+        np.linalg.norm(sh.capsule_b[foot] - sh.capsule_a[foot]), 0.177 - 2 * 0.0275
+    )
+
+
+def _proxies_at_a_pose(seed: int):
+    """The humanoid's proxies in a random pose (random body frames near the origin), padded by 1 cm."""
+    rng = np.random.default_rng(seed)
+    pos = rng.uniform(-0.3, 0.3, size=(15, 3))
+    return place_shapes(pos, quat.normalize(rng.normal(size=(15, 4))), pad=0.01)
+
+
+def _core_distance(x, proxy, sphere: bool):
+    if sphere:
+        return np.linalg.norm(x - proxy[:3], axis=-1)
+    a, ab = proxy[:3].astype(np.float64), (proxy[3:6] - proxy[:3]).astype(np.float64)
+    s = np.clip((x - a) @ ab / (ab @ ab), 0.0, 1.0)
+    return np.linalg.norm(x - (a + s[:, None] * ab), axis=-1)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_projection_leaves_outside_vertices_and_puts_inside_ones_on_the_surface(seed):
+    spheres, capsules = _proxies_at_a_pose(seed)
+    X = np.random.default_rng(10 + seed).uniform(-0.6, 0.6, size=(20000, 3)).astype(np.float32)
+    inside = penetration_depth(X, spheres, capsules) > 0
+    proxies = [(p, True) for p in spheres] + [(p, False) for p in capsules]
+    inside_each = np.stack([_core_distance(X, p, s) < p[-1] for p, s in proxies])
+    got = project(X.copy(), spheres, capsules)
+    assert np.array_equal(got[~inside], X[~inside])  # outside every proxy: not touched, bit for bit
+    fast = Projector(len(X))(X.copy(), spheres, capsules)
+    assert np.allclose(fast, got, atol=1e-6)
+    # a vertex inside exactly one proxy, whose way out does not lead into another, ends on that proxy's surface
+    only = inside_each.sum(0) == 1
+    checked = 0
+    for k, (p, sphere) in enumerate(proxies):
+        rows = np.flatnonzero(only & inside_each[k])
+        rows = rows[penetration_depth(got[rows], spheres, capsules) <= 1e-6]
+        assert np.allclose(_core_distance(got[rows].astype(np.float64), p, sphere), p[-1], atol=2e-6)
+        checked += len(rows)
+    assert checked > 200 and inside.sum() > checked / 2
+
+
+@pytest.mark.deepmimic
+@pytest.mark.parametrize("name", GARMENTS)
+def test_pinned_vertices_follow_their_bone_exactly(episodes, name):
+    scene, ep = episodes[name]
+    X, Y = ep["X"], ep["Y"]
+    assert ep["dropped"] == 0 and X.shape == (40, scene.n_vertices, 3) and Y.shape == (40, 105)
+    import mujoco
+
+    from animat.character.model import build_model
+
+    b = PIN_BODY[name]
+    m = build_model(ball_actuators=False)
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)  # the standing pose, in which the garment is made
+    standing = d.xpos[b + 1].copy(), d.xquat[b + 1].copy()
+    local = to_root(scene.mesh()[0][scene.pinned], *standing)  # the pins in the bone's frame
+    moved = 0.0
+    for f in range(len(X)):
+        bp, bq = body_frames(Y[f])
+        world = scene.world(X[f, scene.pinned], Y[f])
+        assert np.abs(world - from_root(local, bp[b], bq[b])).max() < 2e-6  # float32 storage
+        moved = max(moved, float(np.linalg.norm(bp[b] - standing[0])))
+    assert moved > 0.3  # the bone went places
