@@ -127,3 +127,51 @@ def test_pinned_vertices_follow_their_bone_exactly(episodes, name):
         assert np.abs(world - from_root(local, bp[b], bq[b])).max() < 2e-6  # float32 storage
         moved = max(moved, float(np.linalg.norm(bp[b] - standing[0])))
     assert moved > 0.3  # the bone went places
+
+
+@pytest.mark.deepmimic
+def test_the_character_path_is_seeded_stands_for_the_warm_up_and_chains_the_clips():
+    scene = _scene("skirt-character", warmup_frames=30)
+    path = scene.controls(300, np.random.default_rng(7))
+    assert path.shape == (330, 77) and np.isfinite(path).all()
+    assert np.array_equal(path, scene.controls(300, np.random.default_rng(7)))
+    assert not np.allclose(path, scene.controls(300, np.random.default_rng(8)))
+    standing = path[:30]  # the rest pose (qpos0), still
+    assert np.allclose(standing[:, :3], [0.0, 0.0, 0.9]) and np.allclose(standing[:, 43:], 0.0)
+    root_quats = path[:, 3:7]
+    assert np.all(np.sum(root_quats[1:] * root_quats[:-1], axis=1) > 0)  # one hemisphere frame to frame
+    step = np.linalg.norm(np.diff(path[:, :3], axis=0), axis=1) * scene.fps  # m/s, the root's speed
+    assert step.max() < 12.0 and step[30:].mean() > 0.3  # moving, without jumps
+
+
+@pytest.mark.deepmimic
+def test_garment_scene_options_and_topology():
+    cape = _scene("cape-character", size=7, rows=9)
+    assert cape.n_vertices == 63 and cape.pinned.tolist() == list(range(7))
+    topo = cape.topology()
+    assert topo["rest"].shape == (63, 3) and topo["triangles"].shape == (2 * 6 * 8, 3)
+    skirt = _scene("skirt-character", size=10, rows=4)
+    tri = skirt.topology()["triangles"]
+    assert tri.shape == (2 * 10 * 3, 3) and tri.max() == 39  # the band wraps around
+    rest = skirt.topology()["rest"]
+    top = rest[skirt.pinned]
+    assert np.allclose(np.linalg.norm(top[:, :2], axis=1), skirt.top_radius_m, atol=1e-6)
+
+
+@pytest.mark.slow
+@pytest.mark.deepmimic
+@pytest.mark.parametrize("name", GARMENTS)
+def test_reference_is_stable_over_long_chains(name):
+    """2000 frames (33 s of chained clips) with the default resolution and time step: no frame dropped (no NaN,
+    no edge past 3x its rest length, no MuJoCo reset), and the cloth stays near its rest lengths."""
+    from animat.surrogate.scenes import get_scene
+
+    scene = get_scene(name)
+    result = scene.simulate(2000, seed=11)
+    assert result["dropped"] == 0 and np.isfinite(result["X"]).all()
+    edges = scene.topology()["edges"]
+    X = result["X"].astype(np.float64)
+    x0 = scene.topology()["rest"].astype(np.float64)
+    rest = np.linalg.norm(x0[edges[:, 0]] - x0[edges[:, 1]], axis=-1)
+    stretch = np.linalg.norm(X[:, edges[:, 0]] - X[:, edges[:, 1]], axis=-1) / rest
+    assert np.percentile(stretch.max(axis=1), 99) < 1.6
