@@ -19,6 +19,9 @@ change at random times; ``Y`` (3,) m/s is the wind vector (see :mod:`animat.surr
 ``cape``: a cloth attached to a capsule torso moving along random paths; X in the torso's frame,
 ``Y`` (7,) its position and quaternion (see :mod:`animat.surrogate.cape`).
 
+``cape-character``, ``skirt-character``: garments on the humanoid3d character playing chained motion clips; X in
+the character's root frame, ``Y`` (105,) its body frames (see :mod:`animat.surrogate.garment`).
+
 Each scene also names its collision proxies (:meth:`SheetScene.proxies`) for the runtime.
 
 A frame is *bad* when a vertex is non-finite, an edge is longer than ``max_edge_ratio`` x its rest
