@@ -175,3 +175,37 @@ def test_reference_is_stable_over_long_chains(name):
     rest = np.linalg.norm(x0[edges[:, 0]] - x0[edges[:, 1]], axis=-1)
     stretch = np.linalg.norm(X[:, edges[:, 0]] - X[:, edges[:, 1]], axis=-1) / rest
     assert np.percentile(stretch.max(axis=1), 99) < 1.6
+
+
+@pytest.mark.deepmimic
+def test_model_qpos_puts_the_character_and_cloth_where_they_were_recorded(episodes):
+    import mujoco
+
+    scene, ep = episodes["skirt-character"]
+    path = scene.controls(40, np.random.default_rng(5))[scene.warmup_frames :]  # as simulate(40, seed=5) drew it
+    m = scene.model()
+    d = mujoco.MjData(m)
+    for f, q in enumerate(scene.model_qpos(m, ep["X"], ep["Y"], path)):
+        d.qpos[:] = q
+        mujoco.mj_forward(m, d)
+        pos, _ = body_frames(ep["Y"][f])
+        assert np.abs(d.xpos[1:16] - pos).max() < 1e-6
+        assert np.abs(d.flexvert_xpos - scene.world(ep["X"][f], ep["Y"][f])).max() < 1e-9
+
+
+@pytest.mark.deepmimic
+def test_garment_video_shows_the_cloth(episodes, tmp_path):
+    from animat.surrogate.video import garment_video
+    from animat.viz.mujoco_render import gl_available
+
+    if not gl_available():
+        pytest.skip("no offscreen GL context (EGL or OSMesa) here")
+    import imageio.v3 as iio
+
+    scene, ep = episodes["cape-character"]
+    path = scene.controls(40, np.random.default_rng(5))[scene.warmup_frames :]
+    written = garment_video(scene, ep["X"][:8], ep["Y"][:8], path[:8], tmp_path / "cape.gif", fps=30.0)
+    frames = iio.imread(written[0], index=None)
+    assert frames.shape == (4, 360, 480, 3)  # every second frame of 60 fps
+    red = (frames[..., 0] > 150) & (frames[..., 1] < 90) & (frames[..., 2] < 90)  # the cloth's colour
+    assert red.mean() > 0.005

@@ -241,6 +241,15 @@ class GarmentScene(SheetScene):
         bodies = slice(1, CHARACTER_BODIES + 1)
         return np.concatenate([d.xpos[bodies], d.xquat[bodies]], axis=1).ravel()
 
+    def model_qpos(self, m, X: np.ndarray, Y: np.ndarray, path: np.ndarray) -> np.ndarray:
+        """(T, nq) full ``qpos`` of :meth:`model` ``m`` at recorded frames: the character's from the external path
+        rows ``path`` (T, 77) of those frames, each vertex's slide joints from X (T, V, 3) (root frame) placed in the
+        world by Y (T, 105) (e.g. to render the reference)."""
+        first = int(np.argmax(m.jnt_bodyid > CHARACTER_BODIES))
+        nq, rest = int(m.jnt_qposadr[first]), m.body_pos[CHARACTER_BODIES + 1 :][: self.n_vertices]
+        world = np.stack([self.world(x, y) for x, y in zip(X, Y)])
+        return np.concatenate([np.asarray(path)[:, :nq], (world - rest).reshape(len(X), -1)], axis=1)
+
     # --- frames and proxies ------------------------------------------------------------------------
     def record(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """World X (V, 3) -> the root frame of ``y`` (a path row or a recorded Y: both start with the root's
