@@ -209,3 +209,17 @@ def test_garment_video_shows_the_cloth(episodes, tmp_path):
     assert frames.shape == (4, 360, 480, 3)  # every second frame of 60 fps
     red = (frames[..., 0] > 150) & (frames[..., 1] < 90) & (frames[..., 2] < 90)  # the cloth's colour
     assert red.mean() > 0.005
+
+
+@pytest.mark.deepmimic
+def test_the_warm_up_state_is_the_recorded_standing_character():
+    from animat.surrogate.scenes import rest_frame, start_state
+
+    scene = _scene("cape-character")
+    y = start_state(scene)
+    pos, rot = body_frames(y)
+    assert y.shape == (105,) and np.allclose(pos[0], [0.0, 0.0, 0.9]) and np.allclose(rot, [1.0, 0.0, 0.0, 0.0])
+    standing = scene.simulate(1, seed=0)["Y"][0]  # the first recorded frame still stands (the blend starts)
+    assert np.allclose(standing, y, atol=1e-6)
+    rest, _ = rest_frame(scene)
+    assert np.allclose(rest, scene.topology()["rest"] - [0.0, 0.0, 0.9], atol=1e-6)  # the root frame

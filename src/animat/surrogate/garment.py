@@ -233,6 +233,17 @@ class GarmentScene(SheetScene):
         d.qpos[state["pin_qpos"]] = d.xpos[bone] + arm - state["pin_rest"]
         d.qvel[state["pin_dof"]] = jacp[:, :nv] @ d.qvel[:nv] + np.cross(jacr[:, :nv] @ d.qvel[:nv], arm)
 
+    def warmup_state(self) -> np.ndarray:
+        """(105,) float32: the body frames of the standing character (the model's ``qpos0``)."""
+        import mujoco
+
+        from animat.character.model import build_model
+
+        m = build_model(ball_actuators=False)
+        d = mujoco.MjData(m)
+        mujoco.mj_kinematics(m, d)
+        return self._observed(m, d, {}, np.zeros(0)).astype(np.float32)
+
     def y_size(self, path_width: int) -> int:
         return CHARACTER_BODIES * 7
 

@@ -44,6 +44,6 @@ def rest_frame(scene) -> tuple[np.ndarray, np.ndarray]:
 
 
 def start_state(scene) -> np.ndarray:
-    """(y_dim,) the external object's pose during the scene's warm-up (the torso upright at the
-    origin, facing +y; the sphere away from the cloth; a wind)."""
-    return scene.controls(1, np.random.default_rng(0))[0].astype(np.float32)
+    """(y_dim,) the external object's recorded state Y during the scene's warm-up (the torso upright at the
+    origin, facing +y; the sphere away from the cloth; a wind; the character standing in its rest pose)."""
+    return scene.warmup_state()

@@ -236,6 +236,10 @@ elastic2d="{self.elastic2d}"/>
         """Impose the external input ``y`` before one physics substep."""
         d.mocap_pos[0] = y
 
+    def warmup_state(self) -> np.ndarray:
+        """(y_dim,) float32: Y during the warm-up (the first row of a drawn path)."""
+        return self.controls(1, np.random.default_rng(0))[0].astype(np.float32)
+
     def y_size(self, path_width: int) -> int:
         """The width of a recorded Y for an external path of ``path_width`` columns (the sheet's: the same)."""
         return path_width
