@@ -27,6 +27,7 @@ quaternion each, the root first). The external path that :meth:`SheetScene.simul
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
@@ -38,7 +39,7 @@ from animat.surrogate.root_frame import bodies_in_root, from_root, to_root
 from animat.surrogate.sheet import SheetScene, compile_flex_model
 
 CHARACTER_BODIES = 15  # the humanoid's bodies, root first: MuJoCo body ids 1..15
-KINEMATIC_ARMATURE = 1e5  # kg (m²) added to every character dof: the cloth's contacts cannot move it in a substep
+KINEMATIC_ARMATURE = 1e5  # kg (m²) on the driven dofs (character, pins): the cloth's contacts cannot move them
 TRAINING_CLIPS = tuple(
     f"shared:humanoid3d_{name}.txt"
     for name in ("walk", "run", "jump", "kick", "punch", "spin", "roll", "getup_faceup", "getup_facedown")
@@ -63,6 +64,13 @@ class GarmentScene(SheetScene):
     max_turn_deg: float = 90.0
     blend_seconds: float = 0.3
     pin_body: ClassVar[str] = "root"
+    POSITIVE: ClassVar[tuple[str, ...]] = (
+        *SheetScene.POSITIVE,
+        "blend_seconds",
+        "width_m",
+        "top_radius_m",
+        "bottom_radius_m",
+    )
 
     @classmethod
     def build(cls, **overrides: Any) -> GarmentScene:
@@ -90,8 +98,9 @@ class GarmentScene(SheetScene):
     def pinned(self) -> np.ndarray:
         return np.arange(int(self.size))  # the top row
 
-    @property
+    @cached_property
     def contact_radius_m(self) -> float:
+        """The vertices' collision radius, m: a quarter of the top row's spacing, at most 5 mm (as the sheet's)."""
         vertices, _ = self.mesh()
         spacing = float(np.linalg.norm(vertices[1] - vertices[0]))
         return min(0.005, spacing / 4)
