@@ -107,7 +107,7 @@ class SheetScene:
         scene = replace(cls(), **values)
         for f in fields(cls):
             v = getattr(scene, f.name)
-            if isinstance(v, tuple) and not isinstance(v[0], str) and not 0.0 <= v[0] <= v[1]:
+            if isinstance(v, tuple) and v and not isinstance(v[0], str) and not 0.0 <= v[0] <= v[1]:
                 raise ConfigError(f"{f.name} must be a range [low, high] with 0 <= low <= high, got {list(v)}")
             if isinstance(v, float) and f.name not in cls.SIGNED:
                 require(f.name, v, **({"gt": 0} if f.name in cls.POSITIVE else {"ge": 0}))
@@ -264,7 +264,7 @@ elastic2d="{self.elastic2d}"/>
         import mujoco
 
         bodies = np.asarray(m.flex_vertbodyid)
-        free = np.flatnonzero((m.body_jntnum[bodies] > 0) & (m.body_parentid[bodies] == 0))  # not on a bone
+        free = np.flatnonzero(m.body_jntnum[bodies] > 0)
         b = bodies[free]
         if np.any(m.body_jntnum[b] != 3) or np.any(m.body_parentid[b] != 0):
             raise ConfigError(
