@@ -34,6 +34,8 @@ def test_a_missing_clip_is_one_line_exit_2(animat_cli, tmp_path):
     config = _config(tmp_path, ["shared:humanoid3d_nope.txt"])
     err = _one_line_error(animat_cli, tmp_path / "b", "skirt-character", "--config", config)
     assert "humanoid3d_nope.txt" in err
+    err = _one_line_error(animat_cli, tmp_path / "c", "skirt-character", "--config", _config(tmp_path, []))
+    assert "give at least one clip" in err
 
 
 def test_a_clip_of_another_skeleton_is_one_line_exit_2(animat_cli, tmp_path):
