@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from animat import quaternions as quat
-from animat.character.bones import body_shapes, place_shapes
+from animat.character.bones import body_ids, body_shapes, place_shapes
 from animat.surrogate.collision import Projector, penetration_depth, project
 from animat.surrogate.root_frame import bodies_in_root, body_frames, from_root, to_root
 
@@ -67,6 +67,41 @@ def test_shapes_of_the_humanoid():
     )
 
 
+def test_shapes_placed_from_body_frames_are_mujocos_geoms():
+    """In a random pose of the MuJoCo humanoid, the spheres and capsules placed from its body frames (skeleton order,
+    :func:`body_ids`) are its geoms: the same centres, segment ends and radii (the feet's boxes: a capsule along
+    the box's long side through its centre)."""
+    import mujoco
+
+    from animat.character.model import build_model
+
+    m = build_model(ball_actuators=False)
+    d = mujoco.MjData(m)
+    rng = np.random.default_rng(3)
+    d.qpos[:3], d.qpos[3:7] = rng.normal(size=3), quat.normalize(rng.normal(size=4))
+    for j in range(1, m.njnt):
+        a = m.jnt_qposadr[j]
+        if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_BALL:
+            d.qpos[a : a + 4] = quat.normalize(rng.normal(size=4))
+        else:
+            d.qpos[a] = rng.uniform(-1.5, 0.0)
+    mujoco.mj_kinematics(m, d)
+    ids, sh = body_ids(m), body_shapes()
+    spheres, capsules = place_shapes(d.xpos[ids], d.xquat[ids])
+    geom = m.body_geomadr[ids]
+    assert np.allclose(spheres[:, :3], d.geom_xpos[geom[sh.sphere_body]], atol=1e-6)
+    assert np.allclose(spheres[:, 3], m.geom_size[geom[sh.sphere_body], 0])
+    for k, g in enumerate(geom[sh.capsule_body]):
+        assert np.allclose((capsules[k, :3] + capsules[k, 3:6]) / 2, d.geom_xpos[g], atol=1e-6)
+        capsule = m.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE
+        axis = d.geom_xmat[g].reshape(3, 3)[:, 2 if capsule else np.argmax(m.geom_size[g])]  # a box: its long side
+        half = capsules[k, 3:6] - d.geom_xpos[g]
+        assert np.isclose(abs(half @ axis), np.linalg.norm(half), atol=1e-6)  # along it
+        if capsule:
+            assert np.isclose(np.linalg.norm(half), m.geom_size[g, 1], atol=1e-6)
+            assert np.isclose(capsules[k, 6], m.geom_size[g, 0])
+
+
 def _proxies_at_a_pose(seed: int):
     """The humanoid's proxies in a random pose (random body frames near the origin), padded by 1 cm."""
     rng = np.random.default_rng(seed)
@@ -118,7 +153,8 @@ def test_pinned_vertices_follow_their_bone_exactly(episodes, name):
     m = build_model(ball_actuators=False)
     d = mujoco.MjData(m)
     mujoco.mj_forward(m, d)  # the standing pose, in which the garment is made
-    standing = d.xpos[b + 1].copy(), d.xquat[b + 1].copy()
+    bone = body_ids(m)[b]
+    standing = d.xpos[bone].copy(), d.xquat[bone].copy()
     local = to_root(scene.mesh()[0][scene.pinned], *standing)  # the pins in the bone's frame
     moved = 0.0
     for f in range(len(X)):
@@ -189,7 +225,7 @@ def test_model_qpos_puts_the_character_and_cloth_where_they_were_recorded(episod
         d.qpos[:] = q
         mujoco.mj_forward(m, d)
         pos, _ = body_frames(ep["Y"][f])
-        assert np.abs(d.xpos[1:16] - pos).max() < 1e-6
+        assert np.abs(d.xpos[body_ids(m)] - pos).max() < 1e-6
         assert np.abs(d.flexvert_xpos - scene.world(ep["X"][f], ep["Y"][f])).max() < 1e-9
 
 
@@ -219,7 +255,19 @@ def test_the_warm_up_state_is_the_recorded_standing_character():
     y = start_state(scene)
     pos, rot = body_frames(y)
     assert y.shape == (105,) and np.allclose(pos[0], [0.0, 0.0, 0.9]) and np.allclose(rot, [1.0, 0.0, 0.0, 0.0])
+    assert np.allclose(pos[[1, 3, 9]], [[0, 0, 1.136151], [0, -0.084887, 0.9], [0, 0.084887, 0.9]])  # skeleton order
     standing = scene.simulate(1, seed=0)["Y"][0]  # the first recorded frame still stands (the blend starts)
     assert np.allclose(standing, y, atol=1e-6)
     rest, _ = rest_frame(scene)
     assert np.allclose(rest, scene.topology()["rest"] - [0.0, 0.0, 0.9], atol=1e-6)  # the root frame
+
+
+@pytest.mark.deepmimic
+@pytest.mark.parametrize("name", GARMENTS)
+def test_the_reference_cloth_stays_outside_the_proxies_of_its_frames(episodes, name):
+    """The runtime's proxies (the scene's, from Y) agree with what the reference collided with: the deepest vertex
+    of a frame lies less than 5 mm inside them in most frames (MuJoCo's contacts are soft, and a fast limb can
+    dent the cloth for a few frames)."""
+    scene, ep = episodes[name]
+    deepest = [penetration_depth(x, *scene.proxies(y)).max() for x, y in zip(ep["X"], ep["Y"])]
+    assert np.median(deepest) < 0.005

@@ -1,8 +1,8 @@
 """The humanoid's collision shapes as spheres and capsules, and their placement from body frames.
 
 Bodies are in skeleton order (root, chest, neck, right hip, knee, ankle, shoulder, elbow, wrist, then the
-left ones: DeepMimic's joint order, the MuJoCo model's bodies 1..15). A body frame is its position (3,) m and
-rotation (4,) (w, x, y, z), as MuJoCo's ``xpos``/``xquat``. The shapes are the character file's
+left ones: DeepMimic's joint order; the MuJoCo model numbers them otherwise, :func:`body_ids`). A body frame is
+its position (3,) m and rotation (4,) (w, x, y, z), as MuJoCo's ``xpos``/``xquat``. The shapes are the character file's
 (:mod:`animat.character.model`): a sphere of diameter ``Param0``; a capsule of diameter ``Param0`` whose straight
 part, ``Param1`` long, lies along the body's z (DeepMimic's y); a box (the feet) is taken as the capsule along its
 longest side with the radius of its thinnest half-extent, so that the capsule lies inside the box.
@@ -62,6 +62,16 @@ def body_shapes() -> BodyShapes:
         np.array([c[2] for c in capsules]),
         np.array([c[3] for c in capsules]),
     )
+
+
+def body_ids(model) -> np.ndarray:
+    """(15,) int: the MuJoCo body ids of the skeleton's bodies in skeleton order (by name: MuJoCo numbers the bodies
+    depth first, the chest's arms before the legs)."""
+    import mujoco
+
+    from animat.character.model import default_skeleton
+
+    return np.array([mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, b.name) for b in default_skeleton().bodies])
 
 
 def place_shapes(
