@@ -265,9 +265,9 @@ def test_the_warm_up_state_is_the_recorded_standing_character():
 @pytest.mark.deepmimic
 @pytest.mark.parametrize("name", GARMENTS)
 def test_the_reference_cloth_stays_outside_the_proxies_of_its_frames(episodes, name):
-    """The runtime's proxies (the scene's, from Y) agree with what the reference collided with: the deepest vertex
-    of a frame lies less than 5 mm inside them in most frames (MuJoCo's contacts are soft, and a fast limb can
-    dent the cloth for a few frames)."""
+    """The runtime's proxies (the scene's, from Y) agree with what the reference collided with: the cloth touches
+    them, and its deepest vertex lies less than 1 cm inside them in most frames (MuJoCo's contacts are soft: the
+    skirt rests on the thighs a few mm deep, and a fast limb dents the cloth for a few frames)."""
     scene, ep = episodes[name]
     deepest = [penetration_depth(x, *scene.proxies(y)).max() for x, y in zip(ep["X"], ep["Y"])]
-    assert np.median(deepest) < 0.005
+    assert np.median(deepest) < 0.01 and max(deepest) > 0.0
