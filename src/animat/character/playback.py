@@ -153,7 +153,7 @@ class Playback:
         return mix_states(self._state(self._placed[i - 1], t), state, w, w_rate)
 
 
-def random_playback(
+def random_segments(
     clips: dict[str, Clip],
     seconds: float,
     rng: np.random.Generator,
@@ -162,11 +162,11 @@ def random_playback(
     speeds=(0.8, 1.2),
     max_turn_deg: float = 90.0,
     blend: float = 0.2,
-) -> tuple[Playback, list[str]]:
-    """A playback of at least ``seconds`` s chaining clips drawn uniformly from ``clips`` (name -> clip), each for a
-    uniform ``segment_seconds`` s (a one-shot clip at most its own length at its speed, and at least the blend), at a
-    uniform speed in ``speeds``, turned by a uniform angle within ± ``max_turn_deg``; returns it and the names
-    played."""
+) -> tuple[list[Segment], list[str]]:
+    """Segments of at least ``seconds`` s in all chaining clips drawn uniformly from ``clips`` (name -> clip), each
+    for a uniform ``segment_seconds`` s (a one-shot clip at most its own length at its speed, and at least the
+    blend), at a uniform speed in ``speeds``, turned by a uniform angle within ± ``max_turn_deg`` (the first one
+    not turned); returns them and the names played."""
     require("seconds", seconds, gt=0)
     if not clips:
         raise ConfigError("random_playback needs at least one clip")
@@ -182,4 +182,22 @@ def random_playback(
         segments.append(Segment(clip, length, speed, turn))
         played.append(name)
         total += length
+    return segments, played
+
+
+def random_playback(
+    clips: dict[str, Clip],
+    seconds: float,
+    rng: np.random.Generator,
+    *,
+    segment_seconds=(2.0, 5.0),
+    speeds=(0.8, 1.2),
+    max_turn_deg: float = 90.0,
+    blend: float = 0.2,
+) -> tuple[Playback, list[str]]:
+    """A playback of :func:`random_segments` (the same arguments) blended over ``blend`` s (at most the shortest
+    segment); returns it and the names played."""
+    segments, played = random_segments(
+        clips, seconds, rng, segment_seconds=segment_seconds, speeds=speeds, max_turn_deg=max_turn_deg, blend=blend
+    )
     return Playback(segments, blend=min(blend, min(s.seconds for s in segments))), played

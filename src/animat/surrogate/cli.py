@@ -23,11 +23,14 @@ def _check_scene(scene: str) -> None:
 
 @app.command("generate")
 def generate_cmd(
-    scene: str = typer.Argument(..., help="Scene: sheet | flag | cape."),
+    scene: str = typer.Argument(..., help="Scene: sheet | flag | cape | cape-character | skirt-character."),
     episodes: int | None = cli_option(GenerateOptions, "episodes", "--episodes", "-e"),
     frames: int | None = cli_option(GenerateOptions, "frames", "--frames", "-f"),
     size: int | None = typer.Option(
-        None, "--size", help="Cloth vertices per side. \\[default: the scene's: 51 sheet and flag, 21 cape]"
+        None,
+        "--size",
+        help="Cloth vertices per side (the garments: across or around). \\[default: the scene's: 51 sheet and flag, "
+        "21 cape, 13 cape-character, 32 skirt-character]",
     ),
     seed: int | None = cli_option(GenerateOptions, "seed", "--seed"),
     workers: int | None = cli_option(GenerateOptions, "workers", "--workers", "-w"),
@@ -63,7 +66,7 @@ def generate_cmd(
 
 @app.command("train")
 def train_cmd(
-    scene: str = typer.Argument(..., help="Scene: sheet | flag | cape."),
+    scene: str = typer.Argument(..., help="Scene: sheet | flag | cape | cape-character | skirt-character."),
     data: Path | None = cli_option(TrainConfig, "data", "--data", "-d"),
     components: int | None = cli_option(TrainConfig, "components", "--components", "-k"),
     epochs: int | None = cli_option(TrainConfig, "epochs", "--epochs"),
@@ -131,7 +134,7 @@ def train_cmd(
 
 @app.command("evaluate")
 def evaluate_cmd(
-    scene: str = typer.Argument(..., help="Scene: sheet | flag | cape."),
+    scene: str = typer.Argument(..., help="Scene: sheet | flag | cape | cape-character | skirt-character."),
     model: Path = typer.Option(..., "--model", "-m", help="Run directory of 'surrogate train'."),
     data: Path | None = typer.Option(None, "--data", "-d", help="Dataset folder. \\[default: the one trained on]"),
     horizon: int = typer.Option(120, "--horizon", help="Rollout length (frames)."),
@@ -185,7 +188,7 @@ def evaluate_cmd(
 
 @app.command("play")
 def play_cmd(
-    scene: str = typer.Argument(..., help="Scene: sheet | flag | cape."),
+    scene: str = typer.Argument(..., help="Scene: sheet | flag | cape | cape-character | skirt-character."),
     model: Path = typer.Option(..., "--model", "-m", help="Run directory of 'surrogate train'."),
     frames: int | None = typer.Option(
         None,
@@ -264,7 +267,7 @@ def play_cmd(
 
 @app.command("divergence")
 def divergence_cmd(
-    scene: str = typer.Argument(..., help="Scene: sheet | flag | cape."),
+    scene: str = typer.Argument(..., help="Scene: sheet | flag | cape | cape-character | skirt-character."),
     config: Path | None = typer.Option(
         None, "--config", "-c", help="TOML file (\\[scene] table; frames and seed from \\[generate])."
     ),

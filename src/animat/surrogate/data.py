@@ -5,7 +5,8 @@ Layout of a dataset folder::
     dataset.json          scene (resolved options), episodes, frames, seed, topology file name
     topology.npz          rest positions, edges, triangles, pinned vertex ids
     episode_00000.npz     X (T, V, 3) float32 m, Y (T, y) float32 (the scene's external state: sheet
-                          sphere centre m, flag wind m/s, cape torso position m + quaternion, y = 7),
+                          sphere centre m, flag wind m/s, cape torso position m + quaternion, y = 7; the
+                          garments: the character's 15 body frames, position m + quaternion each, y = 105),
                           dropped, seconds_per_frame
 
 Each file is written atomically, so an interrupted ``generate`` leaves only whole episodes behind
@@ -177,7 +178,7 @@ def dataset_stats(out: str | os.PathLike, episodes: int | None = None) -> dict:
         "episodes": n,
         "frames": frames,
         "dropped_frames": dropped,
-        "vertices": int(meta["scene"]["size"]) ** 2,
+        "vertices": scene_from_dict(meta["scene"]).n_vertices,
         "dataset_megabytes": nbytes / 1e6,
         "reference_seconds_per_frame": float(np.mean(spf)) if spf else float("nan"),
     }

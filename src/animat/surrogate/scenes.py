@@ -1,5 +1,6 @@
-"""The cloth scenes by name: ``sheet`` (:mod:`animat.surrogate.sheet`), ``flag`` (:mod:`animat.surrogate.flag`)
-and ``cape`` (:mod:`animat.surrogate.cape`)."""
+"""The cloth scenes by name: ``sheet`` (:mod:`animat.surrogate.sheet`), ``flag`` (:mod:`animat.surrogate.flag`),
+``cape`` (:mod:`animat.surrogate.cape`), and the garments on the moving character, ``cape-character`` and
+``skirt-character`` (:mod:`animat.surrogate.garment`)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,16 @@ import numpy as np
 from animat.config import require
 from animat.surrogate.cape import CapeScene
 from animat.surrogate.flag import FlagScene
+from animat.surrogate.garment import CapeCharacterScene, SkirtCharacterScene
 from animat.surrogate.sheet import SheetScene
 
-SCENES = {"sheet": SheetScene, "flag": FlagScene, "cape": CapeScene}
+SCENES = {
+    "sheet": SheetScene,
+    "flag": FlagScene,
+    "cape": CapeScene,
+    "cape-character": CapeCharacterScene,
+    "skirt-character": SkirtCharacterScene,
+}
 
 
 def get_scene(name: str, /, **overrides: Any) -> SheetScene:
@@ -36,6 +44,6 @@ def rest_frame(scene) -> tuple[np.ndarray, np.ndarray]:
 
 
 def start_state(scene) -> np.ndarray:
-    """(y_dim,) the external object's pose during the scene's warm-up (the torso upright at the
-    origin, facing +y; the sphere away from the cloth; a wind)."""
-    return scene.controls(1, np.random.default_rng(0))[0].astype(np.float32)
+    """(y_dim,) the external object's recorded state Y during the scene's warm-up (the torso upright at the
+    origin, facing +y; the sphere away from the cloth; a wind; the character standing in its rest pose)."""
+    return scene.warmup_state()

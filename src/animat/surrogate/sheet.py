@@ -19,6 +19,9 @@ change at random times; ``Y`` (3,) m/s is the wind vector (see :mod:`animat.surr
 ``cape``: a cloth attached to a capsule torso moving along random paths; X in the torso's frame,
 ``Y`` (7,) its position and quaternion (see :mod:`animat.surrogate.cape`).
 
+``cape-character``, ``skirt-character``: garments on the humanoid3d character playing chained motion clips; X in
+the character's root frame, ``Y`` (105,) its body frames (see :mod:`animat.surrogate.garment`).
+
 Each scene also names its collision proxies (:meth:`SheetScene.proxies`) for the runtime.
 
 A frame is *bad* when a vertex is non-finite, an edge is longer than ``max_edge_ratio`` x its rest
@@ -31,7 +34,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, ClassVar
 
@@ -104,7 +107,7 @@ class SheetScene:
         scene = replace(cls(), **values)
         for f in fields(cls):
             v = getattr(scene, f.name)
-            if isinstance(v, tuple) and not 0.0 <= v[0] <= v[1]:
+            if isinstance(v, tuple) and v and not isinstance(v[0], str) and not 0.0 <= v[0] <= v[1]:
                 raise ConfigError(f"{f.name} must be a range [low, high] with 0 <= low <= high, got {list(v)}")
             if isinstance(v, float) and f.name not in cls.SIGNED:
                 require(f.name, v, **({"gt": 0} if f.name in cls.POSITIVE else {"ge": 0}))
@@ -172,18 +175,7 @@ elastic2d="{self.elastic2d}"/>
     def model(self):
         import mujoco
 
-        # MuJoCo 4.0 warns that the flex "has no equality constraints or passive forces" although the
-        # discrete integrator applies its <elasticity>; swallow that one message, pass others on.
-        messages: list[str] = []
-        previous = mujoco.get_mju_user_warning()
-        mujoco.set_mju_user_warning(messages.append)
-        try:
-            m = mujoco.MjModel.from_xml_string(self.mjcf())
-        finally:
-            mujoco.set_mju_user_warning(previous)
-        for msg in messages:
-            if "no equality constraints or passive forces" not in msg:
-                warnings.warn(f"MuJoCo: {msg}", RuntimeWarning, stacklevel=2)
+        m = compile_flex_model(lambda: mujoco.MjModel.from_xml_string(self.mjcf()))
         vertex_mass = self.mass_kg / self.n_vertices
         m.dof_damping[:] = self.air_damping_per_s * vertex_mass
         return m
@@ -243,6 +235,18 @@ elastic2d="{self.elastic2d}"/>
     def _apply(self, m, d, state: dict, y: np.ndarray) -> None:
         """Impose the external input ``y`` before one physics substep."""
         d.mocap_pos[0] = y
+
+    def warmup_state(self) -> np.ndarray:
+        """(y_dim,) float32: Y during the warm-up (the first row of a drawn path)."""
+        return self.controls(1, np.random.default_rng(0))[0].astype(np.float32)
+
+    def y_size(self, path_width: int) -> int:
+        """The width of a recorded Y for an external path of ``path_width`` columns (the sheet's: the same)."""
+        return path_width
+
+    def _observed(self, m, d, state: dict, y: np.ndarray) -> np.ndarray:
+        """The recorded Y of a frame whose external path row is ``y``, after its last substep (the sheet's: ``y``)."""
+        return y
 
     def record(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """World vertex positions (V, 3) -> the recorded X frame (the sheet and flag: unchanged)."""
@@ -330,7 +334,7 @@ elastic2d="{self.elastic2d}"/>
         x0 = d.flexvert_xpos.copy()
         rest = np.linalg.norm(x0[edges[:, 0]] - x0[edges[:, 1]], axis=1)
         X = np.empty((frames, self.n_vertices, 3), np.float32)
-        Y = np.empty((frames, path.shape[1]), np.float32)
+        Y = np.empty((frames, self.y_size(path.shape[1])), np.float32)
         saved = {}
         wanted = {self.warmup_frames + int(r) for r in snapshots}
         kept = self._resume(m, d, state, resume, frames, X, Y) if resume is not None else 0
@@ -356,7 +360,7 @@ elastic2d="{self.elastic2d}"/>
             if _reset_warnings(d) != warnings_before or not self._healthy(x, edges, rest):
                 break
             X[kept] = self.record(x, path[i])
-            Y[kept] = path[i]
+            Y[kept] = self._observed(m, d, state, path[i])
             kept += 1
         elapsed = time.perf_counter() - start
         return {
@@ -426,6 +430,27 @@ elastic2d="{self.elastic2d}"/>
             "triangles": m.flex_elem.reshape(-1, 3).astype(np.int32),
             "pinned": self.pinned.astype(np.int32),
         }
+
+
+def compile_flex_model(compile_model: Callable[[], Any]):
+    """``compile_model()`` (an MjModel) with MuJoCo's compiler warning that the flex "has no equality constraints
+    or passive forces" swallowed (MuJoCo 4.0 gives it although the discrete integrator applies its
+    ``<elasticity>``); other warnings are passed on as RuntimeWarnings."""
+    import mujoco
+
+    messages: list[str] = []
+    previous = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(messages.append)
+    try:
+        with warnings.catch_warnings(record=True) as caught:  # MjSpec.compile warns through Python
+            warnings.simplefilter("always")
+            m = compile_model()
+    finally:
+        mujoco.set_mju_user_warning(previous)
+    for msg in messages + [str(w.message) for w in caught]:
+        if "no equality constraints or passive forces" not in msg:
+            warnings.warn(f"MuJoCo: {msg}", RuntimeWarning, stacklevel=3)
+    return m
 
 
 def _reset_warnings(d) -> int:

@@ -179,3 +179,24 @@ def side_by_side_gif(
         images.append(np.asarray(fig.canvas.buffer_rgba())[..., :3].copy())
     plt.close(fig)
     return write_gif(images, path, fps=fps)
+
+
+def garment_video(
+    scene, X: np.ndarray, Y: np.ndarray, path: np.ndarray, out: str | os.PathLike, *, fps: float = 30.0
+) -> list[Path] | None:
+    """The reference of a garment scene (:mod:`animat.surrogate.garment`) rendered by MuJoCo offscreen: the
+    character and its cloth at recorded frames X (T, V, 3) root frame m, Y (T, 105), with the external path rows
+    ``path`` (T, 77) of those frames, every ``60 / fps``-th frame, the camera following the pelvis; written as the
+    GIF ``out`` and an MP4 beside it (:func:`animat.viz.animate.write_animation`). None where no offscreen GL
+    context can be made (nothing written)."""
+    from animat.viz.animate import frame_stride, write_animation
+    from animat.viz.mujoco_render import View, render_frames
+
+    m = scene.model()
+    every, shown_fps = frame_stride(1.0 / scene.fps, fps)
+    frames = range(0, len(X), every)
+    qpos = scene.model_qpos(m, X[::every], Y[::every], path[::every])
+    view = View(distance=3.0, azimuth=200.0, elevation=-10.0, lookat_z=0.9)
+    captions = [f"{scene.name}  t = {t / scene.fps:5.2f} s" for t in frames]
+    got = render_frames(m, qpos, track_body=1, view=view, captions=captions, width=480, height=360)
+    return None if got is None else write_animation(got[1], out, fps=shown_fps)
