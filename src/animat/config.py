@@ -5,13 +5,16 @@ a one-line help text and the rule the value keeps: ``ge``/``gt``/``le``/``lt`` b
 From that declaration come the TOML reading (:func:`read_options`), the unknown-key check
 (:func:`check_known`), the type and range checks (:func:`check_options`, one message per rule, the same
 for a config file, a command line and the library's API), and the command line's help texts with
-their defaults (:func:`cli_help`, :func:`cli_option`). Library functions that take such a value as
+their defaults (:func:`cli_help`, :func:`cli_option`), and a command's parameters named once
+(:func:`declared_options`). Library functions that take such a value as
 an argument check it with :func:`require`, the same rule and message.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
+import inspect
 import math
 import tomllib
 import types
@@ -242,6 +245,67 @@ def cli_option(cls, name: str, *flags: str, help: str | None = None) -> Any:
     import typer
 
     return typer.Option(None, *flags, help=cli_help(cls, name, help))
+
+
+def _list_item(hint: Any) -> type | None:
+    """The item type of a list option (``list[int]``, ``list[float] | None``): the command line writes it as one
+    text, ``'15,20,20,3'``; None for any other option."""
+    for h in typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,):
+        if typing.get_origin(h) in (list, tuple) and typing.get_args(h)[:1] in ((int,), (float,)):
+            return typing.get_args(h)[0]
+    return None
+
+
+def _cli_parameter(cls, name: str, hint: Any, flags: tuple[str, ...], help: str | None) -> inspect.Parameter:
+    """Option ``name`` of ``cls`` (annotated ``hint``) as a keyword parameter of a typer command: ``T | None``
+    (a list option: ``str | None``), default None (:func:`cli_option`)."""
+    kind = str if _list_item(hint) else next((a for a in typing.get_args(hint) if a is not type(None)), hint)
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, default=cli_option(cls, name, *flags, help=help), annotation=kind | None
+    )
+
+
+def declared_options(
+    cls,
+    *names: str,
+    flags: dict[str, tuple[str, ...]] | None = None,
+    helps: dict[str, str] | None = None,
+    examples: dict[str, str] | None = None,
+):
+    """A decorator that makes options ``names`` of dataclass ``cls`` parameters of a typer command, in that order,
+    where the command's parameter ``options`` stands; the command receives ``options``: the dict of those the user
+    gave (name -> value, in that order), ready for ``read_options``/``cls.build``. Each option shows its declaration's
+    help with its default (:func:`cli_help`; ``helps[name]`` in place of the declared help); its flags are
+    ``flags[name]`` (e.g. ``("--population", "-p")``, ``("--asymmetric/--symmetric",)``), else typer's ``--name``
+    (``--name/--no-name`` for a bool). A list option is one text on the command line, read by :func:`parse_list`
+    with ``examples[name]`` (else its shown default) as the example of its error message."""
+    flags, helps, examples = flags or {}, helps or {}, examples or {}
+    hints = typing.get_type_hints(cls)
+    declared_params = [_cli_parameter(cls, n, hints[n], flags.get(n, ()), helps.get(n)) for n in names]
+    lists = {
+        n: (flags.get(n, ("--" + n.replace("_", "-"),))[0], examples.get(n) or _default_text(declared(cls, n)), kind)
+        for n in names
+        if (kind := _list_item(hints[n]))
+    }
+
+    def decorate(command):
+        own_hints = typing.get_type_hints(command)
+        params = []
+        for p in inspect.signature(command).parameters.values():  # typer passes every parameter by its name
+            own = p.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=own_hints.get(p.name, p.annotation))
+            params += declared_params if p.name == "options" else [own]
+
+        @functools.wraps(command)
+        def verb(**given: Any) -> Any:
+            values = {n: given.pop(n) for n in names}
+            options = {n: parse_list(v, *lists[n]) if n in lists else v for n, v in values.items() if v is not None}
+            return command(options=options, **given)
+
+        verb.__signature__ = inspect.Signature(params)
+        verb.__annotations__ = {p.name: p.annotation for p in params}
+        return verb
+
+    return decorate
 
 
 def is_int(value: Any) -> bool:

@@ -180,6 +180,9 @@ def test_resume_passes_over_a_damaged_newest_checkpoint(tmp_path, animat_cli):
         (["fly", "train", "--bogus"], "No such option"),
         (["fly", "train", "--generations", "abc"], "--generations"),
         (["fly", "train", "--mutation-rate", "2"], "No such option"),
+        (["fly", "train", "--layers", "15,x"], "--layers must be integers like '15,20,20,3', got '15,x'"),
+        (["fly", "distill", "pretrained:paper", "--hidden", "64;64"], "--hidden must be integers like '64,64'"),
+        (["fly", "train", "--preset", "drosophila", "--task", "up"], "--task: the paper preset's options"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, message, monkeypatch, tmp_path, animat_cli):
@@ -430,3 +433,38 @@ def test_a_failed_replay_check_is_explained_in_one_line():
     )
     assert replay_note(TrainConfig.build(None, task="hover"), {"replay_all_ok": False}) is None
     assert replay_note(DrosophilaTrainConfig.build(None), summary) is None
+
+
+def test_fly_train_takes_the_same_flags_as_before_the_options_were_declared_once():
+    """``animat fly train``'s options, their short flags and its one on/off pair: what the command line took when
+    each was spelt out as a typer parameter (issue 46 builds them from the declarations)."""
+    import typer
+
+    command = typer.main.get_command(cli.app).commands["fly"].commands["train"]
+    flags = {p.name: (*p.opts, *p.secondary_opts) for p in command.params}
+    assert flags == {
+        "generations": ("--generations", "-g"),
+        "population": ("--population", "-p"),
+        "seconds": ("--seconds", "-s"),
+        "fitness": ("--fitness", "-f"),
+        "layers": ("--layers",),
+        "control_ms": ("--control-ms",),
+        "asymmetric": ("--asymmetric", "--symmetric"),
+        "seed": ("--seed",),
+        "strategy": ("--strategy",),
+        "backend": ("--backend",),
+        "address": ("--address",),
+        "replay_seconds": ("--replay-seconds",),
+        "anim_seconds": ("--anim-seconds",),
+        "task": ("--task",),
+        "speed": ("--speed",),
+        "no_animation": ("--no-animation",),
+        "out": ("--out", "-o"),
+        "config": ("--config", "-c"),
+        "resume": ("--resume",),
+        "preset": ("--preset",),
+        "from_run": ("--from",),
+    }
+    helps = {p.name: p.help for p in command.params}
+    assert helps["population"] == "Flies per generation. \\[default: 200]"
+    assert helps["layers"] == "Network layers, e.g. '15,20,20,3'. \\[default: 15,20,20,3; 18,20,20,6 with --asymmetric]"

@@ -202,21 +202,33 @@ class Population:
             delta_fitness=delta_fitness,
             save_every=save_every,
         )
-        s = check_settings({**self.settings, **{k: v for k, v in overrides.items() if v is not None}}, self.layers[-1])
-        if fitness_threshold is not None and (
-            self.threshold is None or float(fitness_threshold) != self.settings.get("fitness_threshold")
-        ):
-            self.threshold = float(fitness_threshold)  # a new threshold; an unchanged one keeps its raised value
-        self.settings = s
+        s = self._settle(overrides)
         generations = int(require("generations (a total, not a count)", generations, ge=0, integer=True))
+        return self._evolve(fitness, generations, s, evaluator, out_dir, metrics_csv, on_generation)
 
+    def _settle(self, overrides: dict[str, Any]) -> dict[str, Any]:
+        """The run's settings, now :attr:`settings`: the stored ones overlaid by the ``overrides`` that are not None,
+        checked; a new ``fitness_threshold`` restarts the threshold (an unchanged one keeps its raised value)."""
+        s = check_settings({**self.settings, **{k: v for k, v in overrides.items() if v is not None}}, self.layers[-1])
+        threshold = overrides["fitness_threshold"]
+        if threshold is not None and (
+            self.threshold is None or float(threshold) != self.settings.get("fitness_threshold")
+        ):
+            self.threshold = float(threshold)
+        self.settings = s
+        return s
+
+    def _evolve(self, fitness, generations: int, s: dict, evaluator, out_dir, metrics_csv: bool, on_generation):
+        """:func:`animat.evolve.loop.run` up to ``generations`` with settings ``s`` (see :meth:`run`): ``evaluator``,
+        else a local one over ``fitness`` (closed at the end); each generation's state committed to ``self`` before
+        ``on_generation`` is called (an exception in it leaves the state committed)."""
         own_evaluator = evaluator is None
         if own_evaluator:
             if fitness is None:
                 raise ConfigError("run() needs a fitness function or an evaluator")
             evaluator = LocalEvaluator(fitness, self.layers, self.activations, s["batched"])
 
-        def commit(state: loop.LoopState) -> None:  # before the callback: an exception in it leaves the state committed
+        def commit(state: loop.LoopState) -> None:
             self.state = state
             if on_generation is not None:
                 on_generation(dict(state.history[-1]))
@@ -226,7 +238,7 @@ class Population:
                 self._strategy(),
                 self.state,
                 evaluator,
-                int(generations),
+                generations,
                 out_dir=out_dir,
                 save_every=s["save_every"],
                 metric_fields=METRIC_FIELDS if metrics_csv else None,

@@ -9,10 +9,11 @@ from pathlib import Path
 import typer
 
 from animat import interrupt, runs
-from animat.config import animation_seconds, cli_option, no_animation_option, parse_list
+from animat.config import declared_options, no_animation_option
 from animat.console import console, print_summary, progress
 from animat.errors import CheckpointError, ConfigError
 from animat.fly.options import DistillConfig, ReplayOptions, SteerOptions, TrainConfig
+from animat.fly.steer.score import HEADLINE
 
 app = typer.Typer(help="A flapping fly whose wings a neural network drives, evolved to fly.", no_args_is_help=True)
 
@@ -28,21 +29,53 @@ FLIGHT_KEYS = [
 ]
 
 
+TRAIN_KEYS = ["best_fitness", "generations", "total_crashes", "mean_seconds_per_generation"] + [
+    f"replay_{k}" for k in FLIGHT_KEYS
+]
+RESUME_MAY_CHANGE = {  # the options a resumed run may change (option -> its flag)
+    "generations": "--generations",
+    "backend": "--backend",
+    "address": "--address",
+    "anim_seconds": "--anim-seconds/--no-animation",
+}
+PAPER_ONLY = {
+    "task": "--task",
+    "speed": "--speed",
+    "control_ms": "--control-ms",
+    "asymmetric": "--asymmetric/--symmetric",
+}
+
+
 @app.command("train")
+@declared_options(
+    TrainConfig,
+    "generations",
+    "population",
+    "seconds",
+    "fitness",
+    "layers",
+    "control_ms",
+    "asymmetric",
+    "seed",
+    "strategy",
+    "backend",
+    "address",
+    "replay_seconds",
+    "anim_seconds",
+    "task",
+    "speed",
+    flags={
+        "generations": ("--generations", "-g"),
+        "population": ("--population", "-p"),
+        "seconds": ("--seconds", "-s"),
+        "fitness": ("--fitness", "-f"),
+        "asymmetric": ("--asymmetric/--symmetric",),
+    },
+    helps={"population": "Flies per generation"},
+    examples={"layers": "15,20,20,3"},
+)
 def train_cmd(
-    generations: int | None = cli_option(TrainConfig, "generations", "--generations", "-g"),
-    population: int | None = cli_option(TrainConfig, "population", "--population", "-p", help="Flies per generation"),
-    seconds: float | None = cli_option(TrainConfig, "seconds", "--seconds", "-s"),
-    fitness: str | None = cli_option(TrainConfig, "fitness", "--fitness", "-f"),
-    layers: str | None = cli_option(TrainConfig, "layers", "--layers"),
-    control_ms: float | None = cli_option(TrainConfig, "control_ms", "--control-ms"),
-    asymmetric: bool | None = cli_option(TrainConfig, "asymmetric", "--asymmetric/--symmetric"),
-    seed: int | None = cli_option(TrainConfig, "seed", "--seed"),
-    strategy: str | None = cli_option(TrainConfig, "strategy", "--strategy"),
-    backend: str | None = cli_option(TrainConfig, "backend", "--backend"),
-    address: str | None = cli_option(TrainConfig, "address", "--address"),
-    replay_seconds: float | None = cli_option(TrainConfig, "replay_seconds", "--replay-seconds"),
-    anim_seconds: float | None = cli_option(TrainConfig, "anim_seconds", "--anim-seconds"),
+    options: dict,
     no_animation: bool = no_animation_option(),
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Path | None = typer.Option(None, "--config", "-c", help="TOML file of training options."),
@@ -53,8 +86,6 @@ def train_cmd(
         help="paper (the paper's fly) | drosophila (the real-scale fruit fly; also set by the config file's preset "
         "key). \\[default: paper]",
     ),
-    task: str | None = cli_option(TrainConfig, "task", "--task"),
-    speed: float | None = cli_option(TrainConfig, "speed", "--speed"),
     from_run: Path | None = typer.Option(
         None,
         "--from",
@@ -68,75 +99,69 @@ def train_cmd(
     fly need not fly the 30 s replay; configs/fly_default.toml (make run) evolves one that does."""
     from animat.fly.curriculum import stage_configs
     from animat.fly.drosophila.options import selected
-    from animat.fly.train import TrainConfig, replay_note, train
+    from animat.fly.train import replay_note
 
     if from_run is not None and resume is not None:
         raise ConfigError("--from starts a new run and --resume continues one; give one of them")
-    keys = ["best_fitness", "generations", "total_crashes", "mean_seconds_per_generation"] + [
-        f"replay_{k}" for k in FLIGHT_KEYS
-    ]
-    drosophila = selected(preset, config, resume)
-    if drosophila:
-        paper_only = {
-            "--task": task,
-            "--speed": speed,
-            "--control-ms": control_ms,
-            "--asymmetric/--symmetric": asymmetric,
-        }
-        if given := [flag for flag, value in paper_only.items() if value is not None]:
-            raise ConfigError(
-                f"{', '.join(given)}: the paper preset's options; the drosophila preset trains its hover, "
-                "both wings under one network that acts once per wingbeat"
-            )
-        from animat.fly.drosophila.options import DrosophilaTrainConfig as TrainConfig
-        from animat.fly.drosophila.train import SUMMARY_KEYS as keys
-        from animat.fly.drosophila.train import train
-
-    options = dict(
-        generations=generations,
-        population=population,
-        seconds=seconds,
-        fitness=fitness,
-        layers=parse_list(layers, "--layers", "15,20,20,3"),
-        control_ms=control_ms,
-        asymmetric=asymmetric,
-        seed=seed,
-        strategy=strategy,
-        backend=backend,
-        address=address,
-        replay_seconds=replay_seconds,
-        anim_seconds=animation_seconds(no_animation, anim_seconds),
-        **({} if drosophila else {"task": task, "speed": speed}),
-    )
+    config_cls, train, keys = _preset_trainer(selected(preset, config, resume), options)
+    if no_animation:
+        options["anim_seconds"] = 0.0
     if from_run is not None:
         from animat.fly.train import check_source
 
-        check_source(TrainConfig.build(config, **options), from_run)  # refused before a run directory is made
+        check_source(config_cls.build(config, **options), from_run)  # refused before a run directory is made
     cfg, run_dir = runs.start_or_resume(
         "fly",
-        TrainConfig,
+        config_cls,
         resume=resume,
         config=config,
         out=out,
         options=options,
-        may_change={
-            "generations": "--generations",
-            "backend": "--backend",
-            "address": "--address",
-            "anim_seconds": "--anim-seconds/--no-animation",
-        },
+        may_change=RESUME_MAY_CHANGE,
     )
-    if resume is not None and cfg.stages and generations is not None:
+    if resume is not None and cfg.stages and "generations" in options:
         raise ConfigError(
             "--generations: a run in stages resumes with each stage's own generations (its config.json's stages)"
         )
-    describe = lambda c: (
-        f"{c.population} flies × {c.generations} generations × {c.seconds:g} s, "
-        f"{getattr(c, 'label', 'fitness ' + str(c.fitness))}"
-    )
     staged = f" in {len(cfg.stages) + 1} stages (animat.fly.curriculum)" if cfg.stages else ""
-    console.print(f"fly train: {describe(cfg)}{staged}, run dir {run_dir}")
+    console.print(f"fly train: {_describe(cfg)}{staged}, run dir {run_dir}")
     start = time.perf_counter()
+    summary = _evolve(cfg, run_dir, train, resume=resume is not None, from_run=from_run)
+    console.print(f"trained in {time.perf_counter() - start:.1f} s")
+    if note := replay_note(stage_configs(cfg)[-1] if cfg.stages else cfg, summary):
+        console.print(note, markup=False)
+    print_summary(summary, run_dir, keys + [k for k in summary if k.startswith("replay_check_")])
+
+
+def _preset_trainer(drosophila: bool, options: dict):
+    """``(config class, train function, summary keys)`` of ``animat fly train``'s preset: the paper's fly, or the
+    drosophila preset, which refuses the paper preset's options among ``options`` (the command line's)."""
+    if not drosophila:
+        from animat.fly.train import TrainConfig, train
+
+        return TrainConfig, train, TRAIN_KEYS
+    if given := [flag for name, flag in PAPER_ONLY.items() if name in options]:
+        raise ConfigError(
+            f"{', '.join(given)}: the paper preset's options; the drosophila preset trains its hover, "
+            "both wings under one network that acts once per wingbeat"
+        )
+    from animat.fly.drosophila.options import DrosophilaTrainConfig
+    from animat.fly.drosophila.train import SUMMARY_KEYS, train
+
+    return DrosophilaTrainConfig, train, SUMMARY_KEYS
+
+
+def _describe(cfg) -> str:
+    """A training config in words: flies × generations × seconds, and what they are trained for."""
+    return (
+        f"{cfg.population} flies × {cfg.generations} generations × {cfg.seconds:g} s, "
+        f"{getattr(cfg, 'label', 'fitness ' + str(cfg.fitness))}"
+    )
+
+
+def _evolve(cfg, run_dir: Path, train, *, resume: bool, from_run: Path | None) -> dict:
+    """``train`` (or, for a run in stages, :func:`animat.fly.curriculum.train_stages` over it) under a progress
+    bar of generations; an interruption prints the ``--resume`` command. Returns the run's summary."""
     fields = "best {task.fields[best]}  mean {task.fields[mean]}  crashes {task.fields[crashes]}"
     with progress("{task.description}", fields) as bar:
         # a stage's first generation compiles the rollout (seconds; later ones take a fraction of that)
@@ -155,32 +180,21 @@ def train_cmd(
             )
 
         def on_stage(k: int, n: int, stage_cfg) -> None:
-            console.print(f"stage {k}/{n}: {describe(stage_cfg)}, {stage_cfg.strategy}")
+            console.print(f"stage {k}/{n}: {_describe(stage_cfg)}, {stage_cfg.strategy}")
             label[0] = f"stage {k}/{n}"
             bar.reset(task, total=stage_cfg.generations, description=f"{label[0]} (compiling)")
 
         try:
-            if cfg.stages:
-                from animat.fly.curriculum import train_stages
+            if not cfg.stages:
+                return train(cfg, run_dir, resume=resume, from_run=from_run, on_generation=on_generation)
+            from animat.fly.curriculum import train_stages
 
-                summary = train_stages(
-                    cfg,
-                    run_dir,
-                    train,
-                    resume=resume is not None,
-                    from_run=from_run,
-                    on_generation=on_generation,
-                    on_stage=on_stage,
-                )
-            else:
-                summary = train(cfg, run_dir, resume=resume is not None, from_run=from_run, on_generation=on_generation)
+            return train_stages(
+                cfg, run_dir, train, resume=resume, from_run=from_run, on_generation=on_generation, on_stage=on_stage
+            )
         except BaseException:  # interrupted, or failed after a signal (a worker it stopped): the resume hint
             interrupt.resume_with(f"animat fly train --resume {run_dir}")
             raise
-    console.print(f"trained in {time.perf_counter() - start:.1f} s")
-    if note := replay_note(stage_configs(cfg)[-1] if cfg.stages else cfg, summary):
-        console.print(note, markup=False)
-    print_summary(summary, run_dir, keys + [k for k in summary if k.startswith("replay_check_")])
 
 
 def _load_for_replay(source: Path):
@@ -206,12 +220,12 @@ def _load_for_replay(source: Path):
 
 
 @app.command("replay")
+@declared_options(ReplayOptions, "seconds", "anim_seconds", flags={"seconds": ("--seconds", "-s")})
 def replay_cmd(
+    options: dict,
     source: Path = typer.Argument(
         ..., help="Run directory, genome file (.npz) or a shipped pretrained:NAME (pretrained:drosophila-hover)."
     ),
-    seconds: float | None = cli_option(ReplayOptions, "seconds", "--seconds", "-s"),
-    anim_seconds: float | None = cli_option(ReplayOptions, "anim_seconds", "--anim-seconds"),
     no_animation: bool = no_animation_option(),
     out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
     config: Path | None = typer.Option(None, "--config", "-c", help="TOML file with seconds / anim_seconds."),
@@ -223,7 +237,9 @@ def replay_cmd(
     from animat.fly.report import write_fly_report
     from animat.pretrained import resolve
 
-    opts = ReplayOptions.build(config, seconds=seconds, anim_seconds=animation_seconds(no_animation, anim_seconds))
+    if no_animation:
+        options["anim_seconds"] = 0.0
+    opts = ReplayOptions.build(config, **options)
     seconds, anim_seconds = float(opts.seconds), float(opts.anim_seconds)
     source = resolve(source)
     drosophila = drosophila_replay.load_for_replay(source)
@@ -243,25 +259,24 @@ def replay_cmd(
     print_summary(summary, run_dir, keys + [k for k in summary if k.startswith("check_")])
 
 
+STEER_KEYS = ["controller", "commands", "speed", "seconds", *HEADLINE]
+
+
 @app.command("steer")
+@declared_options(SteerOptions, "commands", "controller", "speed", "seed", "anim_seconds", "lookahead")
 def steer_cmd(
+    options: dict,
     source: str = typer.Argument(
         ...,
         help="Steering directory (animat fly train-steering), pretrained:NAME (e.g. pretrained:paper), or a goal "
         "network's run directory (animat fly distill; flown by the goal controller).",
     ),
-    commands: str | None = cli_option(SteerOptions, "commands", "--commands"),
     interactive: bool = typer.Option(
         False,
         "--interactive",
         help="Steer live from the keyboard instead: arrows, page up/down, space = hover, q = quit.",
     ),
-    controller: str | None = cli_option(SteerOptions, "controller", "--controller"),
-    speed: float | None = cli_option(SteerOptions, "speed", "--speed"),
-    seed: int | None = cli_option(SteerOptions, "seed", "--seed"),
-    anim_seconds: float | None = cli_option(SteerOptions, "anim_seconds", "--anim-seconds"),
     no_animation: bool = no_animation_option(),
-    lookahead: float | None = cli_option(SteerOptions, "lookahead", "--lookahead"),
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Path | None = typer.Option(None, "--config", "-c", help="TOML file of steer options."),
 ) -> None:
@@ -272,17 +287,11 @@ def steer_cmd(
     from animat.fly.steer.run import fly_request, write_steer_run
     from animat.pretrained import resolve
 
-    if controller is None and goal_run(resolve(source)):
-        controller = "goal"  # a goal network's run holds no switch networks
-    opts = SteerOptions.build(
-        config,
-        commands=commands,
-        controller=controller,
-        speed=speed,
-        seed=seed,
-        anim_seconds=animation_seconds(no_animation, anim_seconds),
-        lookahead=lookahead,
-    )
+    if "controller" not in options and goal_run(resolve(source)):
+        options["controller"] = "goal"  # a goal network's run holds no switch networks
+    if no_animation:
+        options["anim_seconds"] = 0.0
+    opts = SteerOptions.build(config, **options)
     if out is not None:
         runs.check_out(out)
     flight, params, target_speed, start = fly_request(source, opts, interactive=interactive)
@@ -306,24 +315,7 @@ def steer_cmd(
         title=f"{opts.controller} controller",
     )
     write_fly_report(run_dir, params=params)
-    print_summary(
-        summary,
-        run_dir,
-        [
-            "controller",
-            "commands",
-            "speed",
-            "seconds",
-            "all_ok",
-            "segments_ok",
-            "segments_scored",
-            "min_direction_ok_fraction",
-            "max_hover_distance_body_lengths",
-            "crashed",
-            "fell",
-        ],
-        where="summary.json holds the score of each command",
-    )
+    print_summary(summary, run_dir, STEER_KEYS, where="summary.json holds the score of each command")
 
 
 @app.command("handovers")
@@ -360,21 +352,29 @@ def handovers_cmd(
     )
 
 
+DISTILL_KEYS = [
+    "rounds",
+    "samples",
+    "final_loss",
+    "final_on_policy_loss",
+    "goal_crashes",
+    "train_seconds",
+    "replay_segments_ok",
+    "replay_segments_scored",
+    "replay_crashed",
+]
+
+
 @app.command("distill")
+@declared_options(DistillConfig, "rounds", "episodes", "seconds", "hidden", "epochs", "start_pool", "seed")
 def distill_cmd(
+    options: dict,
     source: str | None = typer.Argument(
         None, help="Steering directory whose switch networks teach (one per command), or pretrained:NAME."
     ),
     out: Path | None = typer.Option(
         None, "--out", "-o", help="Run directory of the goal network (must not hold an earlier run)."
     ),
-    rounds: int | None = cli_option(DistillConfig, "rounds", "--rounds"),
-    episodes: int | None = cli_option(DistillConfig, "episodes", "--episodes"),
-    seconds: float | None = cli_option(DistillConfig, "seconds", "--seconds"),
-    hidden: str | None = cli_option(DistillConfig, "hidden", "--hidden"),
-    epochs: int | None = cli_option(DistillConfig, "epochs", "--epochs"),
-    start_pool: str | None = cli_option(DistillConfig, "start_pool", "--start-pool"),
-    seed: int | None = cli_option(DistillConfig, "seed", "--seed"),
     no_animation: bool = no_animation_option(),
     config: Path | None = typer.Option(None, "--config", "-c", help="TOML file of distill options."),
     resume: Path | None = typer.Option(
@@ -383,52 +383,51 @@ def distill_cmd(
 ) -> None:
     """Learn one goal network from a steering set's switch networks (DAgger): it flies more of each round's
     random-command episodes, and learns the switch networks' outputs in the states it reaches."""
-    from animat.fly.steer.distill import check_teacher, distill
+    from animat.fly.steer.distill import check_teacher
     from animat.fly.steer.pilot import load_steering
 
-    options = dict(
-        rounds=rounds,
-        episodes=episodes,
-        seconds=seconds,
-        hidden=parse_list(hidden, "--hidden", "64,64"),
-        epochs=epochs,
-        start_pool=start_pool,
-        seed=seed,
-        anim_seconds=animation_seconds(no_animation, None),
-    )
-    if resume is not None:
-        if (
-            source is not None
-            or config is not None
-            or out is not None
-            or any(v is not None for k, v in options.items() if k != "rounds")
-        ):
-            raise ConfigError(
-                "--resume continues a distillation with its own options and teacher; only --rounds may change"
-            )
-        stored = dict(runs.read_run_config(resume, "a fly distill run directory (--resume)").get("distilled") or {})
-        if not stored:
-            raise ConfigError(
-                f"--resume {str(resume)!r}: its config.json records no distillation (is it an animat fly distill run?)"
-            )
-        source = stored.pop("teacher")
-        stored.pop("teacher_sha256", None)
-        cfg = DistillConfig.build(None, **{**stored, **({"rounds": rounds} if rounds is not None else {})})
-        run_dir = resume
-    else:
-        if source is None:
-            raise ConfigError("give the steering directory whose switch networks teach (or --resume RUN_DIR)")
-        cfg = DistillConfig.build(config, **options)
-        run_dir = None
+    if no_animation:
+        options["anim_seconds"] = 0.0
+    source, cfg = _distill_config(source, options, config=config, out=out, resume=resume)
     if out is not None:
         runs.check_out(out)
     steering = load_steering(source)
     check_teacher(steering)
-    run_dir = run_dir or runs.new_run_dir("fly", "distill", out)
+    run_dir = resume or runs.new_run_dir("fly", "distill", out)
     console.print(
         f"fly distill: {cfg.rounds} rounds × {cfg.episodes} episodes × {cfg.seconds:g} s from {source}, hidden "
         f"{cfg.hidden}, run dir {run_dir}"
     )
+    summary = _distill(steering, cfg, Path(run_dir), resume=resume is not None, teacher=str(source))
+    print_summary(summary, run_dir, DISTILL_KEYS)
+
+
+def _distill_config(source: str | None, options: dict, *, config: Path | None, out: Path | None, resume: Path | None):
+    """``(teacher, DistillConfig)`` of ``animat fly distill``: the teacher ``source`` and ``config`` + ``options``;
+    with ``resume``, the run's own (its config.json's ``distilled`` record), where only ``--rounds`` may change."""
+    if resume is None:
+        if source is None:
+            raise ConfigError("give the steering directory whose switch networks teach (or --resume RUN_DIR)")
+        return source, DistillConfig.build(config, **options)
+    if source is not None or config is not None or out is not None or set(options) - {"rounds"}:
+        raise ConfigError(
+            "--resume continues a distillation with its own options and teacher; only --rounds may change"
+        )
+    stored = dict(runs.read_run_config(resume, "a fly distill run directory (--resume)").get("distilled") or {})
+    if not stored:
+        raise ConfigError(
+            f"--resume {str(resume)!r}: its config.json records no distillation (is it an animat fly distill run?)"
+        )
+    teacher = stored.pop("teacher")
+    stored.pop("teacher_sha256", None)
+    return teacher, DistillConfig.build(None, **{**stored, **options})
+
+
+def _distill(steering, cfg, run_dir: Path, *, resume: bool, teacher: str) -> dict:
+    """:func:`animat.fly.steer.distill.distill` under a progress bar of rounds; an interruption prints the
+    ``--resume`` command. Returns the run's summary."""
+    from animat.fly.steer.distill import distill
+
     with progress(
         "round", "loss {task.fields[loss]}  on-policy {task.fields[on_policy]}  crashes {task.fields[crashes]}"
     ) as bar:
@@ -445,27 +444,10 @@ def distill_cmd(
             )
 
         try:
-            summary = distill(
-                steering, cfg, Path(run_dir), resume=resume is not None, teacher=str(source), on_round=on_round
-            )
+            return distill(steering, cfg, run_dir, resume=resume, teacher=teacher, on_round=on_round)
         except BaseException:  # interrupted, or failed after a signal (a worker it stopped): the resume hint
             interrupt.resume_with(f"animat fly distill --resume {run_dir}")
             raise
-    print_summary(
-        summary,
-        run_dir,
-        [
-            "rounds",
-            "samples",
-            "final_loss",
-            "final_on_policy_loss",
-            "goal_crashes",
-            "train_seconds",
-            "replay_segments_ok",
-            "replay_segments_scored",
-            "replay_crashed",
-        ],
-    )
 
 
 @app.command("train-steering")
@@ -504,7 +486,9 @@ def train_steering_cmd(
 
 
 @app.command("score-steering")
+@declared_options(SteerOptions, "lookahead")
 def score_steering_cmd(
+    options: dict,
     source: str = typer.Argument(
         ..., help="Steering directory (animat fly train-steering) or pretrained:NAME, e.g. pretrained:paper."
     ),
@@ -515,7 +499,6 @@ def score_steering_cmd(
         help="Seed of the first script (script i: seed + i). pretrained:paper saw none of 11000 and above in training.",
     ),
     controller: str = typer.Option("both", "--controller", help="switch | goal | both (one after the other)."),
-    lookahead: float | None = cli_option(SteerOptions, "lookahead", "--lookahead"),
 ) -> None:
     """Fly random command scripts with a steering set and print its pass rates: segments (one command each) and
     whole scripts; writes nothing."""
@@ -526,7 +509,7 @@ def score_steering_cmd(
 
     require("--scripts", scripts, ge=1)
     require("--controller", controller, choices=(*CONTROLLERS, "both"))
-    lookahead = SteerOptions.build(None, lookahead=lookahead).lookahead
+    lookahead = SteerOptions.build(None, **options).lookahead
     steering = load_steering(source)
     summary: dict = {"steering": source, "scripts": scripts, "seed": seed, "lookahead_s": lookahead}
     for name in CONTROLLERS if controller == "both" else (controller,):

@@ -226,6 +226,7 @@ def task_replay(cfg: TrainConfig, out: Path) -> dict:
     figures for summary.json (``replay_``-prefixed there)."""
     from animat.fly.steer.pilot import task_flight
     from animat.fly.steer.run import write_steer_run
+    from animat.fly.steer.score import HEADLINE
 
     flight, steering, controller, script = task_flight(out, cfg.task, cfg.speed, cfg.replay_seconds)
     score = write_steer_run(
@@ -237,16 +238,7 @@ def task_replay(cfg: TrainConfig, out: Path) -> dict:
         config={"network": str(out), "controller": controller, "commands": script, "speed": steering.speed},
         title=f"{cfg.task} network",
     )
-    keep = (
-        "all_ok",
-        "segments_ok",
-        "segments_scored",
-        "min_direction_ok_fraction",
-        "max_hover_distance_body_lengths",
-        "crashed",
-        "fell",
-    )
-    return {"dir": "steer", "commands": script, **{k: score[k] for k in keep}}
+    return {"dir": "steer", "commands": script, **{k: score[k] for k in HEADLINE}}
 
 
 def evolve(
@@ -288,28 +280,37 @@ def evolve(
     try:
         if not ga:
             return run_strategy(cfg, out, resume, evaluator, activations, names, on_generation, mean)
-        result = pop.run(
-            fitness,
-            cfg.generations,
-            batched=True,
-            crossover_prob=cfg.crossover_prob,
-            mutation_rate=cfg.mutation_rate,
-            mutation=cfg.mutation,
-            mutation_std=cfg.mutation_std,
-            pool_frac=cfg.pool_frac,
-            elite_frac=cfg.elite_frac,
-            output_names=names,
-            fitness_threshold=cfg.fitness_threshold,
-            delta_fitness=cfg.delta_fitness,
-            save_every=cfg.save_every,
-            out_dir=out,
-            metrics_csv=True,
-            evaluator=evaluator,
-            on_generation=on_generation,
-        )
-        return result.best_genome, result.best_fitness, result.history, result.generation
+        return run_paper_ga(cfg, out, pop, fitness, evaluator, names, on_generation)
     finally:
         evaluator.close()
+
+
+def run_paper_ga(
+    cfg, out: Path, pop: Population, fitness, evaluator, names: list[str], on_generation
+) -> tuple[Genome, float, list[dict], int]:
+    """``cfg.generations`` of the paper GA (``pop``, fresh or resumed) with ``cfg``'s breeding settings, the batched
+    ``fitness`` through ``evaluator`` (not closed here), metrics and checkpoints in ``out``; ``names``: the network's
+    outputs. Returns ``(best genome, its fitness, history, generations)``."""
+    result = pop.run(
+        fitness,
+        cfg.generations,
+        batched=True,
+        crossover_prob=cfg.crossover_prob,
+        mutation_rate=cfg.mutation_rate,
+        mutation=cfg.mutation,
+        mutation_std=cfg.mutation_std,
+        pool_frac=cfg.pool_frac,
+        elite_frac=cfg.elite_frac,
+        output_names=names,
+        fitness_threshold=cfg.fitness_threshold,
+        delta_fitness=cfg.delta_fitness,
+        save_every=cfg.save_every,
+        out_dir=out,
+        metrics_csv=True,
+        evaluator=evaluator,
+        on_generation=on_generation,
+    )
+    return result.best_genome, result.best_fitness, result.history, result.generation
 
 
 def replay_note(cfg: TrainConfig, summary: dict) -> str | None:
@@ -370,22 +371,7 @@ def train(
     scored_by = (
         "tracking" if cfg.task else cfg.fitness
     )  # a steering task is scored by animat.fly.tasks.tracking, not cfg.fitness
-    extra = {
-        "fly": params.to_dict(),
-        "fitness": scored_by,
-        "seconds": cfg.seconds,
-        **({"task": cfg.task} if cfg.task else {}),
-    }
-    save_genome(out / "best_genome.npz", best, best_fitness, extra)
-    export_pickle(best, out / "best_genome.pkl")
-    plots.fitness_plot(history, out / "plots" / "fitness.png", title=f"fly, {cfg.label}")
-    flight = (
-        task_replay(cfg, out)
-        if cfg.task
-        else write_replay(
-            params, best, cfg.replay_seconds, out, anim_seconds=cfg.anim_seconds, title=f"best fly ({cfg.fitness})"
-        )
-    )
+    flight = _write_best(cfg, out, params, best, best_fitness, history, scored_by)
     summary = {
         "generations": int(generation),
         "population": cfg.population,
@@ -404,3 +390,26 @@ def train(
     else:
         write_task_report(out, params)
     return summary
+
+
+def _write_best(
+    cfg: TrainConfig, out: Path, params, best: Genome, best_fitness: float, history, scored_by: str
+) -> dict:
+    """The best fly's files in ``out``: ``best_genome.npz/.json`` (with the fly, its fitness ``scored_by``, episode
+    length and task), ``best_genome.pkl``, ``plots/fitness.png`` of ``history``, and its replay
+    (:func:`animat.fly.replay.write_replay`, or with a steering task :func:`task_replay`); returns the replay's
+    summary."""
+    extra = {
+        "fly": params.to_dict(),
+        "fitness": scored_by,
+        "seconds": cfg.seconds,
+        **({"task": cfg.task} if cfg.task else {}),
+    }
+    save_genome(out / "best_genome.npz", best, best_fitness, extra)
+    export_pickle(best, out / "best_genome.pkl")
+    plots.fitness_plot(history, out / "plots" / "fitness.png", title=f"fly, {cfg.label}")
+    if cfg.task:
+        return task_replay(cfg, out)
+    return write_replay(
+        params, best, cfg.replay_seconds, out, anim_seconds=cfg.anim_seconds, title=f"best fly ({cfg.fitness})"
+    )

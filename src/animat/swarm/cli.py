@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from animat import runs
-from animat.config import cli_option, no_animation_option, parse_list
+from animat.config import declared_options, no_animation_option, parse_list
 from animat.console import console, print_summary, progress
 from animat.errors import ConfigError
 from animat.swarm.options import SwarmOptions
@@ -36,15 +36,23 @@ def _params(items: list[str]) -> dict:
 
 
 @app.command("run")
+@declared_options(
+    SwarmOptions,
+    "agents",
+    "dt",
+    "steps",
+    "seed",
+    "scale",
+    "algorithm",
+    "dim",
+    "spread",
+    "neighbours",
+    "record_every",
+    flags={"agents": ("--agents", "-n"), "steps": ("--steps", "-k")},
+)
 def run_cmd(
+    options: dict,
     scheme: str = typer.Argument(..., help="consensus | second-order | ellipse | segment | circle | flocking"),
-    agents: int | None = cli_option(SwarmOptions, "agents", "--agents", "-n"),
-    dt: float | None = cli_option(SwarmOptions, "dt", "--dt"),
-    steps: int | None = cli_option(SwarmOptions, "steps", "--steps", "-k"),
-    seed: int | None = cli_option(SwarmOptions, "seed", "--seed"),
-    scale: float | None = cli_option(SwarmOptions, "scale", "--scale"),
-    algorithm: int | None = cli_option(SwarmOptions, "algorithm", "--algorithm"),
-    dim: int | None = cli_option(SwarmOptions, "dim", "--dim"),
     param: list[str] = typer.Option(
         [], "--param", "-p", help="Model parameter NAME=VALUE (repeatable): d, r, a, b, h, eps, c1, c2, alpha, ..."
     ),
@@ -53,35 +61,23 @@ def run_cmd(
     obstacles: Path | None = typer.Option(None, "--obstacles", help="Obstacles file (JSON/TOML: spheres, walls)."),
     gamma_pos: str | None = typer.Option(None, "--gamma-pos", help="Gamma-agent start 'x,y[,z]'."),
     gamma_vel: str | None = typer.Option(None, "--gamma-vel", help="Gamma-agent velocity 'vx,vy[,vz]'."),
-    spread: float | None = cli_option(SwarmOptions, "spread", "--spread"),
-    neighbours: str | None = cli_option(SwarmOptions, "neighbours", "--neighbours"),
-    record_every: int | None = cli_option(SwarmOptions, "record_every", "--record-every"),
     no_animation: bool = no_animation_option(),
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Path | None = typer.Option(None, "--config", "-c", help="TOML file of run options."),
 ) -> None:
     """Simulate a swarm; writes trajectory.npz, metrics.csv, plots/metrics.png, media/swarm.gif, summary.json."""
-    from animat.swarm.run import SwarmConfig, dt_warning, stability_bound, write_run
+    from animat.swarm.run import SwarmConfig, write_run
 
     cfg = SwarmConfig.build(
         config,
         scheme=scheme,
-        agents=agents,
-        dt=dt,
-        steps=steps,
-        seed=seed,
-        scale=scale,
-        algorithm=algorithm,
-        dim=dim,
+        **options,
         params=_params(param),
         spheres=[_numbers(s, "--sphere") for s in sphere],
         walls=[_numbers(w, "--wall") for w in wall],
         obstacles_file=str(obstacles) if obstacles else None,
         gamma_pos=_numbers(gamma_pos, "--gamma-pos") if gamma_pos else None,
         gamma_vel=_numbers(gamma_vel, "--gamma-vel") if gamma_vel else None,
-        spread=spread,
-        neighbours=neighbours,
-        record_every=record_every,
         animation=False if no_animation else None,
     )
     if cfg.scheme == "flocking":
@@ -89,15 +85,7 @@ def run_cmd(
 
         flock_setup(cfg)  # bad obstacles or an obstacle over the start: fail before creating the run directory
     run_dir = runs.new_run_dir("swarm", cfg.scheme, out)
-    head = f"swarm {cfg.scheme}: {cfg.agents} agents, dt {cfg.dt:g}, {cfg.steps} steps, seed {cfg.seed}"
-    if cfg.scheme == "flocking":
-        head += f", algorithm {cfg.algorithm}, {cfg.dim}D, {cfg.neighbours}"
-    console.print(head)
-    bound, warned = stability_bound(cfg), dt_warning(cfg)
-    if bound is not None and math.isfinite(bound[0]):
-        console.print(f"stability bound dt_max = {bound[0]:.6g} ({bound[1]}; dt / dt_max = {cfg.dt / bound[0]:.4g})")
-    if warned:
-        console.print(f"[bold yellow]warning:[/] {escape(warned)}")
+    warned = _announce(cfg)
     start = time.perf_counter()
     with progress("steps", transient=True, eta=False) as bar:
         task = bar.add_task("run", total=cfg.steps)
@@ -107,3 +95,20 @@ def run_cmd(
             console.print(f"[yellow]note:[/] {escape(w)}")
     console.print(f"done in {time.perf_counter() - start:.1f} s")
     print_summary(summary, run_dir)
+
+
+def _announce(cfg) -> str | None:
+    """Prints the run in one line (scheme, agents, dt, steps, seed; flocking: algorithm, dimension, neighbours), its
+    stability bound on dt where the scheme has one, and the time step's warning, which it returns (None: none)."""
+    from animat.swarm.run import dt_warning, stability_bound
+
+    head = f"swarm {cfg.scheme}: {cfg.agents} agents, dt {cfg.dt:g}, {cfg.steps} steps, seed {cfg.seed}"
+    if cfg.scheme == "flocking":
+        head += f", algorithm {cfg.algorithm}, {cfg.dim}D, {cfg.neighbours}"
+    console.print(head)
+    bound, warned = stability_bound(cfg), dt_warning(cfg)
+    if bound is not None and math.isfinite(bound[0]):
+        console.print(f"stability bound dt_max = {bound[0]:.6g} ({bound[1]}; dt / dt_max = {cfg.dt / bound[0]:.4g})")
+    if warned:
+        console.print(f"[bold yellow]warning:[/] {escape(warned)}")
+    return warned

@@ -120,6 +120,15 @@ def animate_body(
     if n == 0:
         raise VizError("animate_body needs at least one frame, got none")
     verts = [[_vertices(p, i) for p in polys] for i, polys in enumerate(frames)]
+    trail, times = _per_frame(n, trail, times, captions)
+    centres, half = _view_box(verts, trail, view_size)
+    images = _render(verts, frames, centres, trail, times, captions, title, elev, azim, half, dpi, ground, unit)
+    return write_animation(images, path, fps=fps)[0] if mp4 else write_images(images, path, fps=fps)
+
+
+def _per_frame(n: int, trail, times, captions) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``(trail (n, 3), times (n,))`` as float arrays (None stays None); VizError where ``trail``, ``times`` or
+    ``captions`` has not one entry per frame of ``n``."""
     if trail is not None:
         trail = np.asarray(trail, dtype=float)
         if trail.shape != (n, 3):
@@ -130,7 +139,13 @@ def animate_body(
             raise VizError(f"times must have shape ({n},) to match the frames, got {times.shape}")
     if captions is not None and len(captions) != n:
         raise VizError(f"captions must have one entry per frame ({n}), got {len(captions)}")
+    return trail, times
 
+
+def _view_box(verts: list[list[np.ndarray]], trail: np.ndarray | None, view_size: float | None):
+    """``(centres (T, 3) m, half-width m)`` of the view that follows the body: centred on ``trail``, else on each
+    frame's mean vertex; ``view_size``, else twice the body's largest bounding radius about its centre (1 for a
+    body of no size). VizError for a ``view_size`` that is not a positive number."""
     if trail is not None:
         centres = trail
     else:
@@ -145,9 +160,7 @@ def animate_body(
     half = float(view_size)
     if not np.isfinite(half) or half <= 0:
         raise VizError(f"view_size must be a positive number of metres, got {view_size}")
-
-    images = _render(verts, frames, centres, trail, times, captions, title, elev, azim, half, dpi, ground, unit)
-    return write_animation(images, path, fps=fps)[0] if mp4 else write_images(images, path, fps=fps)
+    return centres, half
 
 
 def _vertices(poly: Polygon, i: int) -> np.ndarray:

@@ -229,7 +229,7 @@ def distill(
     ``plots/distill.png``, its flight of every command from rest (``steer/``, :func:`animat.fly.train.task_replay`)
     and ``summary.json`` (returned). ``teacher``: how config.json names the teacher (default: its folder;
     ``animat fly distill --resume`` loads it from there). ``on_round(row)`` after each round."""
-    from animat.checkpoint import read_checkpoint, save_checkpoint
+    from animat.checkpoint import save_checkpoint
     from animat.evolve.genome import Genome
     from animat.evolve.network import layer_activations
 
@@ -242,14 +242,7 @@ def distill(
 
     genes, flown, rows, data = initial_genes(layers, cfg.seed), [], [], ([], [])
     if resume and (out / "checkpoints").is_dir():
-        arrays, meta = read_checkpoint(out / "checkpoints", "population")
-        if "distill_rows" not in meta:
-            raise CheckpointError(f"--resume {str(out)!r}: its checkpoints are not a distillation's")
-        genes, flown, rows = arrays["genes"], list(arrays["flown"]), list(meta["distill_rows"])
-        runs.refuse_finished(out, len(rows), cfg.rounds, "rounds", "--rounds")
-        for r, acting in enumerate(flown):  # the earlier rounds' records, flown again by the networks that flew them
-            X, Y, _ = fly_round(r, acting)
-            data[0].append(X), data[1].append(Y)
+        genes, flown, rows, data = _resumed_rounds(out, cfg, fly_round)
     for r in range(len(flown), cfg.rounds):
         t0 = time.perf_counter()
         X, Y, row = fly_round(r, genes)
@@ -277,6 +270,24 @@ def distill(
         if on_round is not None:
             on_round(rows[-1])
     return _finish(steering, train_cfg, out, Genome(layers, genes, activations), rows)
+
+
+def _resumed_rounds(out: Path, cfg: DistillConfig, fly_round) -> tuple[np.ndarray, list, list[dict], tuple]:
+    """``(genes, flown, rows, data)`` of a distillation resumed from its last checkpoint in ``out``: the goal
+    network's genes, the genes that flew each round so far, the metrics rows, and the rounds' records ``(X list,
+    Y list)`` flown again (``fly_round``) by the networks that flew them. Refuses a run already at ``cfg.rounds``."""
+    from animat.checkpoint import read_checkpoint
+
+    arrays, meta = read_checkpoint(out / "checkpoints", "population")
+    if "distill_rows" not in meta:
+        raise CheckpointError(f"--resume {str(out)!r}: its checkpoints are not a distillation's")
+    genes, flown, rows = arrays["genes"], list(arrays["flown"]), list(meta["distill_rows"])
+    runs.refuse_finished(out, len(rows), cfg.rounds, "rounds", "--rounds")
+    data = ([], [])
+    for r, acting in enumerate(flown):
+        X, Y, _ = fly_round(r, acting)
+        data[0].append(X), data[1].append(Y)
+    return genes, flown, rows, data
 
 
 def _write_run_record(steering, cfg: DistillConfig, train_cfg, out: Path, resume: bool, teacher: str | None):

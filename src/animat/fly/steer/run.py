@@ -4,6 +4,7 @@ animation and configuration (``report.html`` is the CLI's, through :mod:`animat.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -57,6 +58,35 @@ def fly_request(
     return flight, pilot.params, pilot.speed, start
 
 
+class Flown(NamedTuple):
+    """A steered flight's arrays as written: ``t (T,)`` s, ``pos``, ``vel (T, 3)``, ``quat (T, 4)``, ``wing (T, 2, 3)``
+    wing angles (float32), ``command (T,)`` str, ``direction (T, 3)`` the commanded directions, ``crashed (T,)``."""
+
+    t: np.ndarray
+    pos: np.ndarray
+    vel: np.ndarray
+    quat: np.ndarray
+    wing: np.ndarray
+    command: np.ndarray
+    direction: np.ndarray
+    crashed: np.ndarray
+
+    @classmethod
+    def of(cls, flight: dict[str, np.ndarray]) -> Flown:
+        """The arrays of a flight (the keys of :data:`TICK_KEYS`)."""
+        t = np.asarray(flight["t"], np.float32)
+        return cls(
+            t,
+            np.asarray(flight["position"], np.float32),
+            np.asarray(flight["velocity"], np.float32),
+            np.asarray(flight["quat"], np.float32),
+            np.asarray(flight["wing"], np.float32).reshape(len(t), 2, 3),
+            np.asarray(flight["command"]).astype(str),
+            np.asarray(flight["command_direction"], np.float32),
+            np.asarray(flight["crashed"], bool),
+        )
+
+
 def write_steer_run(
     run_dir: Path,
     flight: dict[str, np.ndarray],
@@ -76,73 +106,74 @@ def write_steer_run(
     u: the position before the first sample, default the origin), ``plots/velocity.png``, ``plots/path.png`` and
     ``media/flight.gif`` and ``.mp4`` (the first ``anim_seconds`` s, captioned with the active command; none with 0).
     Returns the summary."""
-    from animat.fly.replay import write_flight_animation
-    from animat.fly.rollout import Trajectory
-
     run_dir = Path(run_dir)
-    t = np.asarray(flight["t"], np.float32)
-    command = np.asarray(flight["command"]).astype(str)
-    direction = np.asarray(flight["command_direction"], np.float32)
-    pos, vel = np.asarray(flight["position"], np.float32), np.asarray(flight["velocity"], np.float32)
-    quat, wing = np.asarray(flight["quat"], np.float32), np.asarray(flight["wing"], np.float32).reshape(len(t), 2, 3)
-    crashed = np.asarray(flight["crashed"], bool)
+    f = Flown.of(flight)
     runs.atomic_write_json(run_dir / "config.json", config)
     network = {"network": np.asarray(flight["network"]).astype(str)} if "network" in flight else {}
     runs.atomic_save_npz(
         run_dir / "trajectory.npz",
-        t=t,
-        position=pos,
-        velocity=vel,
-        command_direction=direction,
-        command=command,
-        quaternion=quat,
-        wing_angles=wing.reshape(len(t), 6),
-        crashed=crashed,
+        t=f.t,
+        position=f.pos,
+        velocity=f.vel,
+        command_direction=f.direction,
+        command=f.command,
+        quaternion=f.quat,
+        wing_angles=f.wing.reshape(len(f.t), 6),
+        crashed=f.crashed,
         **network,
     )
-    flown = {}
-    if network:
-        ticks = np.asarray(flight["t"], float)
-        dt = (
-            ticks[1] - ticks[0] if len(ticks) > 1 else ticks[0]
-        )  # a flight's samples are every control tick from t = dt
-        flown = {
-            str(n): round(int(k) * float(dt), 6) for n, k in zip(*np.unique(network["network"], return_counts=True))
-        }
+    flown = _network_seconds(flight["t"], network["network"]) if network else {}
     summary = {
         **config,
-        "seconds": float(t[-1]),
+        "seconds": float(f.t[-1]),
         **({"network_seconds": flown} if flown else {}),
         **steer_score(
-            t,
-            pos,
-            vel,
-            command,
-            direction,
-            crashed,
+            f.t,
+            f.pos,
+            f.vel,
+            f.command,
+            f.direction,
+            f.crashed,
             speed=speed,
             body_length=params.body_length,
             start=np.zeros(3) if start is None else start,
         ),
     }
     runs.atomic_write_json(run_dir / "summary.json", summary)
+    _write_media(run_dir, params, f, speed, anim_seconds, title)
+    return summary
+
+
+def _network_seconds(ticks, network: np.ndarray) -> dict[str, float]:
+    """How long each network flew (s): its ticks × the control interval; ``ticks (T,)`` s, ``network (T,)`` str."""
+    ticks = np.asarray(ticks, float)
+    dt = ticks[1] - ticks[0] if len(ticks) > 1 else ticks[0]  # a flight's samples are every control tick from t = dt
+    return {str(n): round(int(k) * float(dt), 6) for n, k in zip(*np.unique(network, return_counts=True))}
+
+
+def _write_media(run_dir: Path, params: FlyParams, f: Flown, speed: float, anim_seconds: float, title: str) -> None:
+    """``plots/velocity.png`` (commanded and actual velocity), ``plots/path.png`` and the flight's animation
+    (``media/flight.gif``, ``.mp4``: its first ``anim_seconds`` s, captioned with the active command) of a steered
+    flight ``f``; the commands' target ``speed`` in u/s."""
+    from animat.fly.replay import write_flight_animation
+    from animat.fly.rollout import Trajectory
+
     plots.commanded_velocity_plot(
-        t,
-        vel,
-        direction * speed,
-        command,
+        f.t,
+        f.vel,
+        f.direction * speed,
+        f.command,
         run_dir / "plots" / "velocity.png",
         title=f"{title}: commanded (dashed) and actual velocity",
         unit=UNIT,
     )
-    plots.path_views_plot(pos, command, run_dir / "plots" / "path.png", body_length=params.body_length, title=title)
+    plots.path_views_plot(f.pos, f.command, run_dir / "plots" / "path.png", body_length=params.body_length, title=title)
     write_flight_animation(
         params,
-        Trajectory(pos, quat, wing, crashed),
-        t,
+        Trajectory(f.pos, f.quat, f.wing, f.crashed),
+        f.t,
         run_dir / "media" / "flight.gif",
-        min(anim_seconds, float(t[-1])),
+        min(anim_seconds, float(f.t[-1])),
         title=title,
-        captions=[f"command: {c}" for c in command],
+        captions=[f"command: {c}" for c in f.command],
     )
-    return summary

@@ -34,6 +34,15 @@ MIN_OK_FRACTION = 0.8  # of a segment's windows that must be on course
 MIN_SPEED_FRACTION = 0.5  # of the target speed that the mean speed along the direction must reach
 MAX_HOVER_BODY_LENGTHS = 2.0  # a hover's largest distance from where it began
 FALL_BODY_LENGTHS = 2.0  # below the commanded height: a fall
+HEADLINE = (
+    "all_ok",
+    "segments_ok",
+    "segments_scored",
+    "min_direction_ok_fraction",
+    "max_hover_distance_body_lengths",
+    "crashed",
+    "fell",
+)  # the figures of :func:`steer_score` that a run's summary shows first
 
 
 def segment_bounds(command: np.ndarray, command_direction: np.ndarray) -> list[tuple[int, int]]:
