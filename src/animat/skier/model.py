@@ -330,7 +330,7 @@ def build_spec(params: SkierParams | None = None) -> mujoco.MjSpec:
     _add_contacts(spec, p)
     add_ski_sensors(spec)
     _add_servos(spec, p)
-    T.shape_world(spec, p.ground(), p.ski_friction())
+    T.shape_world(spec, p.ground(), p.ski_friction(), p.mu_pole)
     return spec
 
 

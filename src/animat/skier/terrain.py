@@ -10,19 +10,26 @@ options (``slope_deg``) and radians in code.
   contacts (``mjc_PlaneCapsule``); for a capsule on a height field (or a box or a mesh) the tangents follow
   from the normal alone, fixed in the world, so a yawed ski would glide along world x instead of along its
   length. The course coordinate is the distance along the slope, x / cos(slope).
-* ``moguls``: a MuJoCo height field ``floor`` whose surface is :meth:`Terrain.height`: smooth bumps
-  h cos^2(pi r / spacing) within r < spacing / 2 of their centres (r the horizontal distance), the highest
-  bump where two overlap, centred on a square lattice of pitch ``bump_spacing`` (a row on the course's line
-  y = 0) whose points move by up to ``irregularity * bump_spacing / 4`` along x and y (a NumPy Generator
-  seeded ``terrain_seed``), none nearer the start than :data:`CLEAR_X`. The field is sampled every
-  :data:`CELL` m and MuJoCo's surface is linear between samples (its prisms), within a fraction of a
-  millimetre of the closed form for bumps of pitch >= 2 m. Since the capsule skis would get the
-  wrong friction frame on a height field, each ski rolls on :data:`WHEELS` wheels on hinges across the ski,
-  as a roller ski (what cross-country skiers train skating on off snow; Ainegren, Carlsson & Tinnsten,
-  "Roller ski rolling resistance", Sports Eng. 11, 2008): a wheel grips across the ski with ``mu_lat``
-  (its contact's friction is isotropic, so the wrong frame does not matter) and rolls along it, resisted by
-  a rolling-friction torque ``mu_long * WHEEL_RADIUS * N`` (condim 6), the force ``mu_long * N`` of a ski
-  gliding. The course coordinate is x.
+* ``moguls``: bumps on the flat snow, their surface :meth:`Terrain.height`: spherical caps of height
+  ``bump_height`` and base radius ``bump_spacing / 2`` (the highest cap where two overlap), centred on a square
+  lattice of pitch ``bump_spacing`` (a row on the course's line y = 0) whose points move by up to
+  ``irregularity * bump_spacing / 4`` along x and y (a NumPy Generator seeded ``terrain_seed``), none nearer
+  the start than :data:`CLEAR_X`. The ground is drawn, and met by the skier's body when it falls, as a MuJoCo
+  height field ``moguls`` sampled every :data:`CELL` m (its surface is flat on triangles between the samples:
+  it cuts a crest by up to ``bump_height (pi CELL / (sqrt 2 bump_spacing))^2``, under 2 mm). The skis, their
+  wheels and the poles meet the exact closed form instead: the plane ``floor`` and one buried sphere per cap
+  (``bump<k>``; analytic sphere-plane and sphere-sphere contacts). They do not meet the height field because
+  MuJoCo collides a geom with a height field prism by prism with its general convex collider, and at the prisms'
+  shared edges a wheel gets contact normals tilted up to horizontal (measured: a symmetric standing skier on
+  the flat part of the field pushed sideways by 30-60 N, 10 % of its weight, none on a plane; 15 of 25 noisy
+  standing genes fell within 6 s, none on a plane), which would make the GA evolve a skier of the
+  triangulation. The skis roll on :data:`WHEELS` wheels on hinges across the ski, as roller skis (what
+  cross-country skiers train skating on off snow; Ainegren, Carlsson & Tinnsten, "Roller ski rolling
+  resistance", Sports Eng. 11, 2008), because MuJoCo aligns the friction frame with a capsule's axis only on a
+  plane, not on a sphere: a wheel grips across the ski with ``mu_lat`` (its contact's friction is isotropic, so
+  the frame does not matter) and rolls along it, resisted by a rolling-friction torque
+  ``mu_long * WHEEL_RADIUS * N`` (condim 6), the force ``mu_long * N`` of a ski gliding. The course coordinate
+  is x.
 """
 
 from __future__ import annotations
@@ -35,17 +42,18 @@ import numpy as np
 from animat.skier.modes import TERRAINS
 
 CLEAR_X = 3.0  # m: the mogul field's bumps lie beyond this (the skier starts at x = 0 on flat snow)
-FIELD_X = (-10.0, 90.0)  # m: the height field's extent along the course
-FIELD_Y = 12.0  # m: its half width across it
+FIELD_X = (-10.0, 60.0)  # m: the mogul field's extent along the course (flat snow beyond)
+FIELD_Y = 6.0  # m: its half width across it
 BASE = 0.5  # m: depth of the solid box under the height field (MuJoCo's base_z)
+RUNNER = 4  # contype of what runs on the snow (skis, wheels, poles) on moguls: it meets the caps (conaffinity)
 CELL = 0.1  # m between height samples
 WHEELS = (0.08, 0.5, 0.92)  # roller-ski wheels, as fractions of the ski's length from its tail
 WHEEL_RADIUS = 0.035  # m; its bottom that far below the ski's running surface
 WHEEL_MASS = 0.1  # kg each, taken from the ski's mass (the skier weighs the same on any terrain)
-WHEEL_ARMATURE = 0.001  # kg m^2 on each wheel's hinge (a bare 0.1 kg wheel's 5e-5 is stiff at the skier's 10 ms)
+WHEEL_ARMATURE = 1e-4  # kg m^2 added on each wheel's hinge (a bare wheel's 5e-5 alone is a stiff joint at 10 ms)
 
 
-__all__ = ["TERRAINS", "Terrain", "shape_world", "ski_geoms"]
+__all__ = ["TERRAINS", "Terrain", "roller_ski", "shape_floor", "shape_world", "ski_geoms"]
 
 
 @dataclass(frozen=True)
@@ -67,7 +75,7 @@ class Terrain:
 
     def lattice(self) -> tuple[np.ndarray, np.ndarray]:
         """The mogul centres (I, J, 2) m (x, y) on the jittered lattice (see the module docstring), and which of them
-        are bumps (I, J) bool (those clear of the start)."""
+        are bumps (I, J) bool (those clear of the start and wholly on the field)."""
         s = self.bump_spacing
         x0, y0 = self._origin()
         xs = np.arange(x0, FIELD_X[1] + s, s)
@@ -75,7 +83,8 @@ class Terrain:
         centres = np.stack(np.meshgrid(xs, ys, indexing="ij"), axis=-1)
         jitter = np.random.default_rng(self.seed).uniform(-1.0, 1.0, centres.shape)
         centres = centres + jitter * self.irregularity * s / 4
-        return centres, centres[..., 0] - s / 2 >= CLEAR_X
+        x, y = centres[..., 0], centres[..., 1]
+        return centres, (x - s / 2 >= CLEAR_X) & (x + s / 2 <= FIELD_X[1]) & (np.abs(y) + s / 2 <= FIELD_Y)
 
     def height(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Surface height (...) m at horizontal positions ``x``, ``y`` (...) m (the closed form)."""
@@ -103,10 +112,19 @@ class Terrain:
         """The first lattice point (x, y) m before jitter (the lattice covers the height field)."""
         return CLEAR_X + self.bump_spacing / 2, -(math.floor(FIELD_Y / self.bump_spacing) + 1) * self.bump_spacing
 
+    @property
+    def cap_radius(self) -> float:
+        """Radius m of the sphere whose cap above the snow is a bump (height h, base radius a = spacing / 2):
+        (a^2 + h^2) / (2 h); infinite for flat bumps."""
+        a, h = self.bump_spacing / 2, self.bump_height
+        return (a * a + h * h) / (2 * h) if h > 0 else math.inf
+
     def _bump(self, dx: np.ndarray, dy: np.ndarray) -> np.ndarray:
-        """One mogul's height (...) m at offsets ``dx``, ``dy`` (...) m from its centre."""
-        r = np.minimum(np.hypot(dx, dy), self.bump_spacing / 2)
-        return self.bump_height * np.cos(np.pi * r / self.bump_spacing) ** 2
+        """One mogul's height (...) m at offsets ``dx``, ``dy`` (...) m from its centre: its spherical cap."""
+        r2, big = dx * dx + dy * dy, self.cap_radius
+        if math.isinf(big):
+            return np.zeros(np.shape(r2))
+        return np.maximum(np.sqrt(np.maximum(big * big - r2, 0.0)) - (big - self.bump_height), 0.0)
 
     def course(self, pos: np.ndarray) -> np.ndarray:
         """Distance along the course (...) m of positions ``pos`` (..., 3) m: x, or along the slope x / cos(slope)."""
@@ -126,36 +144,42 @@ class Terrain:
         return x, y, self.height(x[None, :], y[:, None])
 
 
-def shape_world(spec, terrain: Terrain, ski_mu: tuple[float, float]) -> None:
+def shape_world(spec, terrain: Terrain, ski_mu: tuple[float, float], pole_mu: float) -> None:
     """Turn the skier's flat world (``spec`` from :func:`animat.skier.model.build_spec`, a ``mujoco.MjSpec``) into
-    ``terrain`` (see the module docstring): tilt the floor and the skier for a slope; for moguls make the floor the
-    height field, put the skis on wheels (``ski_mu``: the ski's (along, across) friction) and lift the skier onto
-    them. Flat snow is left as it is."""
+    ``terrain`` (see the module docstring): the floor (:func:`shape_floor`); on a slope the skier turned with it;
+    on moguls the skis on wheels (``ski_mu``: the ski's (along, across) friction), the skier lifted onto them, and the
+    poles meeting the caps with ``pole_mu``.
+    Flat snow is left as it is."""
+    shape_floor(spec, terrain)
+    pelvis = spec.body("pelvis")
     if terrain.kind == "slope":
-        _tilt(spec, terrain.slope)
+        c, s = math.cos(terrain.slope), math.sin(terrain.slope)
+        x, y, z = pelvis.pos
+        pelvis.pos = [c * x - s * z, y, s * x + c * z]  # turned about y with the plane, about the origin
+        pelvis.quat = spec.geom("floor").quat
+    elif terrain.kind == "moguls":
+        for side in ("left", "right"):
+            roller_ski(spec, f"{side}_shank", f"{side}_ski", ski_mu)
+            runner(spec.geom(f"{side}_pole"), [pole_mu, pole_mu, 0.005, 0.0001, 0.0001], 3)
+        pelvis.pos = pelvis.pos + [0.0, 0.0, WHEEL_RADIUS]
+
+
+def shape_floor(spec, terrain: Terrain) -> None:
+    """Make the geom ``floor`` of ``spec`` (a plane at the origin) ``terrain``'s ground: turned about y so that it
+    rises along +x by the slope's angle, or the height field ``moguls`` (:func:`_mogul_field`)."""
+    if terrain.kind == "slope":
+        half = -terrain.slope / 2  # a turn by -slope about y tips the normal z towards -x: the plane rises along +x
+        spec.geom("floor").quat = [math.cos(half), 0.0, math.sin(half), 0.0]
     elif terrain.kind == "moguls":
         _mogul_field(spec, terrain)
-        for side in ("left", "right"):
-            _roller_ski(spec, side, ski_mu)
-        spec.body("pelvis").pos = spec.body("pelvis").pos + [0.0, 0.0, WHEEL_RADIUS]
-
-
-def _tilt(spec, angle: float) -> None:
-    """Turn the floor and the skier standing on it by -``angle`` rad about y (the plane rises along +x for
-    ``angle`` > 0), about the world origin, where the plane passes."""
-    quat = np.array([math.cos(-angle / 2), 0.0, math.sin(-angle / 2), 0.0])
-    spec.geom("floor").quat = quat
-    pelvis = spec.body("pelvis")
-    c, s = math.cos(-angle), math.sin(-angle)
-    x, y, z = pelvis.pos
-    pelvis.pos = [c * x + s * z, y, -s * x + c * z]
-    pelvis.quat = quat
 
 
 def _mogul_field(spec, terrain: Terrain) -> None:
-    """The height field ``moguls`` of :meth:`Terrain.grid` and the floor geom made of it."""
+    """The height field ``moguls`` of :meth:`Terrain.grid` (drawn; met by the body), the caps ``bump<k>`` (met by
+    the runners, :data:`RUNNER`), and the plane ``floor`` left to its explicit pairs (see the module docstring)."""
     import mujoco
 
+    floor = spec.geom("floor")
     _, _, h = terrain.grid()
     top = float(h.max())
     field = spec.add_hfield()
@@ -163,45 +187,64 @@ def _mogul_field(spec, terrain: Terrain) -> None:
     field.nrow, field.ncol = h.shape
     field.size = [(FIELD_X[1] - FIELD_X[0]) / 2, FIELD_Y, max(top, 1e-6), BASE]
     field.userdata = (h / top if top > 0 else h).ravel().tolist()  # MuJoCo scales [0, 1] by size[2]
-    floor = spec.geom("floor")
-    floor.type = mujoco.mjtGeom.mjGEOM_HFIELD
-    floor.hfieldname = "moguls"
-    floor.pos = [(FIELD_X[0] + FIELD_X[1]) / 2, 0.0, 0.0]
+    ground = spec.worldbody.add_geom()
+    ground.name, ground.type, ground.hfieldname = "moguls", mujoco.mjtGeom.mjGEOM_HFIELD, "moguls"
+    ground.pos = [(FIELD_X[0] + FIELD_X[1]) / 2, 0.0, 0.0]
+    ground.contype = ground.conaffinity = 0  # drawn only
+    ground.rgba = floor.rgba
+    centres, real = terrain.lattice()
+    big = terrain.cap_radius
+    for k, (x, y) in enumerate(centres[real] if terrain.bump_height > 0 else []):
+        cap = spec.worldbody.add_geom()
+        cap.name, cap.type, cap.size = f"bump{k}", mujoco.mjtGeom.mjGEOM_SPHERE, [big, 0, 0]
+        cap.pos = [x, y, terrain.bump_height - big]
+        cap.contype, cap.conaffinity, cap.condim = 0, RUNNER | floor.conaffinity, 1
+        cap.friction = [1e-6, 1e-6, 1e-6]  # the runner's own friction applies (MuJoCo takes the larger)
+        cap.rgba = [1, 1, 1, 0]  # drawn by the height field
 
 
-def _roller_ski(spec, side: str, mu: tuple[float, float]) -> None:
-    """Put ``side``'s ski on :data:`WHEELS` free wheels (spheres on hinges across the ski, at its running surface,
-    their mass taken from the ski's): each wheel's pair with the floor grips with ``mu[1]`` in every direction and
-    resists rolling with ``mu[0] * WHEEL_RADIUS`` m (condim 6); the ski's own pair glides with ``mu[0]`` every way (it
-    touches only on a crest); the ski's force sensor counts the whole leg (ski, wheels, shank)."""
+def roller_ski(spec, body: str, ski_name: str, mu: tuple[float, float]) -> None:
+    """Put the ski ``ski_name`` (a capsule along x of ``body``, with a pair named ``<ski>_floor`` with the floor and a
+    force sensor ``<ski>_force``) on :data:`WHEELS` free wheels (spheres on hinges across the ski, at its running
+    surface, their mass taken from the ski's): each wheel grips the floor and the caps with ``mu[1]`` in every
+    direction and resists rolling with ``mu[0] * WHEEL_RADIUS`` m (condim 6); the ski itself glides on them with
+    ``mu[0]`` every way (it touches only on a crest); the force sensor counts every contact of ``body``'s subtree
+    (ski, wheels; the shank on the skier)."""
     import mujoco
 
-    ski = spec.geom(f"{side}_ski")
+    ski = spec.geom(ski_name)
     ski.mass = ski.mass - len(WHEELS) * WHEEL_MASS
     tail, tip = np.asarray(ski.fromto[:3]), np.asarray(ski.fromto[3:])
-    shank = spec.body(f"{side}_shank")
+    side = ski_name.removesuffix("_ski")
+    wheel_mu = [mu[1], mu[1], 0.005, mu[0] * WHEEL_RADIUS, mu[0] * WHEEL_RADIUS]
     for k, frac in enumerate(WHEELS):
-        wheel = shank.add_body()
+        wheel = spec.body(body).add_body()
         wheel.name = f"{side}_wheel{k}"
         wheel.pos = tail + frac * (tip - tail) - [0.0, 0.0, ski.size[0]]
         hinge = wheel.add_joint()
         hinge.name, hinge.type, hinge.axis = f"{side}_wheel{k}", mujoco.mjtJoint.mjJNT_HINGE, [0, 1, 0]
         hinge.armature = WHEEL_ARMATURE
         g = wheel.add_geom()
-        g.name, g.type, g.size, g.mass = (
-            f"{side}_wheel{k}",
-            mujoco.mjtGeom.mjGEOM_SPHERE,
-            [WHEEL_RADIUS, 0, 0],
-            WHEEL_MASS,
-        )
-        g.contype = g.conaffinity = 0
-        g.rgba = [0.2, 0.2, 0.2, 1]
+        g.name, g.type, g.size = f"{side}_wheel{k}", mujoco.mjtGeom.mjGEOM_SPHERE, [WHEEL_RADIUS, 0, 0]
+        g.mass, g.rgba = WHEEL_MASS, [0.2, 0.2, 0.2, 1]
         pair = spec.add_pair()
         pair.name, pair.geomname1, pair.geomname2, pair.condim = f"{side}_wheel{k}_floor", "floor", g.name, 6
-        pair.friction = [mu[1], mu[1], 0.005, mu[0] * WHEEL_RADIUS, mu[0] * WHEEL_RADIUS]
-    spec.pair(f"{side}_ski_floor").friction = [mu[0], mu[0], 0.005, 0.0001, 0.0001]
-    sensor = spec.sensor(f"{side}_ski_force")
-    sensor.objtype, sensor.objname = mujoco.mjtObj.mjOBJ_XBODY, f"{side}_shank"
+        pair.friction = wheel_mu
+        runner(g, wheel_mu, 6)
+    glide = [mu[0], mu[0], 0.005, 0.0001, 0.0001]
+    spec.pair(f"{ski_name}_floor").friction = glide
+    runner(ski, glide, 3)
+    sensor = spec.sensor(f"{ski_name}_force")
+    sensor.objtype, sensor.objname = mujoco.mjtObj.mjOBJ_XBODY, body
+    sensor.reftype, sensor.refname = mujoco.mjtObj.mjOBJ_UNKNOWN, ""
+
+
+def runner(geom, friction: list[float], condim: int) -> None:
+    """Make ``geom`` (an ``MjsGeom``) meet the moguls' caps (contype :data:`RUNNER`) with ``friction`` (a pair's five
+    coefficients: two sliding, torsional, two rolling; a geom keeps one of each, MuJoCo takes the larger of two
+    geoms') and ``condim``; it meets nothing else but through its pairs."""
+    geom.contype, geom.conaffinity, geom.condim = RUNNER, 0, condim
+    geom.friction = [friction[1], friction[2], friction[3]]
 
 
 def ski_geoms(model) -> list[set[int]]:
