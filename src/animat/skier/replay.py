@@ -70,7 +70,8 @@ VIEW = View(
 
 def render_spec(params: SkierParams):
     """The skier's model for drawing only: :func:`animat.skier.model.build_spec` with a checkered floor (1 m squares),
-    so that gliding shows against the ground; physics unchanged."""
+    so that gliding shows against the ground (on moguls the height field too, the plane 1 cm below it); physics
+    unchanged."""
     spec = build_spec(params)
     tex = spec.add_texture()
     tex.name, tex.type, tex.builtin = "grid", mujoco.mjtTexture.mjTEXTURE_2D, mujoco.mjtBuiltin.mjBUILTIN_CHECKER
@@ -81,6 +82,9 @@ def render_spec(params: SkierParams):
     mat.texrepeat, mat.texuniform = [0.5, 0.5], True  # one texture (2 x 2 squares) every 2 m
     floor = spec.geom("floor")
     floor.material, floor.rgba = "grid", [1, 1, 1, 1]
+    if params.terrain == "moguls":  # the height field drawn checkered too, the plane under it out of its way
+        spec.geom("moguls").material, spec.geom("moguls").rgba = "grid", [1, 1, 1, 1]
+        floor.pos = [0.0, 0.0, -0.01]
     return spec
 
 

@@ -10,26 +10,25 @@ options (``slope_deg``) and radians in code.
   contacts (``mjc_PlaneCapsule``); for a capsule on a height field (or a box or a mesh) the tangents follow
   from the normal alone, fixed in the world, so a yawed ski would glide along world x instead of along its
   length. The course coordinate is the distance along the slope, x / cos(slope).
-* ``moguls``: bumps on the flat snow, their surface :meth:`Terrain.height`: spherical caps of height
-  ``bump_height`` and base radius ``bump_spacing / 2`` (the highest cap where two overlap), centred on a square
-  lattice of pitch ``bump_spacing`` (a row on the course's line y = 0) whose points move by up to
-  ``irregularity * bump_spacing / 4`` along x and y (a NumPy Generator seeded ``terrain_seed``), none nearer
-  the start than :data:`CLEAR_X`. The ground is drawn, and met by the skier's body when it falls, as a MuJoCo
-  height field ``moguls`` sampled every :data:`CELL` m (its surface is flat on triangles between the samples:
-  it cuts a crest by up to ``bump_height (pi CELL / (sqrt 2 bump_spacing))^2``, under 2 mm). The skis, their
-  wheels and the poles meet the exact closed form instead: the plane ``floor`` and one buried sphere per cap
-  (``bump<k>``; analytic sphere-plane and sphere-sphere contacts). They do not meet the height field because
-  MuJoCo collides a geom with a height field prism by prism with its general convex collider, and at the prisms'
-  shared edges a wheel gets contact normals tilted up to horizontal (measured: a symmetric standing skier on
-  the flat part of the field pushed sideways by 30-60 N, 10 % of its weight, none on a plane; 15 of 25 noisy
-  standing genes fell within 6 s, none on a plane), which would make the GA evolve a skier of the
-  triangulation. The skis roll on :data:`WHEELS` wheels on hinges across the ski, as roller skis (what
-  cross-country skiers train skating on off snow; Ainegren, Carlsson & Tinnsten, "Roller ski rolling
-  resistance", Sports Eng. 11, 2008), because MuJoCo aligns the friction frame with a capsule's axis only on a
-  plane, not on a sphere: a wheel grips across the ski with ``mu_lat`` (its contact's friction is isotropic, so
-  the frame does not matter) and rolls along it, resisted by a rolling-friction torque
-  ``mu_long * WHEEL_RADIUS * N`` (condim 6), the force ``mu_long * N`` of a ski gliding. The course coordinate
-  is x.
+* ``moguls``: bumps on the flat snow, their surface :meth:`Terrain.height`: spherical caps of height ``bump_height``
+  and base radius ``bump_spacing / 2`` (the highest cap where two overlap), centred on a square lattice of pitch
+  ``bump_spacing`` (a row on the course's line y = 0) whose points move by up to ``irregularity * bump_spacing / 4``
+  along x and y (a NumPy Generator seeded ``terrain_seed``), none nearer the start than :data:`CLEAR_X` nor reaching
+  beyond the field (:data:`FIELD_X`, :data:`FIELD_Y`; flat snow beyond). The skier meets that closed form exactly: the
+  plane ``floor`` and one buried sphere per cap (``bump<k>``; analytic sphere-plane, sphere-sphere and capsule-sphere
+  contacts). The field is drawn as a MuJoCo height field ``moguls`` sampled every :data:`CELL` m, which nothing
+  touches: MuJoCo collides a geom with a height field prism by prism with its general convex collider, and at the
+  prisms' shared edges a wheel gets contact normals tilted up to horizontal (measured: a symmetric standing skier on
+  the flat part of a 10 cm field pushed sideways by 30-60 N, 10 % of its weight, none on a plane; 15 of 25 noisy
+  standing genes fell within 6 s, none on a plane), so the GA would evolve a skier of the triangulation. The drawn
+  surface is flat on triangles between the samples: it cuts a crest by up to (CELL / sqrt 2)^2 / (2 cap_radius), under
+  3 mm for caps of radius >= 3.4 m. The skis roll on :data:`WHEELS` wheels on hinges across the ski, as roller skis
+  (what cross-country skiers train skating on off snow; Ainegren, Carlsson & Tinnsten, "Rolling resistance for
+  treadmill roller skiing", Sports Eng. 11, 23-29, 2008), because MuJoCo aligns the friction frame with a capsule's axis
+  only on a plane, not on a sphere: a wheel grips across the ski with ``mu_lat`` (its contact's friction is isotropic,
+  so the frame does not matter but for the pyramidal cone's corners, see tests/skier/test_terrain.py) and rolls along
+  it, resisted by a rolling-friction torque ``mu_long * WHEEL_RADIUS * N`` (condim 6), the force ``mu_long * N`` of a
+  ski gliding. The course coordinate is x.
 """
 
 from __future__ import annotations
@@ -46,7 +45,7 @@ FIELD_X = (-10.0, 60.0)  # m: the mogul field's extent along the course (flat sn
 FIELD_Y = 6.0  # m: its half width across it
 BASE = 0.5  # m: depth of the solid box under the height field (MuJoCo's base_z)
 RUNNER = 4  # contype of what runs on the snow (skis, wheels, poles) on moguls: it meets the caps (conaffinity)
-CELL = 0.1  # m between height samples
+CELL = 0.2  # m between height samples (the field is drawn: finer costs drawing time, not accuracy)
 WHEELS = (0.08, 0.5, 0.92)  # roller-ski wheels, as fractions of the ski's length from its tail
 WHEEL_RADIUS = 0.035  # m; its bottom that far below the ski's running surface
 WHEEL_MASS = 0.1  # kg each, taken from the ski's mass (the skier weighs the same on any terrain)
@@ -200,7 +199,7 @@ def _mogul_field(spec, terrain: Terrain) -> None:
         cap.pos = [x, y, terrain.bump_height - big]
         cap.contype, cap.conaffinity, cap.condim = 0, RUNNER | floor.conaffinity, 1
         cap.friction = [1e-6, 1e-6, 1e-6]  # the runner's own friction applies (MuJoCo takes the larger)
-        cap.rgba = [1, 1, 1, 0]  # drawn by the height field
+        cap.group, cap.rgba = 3, [1, 1, 1, 0]  # hidden (MuJoCo draws groups 0-2): the height field draws them
 
 
 def roller_ski(spec, body: str, ski_name: str, mu: tuple[float, float]) -> None:
