@@ -183,7 +183,7 @@ def test_ski_sensors_read_the_contact_forces_and_ski_yaws_of_the_step_loop():
         mujoco.mj_step(model, d)
     mujoco.mj_forward(model, d)  # sensors and contacts of one and the same state
     force, yaw = ski_readings(d.sensordata)
-    assert np.allclose(force, ski_forces(model, d, skis), atol=1e-6) and force[:, 2].sum() > 100.0
+    assert np.allclose(force, ski_forces(model, d, [{g} for g in skis]), atol=1e-6) and force[:, 2].sum() > 100.0
     tips = [
         d.geom_xpos[g] - d.geom_xmat[g].reshape(3, 3)[:, 2] for g in skis
     ]  # the capsule's z axis points to its tail

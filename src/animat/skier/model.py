@@ -88,7 +88,8 @@ import numpy as np
 
 from animat.config import check_instance, check_known, check_types, is_finite_number, option
 from animat.errors import ConfigError
-from animat.skier.modes import FRICTION_MODES, HIP_MODES
+from animat.skier import terrain as T
+from animat.skier.modes import FRICTION_MODES, HIP_MODES, TERRAINS
 
 JOINTS: tuple[str, ...] = (
     "head",
@@ -225,6 +226,13 @@ class SkierParams:
         "one-axis: one tilted hinge (the original) | two-axis: vertical and forward hinges",
         choices=HIP_MODES,
     )
+    # the ground (issue 49; animat.skier.terrain)
+    terrain: str = option("flat", "flat | slope (an inclined plane) | moguls (a height field)", choices=TERRAINS)
+    slope_deg: float = option(0.0, "Slope: its angle, degrees (positive: uphill along the course)", gt=-45, lt=45)
+    bump_height: float = option(0.2, "Moguls: each bump's height, m", ge=0)
+    bump_spacing: float = option(3.0, "Moguls: the pitch of their lattice, m", gt=0)
+    irregularity: float = option(0.0, "Moguls: each bump moved by up to this times a quarter pitch", ge=0, le=1)
+    terrain_seed: int = option(0, "Moguls: the seed of that jitter", ge=0)
     OPTION_NAME: ClassVar[str] = "skier {name}"
     OPTION_TYPED: ClassVar[bool] = True  # "skier iterations must be an integer >= 1"
 
@@ -245,6 +253,12 @@ class SkierParams:
         if self.friction == "isotropic":
             return (self.mu_iso, self.mu_iso)
         return (self.mu_long, self.mu_lat)
+
+    def ground(self) -> T.Terrain:
+        """The :class:`~animat.skier.terrain.Terrain` these options describe."""
+        return T.Terrain(
+            self.terrain, self.slope_deg, self.bump_height, self.bump_spacing, self.irregularity, self.terrain_seed
+        )
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -316,6 +330,7 @@ def build_spec(params: SkierParams | None = None) -> mujoco.MjSpec:
     _add_contacts(spec, p)
     add_ski_sensors(spec)
     _add_servos(spec, p)
+    T.shape_world(spec, p.ground(), p.ski_friction(), p.mu_pole)
     return spec
 
 

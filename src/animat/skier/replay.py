@@ -70,7 +70,8 @@ VIEW = View(
 
 def render_spec(params: SkierParams):
     """The skier's model for drawing only: :func:`animat.skier.model.build_spec` with a checkered floor (1 m squares),
-    so that gliding shows against the ground; physics unchanged."""
+    so that gliding shows against the ground (on moguls the height field too, the plane 1 cm below it); physics
+    unchanged."""
     spec = build_spec(params)
     tex = spec.add_texture()
     tex.name, tex.type, tex.builtin = "grid", mujoco.mjtTexture.mjTEXTURE_2D, mujoco.mjtBuiltin.mjBUILTIN_CHECKER
@@ -81,6 +82,9 @@ def render_spec(params: SkierParams):
     mat.texrepeat, mat.texuniform = [0.5, 0.5], True  # one texture (2 x 2 squares) every 2 m
     floor = spec.geom("floor")
     floor.material, floor.rgba = "grid", [1, 1, 1, 1]
+    if params.terrain == "moguls":  # the height field drawn checkered too, the plane under it out of its way
+        spec.geom("moguls").material, spec.geom("moguls").rgba = "grid", [1, 1, 1, 1]
+        floor.pos = [0.0, 0.0, -0.01]
     return spec
 
 
@@ -102,13 +106,15 @@ def mujoco_gif(
     t, root = traj["t"], traj["root_pos"]
     frames, fps = _frames(t, fps, anim_seconds)
     pelvis = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "pelvis")
+    ground = params.ground().height(root[:, 0], root[:, 1])  # (T,) m under the pelvis
 
     def draw_path(i: int, scene: mujoco.MjvScene) -> None:
         upto = frames[i]
         for k in np.linspace(0, upto, min(upto + 1, PATH_MARKERS)).astype(int):
-            add_sphere(scene, np.array([root[k, 0], root[k, 1], 0.0]), 0.03, PATH_RGBA)
+            add_sphere(scene, np.array([root[k, 0], root[k, 1], ground[k]]), 0.03, PATH_RGBA)
 
-    captions = [f"t = {t[k]:.1f} s   x = {root[k, 0] - root[0, 0]:.2f} m" for k in frames]
+    course = traj["course"]
+    captions = [f"t = {t[k]:.1f} s   x = {course[k] - course[0]:.2f} m" for k in frames]
     got = render_frames(
         model,
         traj["qpos"][frames],
@@ -167,14 +173,16 @@ def write_replay(
         traj["root_pos"][:, 0], traj["root_pos"][:, 1], out / "plots" / "topview.png", title=f"{title}: path from above"
     )
     renderer = write_animation_of(params, traj, out / "media" / "skier.gif", anim_seconds, title)
+    if params.terrain != "flat":
+        terrain_profile_plot(params.ground(), traj, out / "plots" / "terrain.png", title=f"{title}: the ground")
     s = score(
-        traj["root_pos"][None, :, 0],
+        traj["course"][None],
         traj["root_quat"][None],
         traj["frame_dt"],
         fall_deg,
         bonus,
         traj["t"][None],
-        traj["root_pos"][None, :, 2],
+        traj["clearance"][None],
     )
     return {
         "seconds": float(seconds),
@@ -186,6 +194,21 @@ def write_replay(
         "renderer": renderer,
         **pushoff_report(traj, yaw, len(gene) * tau, fall_deg),
     }
+
+
+def terrain_profile_plot(terrain, traj: dict, path: Path, *, title: str = "the ground") -> Path:
+    """Side view of a :func:`animat.skier.rollout.trajectory` on ``terrain`` (an
+    :class:`animat.skier.terrain.Terrain`): the pelvis's height and the ground's under it against x, m."""
+    root = traj["root_pos"]
+    ground = terrain.height(root[:, 0], root[:, 1])
+    return plots.series_plot(
+        root[:, 0],
+        {"pelvis": root[:, 2], "ground under the pelvis": ground},
+        path,
+        xlabel="x (m)",
+        ylabel="height (m)",
+        title=title,
+    )
 
 
 def write_animation_of(params: SkierParams, traj: dict, gif: Path, anim_seconds: float, title: str) -> str:
@@ -211,12 +234,12 @@ def pushoff_report(traj: dict, yaw: np.ndarray, cycle_seconds: float, fall_deg: 
     """:func:`animat.skier.pushoff.summary` of the push-offs in ``traj`` before its first fallen frame, the direction
     of travel taken over one keyframe cycle of ``cycle_seconds`` s, the weight the skier's (:data:`TOTAL_MASS` kg)."""
     fallen = fallen_frames(
-        traj["root_pos"][None, :, 0],
+        traj["course"][None],
         traj["root_quat"][None],
         traj["frame_dt"],
         fall_deg,
         traj["t"][None],
-        traj["root_pos"][None, :, 2],
+        traj["clearance"][None],
     )[0][0]
     T = int(fallen.argmax()) if fallen.any() else len(fallen)
     if T < 2:

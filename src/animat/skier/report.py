@@ -1,4 +1,5 @@
-"""The skier's replay: every body of its MuJoCo model drawn from its geoms, the ski tracks on the snow."""
+"""The skier's replay: every body of its MuJoCo model drawn from its geoms, the ski tracks on the snow, and the
+ground under them where it is not flat (a slope or moguls, :mod:`animat.skier.terrain`: a mesh of its surface)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from animat.viz.scene import Scene, frame_indices
 
 TRACK_RGB = (0.35, 0.45, 0.6)
 TRACK_TAIL_S = 4.0  # seconds of ski track shown behind the skier
+TERRAIN_STEP = 0.25  # m between the terrain mesh's vertices
+TERRAIN_MARGIN = (5.0, 3.0)  # m of terrain drawn beyond the skier's path along x and y
+SNOW_RGB = (0.9, 0.93, 0.98)
 
 
 def recognises(run_dir: Path) -> bool:
@@ -58,16 +62,40 @@ def build(run_dir: Path, params=None, **_) -> Scene:
     from animat.skier.model import build_model
     from animat.viz.mujoco_bodies import add_model
 
-    model = build_model(params if params is not None else _params(Path(run_dir), scene.notes))
+    params = params if params is not None else _params(Path(run_dir), scene.notes)
+    model = build_model(params)
     ids, centres = add_model(scene, "skier", model, traj["qpos"][idx].astype(float))
+    lift = _add_terrain(scene, params.ground(), root) if params.terrain != "flat" else lambda p, dz: p * [1, 1, 0] + dz
     names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, int(g)) for g in ids]
     dt = float(np.median(np.diff(scene.times))) if scene.frames > 1 else 1.0
     for side in ("left", "right"):
         if f"{side}_ski" in names:
-            track = centres[:, names.index(f"{side}_ski")] * [1, 1, 0] + [0, 0, 0.002]
+            track = lift(centres[:, names.index(f"{side}_ski")], [0, 0, 0.002])
             scene.add_path(f"{side} ski track", track, color=TRACK_RGB, tail=max(2, int(TRACK_TAIL_S / dt)))
-    scene.add_path("pelvis path", root * [1, 1, 0] + [0, 0, 0.001], color=(0.84, 0.15, 0.16))
+    scene.add_path("pelvis path", lift(root, [0, 0, 0.001]), color=(0.84, 0.15, 0.16))
     return scene
+
+
+def _add_terrain(scene: Scene, terrain, root: np.ndarray):
+    """Draw ``terrain`` (an :class:`animat.skier.terrain.Terrain`) around the pelvis path ``root (F, 3)`` m as a mesh
+    every :data:`TERRAIN_STEP` m, the grid at its lowest point; returns ``lift(points (..., 3), dz)``: the points
+    put on the surface, raised by ``dz`` m (for the tracks)."""
+    (x0, y0), (x1, y1) = root[:, :2].min(axis=0) - TERRAIN_MARGIN, root[:, :2].max(axis=0) + TERRAIN_MARGIN
+    x = np.arange(x0, x1 + TERRAIN_STEP, TERRAIN_STEP)
+    y = np.arange(y0, y1 + TERRAIN_STEP, TERRAIN_STEP)
+    gx, gy = np.meshgrid(x, y, indexing="ij")
+    vertices = np.stack([gx, gy, terrain.height(gx, gy)], axis=-1).reshape(-1, 3)
+    k = np.arange(len(x) * len(y)).reshape(len(x), len(y))[:-1, :-1].ravel()  # each cell's first corner
+    n = len(y)
+    faces = np.concatenate([np.stack([k, k + n, k + n + 1], 1), np.stack([k, k + n + 1, k + 1], 1)])
+    scene.add_mesh("snow", vertices, faces, color=SNOW_RGB, compact=True)
+    scene.ground = float(vertices[:, 2].min())
+
+    def lift(points: np.ndarray, dz) -> np.ndarray:
+        p = np.asarray(points, float)
+        return np.stack([p[..., 0], p[..., 1], terrain.height(p[..., 0], p[..., 1])], axis=-1) + dz
+
+    return lift
 
 
 BUILDERS = (SceneBuilder("skier", recognises, build),)

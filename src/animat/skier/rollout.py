@@ -1,7 +1,8 @@
 """Batched evaluation of skiers with ``mujoco.rollout`` (open-loop controls precomputed from genes).
 
 Fitness (maximised): the sum over frames (every ``frame_dt`` s) of the positive forward progress
-of the pelvis along +x (backward progress adds nothing); scoring stops at the first frame where the
+of the pelvis along the course (+x; along the slope on a slope, :meth:`animat.skier.terrain.Terrain.course`;
+backward progress adds nothing); scoring stops at the first frame where the
 pelvis tilts more than ``fall_deg`` (its up axis more than 80 deg from vertical, whatever the axis
 of the tilt); ``+bonus`` if it never fell; and, a skier that never fell, ``skate_weight`` times the metres it skated on
 push-offs that alternate legs with the ski angled outwards (:func:`animat.skier.pushoff.skating_progress`, a stroke
@@ -21,6 +22,7 @@ from animat.skier import gene as G
 from animat.skier import pushoff
 from animat.skier.model import TOTAL_MASS, SkierParams, actuator_order, build_model, ski_readings
 from animat.skier.model import G as GRAVITY
+from animat.skier.terrain import ski_geoms
 
 STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
 
@@ -149,7 +151,9 @@ class Evaluator:
         mujoco.mj_forward(self.model, d)
         self.initial_state = np.empty(mujoco.mj_stateSize(self.model, STATE_SPEC))
         mujoco.mj_getState(self.model, d, self.initial_state, STATE_SPEC)
-        self.x0 = float(d.qpos[0])
+        self.terrain = self.params.ground()
+        self.x0 = float(self.terrain.course(d.qpos[:3]))  # along the course, m
+        self.z0 = float(self.terrain.clearance(d.qpos[:3]))  # above the ground, m
         self._act = actuator_order(self.model)
         quiet_warnings()
         self._pool = mj_rollout.Rollout(nthread=self.nthread) if self.nthread > 1 else None
@@ -197,7 +201,7 @@ class Evaluator:
         ctrl = self.controls(genes)
         nframe = self.nstep // self.stride
         x = np.full((P, nframe + 1), self.x0)  # frame f: the state after f * stride steps
-        z = np.full((P, nframe + 1), self.initial_state[3])  # pelvis height, m
+        z = np.full((P, nframe + 1), self.z0)  # pelvis height above the ground, m
         quat = np.tile(self.initial_state[4:8], (P, nframe + 1, 1))
         t = self.initial_state[0] + self.frame_dt * np.arange(nframe + 1.0)[None].repeat(P, axis=0)  # simulation time s
         skating = bool(self.skate_weight)  # then the pelvis y (m) and the ski sensors per frame: for the push-offs
@@ -213,8 +217,8 @@ class Evaluator:
             frames = st[:, self.stride - 1 :: self.stride][:, : f1 - f0]
             pos, q = self.root(frames)
             x[alive, f0:f1], z[alive, f0:f1], quat[alive, f0:f1], t[alive, f0:f1] = (
-                pos[..., 0],
-                pos[..., 2],
+                self.terrain.course(pos),
+                self.terrain.clearance(pos),
                 q,
                 frames[..., 0],
             )
@@ -270,7 +274,8 @@ def trajectory(
     (rounded to whole physics steps: returned as ``frame_dt``): t (T,) s, root_pos (T, 3) m, root_quat (T, 4), qpos (T,
     nq), xpos (T, nbody, 3) m body origins, pole_tips (T, 8, 3) m (ends of left pole, left ski, right pole, right ski; a
     pole's tip then its hand end, a ski's front then its back), ski_forces (T, 2, 3) N (the ground's force on the left
-    and right ski, world frame), body_names."""
+    and right ski, world frame), body_names, course (T,) m the pelvis's distance along the course and clearance (T,) m
+    its height above the ground (:class:`animat.skier.terrain.Terrain`; on flat snow its x and z)."""
     model = build_model(params)
     d = mujoco.MjData(model)
     mujoco.mj_forward(model, d)
@@ -279,7 +284,7 @@ def trajectory(
     stride = max(1, int(round(frame_dt / dt)))
     act = actuator_order(model)
     ctrl = G.controls(np.asarray(gene)[None], nstep, dt, tau)[0]
-    skis = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, f"{side}_ski") for side in ("left", "right")]
+    skis = ski_geoms(model)
     ts, qpos, xpos, poles, forces = (
         [d.time],
         [d.qpos.copy()],
@@ -298,6 +303,7 @@ def trajectory(
             forces.append(ski_forces(model, d, skis))
     names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, i) for i in range(model.nbody)]
     qpos = np.array(qpos)
+    ground = params.ground()
     return {
         "t": np.array(ts),
         "frame_dt": stride * dt,
@@ -308,21 +314,24 @@ def trajectory(
         "pole_tips": np.array(poles),
         "ski_forces": np.array(forces),
         "body_names": names,
+        "course": ground.course(qpos[:, :3]),
+        "clearance": ground.clearance(qpos[:, :3]),
     }
 
 
-def ski_forces(model: mujoco.MjModel, d: mujoco.MjData, skis: list[int]) -> np.ndarray:
-    """(len(skis), 3) N: the total contact force of the world on each of the geoms ``skis``, world frame
-    (a contact's frame has its normal, pointing from geom1 to geom2, as its first row)."""
+def ski_forces(model: mujoco.MjModel, d: mujoco.MjData, skis: list[set[int]]) -> np.ndarray:
+    """(len(skis), 3) N: the total contact force of the world on each set of geoms in ``skis`` (a ski, with its
+    wheels on moguls: :func:`animat.skier.terrain.ski_geoms`), world frame (a contact's frame has its normal,
+    pointing from geom1 to geom2, as its first row)."""
     out = np.zeros((len(skis), 3))
     f = np.zeros(6)
     for i in range(d.ncon):
         c = d.contact[i]
         for k, g in enumerate(skis):
-            if g in (c.geom1, c.geom2):
+            if c.geom1 in g or c.geom2 in g:
                 mujoco.mj_contactForce(model, d, i, f)
                 world = c.frame.reshape(3, 3).T @ f[:3]  # on geom2
-                out[k] += world if c.geom2 == g else -world
+                out[k] += world if c.geom2 in g else -world
     return out
 
 
