@@ -124,5 +124,7 @@ def test_the_effort_configs_weight_reaches_the_evaluator():
     with make_evaluator(taxed, taxed.skier_params()) as a, make_evaluator(plain, plain.skier_params()) as b:
         t, p = a(genes), b(genes)
     assert np.array_equal(t.net_forward_m, p.net_forward_m) and np.array_equal(t.work_J, p.work_J)
-    np.testing.assert_allclose(p.fitness - t.fitness, taxed.effort_weight * p.work_J / (TOTAL_MASS * G), rtol=1e-12)
+    np.testing.assert_allclose(
+        p.fitness - t.fitness, taxed.effort_weight * p.work_J / (TOTAL_MASS * G), rtol=1e-12, atol=1e-12
+    )
     assert (p.fitness - t.fitness)[1:].min() > 0.1
