@@ -29,6 +29,8 @@ KEYS = [
     "replay_renderer",
     "replay_pushoff_legs_alternate",
     "replay_mean_pushoff_yaw_deg",
+    "replay_mechanical_work_J",
+    "replay_cost_of_transport_J_per_kg_m",
 ]
 
 
@@ -183,5 +185,7 @@ def replay_cmd(
             "renderer",
             "pushoff_legs_alternate",
             "mean_pushoff_yaw_deg",
+            "mechanical_work_J",
+            "cost_of_transport_J_per_kg_m",
         ],
     )

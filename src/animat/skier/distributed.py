@@ -43,6 +43,7 @@ class RaySkierEvaluator:
         chunk_seconds: float | None = 2.0,
         skate_weight: float = 0.0,
         skate_min_yaw_deg: float = 10.0,
+        effort_weight: float = 0.0,
         address: str | None = None,
         num_workers: int | None = None,
         chunks: int | None = None,
@@ -59,6 +60,7 @@ class RaySkierEvaluator:
                 chunk_seconds=chunk_seconds,
                 skate_weight=skate_weight,
                 skate_min_yaw_deg=skate_min_yaw_deg,
+                effort_weight=effort_weight,
             ),
         }
         self._pool = RayPool(address=address, workers=num_workers, chunks=chunks, max_retries=max_retries)
@@ -68,7 +70,7 @@ class RaySkierEvaluator:
     def __call__(self, genes: np.ndarray) -> Scores:
         parts = self._pool.map_chunks(_score_chunk, np.asarray(genes), self._settings, what="genes")
         if not parts:
-            return Scores(np.zeros(0), np.zeros(0, dtype=bool), np.zeros(0), np.zeros(0))
+            return Scores(np.zeros(0), np.zeros(0, dtype=bool), np.zeros(0), np.zeros(0), np.zeros(0))
         return Scores(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(Scores)))
 
     def close(self) -> None:

@@ -89,6 +89,7 @@ import numpy as np
 from animat.config import check_instance, check_known, check_types, is_finite_number, option
 from animat.errors import ConfigError
 from animat.skier import terrain as T
+from animat.skier.effort import add_servo_sensors
 from animat.skier.modes import FRICTION_MODES, HIP_MODES, TERRAINS
 
 JOINTS: tuple[str, ...] = (
@@ -330,6 +331,7 @@ def build_spec(params: SkierParams | None = None) -> mujoco.MjSpec:
     _add_contacts(spec, p)
     add_ski_sensors(spec)
     _add_servos(spec, p)
+    add_servo_sensors(spec, list(joint_names(hip_joints(p.hip))))  # after the skis' sensors: their columns stay
     T.shape_world(spec, p.ground(), p.ski_friction(), p.mu_pole)
     return spec
 

@@ -70,6 +70,13 @@ class TrainConfig:
         ge=0,
     )
     skate_min_yaw_deg: float = option(10.0, "Outward ski yaw (degrees) a push-off needs to count for skate_weight")
+    # issue 49: the servos' mechanical work (sum of |torque x joint speed|, animat.skier.effort) in metres, W / (m g)
+    effort_weight: float = option(
+        0.0,
+        "Fitness lost per metre of height the servos' mechanical work over the scored motion would lift the skier "
+        "(work / (mass g); 0: no effort term)",
+        ge=0,
+    )
     nthread: int = option(0, "Rollout threads, or Ray workers (0: one per CPU)", ge=0, label="--threads")
     chunk_seconds: float = option(
         2.0, "Simulate in chunks this long and stop simulating skiers that fell (same fitness)", gt=0

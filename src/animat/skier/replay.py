@@ -13,7 +13,7 @@ import numpy as np
 
 from animat import runs
 from animat.console import phase
-from animat.skier import pushoff
+from animat.skier import effort, pushoff
 from animat.skier.gene import TAU
 from animat.skier.model import TOTAL_MASS, G, SkierParams, build_spec
 from animat.skier.rollout import fallen_frames, score, tilt_deg, trajectory
@@ -154,7 +154,8 @@ def write_replay(
 ) -> dict:
     """Simulate ``gene`` (keyframe period ``tau`` s) for ``seconds`` and write ``trajectory.npz``,
     ``plots/topview.png`` and ``media/skier.gif`` and ``.mp4`` (:func:`write_animation`) under ``out``; returns
-    headline numbers, with the push-offs before any fall (:func:`pushoff_report`)."""
+    headline numbers, with the push-offs before any fall (:func:`pushoff_report`) and the servos' mechanical work over
+    the whole replay and the cost of transport over its net forward distance (:mod:`animat.skier.effort`)."""
     out = Path(out)
     with phase(f"skiing {seconds:g} s"):
         traj = trajectory(params, gene, seconds, frame_dt, tau)
@@ -168,6 +169,8 @@ def write_replay(
         qpos=traj["qpos"].astype(np.float32),
         ski_force=traj["ski_forces"].astype(np.float32),
         ski_yaw=yaw.astype(np.float32),
+        servo_torque=traj["servo_torque"].astype(np.float32),  # (T, nu) N m, actuator order
+        work=traj["work"].astype(np.float32),  # (T,) J by each frame
     )
     plots.topview_plot(
         traj["root_pos"][:, 0], traj["root_pos"][:, 1], out / "plots" / "topview.png", title=f"{title}: path from above"
@@ -191,6 +194,10 @@ def write_replay(
         "fell": bool(s.fell[0]),
         "max_tilt_deg": float(tilt_deg(traj["root_quat"]).max()),
         "final_lateral_m": float(traj["root_pos"][-1, 1] - traj["root_pos"][0, 1]),
+        "mechanical_work_J": float(traj["work"][-1]),
+        "cost_of_transport_J_per_kg_m": float(
+            effort.cost_of_transport(traj["work"][-1], TOTAL_MASS, s.net_forward_m[0])
+        ),
         "renderer": renderer,
         **pushoff_report(traj, yaw, len(gene) * tau, fall_deg),
     }

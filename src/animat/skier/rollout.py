@@ -6,7 +6,9 @@ backward progress adds nothing); scoring stops at the first frame where the
 pelvis tilts more than ``fall_deg`` (its up axis more than 80 deg from vertical, whatever the axis
 of the tilt); ``+bonus`` if it never fell; and, a skier that never fell, ``skate_weight`` times the metres it skated on
 push-offs that alternate legs with the ski angled outwards (:func:`animat.skier.pushoff.skating_progress`, a stroke
-being half a keyframe cycle; the push-offs the replay reports, read here from the skis' contact sensors).
+being half a keyframe cycle; the push-offs the replay reports, read here from the skis' contact sensors); minus
+``effort_weight`` times the servos' mechanical work over the scored motion in metres, ``W / (m g)``
+(:mod:`animat.skier.effort`, read from the servos' sensors).
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ import mujoco
 import numpy as np
 from mujoco import rollout as mj_rollout
 
+from animat.skier import effort, pushoff
 from animat.skier import gene as G
-from animat.skier import pushoff
 from animat.skier.model import TOTAL_MASS, SkierParams, actuator_order, build_model, ski_readings
 from animat.skier.model import G as GRAVITY
 from animat.skier.terrain import ski_geoms
@@ -33,6 +35,7 @@ class Scores:
     fell: np.ndarray  # (P,) bool
     net_forward_m: np.ndarray  # (P,) last x - start x of the pelvis, m (last simulated frame; before a divergence)
     scored_seconds: np.ndarray  # (P,) s of motion that counted (until the fall)
+    work_J: np.ndarray | None = None  # (P,) J the servos' mechanical work over the frames whose progress counted
 
 
 def tilt_deg(quat: np.ndarray) -> np.ndarray:
@@ -87,10 +90,13 @@ def score(
     bonus: float = 5.0,
     t: np.ndarray | None = None,
     z: np.ndarray | None = None,
+    work: np.ndarray | None = None,
 ) -> Scores:
     """Fitness from pelvis x (P, F) m and quaternions (P, F, 4) sampled every ``frame_dt`` s (frame 0
     is the start), with the simulation times ``t`` (P, F) s and pelvis heights ``z`` (P, F) m where known. A frame where
-    the simulation diverged (see :func:`fallen_frames`; MuJoCo resets a diverged simulation) counts as a fall there."""
+    the simulation diverged (see :func:`fallen_frames`; MuJoCo resets a diverged simulation) counts as a fall there.
+    Given the servos' work done by each frame ``work`` (P, F) J, ``work_J`` is that of the last frame whose progress
+    counted (the one before the fall)."""
     fallen, jump = fallen_frames(x, quat, frame_dt, fall_deg, t, z)
     x = np.nan_to_num(np.asarray(x, dtype=np.float64))
     fell = fallen.any(axis=1)
@@ -99,7 +105,14 @@ def score(
     counts = np.arange(1, x.shape[1])[None, :] < first[:, None]  # frame f+1 before the fall
     fitness = (step * counts).sum(axis=1) + np.where(fell, 0.0, bonus)
     last = np.where(jump.any(axis=1), np.maximum(first - 1, 0), x.shape[1] - 1)  # before a divergence
-    return Scores(fitness, fell, x[np.arange(x.shape[0]), last] - x[:, 0], np.minimum(first, x.shape[1] - 1) * frame_dt)
+    rows = np.arange(x.shape[0])
+    return Scores(
+        fitness,
+        fell,
+        x[rows, last] - x[:, 0],
+        np.minimum(first, x.shape[1] - 1) * frame_dt,
+        None if work is None else np.asarray(work, dtype=np.float64)[rows, np.maximum(first - 1, 0)],
+    )
 
 
 def quiet_warnings() -> None:
@@ -130,6 +143,7 @@ class Evaluator:
         chunk_seconds: float | None = 2.0,
         skate_weight: float = 0.0,
         skate_min_yaw_deg: float = 10.0,
+        effort_weight: float = 0.0,
     ):
         self.params = (params or SkierParams()).validate()
         self.model = build_model(self.params)
@@ -145,6 +159,8 @@ class Evaluator:
         )
         self.fall_deg, self.bonus, self.tau = fall_deg, bonus, tau
         self.skate_weight, self.skate_min_yaw_deg = float(skate_weight), float(skate_min_yaw_deg)
+        self.effort_weight = float(effort_weight)
+        self._servos = effort.servo_columns(self.model)
         self.nthread = int(nthread or os.cpu_count() or 1)
         self.datas = [mujoco.MjData(self.model) for _ in range(self.nthread)]
         d = mujoco.MjData(self.model)
@@ -207,6 +223,7 @@ class Evaluator:
         skating = bool(self.skate_weight)  # then the pelvis y (m) and the ski sensors per frame: for the push-offs
         y = np.zeros((P, nframe + 1)) if skating else None
         sensed = np.zeros((P, nframe + 1, self.model.nsensordata)) if skating else None
+        work, done = np.zeros((P, nframe + 1)), np.zeros(P)  # J by each frame; by the last step simulated
         state = np.tile(self.initial_state, (P, 1))
         alive = np.arange(P)
         for k0 in range(0, self.nstep, self.chunk):
@@ -222,6 +239,8 @@ class Evaluator:
                 q,
                 frames[..., 0],
             )
+            steps = effort.cumulative_work(effort.servo_power(sens, self._servos), self.dt, done[alive])
+            work[alive, f0:f1], done[alive] = steps[:, self.stride - 1 :: self.stride][:, : f1 - f0], steps[:, -1]
             if skating:
                 y[alive, f0:f1] = pos[..., 1]
                 sensed[alive, f0:f1] = sens[:, self.stride - 1 :: self.stride][:, : f1 - f0]
@@ -233,18 +252,24 @@ class Evaluator:
             alive = alive[~fell]
             if alive.size == 0:
                 break
-        scores = score(x, quat, self.frame_dt, self.fall_deg, self.bonus, t, z)
+        scores = score(x, quat, self.frame_dt, self.fall_deg, self.bonus, t, z, work)
         if skating:
-            cycle = genes.shape[1] * self.tau
-            for i in np.flatnonzero(~scores.fell):  # frames 1.. (frame 0, before any step, has no contact forces yet)
-                force, yaw = ski_readings(sensed[i, 1:])
-                found = pushoff.pushoffs(
-                    t[i, 1:], force, yaw, np.stack([x[i, 1:], y[i, 1:]], axis=-1), TOTAL_MASS * GRAVITY, cycle
-                )
-                scores.fitness[i] += self.skate_weight * pushoff.skating_progress(
-                    found, t[i, 1:], x[i, 1:], cycle / 2, self.skate_min_yaw_deg
-                )
+            self._add_skating(scores, genes.shape[1] * self.tau, t, x, y, sensed)
+        if self.effort_weight:
+            scores.fitness -= self.effort_weight * scores.work_J / (TOTAL_MASS * GRAVITY)
         return scores
+
+    def _add_skating(self, scores: Scores, cycle: float, t, x, y, sensed) -> None:
+        """Adds the skating term to the fitness of the skiers that did not fall, from the frames' times ``t``,
+        pelvis ``x``, ``y`` (P, F) and sensor readings ``sensed`` (P, F, nsensordata) (keyframe cycle ``cycle`` s)."""
+        for i in np.flatnonzero(~scores.fell):  # frames 1.. (frame 0, before any step, has no contact forces yet)
+            force, yaw = ski_readings(sensed[i, 1:])
+            found = pushoff.pushoffs(
+                t[i, 1:], force, yaw, np.stack([x[i, 1:], y[i, 1:]], axis=-1), TOTAL_MASS * GRAVITY, cycle
+            )
+            scores.fitness[i] += self.skate_weight * pushoff.skating_progress(
+                found, t[i, 1:], x[i, 1:], cycle / 2, self.skate_min_yaw_deg
+            )
 
     def __call__(self, genes: np.ndarray) -> Scores:
         return self.evaluate(genes)
@@ -274,8 +299,11 @@ def trajectory(
     (rounded to whole physics steps: returned as ``frame_dt``): t (T,) s, root_pos (T, 3) m, root_quat (T, 4), qpos (T,
     nq), xpos (T, nbody, 3) m body origins, pole_tips (T, 8, 3) m (ends of left pole, left ski, right pole, right ski; a
     pole's tip then its hand end, a ski's front then its back), ski_forces (T, 2, 3) N (the ground's force on the left
-    and right ski, world frame), body_names, course (T,) m the pelvis's distance along the course and clearance (T,) m
-    its height above the ground (:class:`animat.skier.terrain.Terrain`; on flat snow its x and z)."""
+    and right ski, world frame), servo_torque (T, nu) N m (each servo's torque, actuator order, over the step that
+    ended at the frame; 0 at frame 0), work (T,) J (the servos' mechanical work by the frame,
+    :mod:`animat.skier.effort`, summed as in :class:`Evaluator`), body_names, course (T,) m the pelvis's distance
+    along the course and clearance (T,) m its height above the ground (:class:`animat.skier.terrain.Terrain`; on flat
+    snow its x and z)."""
     model = build_model(params)
     d = mujoco.MjData(model)
     mujoco.mj_forward(model, d)
@@ -292,9 +320,11 @@ def trajectory(
         [_pole_tips(model, d)],
         [ski_forces(model, d, skis)],
     )
+    sensed = np.zeros((nstep + 1, model.nsensordata))  # row k + 1: the readings of step k (row 0: frame 0's zeros)
     for k in range(nstep):
         d.ctrl[act] = ctrl[k]
         mujoco.mj_step(model, d)
+        sensed[k + 1] = d.sensordata
         if (k + 1) % stride == 0:
             ts.append(d.time)
             qpos.append(d.qpos.copy())
@@ -304,6 +334,8 @@ def trajectory(
     names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, i) for i in range(model.nbody)]
     qpos = np.array(qpos)
     ground = params.ground()
+    servos = effort.servo_columns(model)
+    work = np.concatenate([[0.0], effort.cumulative_work(effort.servo_power(sensed[1:], servos), dt)])
     return {
         "t": np.array(ts),
         "frame_dt": stride * dt,
@@ -313,6 +345,8 @@ def trajectory(
         "xpos": np.array(xpos),
         "pole_tips": np.array(poles),
         "ski_forces": np.array(forces),
+        "servo_torque": sensed[::stride, servos[0]],
+        "work": work[::stride],
         "body_names": names,
         "course": ground.course(qpos[:, :3]),
         "clearance": ground.clearance(qpos[:, :3]),

@@ -35,6 +35,7 @@ def make_evaluator(cfg: TrainConfig, params: SkierParams):
         chunk_seconds=cfg.chunk_seconds,
         skate_weight=cfg.skate_weight,
         skate_min_yaw_deg=cfg.skate_min_yaw_deg,
+        effort_weight=cfg.effort_weight,
     )
     if cfg.backend == "ray":
         from animat.skier.distributed import RaySkierEvaluator
