@@ -196,6 +196,7 @@ def test_reset_keeps_a_clip_put_in_place_from_outside():
     turned = env.clip = TurnedClip(env.clip)
     env.reset(seed=0)
     assert env.clip is turned
+    assert not env.step(np.zeros(env.action_space.shape, np.float32))[3]  # it steps: a turned walk never ends
     skilled = ImitateEnv(clips=[WALK, SLOW], rsi=False)
     skilled.clip = turned
     skilled.reset(seed=0, options={"skill": 1})

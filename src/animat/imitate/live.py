@@ -27,11 +27,12 @@ BLEND_S = 0.2  # s, the reference's blend into a turn (turns closer together are
 
 class TurnedClip:
     """The clip ``clip`` (looping) played from t = 0 and turned live (:meth:`turn`): what the environment imitates
-    (``sample(t)``, ``cycle_seconds``, ``root_advance`` as a clip's). Each turn starts a segment at the clip time that
+    (``sample(t)``, ``cycle_seconds``, ``root_advance``, ``loop`` as a clip's). Each turn starts a segment at the clip time that
     keeps the gait's phase (t modulo the cycle)."""
 
     def __init__(self, clip):
         self.base, self.cycle_seconds, self.root_advance = clip, clip.cycle_seconds, clip.root_advance
+        self.loop = "wrap"  # played on for as long as the page plays (animat.imitate.skills.clip_ended)
         self.turns: list[tuple[float, float]] = [(0.0, 0.0)]  # (start s, turn rad)
         self._build()
 
