@@ -43,6 +43,7 @@ class RaySkierEvaluator:
         chunk_seconds: float | None = 2.0,
         skate_weight: float = 0.0,
         skate_min_yaw_deg: float = 10.0,
+        skate_max_yaw_deg: float = 180.0,
         address: str | None = None,
         num_workers: int | None = None,
         chunks: int | None = None,
@@ -59,6 +60,7 @@ class RaySkierEvaluator:
                 chunk_seconds=chunk_seconds,
                 skate_weight=skate_weight,
                 skate_min_yaw_deg=skate_min_yaw_deg,
+                skate_max_yaw_deg=skate_max_yaw_deg,
             ),
         }
         self._pool = RayPool(address=address, workers=num_workers, chunks=chunks, max_retries=max_retries)

@@ -4,8 +4,9 @@ Fitness (maximised): the sum over frames (every ``frame_dt`` s) of the positive 
 of the pelvis along +x (backward progress adds nothing); scoring stops at the first frame where the
 pelvis tilts more than ``fall_deg`` (its up axis more than 80 deg from vertical, whatever the axis
 of the tilt); ``+bonus`` if it never fell; and, a skier that never fell, ``skate_weight`` times the metres it skated on
-push-offs that alternate legs with the ski angled outwards (:func:`animat.skier.pushoff.skating_progress`, a stroke
-being half a keyframe cycle; the push-offs the replay reports, read here from the skis' contact sensors).
+push-offs that alternate legs with the ski angled outwards by ``skate_min_yaw_deg`` to ``skate_max_yaw_deg``
+(:func:`animat.skier.pushoff.skating_progress`, a stroke being half a keyframe cycle; the push-offs the replay reports,
+read here from the skis' contact sensors).
 """
 
 from __future__ import annotations
@@ -128,6 +129,7 @@ class Evaluator:
         chunk_seconds: float | None = 2.0,
         skate_weight: float = 0.0,
         skate_min_yaw_deg: float = 10.0,
+        skate_max_yaw_deg: float = 180.0,
     ):
         self.params = (params or SkierParams()).validate()
         self.model = build_model(self.params)
@@ -142,7 +144,10 @@ class Evaluator:
             else min(whole, self.stride * max(1, int(round(chunk_seconds / self.frame_dt))))
         )
         self.fall_deg, self.bonus, self.tau = fall_deg, bonus, tau
-        self.skate_weight, self.skate_min_yaw_deg = float(skate_weight), float(skate_min_yaw_deg)
+        self.skate_weight, self.skate_yaw_deg = (
+            float(skate_weight),
+            (float(skate_min_yaw_deg), float(skate_max_yaw_deg)),
+        )
         self.nthread = int(nthread or os.cpu_count() or 1)
         self.datas = [mujoco.MjData(self.model) for _ in range(self.nthread)]
         d = mujoco.MjData(self.model)
@@ -238,7 +243,7 @@ class Evaluator:
                     t[i, 1:], force, yaw, np.stack([x[i, 1:], y[i, 1:]], axis=-1), TOTAL_MASS * GRAVITY, cycle
                 )
                 scores.fitness[i] += self.skate_weight * pushoff.skating_progress(
-                    found, t[i, 1:], x[i, 1:], cycle / 2, self.skate_min_yaw_deg
+                    found, t[i, 1:], x[i, 1:], cycle / 2, *self.skate_yaw_deg
                 )
         return scores
 
