@@ -75,7 +75,7 @@ class TrainConfig:
     bonus: float = option(5.0, "Fitness bonus of a skier that does not fall")
     # a V-skate term (issue 24): the push-offs the replay reports, counted in training from the skis' contact sensors
     skate_weight: float = option(
-        1.0,
+        3.0,
         "Extra fitness per metre skated on push-offs that alternate legs with the ski angled outwards (skiers that "
         "do not fall)",
         ge=0,
