@@ -110,3 +110,15 @@ def test_generation_zero_stands_on_toed_out_spread_skis():
         TrainConfig.build(None, hip="one-axis", init_spread_deg=0.0, init_toe_deg=5.0)
     with pytest.raises(GeneError, match="two-axis hip"):
         standing_genes(np.random.default_rng(0), 2, 3.0, toe_deg=5.0)
+
+
+def test_the_default_stance_stands_for_20_seconds():
+    """The default's exact standing seed (legs spread 8 degrees, skis toed out 15) neither falls nor skis: setting
+    the stance moves the pelvis by centimetres, not metres."""
+    from animat.skier.train import first_generation, make_evaluator
+
+    cfg = TrainConfig.build(None, nthread=1)
+    stance = first_generation(np.random.default_rng(0), cfg)[:1]
+    with make_evaluator(cfg, cfg.skier_params()) as ev:
+        scores = ev(stance)
+    assert not scores.fell[0] and abs(scores.net_forward_m[0]) < 0.5
