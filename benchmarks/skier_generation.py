@@ -19,11 +19,15 @@ import json
 import os
 import platform
 import time
+from pathlib import Path
 
 import numpy as np
 
 from animat.skier.rollout import Evaluator, step_loop_states
 from animat.skier.train import TrainConfig, first_generation
+
+# the one-axis symmetric skier, the default when these figures were recorded (the default V-skates since issue 49)
+SYMMETRIC = Path(__file__).resolve().parents[1] / "configs" / "skier_symmetric.toml"
 
 
 def timed(ev: Evaluator, genes: np.ndarray, repeat: int) -> tuple[float, float]:
@@ -45,7 +49,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--loop-genes", type=int, default=2)
     args = ap.parse_args()
-    cfg = TrainConfig.build(None, population=args.population, seconds=args.seconds)
+    cfg = TrainConfig.build(SYMMETRIC, population=args.population, seconds=args.seconds)
     gen0 = first_generation(np.random.default_rng(cfg.seed), cfg)
     standing = np.zeros_like(gen0)
     out = {

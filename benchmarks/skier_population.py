@@ -3,8 +3,9 @@ for the same wall time each; the best skier's distance against population size. 
 the curves of the best skier's distance against wall time to ``bench-out/skier_population.png``.
 
 Each population runs ``animat skier train``'s own strategy, evaluator and generation loop
-(:mod:`animat.skier.train`, :func:`animat.evolve.loop.run`; configs/skier_default.toml's settings, one seed) on one
-local Ray of ``--workers`` CPUs, started before the clocks start. A population stops before a generation that, at its
+(:mod:`animat.skier.train`, :func:`animat.evolve.loop.run`; configs/skier_symmetric.toml's settings, the default
+before the V-skate; one seed) on one local Ray of ``--workers`` CPUs, started before the clocks start. A population
+stops before a generation that, at its
 previous generation's pace, would end past ``--minutes`` (the first always runs; a generation can take longer than
 the one before, its skiers falling later, so the last may end past the budget: the JSON line gives the time used). The
 distance: net forward metres in the 20 s episode of the best skier so far (the generation's best when it beats the
@@ -30,7 +31,7 @@ import numpy as np
 from animat.evolve import loop
 from animat.skier import train as skier_train
 
-CONFIG = Path(__file__).resolve().parents[1] / "configs" / "skier_default.toml"
+CONFIG = Path(__file__).resolve().parents[1] / "configs" / "skier_symmetric.toml"
 
 
 def run_population(population: int, budget_s: float, seed: int, workers: int) -> dict:

@@ -1,6 +1,7 @@
 """Evolution strategies (evosax's CMA-ES, SNES, OpenAI-ES) against each system's own GA at equal numbers
 of evaluations (issue 24, acceptance 3): the fly's hover task (against the paper's GA) and the skier's
-default task (20 s of skating, against the slides' GA), 3 seeds each. Prints one JSON line and writes
+task (20 s of skiing, the symmetric one-axis skier of configs/skier_symmetric.toml, the default until issue 49,
+against the slides' GA), 3 seeds each. Prints one JSON line and writes
 the curves of best-so-far fitness against evaluations to ``bench-out/strategies.png``.
 
 Every strategy of a task gets the same population and generations, so the same number of
@@ -39,6 +40,9 @@ from animat.fly import train as fly_train
 from animat.fly.tasks import FlyFitness
 from animat.skier import train as skier_train
 
+# the one-axis symmetric skier, the default when these figures were recorded (the default V-skates since issue 49)
+SKIER_SYMMETRIC = Path(__file__).resolve().parents[1] / "configs" / "skier_symmetric.toml"
+
 
 def fly_task(population: int, generations: int, seconds: float):
     """``(strategies {name: strategy}, evaluator factory, fitness_of)`` of the fly's hover task."""
@@ -74,7 +78,9 @@ def fly_task(population: int, generations: int, seconds: float):
 
 def skier_task(population: int, generations: int, seconds: float):
     """``(strategies, evaluator factory, fitness_of)`` of the skier's default task."""
-    base = skier_train.TrainConfig.build(None, population=population, generations=generations, seconds=seconds)
+    base = skier_train.TrainConfig.build(
+        SKIER_SYMMETRIC, population=population, generations=generations, seconds=seconds
+    )
     strategies = {
         name: skier_train.strategy(skier_train.TrainConfig.build(None, **{**vars(base), "strategy": name}))
         for name in skier_train.STRATEGIES

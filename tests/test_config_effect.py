@@ -344,7 +344,7 @@ SKATER = json.loads((Path(__file__).parent / "fixtures" / "skier_vskater.json").
 
 def test_the_vskate_configs_skate_options_reach_the_evaluator_and_generation_zero(tmp_path):
     """configs/skier_vskate.toml as ``skier train`` resolves it: its skate_weight adds the V-skater's skated metres
-    to its fitness (1.0 per metre: the file without that line scores it lower by more than a metre), the two-axis
+    to its fitness (1.0 per metre: the file with 0.0 instead scores it lower by more than a metre), the two-axis
     hip gives 14 gene columns, generation 0's exact standing seed has each leg spread the file's 8 degrees out,
     and the breeding is the slides' (not symmetric). The file's tau (0.2 s) becomes the skater's 0.3 s, as bred."""
     from animat.skier.options import TrainConfig
@@ -353,7 +353,7 @@ def test_the_vskate_configs_skate_options_reach_the_evaluator_and_generation_zer
     text = (CONFIGS / "skier_vskate.toml").read_text().replace("tau = 0.2 ", "tau = 0.3 ")
     assert "tau = 0.3 " in text and "skate_weight = 1.0" in text
     (tmp_path / "skate.toml").write_text(text)
-    (tmp_path / "plain.toml").write_text("\n".join(x for x in text.splitlines() if not x.startswith("skate_weight")))
+    (tmp_path / "plain.toml").write_text(text.replace("skate_weight = 1.0", "skate_weight = 0.0"))
     skate, plain = (TrainConfig.build(tmp_path / name, nthread=1) for name in ("skate.toml", "plain.toml"))
     resolved = (skate.skate_weight, plain.skate_weight, skate.skate_min_yaw_deg, skate.hip, skate.n_joints)
     assert resolved == (1.0, 0.0, 10.0, "two-axis", 14)

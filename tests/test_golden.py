@@ -52,8 +52,13 @@ FLY_FITNESS = {"mean-height": 1, "lateral": 2}  # fitness -> seed
 
 SKIER = ["--population", "10", "--seconds", "2", "--seed", "1", "--threads", "1", "--config", "skier.toml"]
 SKIER_HIPS = ["one-axis", "two-axis"]
-# the slides' GA, as pinned (the default breeds symmetric states since issue 24)
-SKIER_TOML = "anim_seconds = 0.1\nsymmetric = false\n"
+# the slides' GA, as pinned (the default breeds symmetric states since issue 24, and V-skates since issue 49: the
+# options whose default changed then are set to their values when pinned; --hip gives the hip)
+SKIER_TOML = (
+    "anim_seconds = 0.1\nsymmetric = false\ntau = 0.5\n"
+    'init_noise = "symmetric"\ninit_spread_deg = 0.0\ninit_toe_deg = 0.0\n'
+    "skate_weight = 0.0\nskate_min_yaw_deg = 10.0\nskate_max_yaw_deg = 180.0\n"
+)
 
 SURROGATE_TOML = """\
 [scene]

@@ -53,8 +53,14 @@ REPLAYS = {  # system -> (run directory and its best genome or gene file, replay
 }
 RESUMES = {  # system -> (run directory, the options it was made with (with -g 3), its config file's text)
     "fly": ("fly-train", ["-p", "8", "-s", "0.2", "--replay-seconds", "0.2", "-f", "mean-height", "--seed", "4"], ""),
-    # the old skier run's GA bred asymmetric states (the default since issue 24 is symmetric)
-    "skier": ("skier-train", ["-p", "8", "-s", "1", "--seed", "4", "--threads", "1"], "symmetric = false\n"),
+    # the old skier run's options: the slides' GA (the default since issue 24 is symmetric) on the one-axis hip without
+    # the skate term (the default since issue 49 is the V-skate): what its config.json lacks (TrainConfig.OLD_DEFAULTS)
+    "skier": (
+        "skier-train",
+        ["-p", "8", "-s", "1", "--seed", "4", "--threads", "1"],
+        'symmetric = false\nhip = "one-axis"\ntau = 0.5\ninit_noise = "symmetric"\ninit_spread_deg = 0.0\n'
+        "init_toe_deg = 0.0\nskate_weight = 0.0\nskate_min_yaw_deg = 10.0\nskate_max_yaw_deg = 180.0\n",
+    ),
 }
 DATA = ["-f", "60", "--size", "7", "--seed", "0"]  # surrogate-data's (with -e 4)
 SURROGATE = [

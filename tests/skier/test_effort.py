@@ -107,7 +107,7 @@ def test_skier_replay_reports_work_and_cost_of_transport(animat_cli, tmp_path):
 
 
 def test_the_effort_configs_weight_reaches_the_evaluator():
-    """configs/skier_effort.toml as ``skier train`` resolves it: configs/skier_default.toml's task with its
+    """configs/skier_effort.toml as ``skier train`` resolves it: configs/skier_symmetric.toml's task with its
     effort_weight, which takes that many metres per metre of the servos' work height W / (m g) off the fitness."""
     from pathlib import Path
 
@@ -116,7 +116,7 @@ def test_the_effort_configs_weight_reaches_the_evaluator():
 
     configs = Path(__file__).parents[2] / "configs"
     taxed, plain = (
-        TrainConfig.build(configs / f, seconds=1.0, nthread=1) for f in ("skier_effort.toml", "skier_default.toml")
+        TrainConfig.build(configs / f, seconds=1.0, nthread=1) for f in ("skier_effort.toml", "skier_symmetric.toml")
     )
     assert taxed.effort_weight > 0 and plain.effort_weight == 0
     assert {**vars(taxed), "effort_weight": 0, "generations": plain.generations} == vars(plain)

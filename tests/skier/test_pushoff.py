@@ -165,3 +165,15 @@ def test_skating_progress_counts_the_strokes_of_alternating_outward_push_offs():
     assert P.skating_progress([], t, x, 1.5) == 0.0
     tg, force, yaw, xy = _gait(yaw_out_deg=15.0)  # the constructed V-skate at 3 m/s: every stroke skated
     assert P.skating_progress(P.pushoffs(tg, force, yaw, xy, W, 2.0), tg, xy[:, 0], 1.0) == pytest.approx(xy[-1, 0])
+
+
+def test_skating_progress_counts_only_push_offs_inside_its_yaw_band():
+    """The band's ends count (15 and 35 degrees); a push-off outside it skates nothing, yet the next one still
+    alternates with it; the default band (10-180 degrees) counts the 48-degree V-skate of configs/skier_vskate.toml."""
+    t = np.arange(0, 4.0001, 0.5)  # the pelvis gains 1 m every 0.5 s
+    x = np.arange(len(t), dtype=float)
+    found = [_push("left", 0.0, 0.2, 15.0), _push("right", 1.0, 1.2, 48.0), _push("left", 2.0, 2.2, 35.0)]
+    assert P.skating_progress(found, t, x, 1.0) == 6.0
+    assert P.skating_progress(found, t, x, 1.0, 15.0, 35.0) == 2.0 + 2.0  # the 48-degree stroke skates nothing
+    assert P.skating_progress(found, t, x, 1.0, 15.1, 34.9) == 0.0
+    assert P.skating_progress(found, t, x, 1.0, 40.0, 50.0) == 2.0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from animat.skier.gene import mirror_state
 from animat.skier.train import TrainConfig, train
 
 TINY = dict(generations=3, population=8, seconds=1.0, nthread=1, anim_seconds=0.3)
+SYMMETRIC = Path(__file__).parents[2] / "configs" / "skier_symmetric.toml"  # the default before the V-skate
 
 
 def _metrics(path):
@@ -193,7 +195,7 @@ def test_two_axis_run_and_replay_of_its_gene_file(animat_cli, tmp_path):
 def test_first_generation_is_seeded_around_the_standing_pose():
     from animat.skier.train import first_generation
 
-    cfg = TrainConfig.build(None, **TINY, init_standing=0.5, init_sigma_deg=3.0)
+    cfg = TrainConfig.build(SYMMETRIC, **TINY, init_standing=0.5, init_sigma_deg=3.0)
     g = first_generation(np.random.default_rng(0), cfg)
     assert g.shape == (8, 10, 12) and np.array_equal(g[0], np.zeros((10, 12)))  # the pose itself
     assert np.abs(g[1:4]).max() <= 20 and np.abs(g[4:]).max() > 20  # 4 seeded (3 deg noise), 4 uniform random
@@ -207,7 +209,9 @@ def test_a_spread_stance_with_free_noise_seeds_asymmetric_skiers_on_wide_feet():
     from animat.skier.model import joint_names
     from animat.skier.train import first_generation
 
-    cfg = TrainConfig.build(None, **TINY, hip="two-axis", init_sigma_deg=3.0, init_noise="free", init_spread_deg=12.0)
+    cfg = TrainConfig.build(
+        None, **TINY, hip="two-axis", init_sigma_deg=3.0, init_noise="free", init_spread_deg=12.0, init_toe_deg=0.0
+    )
     g = first_generation(np.random.default_rng(0), cfg)
     names = joint_names(14)
     left, right = names.index("left_hip_spread"), names.index("right_hip_spread")
@@ -241,7 +245,7 @@ def test_bad_skier_tables_and_parent_probs_are_one_line_errors():
     with pytest.raises(ConfigError, match=r"set friction at the top level"):
         TrainConfig.build(None, skier={"friction": "isotropic"})
     with pytest.raises(ConfigError, match="init_spread_deg .* needs hip"):
-        TrainConfig.build(None, init_spread_deg=10.0)
+        TrainConfig.build(None, hip="one-axis", init_toe_deg=0.0, init_spread_deg=10.0)
     with pytest.raises(ConfigError, match="init_noise"):
         TrainConfig.build(None, init_noise="wild")
 
@@ -250,12 +254,11 @@ def test_checkpoint_written_before_the_engine_loop_resumes(tmp_path):
     """A run checkpointed at generation 2 by the code before the engine's loop (fixture), resumed to 3,
     equals the uninterrupted 3-generation run that code made (expected.json)."""
     import shutil
-    from pathlib import Path
 
     run = tmp_path / "run"
     shutil.copytree(Path(__file__).parent / "fixtures" / "train-v0", run)
     expected = json.loads((run / "expected.json").read_text())
-    cfg = TrainConfig.build(None, **{**json.loads((run / "config.json").read_text()), "generations": 3})
+    cfg = TrainConfig.from_run(json.loads((run / "config.json").read_text()), generations=3)  # its old options
     train(cfg, run, resume=True)
     assert [{k: v for k, v in r.items() if k != "seconds"} for r in _metrics(run)] == expected["metrics"]
     assert json.loads((run / "best_gene.json").read_text())["states"] == expected["best_gene"]
@@ -274,7 +277,7 @@ def test_an_evolution_strategy_trains_and_resumes_exactly(tmp_path, animat_cli):
     assert json.loads((part / "best_gene.json").read_text()) == json.loads((full / "best_gene.json").read_text())
     assert json.loads((full / "summary.json").read_text())["strategy"] == "open_es"
     genes = read_checkpoint(full, kind="population")[0]["last_genes"]
-    assert genes.shape == (8, 10, 12) and genes.dtype == np.int64
+    assert genes.shape == (8, 10, 14) and genes.dtype == np.int64  # the default two-axis hip's 14 columns
     np.testing.assert_array_equal(genes[:, 5:], mirror_state(genes[:, :5]))
 
 

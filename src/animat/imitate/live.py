@@ -27,8 +27,8 @@ BLEND_S = 0.2  # s, the reference's blend into a turn (turns closer together are
 
 class TurnedClip:
     """The clip ``clip`` (looping) played from t = 0 and turned live (:meth:`turn`): what the environment imitates
-    (``sample(t)``, ``cycle_seconds``, ``root_advance``, ``loop`` as a clip's). Each turn starts a segment at the clip time that
-    keeps the gait's phase (t modulo the cycle)."""
+    (``sample(t)``, ``cycle_seconds``, ``root_advance``, ``loop`` as a clip's). Each turn starts a segment at the clip
+    time that keeps the gait's phase (t modulo the cycle)."""
 
     def __init__(self, clip):
         self.base, self.cycle_seconds, self.root_advance = clip, clip.cycle_seconds, clip.root_advance

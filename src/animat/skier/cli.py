@@ -133,22 +133,22 @@ def replay_cmd(
         stored = runs.read_run_config(source, "a skier training run directory")
         if not (source / "best_gene.json").is_file():
             raise CheckpointError(f"{str(source)!r} holds no best_gene.json; is it a finished skier training run?")
-        if friction is not None:
-            stored["friction"] = friction
-        cfg = TrainConfig.build(None, **stored)
+        cfg = TrainConfig.from_run(stored, **({} if friction is None else {"friction": friction}))
         gene, _ = load_gene_json(source / "best_gene.json", cfg.n_states, cfg.n_joints)  # the run's settings: cfg
     elif source.is_file():  # the skier, friction, keyframe period and scoring the file records (a run's best_gene.json)
         gene, info = load_gene_json(source, n_states=None)  # 12 columns: one-axis hip, 14: two-axis
         recorded = info.get("skier") or {}
         skier = {k: v for k, v in recorded.items() if k not in ("friction", "hip")}
-        cfg = TrainConfig.build(
-            None,
-            friction=friction or recorded.get("friction", info.get("friction")),
-            hip="one-axis" if gene.shape[1] == len(JOINTS) else "two-axis",
-            tau=info["tau"],
-            n_states=gene.shape[0],
-            skier=skier,
-            **{k: info[k] for k in REPLAY_SETTINGS if k in info},
+        cfg = (
+            TrainConfig.from_run(  # a gene file records no training options: those of old runs, which a replay ignores
+                {},
+                friction=friction or recorded.get("friction", info.get("friction")),
+                hip="one-axis" if gene.shape[1] == len(JOINTS) else "two-axis",
+                tau=info["tau"],
+                n_states=gene.shape[0],
+                skier=skier,
+                **{k: info[k] for k in REPLAY_SETTINGS if k in info},
+            )
         )
     else:
         raise CheckpointError(f"{str(source)!r} does not exist; give a run directory or a gene JSON file")

@@ -44,6 +44,7 @@ class RaySkierEvaluator:
         skate_weight: float = 0.0,
         skate_min_yaw_deg: float = 10.0,
         effort_weight: float = 0.0,
+        skate_max_yaw_deg: float = 180.0,
         address: str | None = None,
         num_workers: int | None = None,
         chunks: int | None = None,
@@ -61,6 +62,7 @@ class RaySkierEvaluator:
                 skate_weight=skate_weight,
                 skate_min_yaw_deg=skate_min_yaw_deg,
                 effort_weight=effort_weight,
+                skate_max_yaw_deg=skate_max_yaw_deg,
             ),
         }
         self._pool = RayPool(address=address, workers=num_workers, chunks=chunks, max_retries=max_retries)

@@ -128,10 +128,12 @@ def standing_genes(
     n_joints: int = N_JOINTS,
     *,
     spread_deg: float = 0.0,
+    toe_deg: float = 0.0,
     symmetric_noise: bool = True,
 ) -> np.ndarray:
     """(P, n, m) int64, mirrored: the standing pose (every angle 0: upright, arms hanging, legs straight;
-    it stands still for 20 s; with ``spread_deg``, two-axis hip only, each leg spread out that much) plus normal
+    it stands still for 20 s; with ``spread_deg`` and ``toe_deg``, two-axis hip only, each leg spread out and its ski
+    toed out that much) plus normal
     noise of ``sigma_deg`` degrees, rounded and clipped to each joint's range; the first gene is the pose itself.
     ``symmetric_noise``: the same on both sides (each state its own mirror image: a random gene whose legs move
     differently rolls over sideways within about 2 s, a bilaterally symmetric one mostly stays up); otherwise
@@ -139,15 +141,15 @@ def standing_genes(
     legs spread 5-15 degrees each, most sways of 3-10 degrees leave it standing: RESULTS.md, "Skier: V-skate")."""
     r = joint_ranges_deg(n_joints)
     pose = np.zeros(n_joints)
-    if spread_deg:
+    if spread_deg or toe_deg:
         names = joint_names(n_joints)
         if "left_hip_spread" not in names:
             raise GeneError(
-                f"a spread stance needs the two-axis hip's genes ({N_JOINTS + len(SPREAD_JOINTS)} joints), got "
-                f"{n_joints}"
+                f"a spread or toed-out stance needs the two-axis hip's genes ({N_JOINTS + len(SPREAD_JOINTS)} joints), "
+                f"got {n_joints}"
             )
-        pose[names.index("left_hip_spread")] = spread_deg  # the mirror turns the right leg out as much
-        pose[names.index("right_hip_spread")] = -spread_deg
+        for joint, deg in (("hip_spread", spread_deg), ("hip", toe_deg)):  # the mirror turns the right leg as much
+            pose[names.index(f"left_{joint}")], pose[names.index(f"right_{joint}")] = deg, -deg
     noise = rng.normal(0.0, float(sigma_deg), size=(population, n_states, n_joints))
     noise[:1] = 0.0
     states = np.clip(np.rint(pose + noise), r[:, 0], r[:, 1]).astype(np.int64)

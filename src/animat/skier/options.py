@@ -30,9 +30,19 @@ STRATEGIES = ("keyframe_ga", *EVOLUTION_STRATEGIES)  # --strategy: the slides' G
 class TrainConfig:
     """Everything that defines a run (defaults < config file < command line)."""
 
+    # what a run whose config.json predates an option ran with: the slides' GA (before issue 24's symmetric breeding),
+    # then the symmetric one-axis skier (the default until the V-skate, issue 49; configs/skier_symmetric.toml)
     OLD_DEFAULTS: ClassVar[dict[str, Any]] = {
-        "symmetric": False
-    }  # a run whose config.json predates the option bred as the slides' GA
+        "symmetric": False,
+        "hip": "one-axis",
+        "tau": TAU,
+        "init_noise": "symmetric",
+        "init_spread_deg": 0.0,
+        "init_toe_deg": 0.0,
+        "skate_weight": 0.0,
+        "skate_min_yaw_deg": 10.0,
+        "skate_max_yaw_deg": 180.0,
+    }
 
     generations: int = option(250, "Number of generations", ge=1)
     population: int = option(50, "Skiers per generation", ge=1)
@@ -45,31 +55,35 @@ class TrainConfig:
         choices=STRATEGIES,
     )
     friction: str = option("anisotropic", "anisotropic | isotropic", choices=FRICTION_MODES)
-    hip: str = option("one-axis", "one-axis | two-axis (two more gene columns)", choices=HIP_MODES)
+    # the V-skate (issue 49; RESULTS.md, "Skier: V-skate"): the two-axis hip sways the pelvis over one ski
+    hip: str = option("two-axis", "one-axis | two-axis (two more gene columns)", choices=HIP_MODES)
     backend: str = option("local", "local (a mujoco.rollout thread pool) | ray (Ray tasks)", choices=BACKENDS)
     ray_address: str | None = option(None, "Ray cluster address for --backend ray", shown="start a local one")
     n_states: int = option(10, "Keyframe states of a gene (even: the second half mirrors the first)", ge=1)
-    tau: float = option(TAU, "Seconds per keyframe state", gt=0)
+    tau: float = option(0.2, "Seconds per keyframe state (0.2: a 1 s stroke)", gt=0)
     elites: int = option(5, "Elites kept and bred from", ge=1)
     parent_probs: list[float] = option(help="Probability of each elite being a parent", factory=lambda: _parent_probs())
     mutation_rate: float = option(0.02, "Probability that a gene mutates", ge=0, le=1)
-    # breeding keeps both sides alike (not the slides' GA): a state that moves the left and right limbs differently
-    # rolls the skier over sideways within ~2 s (a 1-2 degree change of one joint in one state fells ~3 in 4 of the
-    # best skiers' neighbours), so the slides' GA loses most children to falls (RESULTS.md, "Skier: symmetric breeding")
+    # symmetric breeding keeps both sides alike: on the narrow one-axis stance a state that moves the left and right
+    # limbs differently rolls the skier over sideways within ~2 s (RESULTS.md, "Skier: symmetric breeding"); a skate
+    # needs the legs to differ, which the spread stance below stands (RESULTS.md, "Skier: V-skate")
     symmetric: bool = option(
-        True, "Breed bilaterally symmetric states (each bred state its own mirror image; false: the slides' GA)"
+        False, "Breed bilaterally symmetric states (each bred state its own mirror image; false: the slides' GA)"
     )
     frame_dt: float = option(0.02, "Seconds between scored frames", gt=0)
     fall_deg: float = option(80.0, "A tilt beyond this (degrees) is a fall")
     bonus: float = option(5.0, "Fitness bonus of a skier that does not fall")
     # a V-skate term (issue 24): the push-offs the replay reports, counted in training from the skis' contact sensors
     skate_weight: float = option(
-        0.0,
+        3.0,
         "Extra fitness per metre skated on push-offs that alternate legs with the ski angled outwards (skiers that "
         "do not fall)",
         ge=0,
     )
-    skate_min_yaw_deg: float = option(10.0, "Outward ski yaw (degrees) a push-off needs to count for skate_weight")
+    skate_min_yaw_deg: float = option(15.0, "Outward ski yaw (degrees) a push-off needs to count for skate_weight")
+    skate_max_yaw_deg: float = option(
+        35.0, "Outward ski yaw (degrees) beyond which a push-off does not count for skate_weight", le=180
+    )
     # issue 49: the servos' mechanical work (sum of |torque x joint speed|, animat.skier.effort) in metres, W / (m g)
     effort_weight: float = option(
         0.0,
@@ -87,13 +101,19 @@ class TrainConfig:
     init_standing: float = option(0.5, "Fraction of generation 0 seeded around the standing pose", ge=0, le=1)
     init_sigma_deg: float = option(20.0, "Noise of those seeds, degrees", ge=0)
     init_noise: str = option(
-        "symmetric",
+        "free",
         "symmetric (each seeded state its own mirror image) | free (left and right limbs apart)",
         choices=INIT_NOISE,
     )
     init_spread_deg: float = option(
-        0.0,
+        8.0,
         "Two-axis hip: the seeds' stance, each leg spread out this much (a wider base to shift weight over)",
+        ge=0,
+        le=45,
+    )
+    init_toe_deg: float = option(
+        15.0,
+        "Two-axis hip: the seeds' skis toed out this much each (degrees; a V to push off from)",
         ge=0,
         le=45,
     )
@@ -144,11 +164,12 @@ class TrainConfig:
                 f"parent_probs must be {self.elites} non-negative numbers (one per elite, elites >= 2), at least two "
                 f"of them > 0 (two different parents), got {self.parent_probs}"
             )
-        if self.init_spread_deg and self.hip != "two-axis":
-            raise ConfigError(
-                f'init_spread_deg ({self.init_spread_deg}) needs hip = "two-axis" (the one-axis hip cannot spread a '
-                f"leg alone), got hip = {self.hip!r}"
-            )
+        for name, what in (("init_spread_deg", "spread"), ("init_toe_deg", "toe out")):
+            if getattr(self, name) and self.hip != "two-axis":
+                raise ConfigError(
+                    f'{name} ({getattr(self, name)}) needs hip = "two-axis" (the one-axis hip cannot {what} a '
+                    f"leg alone), got hip = {self.hip!r}"
+                )
         dt = self.skier_params().timestep
         if not dt <= self.frame_dt <= self.seconds:
             raise ConfigError(f"need timestep ({dt} s) <= frame_dt ({self.frame_dt} s) <= seconds ({self.seconds} s)")
@@ -161,6 +182,12 @@ class TrainConfig:
             return cls(**values).validate()
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"bad training option in {file or 'options'}: {exc}") from None
+
+    @classmethod
+    def from_run(cls, stored: dict[str, Any], **overrides: Any) -> TrainConfig:
+        """The config of a run from its ``config.json`` (``stored``): an option it lacks has the value the run
+        had (:attr:`OLD_DEFAULTS`), not today's default."""
+        return cls.build(None, **{**cls.OLD_DEFAULTS, **stored, **overrides})
 
 
 def _parent_probs() -> list[float]:

@@ -139,19 +139,25 @@ def follows(a: dict, b: dict) -> bool:
 
 
 def skating_progress(
-    found: list[dict], t: np.ndarray, x: np.ndarray, stroke_seconds: float, min_yaw_deg: float = 10.0
+    found: list[dict],
+    t: np.ndarray,
+    x: np.ndarray,
+    stroke_seconds: float,
+    min_yaw_deg: float = 10.0,
+    max_yaw_deg: float = 180.0,
 ) -> float:
     """Metres skated on good push-offs: for each push-off in ``found`` (in order of their start) that is angled
-    outwards by at least ``min_yaw_deg`` and alternates with the one before (:func:`follows`; the first needs no
-    predecessor), the forward progress (the positive steps of ``x (T,)`` m, sampled at ``t (T,)`` s, as the fitness
-    counts it) from its start until the next push-off starts or ``stroke_seconds`` have passed, whichever comes
-    first. A skier that pushes every stroke with alternating legs, skis angled outwards, scores all its progress;
-    one that pushes with one leg twice, with both at once or with a ski turned in scores nothing for that stroke."""
+    outwards by ``min_yaw_deg`` to ``max_yaw_deg`` and alternates with the one before (:func:`follows`; the first
+    needs no predecessor), the forward progress (the positive steps of ``x (T,)`` m, sampled at ``t (T,)`` s, as the
+    fitness counts it) from its start until the next push-off starts or ``stroke_seconds`` have passed, whichever
+    comes first. A skier that pushes every stroke with alternating legs, skis angled outwards, scores all its progress;
+    one that pushes with one leg twice, with both at once, with a ski turned in or turned out beyond ``max_yaw_deg``
+    scores nothing for that stroke."""
     t, x = np.asarray(t, dtype=np.float64), np.asarray(x, dtype=np.float64)
     step = np.maximum(np.diff(x), 0.0)  # progress from sample k to k + 1
     total = 0.0
     for i, p in enumerate(found):
-        if p["yaw_deg"] >= min_yaw_deg and (i == 0 or follows(found[i - 1], p)):
+        if min_yaw_deg <= p["yaw_deg"] <= max_yaw_deg and (i == 0 or follows(found[i - 1], p)):
             end = p["start_s"] + stroke_seconds
             if i + 1 < len(found):
                 end = min(end, found[i + 1]["start_s"])

@@ -29,7 +29,7 @@ def _params(run_dir: Path, notes: list):
     from animat.skier.model import SkierParams
     from animat.skier.options import TrainConfig
 
-    params = from_run_config(run_dir, lambda stored: TrainConfig.build(None, **stored).skier_params())
+    params = from_run_config(run_dir, lambda stored: TrainConfig.from_run(stored).skier_params())
     if params is not None:
         return params
     notes.append("bodies drawn with the default skier: the run directory does not say which skier skied")

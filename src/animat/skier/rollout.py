@@ -5,10 +5,10 @@ of the pelvis along the course (+x; along the slope on a slope, :meth:`animat.sk
 backward progress adds nothing); scoring stops at the first frame where the
 pelvis tilts more than ``fall_deg`` (its up axis more than 80 deg from vertical, whatever the axis
 of the tilt); ``+bonus`` if it never fell; and, a skier that never fell, ``skate_weight`` times the metres it skated on
-push-offs that alternate legs with the ski angled outwards (:func:`animat.skier.pushoff.skating_progress`, a stroke
-being half a keyframe cycle; the push-offs the replay reports, read here from the skis' contact sensors); minus
-``effort_weight`` times the servos' mechanical work over the scored motion in metres, ``W / (m g)``
-(:mod:`animat.skier.effort`, read from the servos' sensors).
+push-offs that alternate legs with the ski angled outwards by ``skate_min_yaw_deg`` to ``skate_max_yaw_deg``
+(:func:`animat.skier.pushoff.skating_progress`, a stroke being half a keyframe cycle; the push-offs the replay reports,
+read here from the skis' contact sensors); minus ``effort_weight`` times the servos' mechanical work over the scored
+motion in metres, ``W / (m g)`` (:mod:`animat.skier.effort`, read from the servos' sensors).
 """
 
 from __future__ import annotations
@@ -144,6 +144,7 @@ class Evaluator:
         skate_weight: float = 0.0,
         skate_min_yaw_deg: float = 10.0,
         effort_weight: float = 0.0,
+        skate_max_yaw_deg: float = 180.0,
     ):
         self.params = (params or SkierParams()).validate()
         self.model = build_model(self.params)
@@ -158,7 +159,8 @@ class Evaluator:
             else min(whole, self.stride * max(1, int(round(chunk_seconds / self.frame_dt))))
         )
         self.fall_deg, self.bonus, self.tau = fall_deg, bonus, tau
-        self.skate_weight, self.skate_min_yaw_deg = float(skate_weight), float(skate_min_yaw_deg)
+        self.skate_weight = float(skate_weight)
+        self.skate_yaw_deg = (float(skate_min_yaw_deg), float(skate_max_yaw_deg))
         self.effort_weight = float(effort_weight)
         self._servos = effort.servo_columns(self.model)
         self.nthread = int(nthread or os.cpu_count() or 1)
@@ -268,7 +270,7 @@ class Evaluator:
                 t[i, 1:], force, yaw, np.stack([x[i, 1:], y[i, 1:]], axis=-1), TOTAL_MASS * GRAVITY, cycle
             )
             scores.fitness[i] += self.skate_weight * pushoff.skating_progress(
-                found, t[i, 1:], x[i, 1:], cycle / 2, self.skate_min_yaw_deg
+                found, t[i, 1:], x[i, 1:], cycle / 2, *self.skate_yaw_deg
             )
 
     def __call__(self, genes: np.ndarray) -> Scores:

@@ -36,6 +36,7 @@ def make_evaluator(cfg: TrainConfig, params: SkierParams):
         skate_weight=cfg.skate_weight,
         skate_min_yaw_deg=cfg.skate_min_yaw_deg,
         effort_weight=cfg.effort_weight,
+        skate_max_yaw_deg=cfg.skate_max_yaw_deg,
     )
     if cfg.backend == "ray":
         from animat.skier.distributed import RaySkierEvaluator
@@ -57,6 +58,7 @@ def first_generation(rng: np.random.Generator, cfg: TrainConfig) -> np.ndarray:
         cfg.n_states,
         cfg.n_joints,
         spread_deg=cfg.init_spread_deg,
+        toe_deg=cfg.init_toe_deg,
         symmetric_noise=cfg.init_noise == "symmetric",
     )
     return np.concatenate([seeds, random_genes(rng, cfg.population - k, cfg.n_states, cfg.n_joints)])
