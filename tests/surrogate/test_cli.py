@@ -224,3 +224,11 @@ def test_declared_verbs_take_the_same_flags_as_before_the_options_were_declared_
         "resume": ("--resume",),
     }
     assert _flags("surrogate", "divergence")["components"] == ("--components", "-k")
+
+
+def test_train_data_is_read_as_a_path(animat_cli, tmp_path, monkeypatch):
+    """``--data ./nowhere/`` names the folder as a path does (``nowhere``), as when the option was typed ``Path``."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = animat_cli("surrogate", "train", "sheet", "--data", "./nowhere/", "--out", str(tmp_path / "run"))
+    assert code == 2 and not (tmp_path / "run").exists()
+    assert err.strip() == "error: 'nowhere' holds no dataset.json; is it a dataset made by 'animat surrogate generate'?"

@@ -95,6 +95,8 @@ def train_cmd(
     from animat.surrogate.train import train
 
     _check_scene(scene)
+    if "data" in options:  # the folder as a path writes it ('data/' and './data' are 'data')
+        options["data"] = str(Path(options["data"]))
     if resume is None:  # a missing or foreign dataset fails here, in one line, before the run directory exists
         cfg = _new_training(scene, config, options)
         run_dir = runs.new_run_dir("surrogate", "train", out)
