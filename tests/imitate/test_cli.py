@@ -52,3 +52,43 @@ def test_bad_clip_exits_2_with_one_line(tmp_path, text, words, animat_cli):
     code, out, err = animat_cli("imitate", "check", str(bad))
     assert code == 2 and out == ""
     assert words in err and len(err.strip().splitlines()) == 1
+
+
+def _flags(*path: str) -> dict:
+    import typer
+
+    from animat import cli
+
+    command = typer.main.get_command(cli.app)
+    for name in path:
+        command = command.commands[name]
+    return {p.name: (*p.opts, *p.secondary_opts) for p in command.params}
+
+
+def test_imitate_train_takes_the_same_flags_as_before_the_options_were_declared_once():
+    """``animat imitate train``'s options and their flags: what the command line took when each was spelt out as a
+    typer parameter (issue 46 builds the declared ones from TrainConfig)."""
+    assert _flags("imitate", "train") == {
+        "clip": ("clip",),
+        "clips": ("--clips",),
+        "multi_clip": ("--multi-clip",),
+        "timesteps": ("--timesteps", "-n"),
+        "envs": ("--envs", "-k"),
+        "vec_env": ("--vec-env",),
+        "net_arch": ("--net-arch",),
+        "max_minutes": ("--max-minutes",),
+        "seed": ("--seed",),
+        "goal": ("--goal", "--no-goal"),
+        "backend": ("--backend",),
+        "address": ("--address",),
+        "out": ("--out", "-o"),
+        "config": ("--config", "-c"),
+        "resume": ("--resume",),
+        "init_policy": ("--from",),
+    }
+
+
+def test_a_bad_net_arch_is_one_line_with_its_example(tmp_path, animat_cli):
+    code, out, err = animat_cli("imitate", "train", "--net-arch", "64;x", "--out", str(tmp_path / "run"))
+    assert code == 2 and out == "" and not (tmp_path / "run").exists()
+    assert "--net-arch must be integers like '1024,512', got '64;x'" in err and len(err.strip().splitlines()) == 1

@@ -184,3 +184,51 @@ def test_cli_scene_options_and_config_tables_are_checked(animat_cli, tmp_path):
         str(tmp_path / "e"),
     )
     assert code == 2 and "rest_seconds must be >= 0 (and finite)" in err
+
+
+def _flags(*path: str) -> dict:
+    import typer
+
+    from animat import cli
+
+    command = typer.main.get_command(cli.app)
+    for name in path:
+        command = command.commands[name]
+    return {p.name: (*p.opts, *p.secondary_opts) for p in command.params}
+
+
+def test_declared_verbs_take_the_same_flags_as_before_the_options_were_declared_once():
+    """``animat surrogate generate|train|divergence``: the flags each took when its declared options were spelt out
+    as typer parameters (issue 46 builds them from GenerateOptions and TrainConfig)."""
+    scene, out = {"scene": ("scene",)}, {"out": ("--out", "-o")}
+    assert _flags("surrogate", "generate") == {
+        **scene,
+        "episodes": ("--episodes", "-e"),
+        "frames": ("--frames", "-f"),
+        "seed": ("--seed",),
+        "workers": ("--workers", "-w"),
+        "backend": ("--backend",),
+        "size": ("--size",),
+        **out,
+        "config": ("--config", "-c"),
+    }
+    train = _flags("surrogate", "train")
+    assert train == {
+        **scene,
+        "data": ("--data", "-d"),
+        "components": ("--components", "-k"),
+        **{n: ("--" + n.replace("_", "-"),) for n in ("epochs", "batches_per_epoch", "lr", "window", "batch")},
+        **{n: ("--" + n.replace("_", "-"),) for n in ("test_episodes", "seed", "split_seed")},
+        **out,
+        "config": ("--config", "-c"),
+        "resume": ("--resume",),
+    }
+    assert _flags("surrogate", "divergence")["components"] == ("--components", "-k")
+
+
+def test_train_data_is_read_as_a_path(animat_cli, tmp_path, monkeypatch):
+    """``--data ./nowhere/`` names the folder as a path does (``nowhere``), as when the option was typed ``Path``."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = animat_cli("surrogate", "train", "sheet", "--data", "./nowhere/", "--out", str(tmp_path / "run"))
+    assert code == 2 and not (tmp_path / "run").exists()
+    assert err.strip() == "error: 'nowhere' holds no dataset.json; is it a dataset made by 'animat surrogate generate'?"

@@ -134,6 +134,20 @@ def paper_reward(ref_q, ref_w, ref_ends, ref_com, q, w, ends, com, cfg: RewardCo
     return sum(weights[k] * terms[k] for k in weights) / total
 
 
+def _check_batch(reward: RewardConfig, n: int, threads: int, substeps: int, multi_clip: str) -> None:
+    """ConfigError in one line for what :class:`ImitateBatch` cannot step: another reward than the paper's r_I,
+    fewer than one character, thread or substep, an unknown multi_clip mode."""
+    if reward.variant != "paper" or reward.w_goal > 0:
+        raise ConfigError(
+            "the batched environments compute the paper's r_I only (reward preset 'paper', no goal); got "
+            f"variant {reward.variant!r}, w_goal {reward.w_goal}"
+        )
+    if int(n) < 1 or int(threads) < 1 or int(substeps) < 1:
+        raise ConfigError(f"ImitateBatch needs n, threads and substeps >= 1, got {n}, {threads}, {substeps}")
+    if multi_clip not in MODES:
+        raise ConfigError(f"multi_clip must be one of {list(MODES)}, got {multi_clip!r}")
+
+
 class ImitateBatch:
     """N characters on one clip; see the module docstring. ``seed``: character i's generator is seeded
     with ``seed + i`` (Gymnasium's, as ``ImitateEnv.reset(seed=seed + i)``); None: unseeded."""
@@ -157,15 +171,7 @@ class ImitateBatch:
         clips: list[Clip] | None = None,
         multi_clip: str = "selector",
     ):
-        if reward.variant != "paper" or reward.w_goal > 0:
-            raise ConfigError(
-                "the batched environments compute the paper's r_I only (reward preset 'paper', no goal); got "
-                f"variant {reward.variant!r}, w_goal {reward.w_goal}"
-            )
-        if int(n) < 1 or int(threads) < 1 or int(substeps) < 1:
-            raise ConfigError(f"ImitateBatch needs n, threads and substeps >= 1, got {n}, {threads}, {substeps}")
-        if multi_clip not in MODES:
-            raise ConfigError(f"multi_clip must be one of {list(MODES)}, got {multi_clip!r}")
+        _check_batch(reward, n, threads, substeps, multi_clip)
         self.clips = tuple(clips) if clips else (clip,)
         self.selector = bool(clips) and multi_clip == "selector"
         self.max_clips = bool(clips) and multi_clip == "max" and len(self.clips) > 1
@@ -181,6 +187,16 @@ class ImitateBatch:
         )
         self.pose_termination, self.target_obs = float(pose_termination), bool(target_obs)
         self.model = batch_model(self.substeps, joint_limits)
+        self._datas(seed)
+        self._state_arrays()
+        self.threads = min(int(threads), self.n)
+        self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="imitate-batch") if self.threads > 1 else None
+        self.action_size = 8 * 3 + 4
+        self.observation_size = int(self.reset().shape[1])
+
+    def _datas(self, seed: int | None) -> None:
+        """MuJoCo data of each character, of its reference and (multi_clip "max") of the other clips' references;
+        each character's generator; the body ids and actuators the step reads; the observation's layout."""
         m = self.model
         self.layout = lay = Layout.of(m)
         self.datas = [mujoco.MjData(m) for _ in range(self.n)]
@@ -194,7 +210,10 @@ class ImitateBatch:
         self._ends, self._keys = lay.end_effector_bodies, np.array([body(b) for b in KEY_BODIES])
         self._hinge_act, self._ball_act = lay.actuator[np.nonzero(lay.hinge)[0]], lay.ball_actuators.ravel()
         self._index()
-        # per character, written by the threads: state, kinematics of the state and of its reference
+
+    def _state_arrays(self) -> None:
+        """Per character, written by the threads: state, kinematics of the state and of its reference."""
+        m = self.model
         self.qpos, self.qvel = np.zeros((self.n, m.nq)), np.zeros((self.n, m.nv))
         self.xpos, self.ref_xpos = np.zeros((self.n, m.nbody, 3)), np.zeros((self.n, m.nbody, 3))  # m, world
         self.com, self.ref_com = np.zeros((self.n, 3)), np.zeros((self.n, 3))  # m, whole-body centre of mass
@@ -202,10 +221,6 @@ class ImitateBatch:
         self._ctrl = np.zeros((self.n, m.nu))
         self.t, self.t0 = np.zeros(self.n), np.zeros(self.n)
         self._ref_qpos, self._start_qvel = np.zeros((self.n, m.nq)), np.zeros((self.n, m.nv))
-        self.threads = min(int(threads), self.n)
-        self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="imitate-batch") if self.threads > 1 else None
-        self.action_size = 8 * 3 + 4
-        self.observation_size = int(self.reset().shape[1])
 
     def _index(self) -> None:
         """Where each joint's entries go in the observation and the action (ImitateEnv's layout)."""

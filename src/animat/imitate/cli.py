@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from animat.config import cli_option, no_animation_option, parse_list, require
+from animat.config import declared_options, no_animation_option, require
 from animat.console import RUN_DIR_KEY, console, print_json, print_summary, progress
 from animat.errors import ConfigError
 from animat.imitate.options import TrainConfig
@@ -63,7 +63,45 @@ def _need_rl() -> None:
         raise ConfigError(f"training needs {' and '.join(missing)}: install the rl extra (pip install 'animat[rl]')")
 
 
+TRAIN_KEYS = (
+    "timesteps",
+    "initial_eval_return_mean",
+    "final_eval_return_mean",
+    "initial_eval_len_mean",
+    "final_eval_len_mean",
+    "final_eval_r_i_per_step_mean",
+    "first_iteration_ep_return_mean",
+    "last_iteration_ep_return_mean",
+    "first_iteration_ep_len_mean",
+    "last_iteration_ep_len_mean",
+)
+RESUME_MAY_CHANGE = {  # the options a resumed run may change (option -> its flag)
+    "timesteps": "--timesteps",
+    "max_minutes": "--max-minutes",
+    "backend": "--backend",
+    "address": "--address",
+}
+
+
 @app.command("train")
+@declared_options(
+    TrainConfig,
+    "multi_clip",
+    "timesteps",
+    "envs",
+    "vec_env",
+    "net_arch",
+    "max_minutes",
+    "seed",
+    "goal",
+    "backend",
+    "address",
+    flags={"timesteps": ("--timesteps", "-n"), "envs": ("--envs", "-k")},
+    helps={
+        "net_arch": "Hidden layers of actor and critic, e.g. '1024,512'",
+        "goal": "Add the task goal r_G (target heading and speed; goal_* options)",
+    },
+)
 def train_cmd(
     clip: str | None = typer.Argument(
         None,
@@ -76,18 +114,7 @@ def train_cmd(
         help="Several clips for one policy, comma-separated (files or shared:NAME), instead of CLIP; each a skill "
         "named after its file.",
     ),
-    multi_clip: str | None = cli_option(TrainConfig, "multi_clip", "--multi-clip"),
-    timesteps: int | None = cli_option(TrainConfig, "timesteps", "--timesteps", "-n"),
-    envs: int | None = cli_option(TrainConfig, "envs", "--envs", "-k"),
-    vec_env: str | None = cli_option(TrainConfig, "vec_env", "--vec-env"),
-    backend: str | None = cli_option(TrainConfig, "backend", "--backend"),
-    address: str | None = cli_option(TrainConfig, "address", "--address"),
-    net_arch: str | None = typer.Option(None, "--net-arch", help="Hidden layers of actor and critic, e.g. '1024,512'."),
-    max_minutes: float | None = cli_option(TrainConfig, "max_minutes", "--max-minutes"),
-    goal: bool | None = typer.Option(
-        None, "--goal/--no-goal", help="Add the task goal r_G (target heading and speed; goal_* options)."
-    ),
-    seed: int | None = cli_option(TrainConfig, "seed", "--seed"),
+    options: dict = None,
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Path | None = typer.Option(
         None, "--config", "-c", help="TOML file of training options (see animat.imitate.options.TrainConfig)."
@@ -105,47 +132,15 @@ def train_cmd(
     ),
 ) -> None:
     """Train a PPO policy to imitate a clip; writes a run directory (metrics, curve, safe policy files)."""
-    import time
+    from animat import runs
 
-    from animat import interrupt, runs
-    from animat.imitate.train import tensorboard_available, train
-
-    options = dict(
-        clip=clip,
-        clips=None if clips is None else [c.strip() for c in clips.split(",") if c.strip()],
-        multi_clip=multi_clip,
-        timesteps=timesteps,
-        envs=envs,
-        vec_env=vec_env,
-        net_arch=parse_list(net_arch, "--net-arch", "1024,512"),
-        max_minutes=max_minutes,
-        seed=seed,
-        goal=goal,
-        backend=backend,
-        address=address,
-        init_policy=init_policy,
-    )
+    clips_given = None if clips is None else [c.strip() for c in clips.split(",") if c.strip()]
+    options = {"clip": clip, "clips": clips_given, **options, "init_policy": init_policy}
     if resume is None:  # a bad config, clip or --from fails here, in one line, before the run directory exists
-        checked = TrainConfig.build(config, **options)
-        checked.load_clip()  # every clip, with clips
-        if checked.init_policy:
-            from animat.imitate.warm_start import init_source
-
-            init_source(checked.init_policy)
+        _check_new_run(config, options)
     _need_rl()
     cfg, run_dir = runs.start_or_resume(
-        "imitate",
-        TrainConfig,
-        resume=resume,
-        config=config,
-        out=out,
-        options=options,
-        may_change={
-            "timesteps": "--timesteps",
-            "max_minutes": "--max-minutes",
-            "backend": "--backend",
-            "address": "--address",
-        },
+        "imitate", TrainConfig, resume=resume, config=config, out=out, options=options, may_change=RESUME_MAY_CHANGE
     )
     state = None
     if resume is not None:  # so does a run without a (valid) training state, or one at its --timesteps already
@@ -153,21 +148,52 @@ def train_cmd(
 
         state = resumable_state(run_dir, cfg.timesteps)
         cfg.load_clip()
+    _announce(cfg, run_dir, int(state[1]["num_timesteps"]) if state else 0)
+    summary = _train_with_progress(cfg, run_dir, resume is not None, state)
+    print_summary(summary, run_dir, TRAIN_KEYS, where="plots/learning_curve.png, policy.npz/.json, metrics.csv")
+
+
+def _check_new_run(config: Path | None, options: dict) -> None:
+    """A new run's options, every clip and its ``--from`` policy checked: one line (ConfigError, ClipError) for
+    the first bad one."""
+    checked = TrainConfig.build(config, **options)
+    checked.load_clip()  # every clip, with clips
+    if checked.init_policy:
+        from animat.imitate.warm_start import init_source
+
+        init_source(checked.init_policy)
+
+
+def _announce(cfg: TrainConfig, run_dir: Path, done: int) -> None:
+    """The run's one line (PPO, steps, environments, network, clip, run directory), then notes: ``--timesteps``
+    rounded up to whole iterations after the ``done`` steps, SB3 logs without tensorboard."""
+    from animat.imitate.train import tensorboard_available
+
     where = f"ray at {cfg.address or 'a local instance'}" if cfg.backend == "ray" else cfg.vec_env
     console.print(
         f"imitate train: PPO, {cfg.timesteps} steps, {cfg.envs} envs ({where}), net {cfg.net_arch}, "
         f"clip {cfg.clip_label}, run dir {run_dir}"
     )
-    done = int(state[1]["num_timesteps"]) if state else 0
     if note := cfg.rounding_note(done):
         console.print(note, markup=False)
     if not tensorboard_available():
         console.print("tensorboard not installed: SB3 logs go to logs/progress.csv only")
+
+
+def _train_with_progress(cfg: TrainConfig, run_dir: Path, resume: bool, state) -> dict:
+    """:func:`animat.imitate.train.train` under a progress bar (steps; mean return, length, r_I a step, steps/s of
+    each iteration), then the time it took; an interruption leaves the resume command's hint. The summary."""
+    import time
+
+    from animat import interrupt
+    from animat.imitate.train import train
+
     start = time.perf_counter()
     with progress(
         "steps",
         "return {task.fields[ret]}  len {task.fields[len]}  r_I/step {task.fields[rps]}  {task.fields[fps]} steps/s",
     ) as bar:
+        done = int(state[1]["num_timesteps"]) if state else 0
         task = bar.add_task("train", total=cfg.steps_run(done), ret="-", len="-", rps="-", fps="-")
 
         def on_iteration(row: dict) -> None:
@@ -182,28 +208,12 @@ def train_cmd(
             )
 
         try:
-            summary = train(cfg, run_dir, resume=resume is not None, state=state, on_iteration=on_iteration)
+            summary = train(cfg, run_dir, resume=resume, state=state, on_iteration=on_iteration)
         except BaseException:  # interrupted, or failed after a signal (a worker it stopped): the resume hint
             interrupt.resume_with(f"animat imitate train --resume {run_dir} --timesteps {cfg.timesteps}")
             raise
     console.print(f"trained in {time.perf_counter() - start:.1f} s")
-    print_summary(
-        summary,
-        run_dir,
-        (
-            "timesteps",
-            "initial_eval_return_mean",
-            "final_eval_return_mean",
-            "initial_eval_len_mean",
-            "final_eval_len_mean",
-            "final_eval_r_i_per_step_mean",
-            "first_iteration_ep_return_mean",
-            "last_iteration_ep_return_mean",
-            "first_iteration_ep_len_mean",
-            "last_iteration_ep_len_mean",
-        ),
-        where="plots/learning_curve.png, policy.npz/.json, metrics.csv",
-    )
+    return summary
 
 
 @app.command("evaluate")

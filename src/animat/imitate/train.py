@@ -296,23 +296,11 @@ class Session:
         return all(bool(torch.isfinite(p).all()) for p in self.model.policy.parameters())
 
 
-def setup(cfg: TrainConfig, out: Path, state: tuple[dict, dict] | None = None) -> Session:
-    """The environments, PPO and its logger for a session in ``out``; from the saved training ``state``
-    (:func:`~animat.imitate.resume.resumable_state`) when given, else a new run, whose untrained policy
-    is evaluated here. Writes ``config.json`` (first: a run stopped after it starts again from it) and the session's
-    first policy checkpoint."""
-    runs.atomic_write_json(out / "config.json", asdict(cfg))
-    import torch
-    from stable_baselines3 import PPO
-    from stable_baselines3.common.logger import configure
+def _vec_env(cfg: TrainConfig, clip):
+    """``(venv, vecnorm)``: ``cfg.envs`` environments of ``clip`` under SB3's VecMonitor, then VecNormalize where
+    observations or rewards are normalised (``vecnorm``: that wrapper, else None)."""
     from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
 
-    from animat.imitate.policy import load_policy
-
-    done = int(state[1]["num_timesteps"]) if state else 0
-    if cfg.torch_threads:
-        torch.set_num_threads(cfg.torch_threads)
-    clip = cfg.load_clip()
     venv = VecMonitor(make_vec_env(cfg, clip))
     normalise = cfg.normalize_obs or cfg.normalize_reward
     venv = (
@@ -320,13 +308,19 @@ def setup(cfg: TrainConfig, out: Path, state: tuple[dict, dict] | None = None) -
         if normalise
         else venv
     )
-    vecnorm = venv if normalise else None
+    return venv, venv if normalise else None
+
+
+def _ppo(cfg: TrainConfig, venv, done: int):
+    """SB3's PPO of ``cfg`` on ``venv`` (CPU, seed ``cfg.seed + done``: a resumed session draws anew)."""
+    import torch
+    from stable_baselines3 import PPO
 
     activation = torch.nn.ReLU if cfg.activation == "relu" else torch.nn.Tanh
     linear = (
         cfg.schedule == "linear"
     )  # SB3 calls a schedule with the progress remaining, 1 -> 0 over the run's timesteps
-    model = PPO(
+    return PPO(
         "MlpPolicy",
         venv,
         learning_rate=(lambda p: p * cfg.learning_rate) if linear else cfg.learning_rate,
@@ -349,6 +343,23 @@ def setup(cfg: TrainConfig, out: Path, state: tuple[dict, dict] | None = None) -
         device="cpu",
         verbose=0,
     )
+
+
+def setup(cfg: TrainConfig, out: Path, state: tuple[dict, dict] | None = None) -> Session:
+    """The environments, PPO and its logger for a session in ``out``; from the saved training ``state``
+    (:func:`~animat.imitate.resume.resumable_state`) when given, else a new run, whose untrained policy
+    is evaluated here. Writes ``config.json`` (first: a run stopped after it starts again from it) and the session's
+    first policy checkpoint."""
+    runs.atomic_write_json(out / "config.json", asdict(cfg))
+    import torch
+    from stable_baselines3.common.logger import configure
+
+    done = int(state[1]["num_timesteps"]) if state else 0
+    if cfg.torch_threads:
+        torch.set_num_threads(cfg.torch_threads)
+    clip = cfg.load_clip()
+    venv, vecnorm = _vec_env(cfg, clip)
+    model = _ppo(cfg, venv, done)
     if cfg.init_policy and not state:
         from animat.imitate.warm_start import warm_start
 
@@ -359,6 +370,16 @@ def setup(cfg: TrainConfig, out: Path, state: tuple[dict, dict] | None = None) -
     formats = ["csv"] + (["tensorboard"] if tensorboard_available() else [])
     model.set_logger(configure(str(out / "logs" / (f"resume_{done}" if done else "")), formats))
     session = Session(cfg, out, clip, model, venv, vecnorm, counters or TrainState({}, 0.0), [], done)
+    _start(session, counters)
+    return session
+
+
+def _start(session: Session, counters: TrainState | None) -> None:
+    """The session's first policy checkpoint (``checkpoints/policy_<done>``), then, resumed (``counters``), its
+    time and metrics rows so far, else the untrained policy's evaluation (deterministic, the fresh normaliser)."""
+    from animat.imitate.policy import load_policy
+
+    cfg, out, done = session.cfg, session.out, session.start
     first = out / "checkpoints" / f"policy_{done}"
     if not first.with_name(first.name + ".json").exists():  # the policy this session starts from; on --resume a
         session.save_policy(
@@ -369,9 +390,10 @@ def setup(cfg: TrainConfig, out: Path, state: tuple[dict, dict] | None = None) -
         session.history = [row for row in read_metrics(out / "metrics.csv") if row["timesteps"] <= done]
     else:  # the untrained policy, deterministic, with the (fresh) normaliser
         t_eval = time.perf_counter()
-        session.state.initial_eval = evaluate(load_policy(first).act, cfg, cfg.eval_episodes, cfg.seed + 10_000, clip)
+        session.state.initial_eval = evaluate(
+            load_policy(first).act, cfg, cfg.eval_episodes, cfg.seed + 10_000, session.clip
+        )
         session.state.eval_seconds = time.perf_counter() - t_eval
-    return session
 
 
 def finish(session: Session) -> dict:

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from animat import runs
-from animat.config import cli_option, no_animation_option, require
+from animat.config import declared_options, no_animation_option, require
 from animat.console import console, print_summary, progress
 from animat.errors import ConfigError
 from animat.surrogate.options import GenerateOptions, TrainConfig
@@ -22,19 +22,24 @@ def _check_scene(scene: str) -> None:
 
 
 @app.command("generate")
+@declared_options(
+    GenerateOptions,
+    "episodes",
+    "frames",
+    "seed",
+    "workers",
+    "backend",
+    flags={"episodes": ("--episodes", "-e"), "frames": ("--frames", "-f"), "workers": ("--workers", "-w")},
+)
 def generate_cmd(
     scene: str = typer.Argument(..., help="Scene: sheet | flag | cape | cape-character | skirt-character."),
-    episodes: int | None = cli_option(GenerateOptions, "episodes", "--episodes", "-e"),
-    frames: int | None = cli_option(GenerateOptions, "frames", "--frames", "-f"),
+    options: dict = None,
     size: int | None = typer.Option(
         None,
         "--size",
         help="Cloth vertices per side (the garments: across or around). \\[default: the scene's: 51 sheet and flag, "
         "21 cape, 13 cape-character, 32 skirt-character]",
     ),
-    seed: int | None = cli_option(GenerateOptions, "seed", "--seed"),
-    workers: int | None = cli_option(GenerateOptions, "workers", "--workers", "-w"),
-    backend: str | None = cli_option(GenerateOptions, "backend", "--backend"),
     out: Path | None = typer.Option(None, "--out", "-o", help="Dataset folder; an existing one is resumed."),
     config: Path | None = typer.Option(None, "--config", "-c", help="TOML file (\\[generate] and \\[scene] tables)."),
 ) -> None:
@@ -43,9 +48,7 @@ def generate_cmd(
     from animat.surrogate.scenes import get_scene
 
     _check_scene(scene)
-    values, scene_options = generate_options(
-        config, size, episodes=episodes, frames=frames, seed=seed, workers=workers, backend=backend
-    )
+    values, scene_options = generate_options(config, size, **options)
     get_scene(scene, **scene_options)  # bad scene options fail before any output
     if out is None:
         out = runs.new_run_dir("surrogate", "generate")
@@ -65,18 +68,23 @@ def generate_cmd(
 
 
 @app.command("train")
+@declared_options(
+    TrainConfig,
+    "data",
+    "components",
+    "epochs",
+    "batches_per_epoch",
+    "lr",
+    "window",
+    "batch",
+    "test_episodes",
+    "seed",
+    "split_seed",
+    flags={"data": ("--data", "-d"), "components": ("--components", "-k")},
+)
 def train_cmd(
     scene: str = typer.Argument(..., help="Scene: sheet | flag | cape | cape-character | skirt-character."),
-    data: Path | None = cli_option(TrainConfig, "data", "--data", "-d"),
-    components: int | None = cli_option(TrainConfig, "components", "--components", "-k"),
-    epochs: int | None = cli_option(TrainConfig, "epochs", "--epochs"),
-    batches_per_epoch: int | None = cli_option(TrainConfig, "batches_per_epoch", "--batches-per-epoch"),
-    lr: float | None = cli_option(TrainConfig, "lr", "--lr"),
-    window: int | None = cli_option(TrainConfig, "window", "--window"),
-    batch: int | None = cli_option(TrainConfig, "batch", "--batch"),
-    test_episodes: int | None = cli_option(TrainConfig, "test_episodes", "--test-episodes"),
-    seed: int | None = cli_option(TrainConfig, "seed", "--seed"),
-    split_seed: int | None = cli_option(TrainConfig, "split_seed", "--split-seed"),
+    options: dict = None,
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Path | None = typer.Option(None, "--config", "-c", help="TOML file (\\[train] table)."),
     resume: Path | None = typer.Option(
@@ -87,25 +95,10 @@ def train_cmd(
     from animat.surrogate.train import train
 
     _check_scene(scene)
-    options = dict(
-        data=str(data) if data is not None else None,
-        components=components,
-        epochs=epochs,
-        batches_per_epoch=batches_per_epoch,
-        lr=lr,
-        window=window,
-        batch=batch,
-        test_episodes=test_episodes,
-        seed=seed,
-        split_seed=split_seed,
-    )
+    if "data" in options:  # the folder as a path writes it ('data/' and './data' are 'data')
+        options["data"] = str(Path(options["data"]))
     if resume is None:  # a missing or foreign dataset fails here, in one line, before the run directory exists
-        from animat.surrogate.data import check_dataset
-
-        cfg = TrainConfig.build(config, **options)
-        if not cfg.data:
-            raise ConfigError("give the dataset folder with --data (or 'data' in the [train] table)")
-        check_dataset(cfg.data, scene)
+        cfg = _new_training(scene, config, options)
         run_dir = runs.new_run_dir("surrogate", "train", out)
     else:
         cfg, run_dir = runs.start_or_resume(
@@ -130,6 +123,17 @@ def train_cmd(
 
         summary = train(cfg, run_dir, scene=scene, on_epoch=on_epoch, resume=resume is not None)
     print_summary(summary, run_dir)
+
+
+def _new_training(scene: str, config: Path | None, options: dict) -> TrainConfig:
+    """A new training run's options, its dataset given (``--data`` or the config's) and of ``scene``."""
+    from animat.surrogate.data import check_dataset
+
+    cfg = TrainConfig.build(config, **options)
+    if not cfg.data:
+        raise ConfigError("give the dataset folder with --data (or 'data' in the [train] table)")
+    check_dataset(cfg.data, scene)
+    return cfg
 
 
 @app.command("evaluate")
@@ -234,24 +238,26 @@ def play_cmd(
     Y = play.external_path(loaded.runtime.scene, frames, path, seed)
     video = video and not no_animation
     run_dir = runs.new_run_dir("surrogate", "play", out)
+    request = {"model": str(model), "path": path, "seed": seed}
     runs.atomic_write_json(
         run_dir / "config.json",
-        {
-            "scene": scene,
-            "model": str(model),
-            "frames": len(Y),
-            "seed": seed,
-            "path": path,
-            "backend": backend,
-            "fps": fps,
-            "video": video,
-        },
+        {"scene": scene, **request, "frames": len(Y), "backend": backend, "fps": fps, "video": video},
     )
+    summary = _play_with_progress(loaded, Y, run_dir, fps, video, request)
+    print_summary(summary, run_dir)
+
+
+def _play_with_progress(loaded, Y, run_dir: Path, fps: float, video: bool, request: dict) -> dict:
+    """:func:`animat.surrogate.play.play` of the external path ``Y`` (frames, y_dim) under progress bars of its
+    frames and (``video``) of the video's frames, every (scene fps / ``fps``)-th drawn; ``request``: the model, path
+    and seed it records. The summary."""
+    from animat.surrogate import play
+
     every = max(1, int(round(loaded.runtime.scene.fps / fps)))
     with progress() as bar:
         frames_task = bar.add_task("frames", total=len(Y))
         draw_task = bar.add_task("video", total=len(range(0, len(Y), every)) if video else 0, visible=video)
-        summary = play.play(
+        return play.play(
             loaded,
             Y,
             run_dir,
@@ -260,12 +266,12 @@ def play_cmd(
             video=video,
             on_frame=lambda t: bar.update(frames_task, completed=t + 1),
             on_draw=lambda i: bar.update(draw_task, completed=i + 1),
-            info={"model": str(model), "path": path, "seed": seed if path == "random" else None},
+            info={**request, "seed": request["seed"] if request["path"] == "random" else None},
         )
-    print_summary(summary, run_dir)
 
 
 @app.command("divergence")
+@declared_options(TrainConfig, "components", flags={"components": ("--components", "-k")})
 def divergence_cmd(
     scene: str = typer.Argument(..., help="Scene: sheet | flag | cape | cape-character | skirt-character."),
     config: Path | None = typer.Option(
@@ -304,76 +310,108 @@ def divergence_cmd(
     model: Path | None = typer.Option(
         None, "--model", "-m", help="Trained run whose pca.npz --restart subspace projects on."
     ),
-    components: int | None = cli_option(TrainConfig, "components", "--components", "-k"),
+    options: dict = None,
     workers: int = typer.Option(1, "--workers", "-w", help="Episodes simulated in this many processes."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
 ) -> None:
     """Predictability floor: the gap between two reference runs whose external paths differ by noise of std --perturb,
     or whose state restarts from what a surrogate starts from (--restart)."""
-    from animat.surrogate.divergence import check_inputs, divergence, runs_per_episode, write_run
+    request = dict(
+        episodes=episodes,
+        frames=frames,
+        perturb=perturb,
+        seed=seed,
+        horizon=horizon,
+        stride=stride,
+        noise=noise,
+        restart=restart,
+    )
+    sc, request, pca, ids = _divergence_inputs(scene, config, model, options.get("components"), request, workers)
+    run_dir = runs.new_run_dir("surrogate", "divergence", out)
+    summary = _divergence_run(run_dir, sc, request, pca, ids, workers, config=config, model=model)
+    print_summary(summary, run_dir)
+
+
+def _divergence_inputs(scene: str, config: Path | None, model: Path | None, components, request: dict, workers: int):
+    """``(scene, request, pca, episode ids)`` of a divergence run, every input checked before its run directory
+    exists: ``request`` (the command line's episodes, frames, perturb, seed and protocol) with the config's or the
+    default frames, seed and perturbation, and at most the model's held-out episodes; the model's PCA (None without
+    ``model``), truncated to ``components`` where given."""
+    from animat.surrogate.divergence import check_inputs
     from animat.surrogate.generate import config_table
-    from animat.surrogate.options import load_run_config
-    from animat.surrogate.scenes import get_scene, scene_from_dict
-    from animat.surrogate.subspace import PCA
 
     _check_scene(scene)
-    generate = config_table(config, "generate")
-    frames = int(frames if frames is not None else generate.get("frames", 300))
-    seed = int(seed if seed is not None else generate.get("seed", 0))
-    perturb = float(perturb if perturb is not None else (1e-3 if restart == "none" else 0.0))
+    generate, r = config_table(config, "generate"), dict(request)
+    r["frames"] = int(r["frames"] if r["frames"] is not None else generate.get("frames", 300))
+    r["seed"] = int(r["seed"] if r["seed"] is not None else generate.get("seed", 0))
+    r["perturb"] = float(r["perturb"] if r["perturb"] is not None else (1e-3 if r["restart"] == "none" else 0.0))
+    pca = _restart_subspace(model, components)
+    project = pca.round_trip if pca is not None else None
+    keys = ("episodes", "frames", "perturb", "seed", "horizon", "stride", "noise", "restart")
+    check_inputs(*(r[key] for key in keys), project, workers)
+    sc, ids, r["episodes"] = _divergence_scene(scene, config, model, r["episodes"])
+    if pca is not None and pca.mean.shape[0] != 3 * sc.n_vertices:
+        raise ConfigError(f"model {str(model)!r} has {pca.mean.shape[0] // 3} vertices, the scene {sc.n_vertices}")
+    return sc, r, pca, ids
+
+
+def _restart_subspace(model: Path | None, components: int | None):
+    """The PCA of ``model`` (its ``pca.npz``; None without a model), truncated to ``components`` where given."""
+    from animat.surrogate.subspace import PCA
+
     pca = PCA.load(model / "pca.npz") if model is not None else None
     if pca is not None and components is not None:
         require("--components", components, ge=1, le=pca.n_components)
         pca = pca.truncate(components)
-    project = pca.round_trip if pca is not None else None
-    k = pca.n_components if pca is not None else None
-    check_inputs(episodes, frames, perturb, seed, horizon, stride, noise, restart, project, workers)
+    return pca
+
+
+def _divergence_scene(scene: str, config: Path | None, model: Path | None, episodes: int):
+    """``(scene, episode ids, episodes)`` of a divergence run: the scene of ``config``'s ``[scene]`` table, all
+    episodes from the first; with ``model``, its held-out episodes (at most ``episodes``), in the scene it was
+    trained on unless ``config`` says otherwise (a model of another scene is refused)."""
+    from animat.surrogate.generate import config_table
+    from animat.surrogate.options import load_run_config
+    from animat.surrogate.scenes import get_scene, scene_from_dict
+
     ids, sc = None, get_scene(scene, **config_table(config, "scene"))
-    if (
-        model is not None
-    ):  # the model's held-out episodes, in the scene it was trained on unless --config says otherwise
-        trained = load_run_config(model, scene)  # a model of another scene is refused
+    if model is not None:
+        trained = load_run_config(model, scene)
         ids = trained["test_episode_ids"]
         episodes = min(episodes, len(ids))
         if config is None:
             sc = scene_from_dict(trained["scene"])
-    if pca is not None and pca.mean.shape[0] != 3 * sc.n_vertices:
-        raise ConfigError(f"model {str(model)!r} has {pca.mean.shape[0] // 3} vertices, the scene {sc.n_vertices}")
-    run_dir = runs.new_run_dir("surrogate", "divergence", out)
-    runs.atomic_write_json(
-        run_dir / "config.json",
-        {
-            "scene": sc.to_dict(),
-            "config": str(config) if config else None,
-            "episodes": episodes,
-            "frames": frames,
-            "perturb": perturb,
-            "noise": noise,
-            "seed": seed,
-            "horizon": horizon,
-            "stride": stride,
-            "restart": restart,
-            "model": str(model) if model else None,
-            "components": k,
-        },
-    )
+    return sc, ids, episodes
+
+
+def _divergence_run(run_dir: Path, sc, request: dict, pca, ids, workers: int, *, config, model) -> dict:
+    """A divergence run in ``run_dir``: its ``config.json``, :func:`animat.surrogate.divergence.divergence` of
+    ``request`` under a progress bar of its reference runs, then its metrics, summary and plot. The summary."""
+    from animat.surrogate.divergence import divergence, runs_per_episode, write_run
+
+    k = pca.n_components if pca is not None else None
+    record = {"config": str(config) if config else None, "model": str(model) if model else None, "components": k}
+    runs.atomic_write_json(run_dir / "config.json", {"scene": sc.to_dict(), **request, **record})
+    episodes, frames, perturb = request["episodes"], request["frames"], request["perturb"]
     with progress("reference runs") as bar:
-        task = bar.add_task("divergence", total=episodes * runs_per_episode(frames, horizon, stride))
+        task = bar.add_task(
+            "divergence", total=episodes * runs_per_episode(frames, request["horizon"], request["stride"])
+        )
         summary, gaps = divergence(
             sc,
             episodes,
             frames,
             perturb,
-            seed=seed,
-            horizon=horizon,
-            stride=stride,
-            noise=noise,
-            restart=restart,
-            project=project,
+            seed=request["seed"],
+            horizon=request["horizon"],
+            stride=request["stride"],
+            noise=request["noise"],
+            restart=request["restart"],
+            project=pca.round_trip if pca is not None else None,
             components=k,
             episode_ids=ids,
             on_run=lambda: bar.advance(task),
             workers=workers,
         )
     write_run(run_dir, summary, gaps, sc.fps)
-    print_summary(summary, run_dir)
+    return summary

@@ -113,64 +113,38 @@ def evaluate(
     reference_frames: int = 60,
     rest_seconds: float = 20.0,
 ) -> dict:
+    """The trained surrogate in ``model_dir`` on the held-out episodes of ``data`` (else its training dataset), into
+    ``run_dir`` (see the module docstring; ``video``: the rollout GIF); returns the summary."""
     model_dir, run_dir = Path(model_dir), Path(run_dir)
     check_options(horizon, stride, stability_frames, settle_frames, reference_frames, rest_seconds)
-    train_cfg = load_run_config(model_dir)
-    surrogate = Surrogate.load(model_dir / "checkpoints")
-    pca = PCA.load(model_dir / "pca.npz")
-    normals = load_regression(model_dir)
+    train_cfg, surrogate, pca, normals = _load_model(model_dir)
     data = data or train_cfg["data"]
     ds = load_dataset(data, scene)
     sc = scene_from_dict(ds.meta["scene"])
     test_ids = _held_out_ids(train_cfg, ds, data)
     errs, per_frame, per_segment, has_proxies = _held_out_rollouts(surrogate, pca, ds, sc, test_ids, horizon, stride)
-    side = ds.side_m
-    segments = len(per_segment)
+    side, segments = ds.side_m, len(per_segment)
     if segments == 0:
         raise ConfigError(f"no held-out episode has {horizon} frames; lower --horizon or generate longer episodes")
-
-    timing = time_runtime(model_dir, pca, ds, test_ids[0], horizon, timing_repeats)
-    recorded_spf = dataset_stats(data)["reference_seconds_per_frame"]
-    reference_spf = time_reference(sc, reference_frames) if reference_frames else recorded_spf
-
-    first = per_segment[0]  # the first held-out segment: the video and the report's replay show it
-    frames = slice(first["start"], first["start"] + horizon)
-    Xref, Yseg = ds.X[first["episode"]][frames], ds.Y[first["episode"]][frames]
-    shown = first.get("surrogate_projected", first["surrogate"])
+    speed = _speed_figures(model_dir, pca, ds, sc, test_ids[0], horizon, timing_repeats, data, reference_frames)
+    Xref, Yseg, shown = _first_segment(ds, per_segment[0], horizon)  # the video and the report's replay show it
     if video:  # side by side, with the error colour map
-        from animat.surrogate.video import side_by_side_gif
-
-        error = np.linalg.norm(shown - Xref, axis=-1)
-        gif = run_dir / "media" / "rollout.gif"
-        side_by_side_gif(
-            {"reference": Xref, "surrogate": shown}, ds.topology["triangles"], Yseg, gif, scene=sc, error=error
-        )
-
+        _rollout_gif(run_dir / "media" / "rollout.gif", Xref, shown, Yseg, ds.topology["triangles"], sc)
     train_eps = [pca.encode(ds.X[i]) for i in train_cfg["train_episode_ids"] if i < len(ds.X)]
-    all_frames = (
-        all_frames_alpha_beta(train_eps, pca, ds, test_ids, horizon, stride)
-        if train_cfg.get("alpha_beta_frames", "all") != "all"
-        else None
-    )
+    all_frames = _all_frames_error(train_cfg, train_eps, pca, ds, test_ids, horizon, stride)
     long_runs = _long_run_checks(
         surrogate, pca, sc, ds, test_ids, np.concatenate(train_eps), stability_frames, settle_frames, rest_seconds
     )
-
     _write_error_curves(run_dir, per_frame, side, ds.meta["scene"]["fps"], segments)
-    held = np.concatenate([ds.X[i] for i in test_ids])
     summary = {
         "scene": sc.name,
         "segments": segments,
         "horizon_frames": int(horizon),
         "stride_frames": int(stride),
         **_error_figures(errs, side, has_proxies, all_frames),
-        **normals_error_degrees(normals, pca, held, ds.topology["triangles"]),
-        **runtime_normals_error(normals, pca, held, ds.topology["triangles"]),
+        **_normals_figures(normals, pca, np.concatenate([ds.X[i] for i in test_ids]), ds.topology["triangles"]),
         "model_megabytes": model_megabytes(surrogate, pca, normals),
-        **timing,
-        "reference_seconds_per_frame": float(reference_spf),
-        "reference_seconds_per_frame_recorded": float(recorded_spf),
-        "speedup_vs_reference": float(reference_spf / min(timing.values())),
+        **speed,
         **long_runs,
         "components": int(pca.n_components),
         "model": str(model_dir),
@@ -181,17 +155,81 @@ def evaluate(
     record.update(stability_frames=int(stability_frames), settle_frames=int(settle_frames))
     runs.atomic_write_json(run_dir / "config.json", {**record, "rest_seconds": float(rest_seconds)})
     runs.atomic_write_json(run_dir / "summary.json", summary)
+    _write_replay(run_dir, Xref, shown, Yseg, ds.topology["triangles"], sc)
+    return summary
+
+
+def _load_model(model_dir: Path):
+    """``(config, surrogate, pca, normals)`` of the trained run in ``model_dir``: its config.json, network
+    (checkpoints/), subspace (pca.npz) and normal regression."""
+    train_cfg = load_run_config(model_dir)
+    surrogate = Surrogate.load(model_dir / "checkpoints")
+    pca = PCA.load(model_dir / "pca.npz")
+    return train_cfg, surrogate, pca, load_regression(model_dir)
+
+
+def _speed_figures(model_dir, pca, ds, sc, episode: int, horizon: int, repeats: int, data, reference_frames: int):
+    """The runtime's timings (:func:`time_runtime` on held-out ``episode``) and the reference's seconds a frame:
+    timed over ``reference_frames`` (0: the dataset's recorded time), and recorded; the speed-up over the fastest
+    runtime."""
+    timing = time_runtime(model_dir, pca, ds, episode, horizon, repeats)
+    recorded_spf = dataset_stats(data)["reference_seconds_per_frame"]
+    reference_spf = time_reference(sc, reference_frames) if reference_frames else recorded_spf
+    return {
+        **timing,
+        "reference_seconds_per_frame": float(reference_spf),
+        "reference_seconds_per_frame_recorded": float(recorded_spf),
+        "speedup_vs_reference": float(reference_spf / min(timing.values())),
+    }
+
+
+def _all_frames_error(train_cfg: dict, train_eps: list, pca, ds, test_ids, horizon: int, stride: int):
+    """For a model whose alpha/beta was fitted on the still frames only: the held-out error of alpha/beta fitted on
+    every frame (:func:`all_frames_alpha_beta`), for comparison; else None."""
+    if train_cfg.get("alpha_beta_frames", "all") == "all":
+        return None
+    return all_frames_alpha_beta(train_eps, pca, ds, test_ids, horizon, stride)
+
+
+def _normals_figures(normals: np.ndarray, pca, held: np.ndarray, triangles: np.ndarray) -> dict:
+    """The normal regression's angle errors on the ``held`` out frames (frames, V, 3): the training's measure
+    (:func:`~animat.surrogate.train.normals_error_degrees`) and the runtime's (:func:`runtime_normals_error`)."""
+    return {
+        **normals_error_degrees(normals, pca, held, triangles),
+        **runtime_normals_error(normals, pca, held, triangles),
+    }
+
+
+def _first_segment(ds, first: dict, horizon: int):
+    """``(reference, external states, surrogate)`` of held-out segment ``first``: vertices (horizon, V, 3) (the
+    surrogate's projected out of the proxies where it was), Y (horizon, y_dim)."""
+    frames = slice(first["start"], first["start"] + horizon)
+    Xref, Yseg = ds.X[first["episode"]][frames], ds.Y[first["episode"]][frames]
+    return Xref, Yseg, first.get("surrogate_projected", first["surrogate"])
+
+
+def _rollout_gif(gif: Path, Xref: np.ndarray, shown: np.ndarray, Y: np.ndarray, triangles: np.ndarray, sc) -> None:
+    """``gif``: the reference ``Xref`` and the surrogate's ``shown`` (frames, V, 3) side by side under external
+    states ``Y``, coloured by their distance (m)."""
+    from animat.surrogate.video import side_by_side_gif
+
+    error = np.linalg.norm(shown - Xref, axis=-1)
+    side_by_side_gif({"reference": Xref, "surrogate": shown}, triangles, Y, gif, scene=sc, error=error)
+
+
+def _write_replay(run_dir: Path, Xref: np.ndarray, shown: np.ndarray, Y: np.ndarray, triangles: np.ndarray, sc):
+    """``trajectory.npz`` (the first held-out segment: reference and surrogate (frames, V, 3) as float16, Y and
+    the triangles) and the report that replays it."""
     from animat.surrogate.report import write_surrogate_report
 
     runs.atomic_save_npz(
         run_dir / "trajectory.npz",
         reference=Xref.astype(np.float16),
         learned=shown.astype(np.float16),
-        Y=Yseg,
-        triangles=ds.topology["triangles"],
+        Y=Y,
+        triangles=triangles,
     )
     write_surrogate_report(run_dir, cloth_scene=sc)
-    return summary
 
 
 def _long_run_checks(surrogate, pca, sc, ds, test_ids, train_Z, stability_frames, settle_frames, rest_seconds) -> dict:

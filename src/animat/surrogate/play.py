@@ -160,28 +160,37 @@ def play(
     run_dir = Path(run_dir)
     scene = model.runtime.scene
     rest, triangles = rest_frame(scene)
+    rows, Z, shown = _run_frames(model, rest, Y, every, video, on_frame)
+    summary = _play_summary(model, rest, Y, rows, info)
+    runs.atomic_write_csv(run_dir / "metrics.csv", rows, list(rows[0]))
+    runs.atomic_save_npz(
+        run_dir / "trajectory.npz",
+        Y=np.asarray(Y, np.float32),
+        z=np.stack(Z).astype(np.float32),
+        shown_frames=np.array(shown["t"]),
+        shown_vertices=np.stack(shown["X"]),
+    )
+    if video:
+        summary.update(_play_video(run_dir, scene, Y, rows, shown, triangles, summary["backend"], video_fps, on_draw))
+    runs.atomic_write_json(run_dir / "summary.json", summary)
+    from animat.surrogate.report import write_surrogate_report
+
+    write_surrogate_report(run_dir, normals=np.stack(shown["N"]) if video else None, cloth_scene=scene)
+    return summary
+
+
+def _run_frames(model: Model, rest: np.ndarray, Y: np.ndarray, every: int, video: bool, on_frame):
+    """``(rows, Z, shown)``: the metrics row of each frame driven by ``Y`` (T, y_dim) from the ``rest`` frame
+    (V, 3), its subspace state z (k,), and the drawn frames (every ``every``-th): ``t``, vertices ``X`` (V, 3),
+    and with ``video`` normals ``N`` (V, 3). BLAS threads are limited over the whole loop (the timed call
+    sits inside it)."""
     player = Player(model, rest, Y[0])
     rows, Z, shown = [], [], {"t": [], "X": [], "N": []}
     prev = rest
     with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):  # the whole loop: the timed call sits inside it
         for t, y in enumerate(Y):
             seconds, z, X, N = player.step(y)
-            spheres, capsules = scene.proxies(y)
-            finite = bool(np.isfinite(X).all())
-            rows.append(
-                {
-                    "frame": t,
-                    "microseconds": 1e6 * seconds,
-                    "finite": int(finite),
-                    "mean_speed_mps": float(np.linalg.norm(X - prev, axis=-1).mean() * scene.fps)
-                    if finite
-                    else float("nan"),
-                    "range_ratio": float(range_ratios(model.pca.coefficients(z[None]), model.z_range).max())
-                    if model.z_range is not None and finite
-                    else "",
-                    "inside_proxy_vertices": inside_count(X, spheres, capsules) if finite else 0,
-                }
-            )
+            rows.append(_frame_row(model, t, seconds, z, X, prev, y))
             Z.append(z)
             if t % every == 0:
                 shown["t"].append(t)
@@ -191,9 +200,35 @@ def play(
             prev = X.copy()
             if on_frame is not None:
                 on_frame(t)
+    return rows, Z, shown
+
+
+def _frame_row(model: Model, t: int, seconds: float, z: np.ndarray, X: np.ndarray, prev: np.ndarray, y) -> dict:
+    """Frame ``t``'s metrics row: its time (µs), whether its vertices ``X`` (V, 3) are finite, their mean speed
+    (m/s) since ``prev``, its largest range ratio of the subspace state ``z`` (k,) ("" without the model's range),
+    its vertices inside the collision proxies of external state ``y``."""
+    scene = model.runtime.scene
+    spheres, capsules = scene.proxies(y)
+    finite = bool(np.isfinite(X).all())
+    return {
+        "frame": t,
+        "microseconds": 1e6 * seconds,
+        "finite": int(finite),
+        "mean_speed_mps": float(np.linalg.norm(X - prev, axis=-1).mean() * scene.fps) if finite else float("nan"),
+        "range_ratio": float(range_ratios(model.pca.coefficients(z[None]), model.z_range).max())
+        if model.z_range is not None and finite
+        else "",
+        "inside_proxy_vertices": inside_count(X, spheres, capsules) if finite else 0,
+    }
+
+
+def _play_summary(model: Model, rest: np.ndarray, Y: np.ndarray, rows: list[dict], info: dict | None) -> dict:
+    """The summary of a play's ``rows``: per-frame time (µs: mean, median, 99th percentile), frames a second,
+    non-finite frames, proxy penetrations, range ratio, final speed, the rest frame's encoding error (mm)."""
+    scene = model.runtime.scene
     us = np.array([r["microseconds"] for r in rows])
     ratios = [r["range_ratio"] for r in rows if r["range_ratio"] != ""]
-    summary = {
+    return {
         "scene": scene.name,
         "frames": len(Y),
         **(info or {}),
@@ -211,42 +246,33 @@ def play(
         "final_mean_speed_mps": rows[-1]["mean_speed_mps"] if rows[-1]["finite"] else None,
         "rest_encoding_error_mm": float(1e3 * np.linalg.norm(model.pca.round_trip(rest) - rest, axis=-1).mean()),
     }
-    runs.atomic_write_csv(run_dir / "metrics.csv", rows, list(rows[0]))
-    runs.atomic_save_npz(
-        run_dir / "trajectory.npz",
-        Y=np.asarray(Y, np.float32),
-        z=np.stack(Z).astype(np.float32),
-        shown_frames=np.array(shown["t"]),
-        shown_vertices=np.stack(shown["X"]),
+
+
+def _play_video(run_dir: Path, scene, Y, rows, shown: dict, triangles, backend: str, video_fps: float, on_draw):
+    """media/play.mp4 (play.gif without ffmpeg) of the ``shown`` frames, each captioned with its time a frame;
+    the summary's video entries (path, frames, render seconds)."""
+    from animat.surrogate.video import play_video
+    from animat.viz.animate import ffmpeg_available
+
+    path = run_dir / "media" / ("play.mp4" if ffmpeg_available() else "play.gif")
+    start = time.perf_counter()
+    captions = [f"frame {t:4d}  {rows[t]['microseconds']:6.0f} us/frame ({backend})" for t in shown["t"]]
+    play_video(
+        np.stack(shown["X"]),
+        np.stack(shown["N"]),
+        Y[shown["t"]],
+        triangles,
+        path,
+        scene=scene,
+        captions=captions,
+        fps=video_fps,
+        on_frame=on_draw,
     )
-    if video:
-        from animat.surrogate.video import play_video
-        from animat.viz.animate import ffmpeg_available
-
-        path = run_dir / "media" / ("play.mp4" if ffmpeg_available() else "play.gif")
-        start = time.perf_counter()
-        captions = [f"frame {t:4d}  {rows[t]['microseconds']:6.0f} us/frame ({summary['backend']})" for t in shown["t"]]
-        play_video(
-            np.stack(shown["X"]),
-            np.stack(shown["N"]),
-            Y[shown["t"]],
-            triangles,
-            path,
-            scene=scene,
-            captions=captions,
-            fps=video_fps,
-            on_frame=on_draw,
-        )
-        summary.update(
-            video=str(path.relative_to(run_dir)),
-            video_frames=len(shown["t"]),
-            render_seconds=time.perf_counter() - start,
-        )
-    runs.atomic_write_json(run_dir / "summary.json", summary)
-    from animat.surrogate.report import write_surrogate_report
-
-    write_surrogate_report(run_dir, normals=np.stack(shown["N"]) if video else None, cloth_scene=scene)
-    return summary
+    return dict(
+        video=str(path.relative_to(run_dir)),
+        video_frames=len(shown["t"]),
+        render_seconds=time.perf_counter() - start,
+    )
 
 
 def need_display() -> None:

@@ -326,31 +326,17 @@ elastic2d="{self.elastic2d}"/>
         import mujoco
 
         path = self._episode_path(frames, seed, path)
-        m = self.model()
-        d = mujoco.MjData(m)
-        edges = m.flex_edge.reshape(-1, 2)
-        mujoco.mj_forward(m, d)
-        state = self._setup(m, d)  # after mj_forward: the vertex positions are set
-        x0 = d.flexvert_xpos.copy()
-        rest = np.linalg.norm(x0[edges[:, 0]] - x0[edges[:, 1]], axis=1)
-        X = np.empty((frames, self.n_vertices, 3), np.float32)
-        Y = np.empty((frames, self.y_size(path.shape[1])), np.float32)
-        saved = {}
-        wanted = {self.warmup_frames + int(r) for r in snapshots}
+        m, d, state, edges, rest, X, Y = self._episode_start(frames, path)
+        saved, wanted = {}, {self.warmup_frames + int(r) for r in snapshots}
         kept = self._resume(m, d, state, resume, frames, X, Y) if resume is not None else 0
         first = self.warmup_frames + kept if resume is not None else 0
         prev = path[max(first - 1, 0)]
         warnings_before = _reset_warnings(d)
         start = time.perf_counter()
-        restart_at = self.warmup_frames + int(restart[0]) if restart is not None else -1
         for i in range(first, len(path)):
             for k in range(self.substeps if i == first and resume is not None else 1, self.substeps + 1):
-                if i in wanted and k == self.substeps:
-                    saved[i - self.warmup_frames] = self._snapshot(m, d, state, X[:kept], Y[:kept])
-                if i == restart_at and k == self.substeps:
-                    self.set_vertices(
-                        m, d, state, np.asarray(restart[1], np.float64), np.asarray(restart[2], np.float64)
-                    )
+                if k == self.substeps:  # where a snapshot is taken and a restart applies
+                    self._last_substep(m, d, state, i, saved if i in wanted else None, restart, X[:kept], Y[:kept])
                 self._apply(m, d, state, prev + (path[i] - prev) * (k / self.substeps))
                 mujoco.mj_step(m, d)
             prev = path[i]
@@ -370,6 +356,31 @@ elastic2d="{self.elastic2d}"/>
             "seconds_per_frame": elapsed / max(1, i + 1 - first),
             **({"snapshots": saved} if snapshots else {}),
         }
+
+    def _episode_start(self, frames: int, path: np.ndarray):
+        """``(model, data, state, edges, rest lengths, X, Y)`` of a new episode along ``path`` (warm-up + frames,
+        y): MuJoCo's model and data, forwarded, with the scene's state (:meth:`_setup`), the flex's edges (E, 2) and
+        their rest lengths (E,) m, and empty buffers X (frames, V, 3) and Y (frames, y) float32."""
+        import mujoco
+
+        m = self.model()
+        d = mujoco.MjData(m)
+        edges = m.flex_edge.reshape(-1, 2)
+        mujoco.mj_forward(m, d)
+        state = self._setup(m, d)  # after mj_forward: the vertex positions are set
+        x0 = d.flexvert_xpos.copy()
+        rest = np.linalg.norm(x0[edges[:, 0]] - x0[edges[:, 1]], axis=1)
+        X = np.empty((frames, self.n_vertices, 3), np.float32)
+        Y = np.empty((frames, self.y_size(path.shape[1])), np.float32)
+        return m, d, state, edges, rest, X, Y
+
+    def _last_substep(self, m, d, state, i: int, saved: dict | None, restart, X: np.ndarray, Y: np.ndarray) -> None:
+        """Before path frame ``i``'s last substep: its snapshot into ``saved`` (None: none wanted; ``X``, ``Y``: the
+        frames recorded so far), then the ``restart`` ``(r, x, v)`` where ``i`` is recorded frame ``r``."""
+        if saved is not None:
+            saved[i - self.warmup_frames] = self._snapshot(m, d, state, X, Y)
+        if restart is not None and i == self.warmup_frames + int(restart[0]):
+            self.set_vertices(m, d, state, np.asarray(restart[1], np.float64), np.asarray(restart[2], np.float64))
 
     def _episode_path(self, frames: int, seed, path: np.ndarray | None) -> np.ndarray:
         """The external path (warm-up + frames, y): drawn from ``seed``, or ``path`` checked."""

@@ -191,7 +191,30 @@ def setup(
         data.save(run_dir, cfg, ds)
     rng = np.random.default_rng(cfg.seed)
     windows = Windows.make(cfg, data, rng)
+    trainer, params, opt_state = _trainer(cfg, run_dir, ds, data, windows)
+    loss, stats = trainer.loss, trainer.stats
+    baseline = alpha_beta_only(Surrogate(params, stats, {}))
+    if resume:
+        learner, state = _restored(trainer, saved, saved_meta, params, opt_state, rng)
+    else:
+        learner = Learner(params, opt_state, jax.random.PRNGKey(cfg.seed + 1), rng)
+        held = float(loss(baseline.params, baseline.stats, *windows.held))
+        state = TrainState(
+            0,
+            0.0,
+            [],
+            Baselines(trainer.eval_loss(params, windows.held), trainer.eval_loss(params, windows.fixed_train), held),
+        )
+    if state.baselines.alpha_beta_select_loss_m is None:
+        state.baselines.alpha_beta_select_loss_m = float(loss(baseline.params, baseline.stats, *windows.select))
+    _add_checks(trainer, state)
+    return trainer, learner, state
 
+
+def _trainer(cfg: TrainConfig, run_dir: Path, ds: Dataset, data: TrainingData, windows: Windows):
+    """``(trainer, params, optimiser state)``: the run's fixed parts (:class:`Trainer`: the residual network's
+    size and statistics, the learning-rate schedule of ``per_epoch`` batches, the jitted update and loss) and the
+    network's initial parameters (seed ``cfg.seed``) and optimiser state."""
     k, w_dim = data.pca.state_dim, data.w_dim  # k: the state's size (the subspace's, + 1 with a frame)
     hidden = max(1, int(round(cfg.hidden_mult * data.pca.n_components)))
     stats = {name: jnp.asarray(v, jnp.float32) for name, v in data.stats.items()}
@@ -210,35 +233,17 @@ def setup(
         "scene": ds.meta["scene"]["name"],
     }
     sc = scene_from_dict(ds.meta["scene"])
+    update = _make_update(loss_fn, stats, opt, cfg.rest_weight)
     trainer = Trainer(
-        cfg,
-        run_dir,
-        ds,
-        sc,
-        data,
-        windows,
-        stats,
-        hidden,
-        model_config,
-        per_epoch,
-        schedule,
-        _make_update(loss_fn, stats, opt, cfg.rest_weight),
-        loss,
+        cfg, run_dir, ds, sc, data, windows, stats, hidden, model_config, per_epoch, schedule, update, loss
     )
-    baseline = alpha_beta_only(Surrogate(params, stats, {}))
-    if resume:
-        learner, state = _restored(trainer, saved, saved_meta, params, opt_state, rng)
-    else:
-        learner = Learner(params, opt_state, jax.random.PRNGKey(cfg.seed + 1), rng)
-        held = float(loss(baseline.params, baseline.stats, *windows.held))
-        state = TrainState(
-            0,
-            0.0,
-            [],
-            Baselines(trainer.eval_loss(params, windows.held), trainer.eval_loss(params, windows.fixed_train), held),
-        )
-    if state.baselines.alpha_beta_select_loss_m is None:
-        state.baselines.alpha_beta_select_loss_m = float(loss(baseline.params, baseline.stats, *windows.select))
+    return trainer, params, opt_state
+
+
+def _add_checks(trainer: Trainer, state: TrainState) -> None:
+    """The trainer's settle probes (``settle_probes``: the best epoch only among those that settle) and
+    coming-to-rest term (``rest_weight``), where the options ask for them."""
+    cfg, data, stats, sc = trainer.cfg, trainer.data, trainer.stats, trainer.scene
     if cfg.settle_probes:
         start = data.Z[(data.val_ids or data.train_ids)[0]]
         trainer.probe = make_probe(stats, probe_inputs(sc, cfg.settle_probes), start[0], start[1], sc.fps)
@@ -247,7 +252,6 @@ def setup(
     if cfg.rest_weight:
         trainer.lead = make_lead(stats, int(round(cfg.rest_seconds * sc.fps)))
         trainer.rest_motion = jax.jit(lambda p, rest: rest_loss(p, stats, *rest))
-    return trainer, learner, state
 
 
 def _restored(trainer: Trainer, saved: dict, saved_meta: dict, params, opt_state, rng) -> tuple[Learner, TrainState]:
