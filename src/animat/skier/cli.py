@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from animat import interrupt, runs
-from animat.config import animation_seconds, cli_option, no_animation_option, require
+from animat.config import animation_seconds, declared_options, no_animation_option, require
 from animat.console import console, print_summary, progress
 from animat.errors import CheckpointError
 from animat.skier.options import TrainConfig
@@ -35,18 +35,29 @@ KEYS = [
 
 
 @app.command("train")
+@declared_options(
+    TrainConfig,
+    "generations",
+    "population",
+    "seconds",
+    "seed",
+    "strategy",
+    "friction",
+    "hip",
+    "backend",
+    "ray_address",
+    "nthread",
+    "anim_seconds",
+    flags={
+        "generations": ("--generations", "-g"),
+        "population": ("--population", "-p"),
+        "seconds": ("--seconds", "-s"),
+        "ray_address": ("--address", "--ray-address"),
+        "nthread": ("--threads",),
+    },
+)
 def train_cmd(
-    generations: int | None = cli_option(TrainConfig, "generations", "--generations", "-g"),
-    population: int | None = cli_option(TrainConfig, "population", "--population", "-p"),
-    seconds: float | None = cli_option(TrainConfig, "seconds", "--seconds", "-s"),
-    seed: int | None = cli_option(TrainConfig, "seed", "--seed"),
-    strategy: str | None = cli_option(TrainConfig, "strategy", "--strategy"),
-    friction: str | None = cli_option(TrainConfig, "friction", "--friction"),
-    hip: str | None = cli_option(TrainConfig, "hip", "--hip"),
-    backend: str | None = cli_option(TrainConfig, "backend", "--backend"),
-    ray_address: str | None = cli_option(TrainConfig, "ray_address", "--address", "--ray-address"),
-    threads: int | None = cli_option(TrainConfig, "nthread", "--threads"),
-    anim_seconds: float | None = cli_option(TrainConfig, "anim_seconds", "--anim-seconds"),
+    options: dict,
     no_animation: bool = no_animation_option(),
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Path | None = typer.Option(None, "--config", "-c", help="TOML file of training options."),
@@ -55,19 +66,7 @@ def train_cmd(
     """Evolve skiers; writes a run directory with metrics, plots, the best gene, its trajectory and a GIF."""
     from animat.skier.train import train
 
-    options = dict(
-        generations=generations,
-        population=population,
-        seconds=seconds,
-        seed=seed,
-        strategy=strategy,
-        friction=friction,
-        hip=hip,
-        backend=backend,
-        ray_address=ray_address,
-        nthread=threads,
-        anim_seconds=animation_seconds(no_animation, anim_seconds),
-    )
+    options["anim_seconds"] = animation_seconds(no_animation, options.get("anim_seconds"))
     cfg, run_dir = runs.start_or_resume(
         "skier",
         TrainConfig,
