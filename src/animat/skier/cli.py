@@ -34,6 +34,20 @@ KEYS = [
 ]
 
 
+REPLAY_KEYS = [
+    "seconds",
+    "fitness",
+    "net_forward_m",
+    "fell",
+    "max_tilt_deg",
+    "renderer",
+    "pushoff_legs_alternate",
+    "mean_pushoff_yaw_deg",
+    "mechanical_work_J",
+    "cost_of_transport_J_per_kg_m",
+]
+
+
 @app.command("train")
 @declared_options(
     TrainConfig,
@@ -122,11 +136,42 @@ def replay_cmd(
     no_animation: bool = no_animation_option(),
 ) -> None:
     """Re-simulate a saved gene: trajectory.npz, top view, animation (GIF, MP4), summary.json, report.html."""
-    from animat.skier.gene import load_gene_json, mirror
-    from animat.skier.model import JOINTS
-    from animat.skier.options import REPLAY_SETTINGS
+    from animat.skier.gene import mirror
     from animat.skier.replay import write_replay
     from animat.skier.report import write_skier_report
+
+    cfg, gene = _replay_source(source, friction)
+    seconds = cfg.seconds if seconds is None else seconds
+    require("--seconds", seconds, gt=0)
+    anim_seconds = animation_seconds(no_animation, require("--anim-seconds", anim_seconds, ge=0))
+    run_dir = runs.new_run_dir("skier", "replay", out)
+    record = {"system": "skier", "verb": "replay", "source": str(source), "friction": cfg.friction}
+    runs.atomic_write_json(run_dir / "config.json", {**record, "seconds": seconds, "anim_seconds": anim_seconds})
+    summary = write_replay(
+        cfg.skier_params(),
+        mirror(gene),
+        seconds,
+        run_dir,
+        anim_seconds=anim_seconds,
+        frame_dt=cfg.frame_dt,
+        title=f"replay of {source.name}",
+        fall_deg=cfg.fall_deg,
+        bonus=cfg.bonus,
+        tau=cfg.tau,
+    )
+    summary.update(source=str(source), friction=cfg.friction)
+    runs.atomic_write_json(run_dir / "summary.json", summary)
+    write_skier_report(run_dir, params=cfg.skier_params())
+    print_summary(summary, run_dir, REPLAY_KEYS)
+
+
+def _replay_source(source: Path, friction: str | None):
+    """The replay's settings and gene (n, m) degrees of ``source``: a skier training run directory (its config and
+    best_gene.json), or a gene JSON file (the skier, friction, keyframe period and scoring it records); ``friction``,
+    when given, in place of theirs."""
+    from animat.skier.gene import load_gene_json
+    from animat.skier.model import JOINTS
+    from animat.skier.options import REPLAY_SETTINGS
 
     if source.is_dir():
         stored = runs.read_run_config(source, "a skier training run directory")
@@ -151,40 +196,4 @@ def replay_cmd(
         )
     else:
         raise CheckpointError(f"{str(source)!r} does not exist; give a run directory or a gene JSON file")
-    seconds = cfg.seconds if seconds is None else seconds
-    require("--seconds", seconds, gt=0)
-    anim_seconds = animation_seconds(no_animation, require("--anim-seconds", anim_seconds, ge=0))
-    run_dir = runs.new_run_dir("skier", "replay", out)
-    record = {"system": "skier", "verb": "replay", "source": str(source), "friction": cfg.friction}
-    runs.atomic_write_json(run_dir / "config.json", {**record, "seconds": seconds, "anim_seconds": anim_seconds})
-    summary = write_replay(
-        cfg.skier_params(),
-        mirror(gene),
-        seconds,
-        run_dir,
-        anim_seconds=anim_seconds,
-        frame_dt=cfg.frame_dt,
-        title=f"replay of {source.name}",
-        fall_deg=cfg.fall_deg,
-        bonus=cfg.bonus,
-        tau=cfg.tau,
-    )
-    summary.update(source=str(source), friction=cfg.friction)
-    runs.atomic_write_json(run_dir / "summary.json", summary)
-    write_skier_report(run_dir, params=cfg.skier_params())
-    print_summary(
-        summary,
-        run_dir,
-        [
-            "seconds",
-            "fitness",
-            "net_forward_m",
-            "fell",
-            "max_tilt_deg",
-            "renderer",
-            "pushoff_legs_alternate",
-            "mean_pushoff_yaw_deg",
-            "mechanical_work_J",
-            "cost_of_transport_J_per_kg_m",
-        ],
-    )
+    return cfg, gene

@@ -139,6 +139,23 @@ def _frames(t: np.ndarray, fps: float, anim_seconds: float) -> tuple[list[int], 
     return list(range(0, len(t), every))[: max(1, int(anim_seconds * real_fps + 1e-9))], real_fps
 
 
+def _save_trajectory(path: Path, traj: dict, yaw: np.ndarray) -> None:
+    """Write ``traj`` (a :func:`animat.skier.rollout.trajectory`) and its skis' yaw ``yaw`` (T, 2) rad as float32
+    arrays in the npz ``path``."""
+    # as the fly's: t (T,) s, root position (T, 3) m, root quaternion (T, 4) [w, x, y, z], qpos (T, nq) for the report
+    runs.atomic_save_npz(
+        path,
+        t=traj["t"].astype(np.float32),
+        position=traj["root_pos"].astype(np.float32),
+        quaternion=traj["root_quat"].astype(np.float32),
+        qpos=traj["qpos"].astype(np.float32),
+        ski_force=traj["ski_forces"].astype(np.float32),
+        ski_yaw=yaw.astype(np.float32),
+        servo_torque=traj["servo_torque"].astype(np.float32),  # (T, nu) N m, actuator order
+        work=traj["work"].astype(np.float32),  # (T,) J by each frame
+    )
+
+
 def write_replay(
     params: SkierParams,
     gene: np.ndarray,
@@ -160,18 +177,7 @@ def write_replay(
     with phase(f"skiing {seconds:g} s"):
         traj = trajectory(params, gene, seconds, frame_dt, tau)
     yaw = ski_yaw(traj)
-    # as the fly's: t (T,) s, root position (T, 3) m, root quaternion (T, 4) [w, x, y, z], qpos (T, nq) for the report
-    runs.atomic_save_npz(
-        out / "trajectory.npz",
-        t=traj["t"].astype(np.float32),
-        position=traj["root_pos"].astype(np.float32),
-        quaternion=traj["root_quat"].astype(np.float32),
-        qpos=traj["qpos"].astype(np.float32),
-        ski_force=traj["ski_forces"].astype(np.float32),
-        ski_yaw=yaw.astype(np.float32),
-        servo_torque=traj["servo_torque"].astype(np.float32),  # (T, nu) N m, actuator order
-        work=traj["work"].astype(np.float32),  # (T,) J by each frame
-    )
+    _save_trajectory(out / "trajectory.npz", traj, yaw)
     plots.topview_plot(
         traj["root_pos"][:, 0], traj["root_pos"][:, 1], out / "plots" / "topview.png", title=f"{title}: path from above"
     )

@@ -99,17 +99,9 @@ def _row(gen: int, scores, fitness: np.ndarray, best_ever: float, seconds: float
     }
 
 
-def train(
-    cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: Callable[[dict], Any] | None = None
-) -> dict:
-    """Run the GA into ``out``; returns summary.json's content. Each generation writes
-    ``metrics.csv`` and a checkpoint (population about to be evaluated, RNG state, best so far,
-    history), so an interrupted run continues with ``resume=True`` exactly as if never stopped
-    (also from a checkpoint written before the engine's loop existed); one stopped before its first
-    checkpoint starts again from generation 0."""
-    out = Path(out)
-    params = cfg.skier_params()
-    ga_strategy = strategy(cfg)
+def _start_state(cfg: TrainConfig, out: Path, ga_strategy, resume: bool):
+    """The engine state to evolve from: the checkpoint in ``out`` (``resume``, once one was written; its genes must
+    have the config's shape and generations must be left), else generation 0 from ``cfg.seed``."""
     if resume and not loop.unstarted(out):  # else it stopped before its first checkpoint: it starts again
         state, _ = loop.load(out, ga_strategy)
         genes, _ = ga_strategy.ask(state.strategy)
@@ -119,9 +111,13 @@ def train(
                 f"{cfg.n_joints}"
             )
         runs.refuse_finished(out, state.generation, cfg.generations, "generations", "--generations")
-    else:
-        state = loop.start(ga_strategy, cfg.seed)
-    runs.atomic_write_json(out / "config.json", asdict(cfg))  # on --resume too: --generations etc. may have changed
+        return state
+    return loop.start(ga_strategy, cfg.seed)
+
+
+def _evolve(cfg: TrainConfig, out: Path, params: SkierParams, ga_strategy, state, on_generation):
+    """Run the engine's loop from ``state`` to ``cfg.generations`` (metrics.csv and checkpoints in ``out``);
+    returns the final state."""
     with make_evaluator(cfg, params) as ev:
         state, _ = loop.run(
             ga_strategy,
@@ -135,17 +131,21 @@ def train(
             meta={"seed": cfg.seed},
             on_generation=None if on_generation is None else lambda st: on_generation(dict(st.history[-1])),
         )
-    history, best_fit = list(state.history), state.best_fitness
-    best_gene = mirror(validate_gene(state.best_genes, cfg.n_states, cfg.n_joints))
+    return state
+
+
+def _write_best(cfg: TrainConfig, out: Path, params: SkierParams, best_gene: np.ndarray, state) -> dict:
+    """Write best_gene.json, the fitness plot and the best skier's replay (trajectory, views, animation) into
+    ``out``; returns the replay's figures."""
     save_gene_json(
         out / "best_gene.json",
         best_gene,
-        best_fit,
+        state.best_fitness,
         {"friction": cfg.friction, "skier": params.to_dict(), **{k: getattr(cfg, k) for k in REPLAY_SETTINGS}},
         tau=cfg.tau,
     )
-    plots.fitness_plot(history, out / "plots" / "fitness.png", title=f"skier ({cfg.friction} friction)")
-    flight = write_replay(
+    plots.fitness_plot(list(state.history), out / "plots" / "fitness.png", title=f"skier ({cfg.friction} friction)")
+    return write_replay(
         params,
         best_gene,
         cfg.seconds,
@@ -157,8 +157,13 @@ def train(
         bonus=cfg.bonus,
         tau=cfg.tau,
     )
+
+
+def _summary(cfg: TrainConfig, history: list[dict], best_fit: float, flight: dict) -> dict:
+    """summary.json's content: the run's settings, fitness over the generations (first, last, best) and the best
+    skier's replay figures (``replay_*``)."""
     first, last = history[0], history[-1]
-    summary = {
+    return {
         "generations": len(history),
         "population": cfg.population,
         "strategy": cfg.strategy,
@@ -173,6 +178,26 @@ def train(
         "seconds_per_generation": float(np.mean([r["seconds"] for r in history])),
         **{f"replay_{k}": v for k, v in flight.items()},
     }
+
+
+def train(
+    cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: Callable[[dict], Any] | None = None
+) -> dict:
+    """Run the GA into ``out``; returns summary.json's content. Each generation writes
+    ``metrics.csv`` and a checkpoint (population about to be evaluated, RNG state, best so far,
+    history), so an interrupted run continues with ``resume=True`` exactly as if never stopped
+    (also from a checkpoint written before the engine's loop existed); one stopped before its first
+    checkpoint starts again from generation 0."""
+    out = Path(out)
+    params = cfg.skier_params()
+    ga_strategy = strategy(cfg)
+    state = _start_state(cfg, out, ga_strategy, resume)
+    runs.atomic_write_json(out / "config.json", asdict(cfg))  # on --resume too: --generations etc. may have changed
+    state = _evolve(cfg, out, params, ga_strategy, state, on_generation)
+    history, best_fit = list(state.history), state.best_fitness
+    best_gene = mirror(validate_gene(state.best_genes, cfg.n_states, cfg.n_joints))
+    flight = _write_best(cfg, out, params, best_gene, state)
+    summary = _summary(cfg, history, best_fit, flight)
     interrupt.check()  # a signal whose KeyboardInterrupt was lost: no summary, so --resume writes the outputs again
     runs.atomic_write_json(out / "summary.json", summary)
     from animat.skier.report import write_skier_report
