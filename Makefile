@@ -44,7 +44,7 @@ lint: $(STAMP)
 # trained tiny runs) are built once; 2 cores: 12.3 min against 16.7 min in one process (2026-12-06); 1 021 tests in
 # 12.1 min on a fresh clone with JAX's compilation cache shared by the workers (tests/conftest.py; 2026-12-07)
 test: $(STAMP) $(THREE) browser
-	$(PY) -m pytest -m "not slow" -q -n 2 --dist loadfile
+	$(PY) -m pytest -m "not slow" -q -n 2 --dist loadfile --durations=20
 
 test-all: $(STAMP) $(THREE) browser
 	$(PY) -m pytest -q -n 2 --dist loadfile
