@@ -342,3 +342,32 @@ def test_from_starts_with_the_source_policy_and_refuses_another_shape(tiny_run, 
     (tmp_path / "other").mkdir()
     with pytest.raises(CheckpointError, match="does not fit this run's network"):
         train(TrainConfig.build(None, net_arch=[8], **options), tmp_path / "other")
+
+
+def test_max_minutes_stops_after_a_whole_iteration_with_its_metrics_row(tmp_path):
+    """A time limit that has passed by the first rollout's end: that iteration (rollout, row, update) completes,
+    the next rollout's first step is dropped uncounted, and learning stops at exactly one iteration's steps."""
+    pytest.importorskip("stable_baselines3")
+    import csv
+
+    from animat.imitate.train import TrainConfig, train
+
+    cfg = TrainConfig.build(
+        None,
+        timesteps=1024,
+        max_minutes=1e-9,
+        envs=2,
+        vec_env="dummy",
+        seed=5,
+        net_arch=[8],
+        n_steps=64,
+        batch_size=64,
+        n_epochs=1,
+        eval_episodes=0,
+        checkpoint_every=0,
+        max_seconds=1.0,
+    )
+    summary = train(cfg, tmp_path)
+    rows = list(csv.DictReader((tmp_path / "metrics.csv").open()))
+    assert summary["timesteps"] == 128 and summary["iterations"] == 1
+    assert [int(r["timesteps"]) for r in rows] == [128]

@@ -16,7 +16,8 @@ from animat.imitate.metrics import LOSS_FIELDS, RolloutEpisodes
 class Recorder(BaseCallback):
     """One metrics.csv row per PPO iteration, from the episodes that ended during its rollout; a policy
     checkpoint when one is due, and after the update that follows it, a training state to resume from;
-    learning stops once ``max_minutes`` have passed. Torch runs on ``rollout_torch_threads`` while a rollout
+    learning stops after the iteration (rollout and update) during whose rollout ``max_minutes`` passed, so the
+    last iteration has its metrics row. Torch runs on ``rollout_torch_threads`` while a rollout
     is collected and on ``torch_threads`` for the update. ``session``: the :class:`animat.imitate.train.Session`
     (not imported here: train imports this module)."""
 
@@ -26,6 +27,7 @@ class Recorder(BaseCallback):
         self.episodes = RolloutEpisodes(session.start, time.perf_counter())
         self.pending = dict(session.state.pending_losses)  # the losses of the update before a resume
         self.state_due = False
+        self.out_of_time = False  # decided at a rollout's end, acted on at the next rollout's first step
 
     def _threads(self, n: int) -> None:
         import torch
@@ -42,8 +44,11 @@ class Recorder(BaseCallback):
 
     def _on_step(self) -> bool:
         interrupt.check()  # a signal whose KeyboardInterrupt was lost (animat.interrupt): stop here, state saved
+        if self.out_of_time:  # the step just taken is dropped with the rollout it began: not counted
+            self.model.num_timesteps -= self.training_env.num_envs
+            return False
         self.episodes.add(self.locals["infos"])
-        return not self.session.out_of_time()
+        return True
 
     def _on_rollout_end(self) -> None:
         now = time.perf_counter()
@@ -56,3 +61,4 @@ class Recorder(BaseCallback):
         if self.on_iteration is not None:
             self.on_iteration(row)
         self._threads(self.session.cfg.torch_threads)  # the update's
+        self.out_of_time = self.session.out_of_time()
