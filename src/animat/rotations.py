@@ -28,7 +28,8 @@ def sum_rows(a):
 
 def mat_vec(R, v):
     """``R (..., 3, 3) @ v (..., 3)`` as three multiply-adds of columns: pure elementwise work that XLA
-    fuses (on CPU a batched tiny dot or a reduce over a size-3 axis costs ~100× more)."""
+    fuses (on CPU a batched tiny dot or a reduce over a size-3 axis costs far more:
+    RESULTS.md, 'Measurements behind the code')."""
     return R[..., :, 0] * v[..., 0:1] + R[..., :, 1] * v[..., 1:2] + R[..., :, 2] * v[..., 2:3]
 
 

@@ -21,8 +21,9 @@ inside ``mj_step`` (no Python per physics step; the speed against the Python ser
 imitate_env). It has the same fixed
 point as DeepMimic's quaternion-difference servo ``kp · log(q⁻¹ q_target)`` and pulls the same way near it, but not
 identically: ``log(q_t) − log(q)`` is ``log(q⁻¹ q_t)`` mapped through the exp map's Jacobian at ``q`` (a tilt
-growing with the joint's angle, ~35° at most for the demo's poses), which only changes which targets a policy learns to
-send. With ``ball_actuators=False`` the ball joints have no actuator and :func:`apply_ball_pd` writes the
+growing with the joint's angle; its size on the demo's poses: RESULTS.md, 'Measurements behind the code'), which only
+changes which targets a policy learns to send. With ``ball_actuators=False`` the ball joints have no actuator
+and :func:`apply_ball_pd` writes the
 quaternion-difference servo into ``qfrc_applied`` each physics step (the original, slower path, kept as the reference).
 Either way the ball joints' ``kd`` is MuJoCo joint damping, integrated implicitly (``implicitfast``) so that 600 Hz
 stays stable with DeepMimic's gains (the damping part is therefore not clipped). Gains are DeepMimic's

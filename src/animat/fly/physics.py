@@ -24,8 +24,8 @@ Limitations: the wing force is a flat plate's pressure drag (normal coefficient 
 90°), not the Dickinson et al. (1999) quasi-steady coefficients (C_N ≈ 2.5 at 45°, 3.5 at 90°); no
 rotational circulation, added mass or buoyancy. A left-right symmetric fly (one network output driving
 both wings) stays symmetric only to float32 rounding: it has no actuation against roll or yaw, so
-rounding-level asymmetry can grow into a roll or sideways drift over seconds of flight (measured: 10 of
-16 random symmetric networks drift sideways within 30 s). Fitness and replays include that drift,
+rounding-level asymmetry can grow into a roll or sideways drift over seconds of flight (how often:
+RESULTS.md, 'Measurements behind the code'). Fitness and replays include that drift,
 deterministically; ``asymmetric`` flies (one output per wing) can act against it. (Summing each element
 with its mirror image does not make the sums exact: XLA fuses the products into the adds differently.)
 """

@@ -18,7 +18,7 @@ start at a random clip time) and early termination (``early_termination``: the r
 touches the floor) can be switched off. Episodes are truncated after ``max_seconds``. The ball joints' servos run inside
 MuJoCo (``mujoco_servos=True``, default; one ``mj_step`` call per control step) or as the Python
 quaternion PD of :func:`~animat.character.model.apply_ball_pd` each physics step (the reference,
-~2× slower; ``benchmarks/imitate_env.py``); see :mod:`animat.character.model`. ``joint_limits``
+slower: ``benchmarks/imitate_env.py`` measures it); see :mod:`animat.character.model`. ``joint_limits``
 adds the per-axis ball-joint limits of DeepMimic's character file
 (:func:`~animat.character.model.add_ball_limits`; off by default). ``substeps``: physics steps per
 control step (default 20: 600 Hz). ``pose_termination`` (m; 0, the default: off): an episode also

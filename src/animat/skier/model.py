@@ -33,18 +33,12 @@ The one-axis hip is the two combined with a fixed ratio (a 45 deg tilt: equal pa
 toes out exactly as much as it spreads (tilt +45) or closes (tilt -45): on skis that only glide along
 their length and stay loaded, opening and closing then move the body forward and back by the same
 amount, and whatever the hip adds comes from skidding, unloading and momentum. Which sign of the
-tilt (the issue leaves it open) is measured, not derived: the default 250-generation runs
-(anisotropic skis) reach best skiers of 23.1 m (seed 0) and 19.1 m (seed 1) net forward without
-falling with tilt -45, against 19.6 m and 10.4 m with +45 (after 30 generations, seed 0: tilt 20
-5.7 m, 70 17.0 m, +45 19.5 m, -45 22.8 m); the seed-0 best gene evolved with +45
-goes 21.1 m when replayed with -45 (19.6 m with +45); all these genes lose 4-10 m with the hips held
-at 0 and fall with a vertical (0) or forward (90) axis. With -45 the leg spreads toed in while
-squatting and closes toed out while rising, its foot moving slightly forward (the second-order
-motion of a tilted hinge: +1.8 cm at 0.3 rad) instead of back (-2.3 cm with +45). Two axes
-let a leg open toed-out and close toed-in (a swizzle, as on roller skates): a hand-made swizzle gene
-(hip 20 deg toe-out/-in, spread 0..35 deg, torso leaning 20 deg) goes 25 m in 20 s without falling
-on anisotropic skis (17.5 m with the torso upright); on isotropic skis the same gene gets nowhere
-(0.1 m in 10 s; tests/skier/test_hip.py).
+tilt (the issue leaves it open) is measured, not derived: -45 evolves farther skiers than +45 on every
+seed tried, and the hips held still or a vertical or forward axis do worse (RESULTS.md, 'Measurements behind the code').
+With -45 the leg spreads toed in while squatting and closes toed out while rising, its foot moving
+slightly forward (the second-order motion of a tilted hinge) instead of back. Two axes let a leg open
+toed-out and close toed-in (a swizzle, as on roller skates): a hand-made swizzle gene goes far without
+falling on anisotropic skis and nowhere on isotropic ones (tests/skier/test_hip.py).
 
 The original program's "X" axis is the lateral (flexion) axis and its "Y" axis is the limb's long
 axis (it was Y-up); its "Y-Z plane" of the hip is our x-z plane. Everything else (ankles, the

@@ -18,9 +18,9 @@ options (``slope_deg``) and radians in code.
   plane ``floor`` and one buried sphere per cap (``bump<k>``; analytic sphere-plane, sphere-sphere and capsule-sphere
   contacts). The field is drawn as a MuJoCo height field ``moguls`` sampled every :data:`CELL` m, which nothing
   touches: MuJoCo collides a geom with a height field prism by prism with its general convex collider, and at the
-  prisms' shared edges a wheel gets contact normals tilted up to horizontal (measured: a symmetric standing skier on
-  the flat part of a 10 cm field pushed sideways by 30-60 N, 10 % of its weight, none on a plane; 15 of 25 noisy
-  standing genes fell within 6 s, none on a plane), so the GA would evolve a skier of the triangulation. The drawn
+  prisms' shared edges a wheel gets contact normals tilted up to horizontal (a standing skier on the flat part of a
+  field is pushed sideways, and noisy standing genes fall that stand on a plane:
+  RESULTS.md, 'Measurements behind the code'), so the GA would evolve a skier of the triangulation. The drawn
   surface is flat on triangles between the samples: it cuts a crest by up to (CELL / sqrt 2)^2 / (2 cap_radius), under
   3 mm for caps of radius >= 3.4 m. The skis roll on :data:`WHEELS` wheels on hinges across the ski, as roller skis
   (what cross-country skiers train skating on off snow; Ainegren, Carlsson & Tinnsten, "Rolling resistance for

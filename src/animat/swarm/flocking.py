@@ -24,9 +24,10 @@ paper's unitless lengths). With the sigma-norm ``||z||_s = (sqrt(1 + eps ||z||^2
 
 Defaults from the paper: d = 7, r = 1.2 d, d' = 0.6 d, r' = 1.2 d', eps = 0.1, a = b = 5, h = 0.2 for
 phi_a, 0.9 for phi_b, c2 = 2 sqrt(c1). The gamma gain c1 = 0.02 is ours (the paper leaves it to
-the example): it gathers a 150-agent flock within a minute but squeezes some pairs to 0.84 d (the
-alpha force is weak near d, where the bump is already 0.18; c1 = 0.05 settles with 24% deviation);
-c1 = 0.005 keeps every pair above 0.9 d and needs about 400 s (tests/swarm). Integration is
+the example): it gathers a 150-agent flock within a minute but squeezes some pairs below d (the
+alpha force is weak near d, where the bump is already 0.18); a larger c1 squeezes more, a smaller one keeps
+every pair above 0.9 d but gathers slowly (tests/swarm; the figures: RESULTS.md, 'Measurements behind the code').
+Integration is
 semi-implicit Euler (``p += dt u; q += dt p``) at dt = 0.01. Neighbour terms are computed all-pairs
 here or on Verlet lists built on a cell list (:mod:`animat.swarm.verlet`, :mod:`animat.swarm.grid`).
 """

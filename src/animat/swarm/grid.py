@@ -65,7 +65,8 @@ def _cell_order(cid: jnp.ndarray, max_cells: int) -> tuple[jnp.ndarray, jnp.ndar
     """Counting sort of agents by cell id without comparisons: returns (order (N,), start
     (max_cells + 1,), rounds). Ranks within a cell come from rounds of scatter-max: in each round
     every cell elects its highest pending agent, which takes the next slot; the rounds equal the
-    fullest cell's count. (XLA's comparison sort on CPU costs ~5x more at N = 1e4.)"""
+    fullest cell's count. (XLA's comparison sort on CPU costs several times more:
+    RESULTS.md, 'Measurements behind the code'.)"""
     n = cid.shape[0]
     ids = jnp.arange(n, dtype=jnp.int32)
 

@@ -18,8 +18,8 @@ With ``ListSpec.shards = k > 1`` the force evaluation is split over the first k 
 forces of its share of the agents from the shared list). On CPU, start the process with
 ``XLA_FLAGS=--xla_force_host_platform_device_count=k`` (read when jax initialises). XLA already spreads
 one device's step over its two intra-op threads on the 2-core machine of BENCHMARKS.md, but at N = 1e5
-the same steps split over two host devices take ~25% less CPU time and run 1.2-1.3x faster; at 1e3
-and 1e4 agents they run slower (``benchmarks/flocking.py``). Each block's arithmetic is unchanged, so
+the same steps split over two host devices run faster, and at 1e3 and 1e4 agents slower
+(``benchmarks/flocking.py``; the figures in BENCHMARKS.md). Each block's arithmetic is unchanged, so
 the forces equal those of k = 1 (rollouts differ by float32 rounding of the update).
 
 A build whose cell runs exceed ``capacity`` or which finds more than ``width`` neighbours sets the
@@ -97,7 +97,8 @@ def _build(q: jnp.ndarray, cutoff: float, spec: ListSpec) -> tuple[jnp.ndarray, 
     d2 = sum((qs[:, k][cand.idx] - qs[None, :, k]) ** 2 for k in range(dim))
     keep = cand.valid & (d2 < cutoff * cutoff) & (cand.idx != rows[None])  # (M, N)
     # slot s of a row takes its (s+1)-th kept candidate, else the row itself: a sweep over the
-    # candidates with a running count (XLA's CPU cumsum along an axis and scatters cost ~10x more)
+    # candidates with a running count (XLA's CPU cumsum along an axis and scatters cost far more:
+    # RESULTS.md, 'Measurements behind the code')
     slots = jnp.arange(width, dtype=jnp.int32)[:, None]
 
     def take(m, carry):

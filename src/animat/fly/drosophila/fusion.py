@@ -3,8 +3,8 @@
 XLA's CPU fusion copies an elementwise producer (a sine, the arctangent's polynomial, a product of jets) into
 every fused kernel that reads it, so a value read in five places is computed five times. An optimisation barrier
 ends fusion there: the value is written once and read back (a few bytes a fly, where the recomputation cost tens
-of multiplies or a transcendental per copy). The numbers are the same; the step's cost at 1000 flies went from
-about 2.0 to 1.4–1.6 µs a fly-step (issue 50, BENCHMARKS.md).
+of multiplies or a transcendental per copy). The numbers are the same; the time saved is in BENCHMARKS.md
+(issue 50).
 """
 
 from __future__ import annotations

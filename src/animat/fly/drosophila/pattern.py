@@ -35,14 +35,14 @@ F_MIN, F_MAX = 50.0, 400.0  # Hz: the frequency range the network can choose fro
 STROKE_MAX = math.radians(176.0)
 #: per-wing parameters (Φ, φ0, θ, A, δ): the centre and half range of each (Φ in 88–176°, φ0 ±30°, θ ±20°,
 #: A in 0–90°, δ ±45°). The stroke amplitude's neutral output is 132°, not the 88° of a 0–176° range: the
-#: model lifts its weight all along a ridge of (Φ, f) — 176° at 168 Hz to 88° at 312 Hz, all at 23–25 W/kg
-#: (aerodynamic + inertial, measured at the hover posture; the quasi-steady rotational and added-mass
-#: terms favour a high frequency about as much as the wings' inertia favours a low one) — so the power
-#: hardly tells the frequency apart, and a network, whose outputs sit near their neutral values where it
-#: controls, settled at the neutral 88° stroke and climbed the frequency to 390 Hz instead (400
-#: generations, 2026-12-02). At 132° the weight is lifted at 223 Hz; the frequency is still free over 50–400 Hz
-#: (and runs from this centre still climbed to 270–370 Hz: the issue 22 notes of that day; all of this under the
-#: fixed 5 ms control tick of then, whose aliasing drew the frequency up: :mod:`animat.fly.drosophila.rollout`).
+#: model lifts its weight all along a ridge of (Φ, f), from a wide stroke at a low frequency to a narrow one
+#: at a high frequency, at nearly the same power (aerodynamic + inertial: the quasi-steady rotational and
+#: added-mass terms favour a high frequency about as much as the wings' inertia favours a low one), so the
+#: power hardly tells the frequency apart, and a network, whose outputs sit near their neutral values where
+#: it controls, settled at the neutral 88° stroke and climbed the frequency instead. At 132° the weight is
+#: lifted near the thorax's frequency; the frequency is still free over 50–400 Hz (the figures, and the runs
+#: from this centre under the fixed control tick of then, whose aliasing drew the frequency up:
+#: RESULTS.md, 'Measurements behind the code'; :mod:`animat.fly.drosophila.rollout`).
 WING_CENTRE = (0.75 * STROKE_MAX, 0.0, 0.0, math.pi / 4, 0.0)
 WING_HALF = (0.25 * STROKE_MAX, math.pi / 6, math.pi / 9, math.pi / 4, math.pi / 4)
 #: the network sets the two wings' mean and the right wing's difference from it (the left's is the

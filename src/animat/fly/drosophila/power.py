@@ -17,12 +17,10 @@
 
 With translational forces alone, at a fixed lift (∝ f² Φ²) the aerodynamic power (∝ f³ Φ³) is the same for
 any split of f and Φ, while the inertial power grows with f. The rotational and added-mass terms favour a
-high frequency about as much: with every term on, lifting the weight in the hover posture costs 23.4 W/kg
-at 88° and 312 Hz and 24.6 W/kg at 176° and 168 Hz (measured 2026-12-02), so the power hardly selects the
-frequency (see :data:`animat.fly.drosophila.pattern.WING_CENTRE`). The induced power tips the balance:
-with k = 1.2 and the elastic thorax at 218 Hz, the cheapest hover along the weight-support ridge is at
-154° and 217 Hz (17.9 W/kg, 20° angle of attack), against 19.2–19.3 W/kg at 88–99° and 295–324 Hz and
-18.9–19.4 W/kg at 176° and 195–211 Hz (every term on, body held in the hover posture; 2026-12-03).
+high frequency about as much, so with every term on the power of lifting the weight in the hover posture
+hardly selects the frequency (see :data:`animat.fly.drosophila.pattern.WING_CENTRE`). The induced power tips
+the balance: with k = 1.2 and the elastic thorax near 218 Hz, the cheapest hover along the weight-support
+ridge is at a wide stroke near the thorax's frequency (the figures: RESULTS.md, 'Measurements behind the code').
 """
 
 from __future__ import annotations

@@ -9,14 +9,14 @@ one above twice that); a beat it skips repeats the last pattern. The flight is r
 population (every network from every start: one jitted call), the step under ``vmap``. The networks run
 only for the flies whose beat has just ended (about one in 45 a step at 220 Hz), gathered in chunks, and not
 at all on a step where none has: evaluating every network at every step under ``vmap``, as before issue 50,
-cost about a quarter of the rollout.
+cost a large part of the rollout (BENCHMARKS.md, issue 50).
 
 The observation averages the velocity and angular velocity over exactly the beats since the network last
 acted, and reads the position and attitude at the same phase of every beat, so the within-beat
 oscillation of the body does not reach the network. (An earlier fixed 5 ms control tick, 1.1 beats at
 220 Hz, left part of a beat's oscillation in each average, aliased to a slow ripple that shrinks as the
-frequency rises: networks evolved under it beat at about 1.9 beats a tick, 375–382 Hz at 5 ms, 290 Hz
-at 6.5 ms, 396 Hz at 4.5 ms; issue 22's notes of 2026-12-03.)
+frequency rises: networks evolved under it beat at a frequency the tick set, not the flight;
+RESULTS.md, 'Measurements behind the code'.)
 """
 
 from __future__ import annotations
