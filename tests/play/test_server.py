@@ -31,11 +31,15 @@ pytestmark = pytest.mark.skipif(three_dir() is None, reason="three.js is not ins
 @pytest.fixture
 def served():
     """A PlayServer of a PointLive on a free port, in a thread; yields (server, port); ends it if the test did not."""
+    yield from _serve()
+
+
+def _serve(**kwargs):
     sys.path.insert(0, str(HERE))
     from fake_session import PointLive
 
     sock = bind("127.0.0.1", 0)
-    server = PlayServer(PointLive(), three_dir())
+    server = PlayServer(PointLive(), three_dir(), **kwargs)
     thread = threading.Thread(target=asyncio.run, args=(server.serve(sock),), daemon=True)
     thread.start()
     yield server, sock.getsockname()[1]
@@ -144,6 +148,28 @@ def test_one_page_in_control_and_malformed_messages_dropped(served, tmp_path):
     assert log["ended_by"] == "q" and log["dropped_messages"] == 1000
     assert [c["name"] for c in log["commands"]] == ["forward"]
     assert json.loads((run_dir / "summary.json").read_text())["x"][1] >= moved["position"][1]
+
+
+def test_a_page_back_within_the_grace_takes_over_and_one_that_is_not_ends_the_play():
+    """A reload: the page goes, the simulation pauses, a new page within ``reconnect_s`` gets the hello and the
+    play goes on from where it was (commands kept); gone for longer than that, the play ends as "page closed"."""
+    serving = _serve(reconnect_s=0.6)
+    server, port = next(serving)
+    with _page(port) as ws:
+        _until(ws, lambda m: m["type"] == "hello")
+        ws.send(json.dumps({"type": "command", "name": "forward", "id": 1}))
+        left = _until(ws, lambda m: m["type"] == "state" and m["position"][1] > 0.05)
+    time.sleep(0.3)
+    assert not server.done.is_set()
+    with _page(port) as ws:
+        assert _until(ws, lambda m: m["type"] == "hello")["type"] == "hello"
+        back = _until(ws, lambda m: m["type"] == "state")
+        assert back["command"] == "forward" and left["t"] <= back["t"] < left["t"] + 0.2  # paused while away
+    deadline = time.monotonic() + 10
+    while not server.done.is_set() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.ended_by == "page closed"
+    next(serving, None)
 
 
 def test_ctrl_c_writes_the_run_directory(tmp_path):

@@ -1,5 +1,7 @@
 """The play server: the page, its assets and one WebSocket, on this machine only; the simulation stepped on wall
-time; the run directory written when the play ends (q on the page, the page closed, Ctrl-C).
+time; the run directory written when the play ends (q on the page, the page closed and not back within
+:data:`RECONNECT_S`, Ctrl-C). A page that goes away (a reload) pauses the simulation; the page that comes back
+within that time takes over where it left.
 
 Rules: it listens on a loopback address only (:func:`check_host`); the WebSocket (``/ws``) refuses a handshake
 whose Origin is not the page's own (websockets' ``origins``, answered 403); it serves its page folder
@@ -32,6 +34,7 @@ WEB = Path(__file__).with_name("web")
 PAGE = "play.html"
 SOCKET_PATH = "/ws"
 STATE_EVERY_S = 1 / 30  # wall-clock s between state messages
+RECONNECT_S = 3.0  # wall-clock s a page has to come back (a reload) before the play ends as "page closed"
 
 
 def check_host(host: str) -> str:
@@ -82,8 +85,8 @@ class PlayServer:
     """Serves one live ``session`` (:class:`animat.play.session.LiveSession`) to one page at a time.
     ``three``: the npm package folder of three.js. After :meth:`serve` ends, :meth:`log` says what happened."""
 
-    def __init__(self, session, three: Path):
-        self.session = session
+    def __init__(self, session, three: Path, reconnect_s: float = RECONNECT_S):
+        self.session, self.reconnect_s = session, float(reconnect_s)
         self.modules = {"/" + p.name: p for p in module_files(three).values()}
         self.controller = None
         self.pacer: Pacer | None = None  # made when the first page connects: time starts then
@@ -94,6 +97,7 @@ class PlayServer:
         self.ended_by = ""
         self.answer = False
         self.done: asyncio.Event | None = None
+        self.departures = 0  # pages gone so far: a departure's timer ends the play only if it is still the last
 
     def _process_request(self, connection, request):
         """Static files for any path but the WebSocket's (None: go on with the handshake)."""
@@ -128,12 +132,30 @@ class PlayServer:
         self.controller = connection
         try:
             await connection.send(self._hello())
-            self.pacer = Pacer(self.session.dt / self.session.rate, time.monotonic())  # time starts now
+            if self.pacer is None:  # time starts with the first page
+                self.pacer = Pacer(self.session.dt / self.session.rate, time.monotonic())
+            else:  # a page back after a reload: time goes on from where it paused
+                self.pacer.pause(False, time.monotonic())
             async for text in connection:
                 self.receive(text)
         except ConnectionClosed:
             pass
         finally:
+            self.controller = None
+            self._departed()
+
+    def _departed(self) -> None:
+        """The controlling page has gone: pause, and end the play as "page closed" unless a page is back within
+        ``reconnect_s``."""
+        if self.done.is_set():
+            return
+        if self.pacer is not None:
+            self.pacer.pause(True, time.monotonic())
+        self.departures += 1
+        asyncio.get_running_loop().call_later(self.reconnect_s, self._end_if_gone, self.departures)
+
+    def _end_if_gone(self, departure: int) -> None:
+        if self.controller is None and departure == self.departures and not self.done.is_set():
             self.ended_by = self.ended_by or "page closed"
             self.done.set()
 
@@ -191,7 +213,7 @@ class PlayServer:
             if self.pacer is not None:
                 for _ in range(self.pacer.due(now)):
                     self.session.step()
-                if now - sent >= STATE_EVERY_S or self.answer:
+                if self.controller is not None and (now - sent >= STATE_EVERY_S or self.answer):
                     sent, self.answer = now, False
                     try:
                         await self.controller.send(self._state())
