@@ -11,38 +11,19 @@ import typer
 from animat import interrupt, runs
 from animat.config import declared_options, no_animation_option
 from animat.console import console, print_summary, progress
-from animat.errors import CheckpointError, ConfigError
+from animat.errors import ConfigError
+from animat.fly import presets
 from animat.fly.options import DistillConfig, ReplayOptions, SteerOptions, TrainConfig
 from animat.fly.steer.score import HEADLINE
 
 app = typer.Typer(help="A flapping fly whose wings a neural network drives, evolved to fly.", no_args_is_help=True)
 
 
-FLIGHT_KEYS = [
-    "seconds",
-    "final_height",
-    "min_height_change_body_lengths",
-    "mean_lateral_drift_body_lengths",
-    "stroke_cycles",
-    "stroke_cycles_per_3s",
-    "crashed",
-]
-
-
-TRAIN_KEYS = ["best_fitness", "generations", "total_crashes", "mean_seconds_per_generation"] + [
-    f"replay_{k}" for k in FLIGHT_KEYS
-]
 RESUME_MAY_CHANGE = {  # the options a resumed run may change (option -> its flag)
     "generations": "--generations",
     "backend": "--backend",
     "address": "--address",
     "anim_seconds": "--anim-seconds/--no-animation",
-}
-PAPER_ONLY = {
-    "task": "--task",
-    "speed": "--speed",
-    "control_ms": "--control-ms",
-    "asymmetric": "--asymmetric/--symmetric",
 }
 
 
@@ -80,12 +61,7 @@ def train_cmd(
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Path | None = typer.Option(None, "--config", "-c", help="TOML file of training options."),
     resume: Path | None = typer.Option(None, "--resume", help="Continue the interrupted run in this directory."),
-    preset: str | None = typer.Option(
-        None,
-        "--preset",
-        help="paper (the paper's fly) | drosophila (the real-scale fruit fly; also set by the config file's preset "
-        "key). \\[default: paper]",
-    ),
+    preset: str | None = typer.Option(None, "--preset", help=presets.help_text()),
     from_run: Path | None = typer.Option(
         None,
         "--from",
@@ -98,21 +74,23 @@ def train_cmd(
     the paper's settings (configs/fly_paper.toml: 200 flies × 100 generations × 3 s, lateral fitness), whose
     fly need not fly the 30 s replay; configs/fly_default.toml (make run) evolves one that does."""
     from animat.fly.curriculum import stage_configs
-    from animat.fly.drosophila.options import selected
     from animat.fly.train import replay_note
 
     if from_run is not None and resume is not None:
         raise ConfigError("--from starts a new run and --resume continues one; give one of them")
-    config_cls, train, keys = _preset_trainer(selected(preset, config, resume), options)
+    chosen = presets.select(preset, config, resume)
+    presets.refuse_others(chosen, options)
     if no_animation:
         options["anim_seconds"] = 0.0
     if from_run is not None:
         from animat.fly.train import check_source
+        from animat.pretrained import resolve
 
-        check_source(config_cls.build(config, **options), from_run)  # refused before a run directory is made
+        from_run = resolve(from_run)
+        check_source(chosen.config.build(config, **options), from_run)  # refused before a run directory is made
     cfg, run_dir = runs.start_or_resume(
         "fly",
-        config_cls,
+        chosen.config,
         resume=resume,
         config=config,
         out=out,
@@ -126,29 +104,11 @@ def train_cmd(
     staged = f" in {len(cfg.stages) + 1} stages (animat.fly.curriculum)" if cfg.stages else ""
     console.print(f"fly train: {_describe(cfg)}{staged}, run dir {run_dir}")
     start = time.perf_counter()
-    summary = _evolve(cfg, run_dir, train, resume=resume is not None, from_run=from_run)
+    summary = _evolve(cfg, run_dir, chosen.trainer(), resume=resume is not None, from_run=from_run)
     console.print(f"trained in {time.perf_counter() - start:.1f} s")
     if note := replay_note(stage_configs(cfg)[-1] if cfg.stages else cfg, summary):
         console.print(note, markup=False)
-    print_summary(summary, run_dir, keys + [k for k in summary if k.startswith("replay_check_")])
-
-
-def _preset_trainer(drosophila: bool, options: dict):
-    """``(config class, train function, summary keys)`` of ``animat fly train``'s preset: the paper's fly, or the
-    drosophila preset, which refuses the paper preset's options among ``options`` (the command line's)."""
-    if not drosophila:
-        from animat.fly.train import TrainConfig, train
-
-        return TrainConfig, train, TRAIN_KEYS
-    if given := [flag for name, flag in PAPER_ONLY.items() if name in options]:
-        raise ConfigError(
-            f"{', '.join(given)}: the paper preset's options; the drosophila preset trains its hover, "
-            "both wings under one network that acts once per wingbeat"
-        )
-    from animat.fly.drosophila.options import DrosophilaTrainConfig
-    from animat.fly.drosophila.train import SUMMARY_KEYS, train
-
-    return DrosophilaTrainConfig, train, SUMMARY_KEYS
+    print_summary(summary, run_dir, [*chosen.train_keys, *(k for k in summary if k.startswith("replay_check_"))])
 
 
 def _describe(cfg) -> str:
@@ -197,28 +157,6 @@ def _evolve(cfg, run_dir: Path, train, *, resume: bool, from_run: Path | None) -
             raise
 
 
-def _load_for_replay(source: Path):
-    """A run directory (best_genome + config.json) or a genome file (.npz/.json saved by animat)."""
-    from animat.evolve.genome_file import load_genome
-    from animat.fly.model import FlyParams
-    from animat.fly.train import TrainConfig
-
-    if source.is_dir():
-        genome_file = source / "best_genome.npz"
-        if not genome_file.exists():
-            raise CheckpointError(f"{str(source)!r} holds no best_genome.npz; is it a fly training run directory?")
-        params = TrainConfig.build(None, **runs.read_run_config(source, "a fly training run directory")).fly_params()
-        saved = load_genome(genome_file)
-        return params, saved.genome
-    if not source.exists():
-        raise CheckpointError(f"{str(source)!r} does not exist; give a run directory or a best_genome.npz")
-    if source.suffix not in (".npz", ".json"):
-        raise CheckpointError(f"{str(source)!r} is not a genome file (.npz with its .json) nor a run directory")
-    saved = load_genome(source)
-    params = FlyParams.from_dict(saved.extra.get("fly", {}))
-    return params, saved.genome
-
-
 @app.command("replay")
 @declared_options(ReplayOptions, "seconds", "anim_seconds", flags={"seconds": ("--seconds", "-s")})
 def replay_cmd(
@@ -232,31 +170,26 @@ def replay_cmd(
 ) -> None:
     """Re-simulate a saved genome for any duration: config.json, trajectory.npz, plots, animation (GIF, MP4),
     summary.json, report.html."""
-    from animat.fly.drosophila import replay as drosophila_replay
-    from animat.fly.replay import write_replay
-    from animat.fly.report import write_fly_report
     from animat.pretrained import resolve
+    from animat.viz.report import write_report
 
     if no_animation:
         options["anim_seconds"] = 0.0
     opts = ReplayOptions.build(config, **options)
     seconds, anim_seconds = float(opts.seconds), float(opts.anim_seconds)
     source = resolve(source)
-    drosophila = drosophila_replay.load_for_replay(source)
-    params, genome = drosophila or _load_for_replay(source)
-    if drosophila:
-        write_replay = drosophila_replay.write_replay
+    preset = presets.of_source(source)
+    params, genome = preset.load_for_replay(source)
     run_dir = runs.new_run_dir("fly", "replay", out)
-    record = {"system": "fly", "verb": "replay", "preset": "drosophila" if drosophila else "paper"}
+    record = {"system": "fly", "verb": "replay", "preset": preset.name}
     runs.atomic_write_json(run_dir / "config.json", {**record, "source": str(source), **asdict(opts)})
-    summary = write_replay(
+    summary = preset.write_replay(
         params, genome, seconds, run_dir, anim_seconds=anim_seconds, title=f"replay of {source.name}"
     )
     summary["source"] = str(source)
     runs.atomic_write_json(run_dir / "summary.json", summary)
-    write_fly_report(run_dir, params=params)
-    keys = drosophila_replay.SUMMARY_KEYS if drosophila else FLIGHT_KEYS
-    print_summary(summary, run_dir, keys + [k for k in summary if k.startswith("check_")])
+    write_report(run_dir, builders=preset.builders, params=params)
+    print_summary(summary, run_dir, [*preset.replay_keys, *(k for k in summary if k.startswith("check_"))])
 
 
 STEER_KEYS = ["controller", "commands", "speed", "seconds", *HEADLINE]

@@ -121,7 +121,9 @@ def train_stages(
     record = (
         runs.read_run_config(out).get("from") if resume else (None if from_run is None else {"path": str(from_run)})
     )
-    runs.atomic_write_json(out / "config.json", {**asdict(cfg), **({"from": record} if record else {})})
+    runs.atomic_write_json(
+        out / "config.json", {**runs.config_record("fly", "train", cfg), **({"from": record} if record else {})}
+    )
     source = None if record is None else Path(record["path"])
     summaries, seconds = [], 0.0
     for k, stage_cfg in enumerate(configs, 1):

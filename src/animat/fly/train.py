@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +16,10 @@ from animat.evolve import loop
 from animat.evolve.evaluate import make_evaluator
 from animat.evolve.genome import Genome
 from animat.evolve.genome_file import export_pickle, save_genome
-from animat.evolve.network import layer_activations, param_count, widen_inputs
+from animat.evolve.network import layer_activations, param_count
+from animat.evolve.network_source import best_genome, final_population
 from animat.evolve.population import Population
+from animat.evolve.start import Start, begin, plan, refuse_finished, write_config
 from animat.evolve.strategies.evosax_es import EvosaxES
 from animat.fly.options import TrainConfig
 from animat.fly.replay import check_genome, write_replay
@@ -55,13 +57,9 @@ def run_strategy(
     centre is the network an evolution strategy delivers (Salimans et al. 2017 report their centre's
     return); the best sample is the one whose perturbation happened to suit the run's fixed starts."""
     strategy = evolution_strategy(cfg, mean)
-    if resume:
-        state, _ = loop.load(out, strategy)
-        runs.refuse_finished(out, state.generation, cfg.generations, "generations", "--generations")
-    else:
-        state = loop.start(strategy, int(cfg.seed))
-        if cfg.fitness_threshold is not None:
-            state = replace(state, threshold=float(cfg.fitness_threshold))
+    state = begin(strategy, out, Start(resume), seed=int(cfg.seed), generations=cfg.generations)
+    if not resume and cfg.fitness_threshold is not None:
+        state = replace(state, threshold=float(cfg.fitness_threshold))
 
     def save_threshold(path: Path, genes: np.ndarray, fitness: float, info: dict) -> Path:
         return save_genome(path, Genome(cfg.layers, genes, activations), fitness, extra={**info, "output_names": names})
@@ -97,16 +95,17 @@ def command_inputs_to_add(cfg, layers) -> int:
     return 3 if getattr(cfg, "task", None) == "goal" and list(layers) == [cfg.layers[0] - 3, *cfg.layers[1:]] else 0
 
 
-def _check_same_network(cfg, source: Path, layers, activations, stored: dict) -> None:
-    """ConfigError (one line) unless ``source``'s network (``layers``, ``activations``, its config's wings) is ``cfg``'s
-    (a goal run's network may lack the command inputs: :func:`command_inputs_to_add`)."""
+def _check_same_network(cfg, source: Path, layers, activations, stored: dict) -> int:
+    """The command inputs to add to ``source``'s network (:func:`command_inputs_to_add`): the hook of
+    :mod:`animat.evolve.network_source`. ConfigError (one line) unless its network (``layers``, ``activations``,
+    its config's wings) is ``cfg``'s (a goal run's network may lack the command inputs)."""
     mine = (
         list(cfg.layers),
         list(layer_activations(cfg.layers, cfg.activations)),
         bool(getattr(cfg, "asymmetric", False)),
     )
-    layers = [layers[0] + command_inputs_to_add(cfg, layers), *layers[1:]]
-    theirs = (list(layers), list(activations), bool(stored.get("asymmetric", False)))
+    added = command_inputs_to_add(cfg, layers)
+    theirs = ([layers[0] + added, *layers[1:]], list(activations), bool(stored.get("asymmetric", False)))
     if mine != theirs:
         describe = lambda a: (
             f"layers {a[0]}, activations {sorted(set(a[1]))}, {'asymmetric' if a[2] else 'symmetric'} wings"
@@ -114,15 +113,23 @@ def _check_same_network(cfg, source: Path, layers, activations, stored: dict) ->
         raise ConfigError(
             f"--from {str(source)!r}: its network ({describe(theirs)}) is not this run's ({describe(mine)})"
         )
+    return added
 
 
 def read_source_config(cfg, source: Path) -> dict:
     """The config.json of ``--from`` run ``source``; ConfigError (one line) unless it is a run of ``cfg``'s preset."""
     stored = runs.read_run_config(source, "a fly training run directory (--from)")
-    preset, theirs = getattr(cfg, "preset", "paper"), stored.get("preset", "paper")
+    preset, theirs = cfg.preset, stored.get("preset", "paper")
     if preset != theirs:
         raise ConfigError(f"--from {str(source)!r}: it is a run of the {theirs} preset, this one is {preset}")
     return stored
+
+
+def _same_network(cfg, source: Path):
+    """The hook ``(layers, activations) -> inputs to add`` checking ``source``'s network against ``cfg``'s
+    (:func:`_check_same_network`), once its config.json says it is a run of ``cfg``'s preset."""
+    stored = read_source_config(cfg, source)
+    return lambda layers, activations: _check_same_network(cfg, source, layers, activations, stored)
 
 
 def source_population(cfg, source: Path) -> tuple[np.ndarray, dict]:
@@ -130,46 +137,26 @@ def source_population(cfg, source: Path) -> tuple[np.ndarray, dict]:
     :func:`command_inputs_to_add`) to start ``cfg``'s paper-GA run from, and the ``from`` record ``{path,
     generation}``. ConfigError (one line) unless its network is ``cfg``'s (layers, activations, wings) and
     its size ``cfg.population``."""
-    stored = read_source_config(cfg, source)
-    src = Population.resume(source)
-    _check_same_network(cfg, source, src.layers, src.activations, stored)
-    if src.size != cfg.population:
-        raise ConfigError(
-            f"--from {str(source)!r}: its population has {src.size} flies, this run {cfg.population}; give "
-            f"--population {src.size}"
-        )
-    genes = widen_inputs(src.genes, src.layers, command_inputs_to_add(cfg, src.layers))
-    return genes, {"path": str(source), "generation": int(src.generation)}
+    return final_population(source, cfg.population, _same_network(cfg, source), unit="flies")
 
 
 def source_mean(cfg, source: Path) -> tuple[np.ndarray, dict]:
     """The best genome of finished run ``source`` (its ``best_genome.npz``, any strategy), where an
     evolution strategy's run ``cfg`` centres its first distribution, and the ``from`` record ``{path,
     generation}``. ConfigError/CheckpointError (one line) for a run without one or another network."""
-    from animat.evolve.genome_file import load_genome
+    return best_genome(source, cfg.strategy, _same_network(cfg, source))
 
-    stored = read_source_config(cfg, source)
-    if not (source / "best_genome.npz").is_file():
-        raise ConfigError(
-            f"--from {str(source)!r} with --strategy {cfg.strategy}: it holds no best_genome.npz (is its training "
-            "finished?)"
-        )
-    saved = load_genome(source / "best_genome.npz")
-    layers = saved.genome.layers
-    _check_same_network(cfg, source, layers, saved.genome.activations, stored)
-    generation = (
-        runs.read_json(source / "summary.json").get("generations", 0) if (source / "summary.json").is_file() else 0
-    )
-    return widen_inputs(saved.genome.genes, layers, command_inputs_to_add(cfg, layers)), {
-        "path": str(source),
-        "generation": int(generation),
-    }
+
+def read_source(cfg, source: Path) -> tuple[np.ndarray, dict]:
+    """What run ``cfg`` starts from in ``--from`` run ``source`` (:func:`source_population` for the paper GA,
+    :func:`source_mean` for an evolution strategy) and the ``from`` record."""
+    return (source_population if cfg.strategy == "paper_ga" else source_mean)(cfg, Path(source))
 
 
 def check_source(cfg, source: Path) -> dict:
-    """The one-line refusal of a ``--from`` that ``cfg``'s strategy cannot start from (:func:`source_population`
-    for the paper GA, :func:`source_mean` for an evolution strategy); else the ``from`` record."""
-    return (source_population if cfg.strategy == "paper_ga" else source_mean)(cfg, Path(source))[1]
+    """The one-line refusal of a ``--from`` that ``cfg``'s strategy cannot start from (:func:`read_source`); else
+    the ``from`` record."""
+    return read_source(cfg, source)[1]
 
 
 def start_pool_record(cfg: TrainConfig, out: Path, resume: bool) -> dict:
@@ -254,32 +241,26 @@ def evolve(
 ) -> tuple[Genome, float, list[dict], int]:
     """The generations of a fly run (either preset): ``cfg.generations`` of the paper GA or of the evolution
     strategy ``cfg.strategy`` on the batched ``fitness`` into run directory ``out``, fresh, resumed, or
-    started ``from_run`` (its final population for the GA, its best genome as the first distribution's
-    centre for a strategy; recorded as ``from`` in config.json, written here). ``names``: the network's
+    started ``from_run`` (:mod:`animat.evolve.start`: its final population for the GA, its best genome as the
+    first distribution's centre for a strategy; recorded as ``from`` in config.json, written here beside the
+    run's system, verb and options). ``names``: the network's
     outputs (the activations are ``fitness``'s own); ``record``: more for config.json (:func:`start_pool_record`).
     Returns ``(best genome, its fitness, history, generations)``."""
     ga = cfg.strategy == "paper_ga"
-    extra, record, source, pop = dict(record or {}), None, None, None
-    if resume and loop.unstarted(out):  # stopped before its first checkpoint: it starts again
-        resume, from_run = False, (runs.read_run_config(out).get("from") or {}).get("path")
-    if resume:
-        record = runs.read_run_config(out).get("from")
-        if ga:
-            pop = Population.resume(out)
-            runs.refuse_finished(out, pop.generation, cfg.generations, "generations", "--generations")
-    elif from_run is not None:
-        source, record = (source_population if ga else source_mean)(cfg, Path(from_run))
-    # first (a run stopped after this restarts from it), and on --resume too: --generations etc. may have changed
-    runs.atomic_write_json(out / "config.json", {**asdict(cfg), **({"from": record} if record else {}), **extra})
+    start = plan(out, resume=resume, from_run=from_run, read_source=lambda path: read_source(cfg, path))
+    pop = None
+    if start.resume and ga:
+        pop = Population.resume(out)
+        refuse_finished(out, pop.generation, cfg.generations)
+    write_config(out, {**runs.config_record("fly", "train", cfg), **(record or {})}, start)
     if ga and pop is None:
         pop = Population(cfg.population, cfg.layers, cfg.activations, cfg.init_std, cfg.seed)
-        pop = pop if source is None else pop.seeded(source)
-    mean = None if ga else source
+        pop = pop if start.source is None else pop.seeded(start.source)
     activations = list(fitness.activations)
     evaluator = make_evaluator(fitness, cfg.layers, activations, True, backend=cfg.backend, address=cfg.address)
     try:
         if not ga:
-            return run_strategy(cfg, out, resume, evaluator, activations, names, on_generation, mean)
+            return run_strategy(cfg, out, start.resume, evaluator, activations, names, on_generation, start.source)
         return run_paper_ga(cfg, out, pop, fitness, evaluator, names, on_generation)
     finally:
         evaluator.close()
@@ -318,7 +299,7 @@ def replay_note(cfg: TrainConfig, summary: dict) -> str | None:
     replay is longer than the episodes the GA saw (the paper's 3 s against a 30 s replay), that this is why;
     None where every check passed (or the run has none: a steering task, the drosophila preset's own)."""
     failed = [k.removeprefix("replay_check_") for k, v in summary.items() if k.startswith("replay_check_") and not v]
-    if not failed or getattr(cfg, "preset", "paper") != "paper":
+    if not failed or cfg.preset != "paper":
         return None
     why = (
         f"the GA scored {cfg.seconds:g} s episodes and the replay flies {cfg.replay_seconds:g} s: nothing made the "
