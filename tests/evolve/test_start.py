@@ -108,10 +108,12 @@ def _imports(module: str) -> set[str]:
 
 
 def test_the_fly_and_the_skier_start_their_runs_through_it():
-    """One start path: both training modules take plan/begin/write_config from animat.evolve.start (the drosophila
-    preset's through the fly's ``evolve``), and neither keeps its own."""
-    for module in ("animat.fly.train", "animat.skier.train"):
+    """One start path: the fly's generations (either preset's: animat.fly.evolve) and the skier's training take
+    plan/begin/write_config from animat.evolve.start, and neither keeps its own."""
+    for module in ("animat.fly.evolve", "animat.skier.train"):
         assert "animat.evolve.start" in _imports(module), module
         text = Path(animat.__file__).parent.joinpath(*module.split(".")[1:]).with_suffix(".py").read_text()
         assert "loop.unstarted(" not in text and "loop.load(" not in text and "runs.refuse_finished(" not in text
-    assert "animat.fly.train" in _imports("animat.fly.drosophila.train")
+    assert "animat.fly.evolve" in _imports("animat.fly.drosophila.train") and "animat.fly.evolve" in _imports(
+        "animat.fly.train"
+    )

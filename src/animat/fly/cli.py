@@ -82,7 +82,7 @@ def train_cmd(
     if no_animation:
         options["anim_seconds"] = 0.0
     if from_run is not None:
-        from animat.fly.train import check_source
+        from animat.fly.evolve import check_source
         from animat.pretrained import resolve
 
         from_run = resolve(from_run)

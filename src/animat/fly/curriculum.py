@@ -73,7 +73,7 @@ def stage_configs(cfg) -> list:
         except ConfigError as exc:
             raise ConfigError(f"stage {k}: {exc}") from None
         before, stage = out[-2], out[-1]
-        # a paper_ga stage starts from the stage before's final population (animat.fly.train.source_population)
+        # a paper_ga stage starts from the stage before's final population (animat.fly.evolve.source_population)
         if stage.strategy == before.strategy == "paper_ga" and stage.population != before.population:
             raise ConfigError(
                 f"stage {k} changes population ({before.population} -> {stage.population}): a paper_ga "

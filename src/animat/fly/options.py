@@ -31,7 +31,7 @@ STRATEGIES = (
     "paper_ga",
     *EVOLUTION_STRATEGIES,
 )  # --strategy: the paper's GA, or an evolution strategy (animat.evolve.strategies)
-ES_RESULTS = ("best", "centre")  # --es-result: what a strategy's run keeps (animat.fly.train.run_strategy)
+ES_RESULTS = ("best", "centre")  # --es-result: what a strategy's run keeps (animat.fly.evolve.run_strategy)
 
 
 @dataclass

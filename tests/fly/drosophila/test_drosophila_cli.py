@@ -182,7 +182,7 @@ def test_from_centres_an_evolution_strategy_on_the_runs_best_genome(tiny_runs, t
     from animat.evolve import loop
     from animat.evolve.genome_file import load_genome
     from animat.fly.drosophila.options import DrosophilaTrainConfig
-    from animat.fly.train import evolution_strategy
+    from animat.fly.evolve import evolution_strategy
 
     old, new = tiny_runs / "whole", tmp_path / "stage"
     code, _, err = animat_cli(
@@ -223,7 +223,7 @@ def test_from_a_shipped_run_by_its_pretrained_name(tiny_runs, tmp_path, animat_c
     from animat.evolve import loop
     from animat.evolve.genome_file import load_genome
     from animat.fly.drosophila.options import DrosophilaTrainConfig
-    from animat.fly.train import evolution_strategy
+    from animat.fly.evolve import evolution_strategy
     from animat.pretrained import resolve
 
     shipped, new = resolve("pretrained:drosophila-hover"), tmp_path / "stage"

@@ -225,7 +225,7 @@ def test_from_starts_an_evolution_strategy_at_a_drosophila_runs_best_genome(tmp_
     from animat.evolve import loop
     from animat.evolve.genome_file import load_genome
     from animat.fly.drosophila.options import DrosophilaTrainConfig
-    from animat.fly.train import evolution_strategy
+    from animat.fly.evolve import evolution_strategy
 
     common = [
         "--preset",
@@ -287,8 +287,8 @@ def test_a_drosophila_run_started_from_another_resumes_with_its_from_record(tmp_
 
 def test_from_refuses_a_run_of_the_other_preset(tmp_path):
     from animat.fly.drosophila.options import DrosophilaTrainConfig
+    from animat.fly.evolve import check_source
     from animat.fly.options import TrainConfig
-    from animat.fly.train import check_source
 
     paper_run = Path(animat.__file__).parent / "pretrained" / "paper" / "hover"
     for strategy in ("paper_ga", "open_es"):
@@ -378,7 +378,7 @@ def test_a_drosophila_run_in_stages_hands_its_centre_on_and_replays(tmp_path, an
     its distribution's final centre; the run directory replays the last stage's genome."""
     from animat.evolve import loop
     from animat.fly.drosophila.options import DrosophilaTrainConfig
-    from animat.fly.train import evolution_strategy
+    from animat.fly.evolve import evolution_strategy
 
     config = tmp_path / "stages.toml"
     config.write_text(

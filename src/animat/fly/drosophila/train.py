@@ -1,5 +1,5 @@
 """Glue between the fruit fly (preset ``drosophila``) and the engine: the training run and its run directory,
-the same as the paper preset's (:mod:`animat.fly.train`) through the engine's Population and loop."""
+the same as the paper preset's (:mod:`animat.fly.train`) through :mod:`animat.fly.evolve`."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from animat.fly.drosophila.options import DrosophilaTrainConfig
 from animat.fly.drosophila.replay import check_genome, write_replay
 from animat.fly.drosophila.report import write_drosophila_report
 from animat.fly.drosophila.tasks import HoverFitness
-from animat.fly.train import evolve
+from animat.fly.evolve import evolve
 from animat.viz import plots
 
 OUTPUT_NAMES = ["frequency"] + [
@@ -51,7 +51,7 @@ def train(
 ) -> dict:
     """Evolve fruit flies per ``cfg`` into run directory ``out`` (already created, or the one being resumed),
     with the paper GA or ``cfg.strategy``; ``from_run``: another drosophila run to start from (a curriculum
-    of episode lengths, fitness weights or strategies: :func:`animat.fly.train.evolve`).
+    of episode lengths, fitness weights or strategies: :func:`animat.fly.evolve.evolve`).
 
     Writes ``config.json``, ``metrics.csv``, ``checkpoints/`` (resumable), ``best_genome.npz/.json``,
     ``plots/fitness.png``, the best fly's replay (:func:`animat.fly.drosophila.replay.write_replay`) and
