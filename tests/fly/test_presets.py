@@ -102,6 +102,8 @@ def test_a_new_preset_is_one_entry(toy, tmp_path, animat_cli):
         "results": str(replay),
     }
     assert json.loads((replay / "config.json").read_text())["preset"] == "toy"
+    code, out, err = animat_cli("--json", "info", str(replay))  # recognised by the record its config.json holds
+    assert code == 0 and [json.loads(out)[k] for k in ("system", "verb", "preset")] == ["fly", "replay", "toy"], err
     assert "holds nothing to replay" in (replay / "report.html").read_text()  # the toy draws no scene
     code, _, err = animat_cli("fly", "train", "--preset", "toy", "--task", "up", "--out", str(tmp_path / "no"))
     assert code == 2 and "--task: the paper preset's options; a toy flies no task" in err
