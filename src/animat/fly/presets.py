@@ -150,7 +150,7 @@ def select(name: str | None, config: Path | None, resume: Path | None) -> Preset
 def of_source(source: Path) -> Preset:
     """The preset whose flight ``source`` holds: a run directory's config.json ``preset``, a genome file's (its
     manifest's ``preset``), else :data:`DEFAULT` (whose loader refuses, in one line, what is neither)."""
-    from animat.evolve.genome_file import load_genome
+    from animat.evolve.genome_file import load_genome  # loads JAX (its Genome): not at the command line's --help
 
     source = Path(source)
     if source.is_dir() and (source / "config.json").is_file():
