@@ -189,18 +189,30 @@ def check_instance(obj: Any) -> Any:
     return obj
 
 
+#: what every new run's config.json says of itself besides its options: the system and verb that wrote it
+#: (:func:`animat.runs.config_record`; a preset's runs name their preset among their options)
+RUN_IDENTITY = ("system", "verb")
+
+
+def run_record_keys(cls) -> tuple[str, ...]:
+    """The keys a run's config.json may hold besides the fields of options class ``cls``: :data:`RUN_IDENTITY` and
+    ``cls.RUN_RECORD`` (if any: a ``--from`` source, a start pool's digest, ...)."""
+    return (*RUN_IDENTITY, *getattr(cls, "RUN_RECORD", ()))
+
+
 def read_options(
     cls, file: str | Path | None, overrides: dict[str, Any], what: str = "training option", table: str | None = None
 ) -> dict[str, Any]:
     """Values for dataclass ``cls``: its TOML ``file`` (if any; its table ``[table]`` where it has one)
     overlaid by the ``overrides`` that are not None, every key a field of ``cls`` (:func:`check_known`),
-    every value checked (:func:`check_options`). Overrides named in ``cls.RUN_RECORD`` (if any: what a run's
-    ``config.json`` records besides its options, such as a ``--from`` source) are not options and are left out."""
+    every value checked (:func:`check_options`). Overrides named in :data:`RUN_IDENTITY` or ``cls.RUN_RECORD`` (if
+    any: what a run's ``config.json`` records besides its options, such as a ``--from`` source) are not options and
+    are left out."""
     values: dict[str, Any] = {}
     if file is not None:
         loaded = load_toml(file)
         values.update(loaded.get(table, loaded) if table else loaded)
-    record = getattr(cls, "RUN_RECORD", ())
+    record = run_record_keys(cls)
     values.update({k: v for k, v in overrides.items() if v is not None and k not in record})
     check_known((f.name for f in fields(cls)), values, what, file or "options")
     check_options(cls, values)

@@ -2,8 +2,9 @@
 preset, whether it finished, how far it got and its headline figures.
 
 Each system declares the kinds of run directory its verbs write (:class:`RunKind`, listed in
-:mod:`animat.systems`, ``kinds``); the first kind, system by system in the registry's order, that recognises a
-directory's ``config.json`` and ``summary.json`` describes it. A run *finished* when it wrote its ``summary.json``
+:mod:`animat.systems`, ``kinds``). The kind a directory's ``config.json`` names (its ``system`` and ``verb``, as
+new runs record them) describes it; else (an older run) the first kind, system by system in the registry's order,
+that recognises its ``config.json`` and ``summary.json``. A run *finished* when it wrote its ``summary.json``
 (the last file of every verb, the convention :func:`animat.runs.refuse_finished` keeps); without one it was
 interrupted (or is still running). This module knows no system.
 """
@@ -78,6 +79,14 @@ def _read(path: Path) -> dict:
     return data
 
 
+def _recorded(config: dict, kinds: Sequence[tuple[str, RunKind]]) -> tuple[str, RunKind] | None:
+    """The kind a run's config.json names (its ``system`` and ``verb``: :func:`animat.runs.config_record`, and the
+    record of every replay and play), None where it names none that ``kinds`` holds (an older run: recognised by
+    its files)."""
+    system, verb = config.get("system"), config.get("verb")
+    return next(((s, k) for s, k in kinds if (s, k.verb) == (system, verb)), None)
+
+
 def describe(run_dir: str | Path, kinds: Sequence[tuple[str, RunKind]]) -> dict:
     """What ``run_dir`` is, by the first of ``kinds`` (``(system, kind)`` pairs) that recognises it: ``system``,
     ``verb``, ``preset``, ``state`` (``finished`` | ``interrupted``), for a kind with a unit ``unit``, ``done`` and
@@ -87,7 +96,7 @@ def describe(run_dir: str | Path, kinds: Sequence[tuple[str, RunKind]]) -> dict:
     if not run_dir.is_dir():
         raise RunDirError(f"{str(run_dir)!r} is not a directory; give a run directory")
     config, summary = _read(run_dir / "config.json"), _read(run_dir / "summary.json")
-    found = next(((s, k) for s, k in kinds if k.recognises(config, summary)), None)
+    found = _recorded(config, kinds) or next(((s, k) for s, k in kinds if k.recognises(config, summary)), None)
     if found is None:
         raise RunDirError(
             f"{str(run_dir)!r} is not a run directory of any animat verb (its config.json and summary.json, if any, "

@@ -17,7 +17,7 @@ import tempfile
 import zipfile
 import zlib
 from collections.abc import Iterable, Mapping
-from dataclasses import fields
+from dataclasses import asdict, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from animat import interrupt, strict_json
+from animat.config import run_record_keys
 from animat.errors import CheckpointError, ConfigError, RunDirError
 
 
@@ -226,9 +227,9 @@ def start_or_resume(
     or, with ``resume``, that run's own ``config.json`` where only the options named in ``may_change``
     (option key -> flag shown to the user) may be given (an option repeated with the run's own value is no
     change: the first command line, with --resume added, continues the run). ``config_cls.build(file, **options)``
-    resolves; ``config_cls.RUN_RECORD`` (if any) names the keys a run's config.json holds besides the config's fields;
-    ``config_cls.OLD_DEFAULTS`` (if any) gives the values of options whose default changed, for a run whose config.json
-    predates them (it ran with that value)."""
+    resolves; :func:`animat.config.run_record_keys` names the keys a run's config.json holds besides the config's
+    fields; ``config_cls.OLD_DEFAULTS`` (if any) gives the values of options whose default changed, for a run whose
+    config.json predates them (it ran with that value)."""
     if resume is None:
         return config_cls.build(config, **options), new_run_dir(system, "train", out)
     resume = Path(resume)
@@ -252,9 +253,17 @@ def start_or_resume(
 
 
 def foreign_keys(stored: Mapping[str, Any], config_cls) -> list[str]:
-    """The keys of a run's ``config.json`` (``stored``) that are neither fields of ``config_cls`` nor in its
-    ``RUN_RECORD``, sorted: any at all, and the run is not one of ``config_cls``'s (another system's or verb's)."""
-    return sorted(set(stored) - {f.name for f in fields(config_cls)} - set(getattr(config_cls, "RUN_RECORD", ())))
+    """The keys of a run's ``config.json`` (``stored``) that are neither fields of ``config_cls`` nor what a run
+    records besides them (:func:`animat.config.run_record_keys`: the system and verb that wrote it, its
+    ``RUN_RECORD``), sorted: any at all, and the run is not one of ``config_cls``'s (another system's or verb's)."""
+    return sorted(set(stored) - {f.name for f in fields(config_cls)} - set(run_record_keys(config_cls)))
+
+
+def config_record(system: str, verb: str, options: Any) -> dict[str, Any]:
+    """What a new run's ``config.json`` holds: who wrote it (``system``, ``verb``: :data:`animat.config.RUN_IDENTITY`)
+    and its resolved ``options`` (a dataclass instance; a preset's options name the ``preset``). A run directory
+    written before these were recorded is recognised by its options alone, as before."""
+    return {"system": system, "verb": verb, **asdict(options)}
 
 
 def unstarted(run_dir: str | os.PathLike, pointer: str | os.PathLike) -> bool:

@@ -34,7 +34,13 @@ class System:
 
 
 SYSTEMS: list[System] = [
-    System("fly", "animat.fly.cli:app", "animat.fly.report", "animat.fly.run_kinds:KINDS", live="animat.fly.live:open"),
+    System(
+        "fly",
+        "animat.fly.cli:app",
+        "animat.fly.presets",  # the fly's scene builders: every preset's
+        "animat.fly.run_kinds:KINDS",
+        live="animat.fly.live:open",
+    ),
     System("skier", "animat.skier.cli:app", "animat.skier.report", "animat.skier.run_kinds:KINDS"),
     System(
         "swarm",

@@ -35,6 +35,16 @@ def trained(tmp_path_factory):
     return out
 
 
+def test_config_json_names_the_system_verb_and_preset(trained, animat_cli):
+    """A training run's config.json says who wrote it (issue 46): ``animat info`` reads the run by that record."""
+    config = json.loads((trained / "config.json").read_text())
+    assert (config["system"], config["verb"], config["preset"]) == ("fly", "train", "paper")
+    code, out, err = animat_cli("--json", "info", str(trained))
+    assert code == 0, err
+    info = json.loads(out)
+    assert (info["system"], info["verb"], info["preset"], info["done"]) == ("fly", "train", "paper", 3)
+
+
 def test_train_writes_the_run_directory(trained):
     for name in [
         "config.json",

@@ -302,8 +302,8 @@ def test_from_centres_an_evolution_strategy_on_the_runs_best_genome(tmp_path, an
     recorded as ``from``; another architecture is refused in one line."""
     from animat.evolve import loop
     from animat.evolve.genome_file import load_genome
+    from animat.fly.evolve import evolution_strategy
     from animat.fly.options import TrainConfig
-    from animat.fly.train import evolution_strategy
 
     tiny = ["--population", "8", "--seconds", "0.2", "--replay-seconds", "0.3"]
     old, new = tmp_path / "old", tmp_path / "new"
@@ -348,8 +348,8 @@ def test_a_goal_run_starts_from_a_network_without_the_command_inputs(tmp_path, a
     from animat.evolve.network import widen_inputs
     from animat.evolve.population import Population
     from animat.evolve.strategies.paper_ga import PaperGA
+    from animat.fly.evolve import evolution_strategy
     from animat.fly.options import TrainConfig
-    from animat.fly.train import evolution_strategy
 
     tiny = ["--population", "8", "--seconds", "0.2", "--replay-seconds", "0.3", "--asymmetric"]
     old = tmp_path / "hover"

@@ -7,8 +7,8 @@ import pytest
 
 from animat.errors import ConfigError
 from animat.evolve import loop
+from animat.fly.evolve import evolution_strategy, run_strategy
 from animat.fly.options import TrainConfig
-from animat.fly.train import evolution_strategy, run_strategy
 
 TARGET = 0.3
 

@@ -106,6 +106,14 @@ def test_cli_train_and_replay(animat_cli, tmp_path):
     )
     assert code == 0, err
     assert "results" in out and (run / "summary.json").is_file()
+    trained_config = json.loads((run / "config.json").read_text())  # who wrote it (issue 46), then its options
+    assert (trained_config["system"], trained_config["verb"], trained_config["friction"]) == (
+        "skier",
+        "train",
+        "isotropic",
+    )
+    code, out, err = animat_cli("--json", "info", str(run))
+    assert code == 0 and (json.loads(out)["system"], json.loads(out)["verb"]) == ("skier", "train"), err
     rep = tmp_path / "rep"
     code, out, err = animat_cli(
         "skier", "replay", str(run), "--out", str(rep), "--seconds", "0.5", "--anim-seconds", "0.2"
@@ -123,6 +131,8 @@ def test_cli_train_and_replay(animat_cli, tmp_path):
         "seconds": 0.5,
         "anim_seconds": 0.2,
     }
+    code, out, err = animat_cli("--json", "info", str(rep))  # a replay's config.json names its system and verb
+    assert code == 0 and (json.loads(out)["system"], json.loads(out)["verb"]) == ("skier", "replay"), err
     # the replay of the training's episode (one-axis hip) scores what training scored for the best gene
     trained = json.loads((run / "summary.json").read_text())
     assert s["fitness"] == pytest.approx(trained["best_fitness"], rel=1e-9)

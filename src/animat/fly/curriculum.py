@@ -73,7 +73,7 @@ def stage_configs(cfg) -> list:
         except ConfigError as exc:
             raise ConfigError(f"stage {k}: {exc}") from None
         before, stage = out[-2], out[-1]
-        # a paper_ga stage starts from the stage before's final population (animat.fly.train.source_population)
+        # a paper_ga stage starts from the stage before's final population (animat.fly.evolve.source_population)
         if stage.strategy == before.strategy == "paper_ga" and stage.population != before.population:
             raise ConfigError(
                 f"stage {k} changes population ({before.population} -> {stage.population}): a paper_ga "
@@ -121,7 +121,9 @@ def train_stages(
     record = (
         runs.read_run_config(out).get("from") if resume else (None if from_run is None else {"path": str(from_run)})
     )
-    runs.atomic_write_json(out / "config.json", {**asdict(cfg), **({"from": record} if record else {})})
+    runs.atomic_write_json(
+        out / "config.json", {**runs.config_record("fly", "train", cfg), **({"from": record} if record else {})}
+    )
     source = None if record is None else Path(record["path"])
     summaries, seconds = [], 0.0
     for k, stage_cfg in enumerate(configs, 1):

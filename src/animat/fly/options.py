@@ -31,13 +31,16 @@ STRATEGIES = (
     "paper_ga",
     *EVOLUTION_STRATEGIES,
 )  # --strategy: the paper's GA, or an evolution strategy (animat.evolve.strategies)
-ES_RESULTS = ("best", "centre")  # --es-result: what a strategy's run keeps (animat.fly.train.run_strategy)
+ES_RESULTS = ("best", "centre")  # --es-result: what a strategy's run keeps (animat.fly.evolve.run_strategy)
 
 
 @dataclass
 class TrainConfig:
     """Everything that defines a training run (resolved: defaults < config file < command line)."""
 
+    preset: str = option(
+        "paper", "The fly: paper, the paper's fly in its simulation units (animat.fly.model)", choices=("paper",)
+    )
     generations: int = option(100, "Number of generations", ge=1)
     population: int = option(200, "Flies per generation (at least 4: elites and a mating pool)", ge=4)
     seconds: float = option(3.0, "Episode length (s)", gt=0)

@@ -9,11 +9,13 @@ import numpy as np
 from animat import runs
 from animat.config import require
 from animat.console import phase
-from animat.errors import ConfigError
+from animat.errors import CheckpointError, ConfigError
 from animat.evolve.genome import Genome
+from animat.evolve.genome_file import load_genome
 from animat.fly.analysis import acceptance, flight_summary
 from animat.fly.geometry import fly_points_world
 from animat.fly.model import FlyParams
+from animat.fly.options import TrainConfig
 from animat.fly.rollout import Trajectory, simulate_population
 from animat.viz import plots
 from animat.viz.animate import animate_body, box_faces, frame_stride
@@ -29,6 +31,24 @@ def check_genome(params: FlyParams, genome: Genome) -> None:
             f"network layers {list(genome.layers)} do not fit the fly: it needs {params.n_inputs} inputs and "
             f"{params.n_outputs} outputs ({'asymmetric' if params.asymmetric else 'symmetric'} wings)"
         )
+
+
+def load_for_replay(source: Path) -> tuple[FlyParams, Genome]:
+    """``(params, genome)`` of a paper fly's run directory (its ``best_genome.npz`` and ``config.json``) or genome
+    file (``.npz``/``.json`` saved by animat); CheckpointError (one line) for anything else."""
+    source = Path(source)
+    if source.is_dir():
+        genome_file = source / "best_genome.npz"
+        if not genome_file.exists():
+            raise CheckpointError(f"{str(source)!r} holds no best_genome.npz; is it a fly training run directory?")
+        params = TrainConfig.build(None, **runs.read_run_config(source, "a fly training run directory")).fly_params()
+        return params, load_genome(genome_file).genome
+    if not source.exists():
+        raise CheckpointError(f"{str(source)!r} does not exist; give a run directory or a best_genome.npz")
+    if source.suffix not in (".npz", ".json"):
+        raise CheckpointError(f"{str(source)!r} is not a genome file (.npz with its .json) nor a run directory")
+    saved = load_genome(source)
+    return FlyParams.from_dict(saved.extra.get("fly", {})), saved.genome
 
 
 def fly_genome(params: FlyParams, genome: Genome, seconds: float) -> tuple[np.ndarray, Trajectory]:

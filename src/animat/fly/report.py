@@ -10,16 +10,17 @@ from typing import Any
 
 import numpy as np
 
-from animat.fly.drosophila import report as drosophila_report
 from animat.viz.report import SceneBuilder, write_report
-from animat.viz.run_files import from_run_config, read_trajectory, trajectory_keys
+from animat.viz.run_files import from_run_config, read_json_or_none, read_trajectory, trajectory_keys
 from animat.viz.scene import Scene, box_triangles, frame_indices
 
 UNIT = "u"  # the paper preset's simulation length unit
 
 
 def recognises(run_dir: Path) -> bool:
-    return "wing_angles" in trajectory_keys(run_dir)
+    """A flight of the paper's fly: wing angles, and a summary that names no other preset (older runs name none)."""
+    summary = read_json_or_none(Path(run_dir) / "summary.json") or {}
+    return "wing_angles" in trajectory_keys(run_dir) and summary.get("preset", "paper") == "paper"
 
 
 def _params(run_dir: Path, notes: list):
@@ -105,12 +106,12 @@ def distill_plot(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike, tit
     return save_figure(fig, path)
 
 
-BUILDERS = (*drosophila_report.BUILDERS, SceneBuilder("fly", recognises, build))
-"""The fly system's scene builders, tried in this order: the drosophila preset's runs first (they have wings too)."""
+BUILDERS = (SceneBuilder("fly", recognises, build),)
+"""The paper preset's scene builders (the fly system's are every preset's: :data:`animat.fly.presets.BUILDERS`)."""
 
 write_fly_report = partial(write_report, builders=BUILDERS)
-"""``write_fly_report(run_dir, scene=None, **context)``: :func:`animat.viz.report.write_report` with this
-system's builders."""
+"""``write_fly_report(run_dir, scene=None, **context)``: :func:`animat.viz.report.write_report` of a paper fly's
+run (training, replay, steered or live flight)."""
 
 
 def write_task_report(run_dir: Path, params) -> Path:

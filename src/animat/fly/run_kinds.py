@@ -4,8 +4,7 @@ drosophila preset, a curriculum too), distillation, a replay and a steered fligh
 from __future__ import annotations
 
 from animat import runs
-from animat.fly.drosophila.options import DrosophilaTrainConfig
-from animat.fly.options import TrainConfig
+from animat.fly.presets import PRESETS
 from animat.info import RunKind, config_total, metrics_rows
 
 
@@ -14,11 +13,12 @@ def _preset(config: dict, summary: dict) -> str:
 
 
 def _trains(config: dict, _summary: dict) -> bool:
-    """A training run's config.json: the options of the paper's fly or of the drosophila preset, nothing else."""
+    """A training run's config.json: the options of one of the fly's presets (:mod:`animat.fly.presets`), nothing
+    else."""
     return (
         "generations" in config
         and "distilled" not in config
-        and (not runs.foreign_keys(config, TrainConfig) or not runs.foreign_keys(config, DrosophilaTrainConfig))
+        and any(not runs.foreign_keys(config, preset.config) for preset in PRESETS.values())
     )
 
 

@@ -1,24 +1,19 @@
-"""Glue between the fly and the engine: configuration, the training run, its run directory."""
+"""Glue between the paper's fly (preset ``paper``) and the engine: its fitness, the training run and its run
+directory (the generations themselves, either preset's: :mod:`animat.fly.evolve`)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from animat import interrupt, runs
-from animat.errors import ConfigError
 from animat.evolve import loop
-from animat.evolve.evaluate import make_evaluator
 from animat.evolve.genome import Genome
 from animat.evolve.genome_file import export_pickle, save_genome
-from animat.evolve.network import layer_activations, param_count, widen_inputs
-from animat.evolve.population import Population
-from animat.evolve.strategies.evosax_es import EvosaxES
+from animat.evolve.network import layer_activations
+from animat.fly.evolve import evolve
 from animat.fly.options import TrainConfig
 from animat.fly.replay import check_genome, write_replay
 from animat.fly.tasks import FlyFitness, TrackFitness
@@ -28,148 +23,6 @@ from animat.viz import plots
 def output_names(cfg: TrainConfig) -> list[str]:
     names = ["flap", "feather", "sweep"]
     return [f"{side} {n}" for side in ("right", "left") for n in names] if cfg.asymmetric else names
-
-
-def evolution_strategy(cfg, mean: np.ndarray | None = None) -> EvosaxES:
-    """``cfg.strategy`` (one of :data:`EVOLUTION_STRATEGIES`) over the network's weights, from ``mean``
-    (default 0: a new network; ``--from``: another run's best genome) with spread ``init_std``."""
-    start = np.zeros(param_count(cfg.layers), dtype=np.float32) if mean is None else np.asarray(mean, dtype=np.float32)
-    return EvosaxES(cfg.strategy, int(cfg.population), start, float(cfg.init_std))
-
-
-def run_strategy(
-    cfg,
-    out: Path,
-    resume: bool,
-    evaluator,
-    activations: list[str],
-    names: list[str],
-    on_generation: Callable[[dict], Any] | None,
-    mean: np.ndarray | None = None,
-) -> tuple[Genome, float, list[dict], int]:
-    """Evolve with the evolution strategy ``cfg.strategy`` on the engine's loop (the paper GA's run
-    directory: metrics.csv, checkpoints, threshold genomes), its distribution centred on ``mean`` at the
-    start (:func:`evolution_strategy`); ``names``: the network's outputs, for the threshold genomes;
-    ``(genome, its fitness, history, generations)``: with ``cfg.es_result`` "best" the best sample
-    evaluated, with "centre" the distribution's final mean and its fitness, evaluated once more. The
-    centre is the network an evolution strategy delivers (Salimans et al. 2017 report their centre's
-    return); the best sample is the one whose perturbation happened to suit the run's fixed starts."""
-    strategy = evolution_strategy(cfg, mean)
-    if resume:
-        state, _ = loop.load(out, strategy)
-        runs.refuse_finished(out, state.generation, cfg.generations, "generations", "--generations")
-    else:
-        state = loop.start(strategy, int(cfg.seed))
-        if cfg.fitness_threshold is not None:
-            state = replace(state, threshold=float(cfg.fitness_threshold))
-
-    def save_threshold(path: Path, genes: np.ndarray, fitness: float, info: dict) -> Path:
-        return save_genome(path, Genome(cfg.layers, genes, activations), fitness, extra={**info, "output_names": names})
-
-    state, _ = loop.run(
-        strategy,
-        state,
-        evaluator,
-        int(cfg.generations),
-        metric_fields=loop.METRIC_FIELDS,
-        out_dir=out,
-        save_every=cfg.save_every,
-        delta_fitness=cfg.delta_fitness,
-        save_genome=save_threshold,
-        meta={"seed": cfg.seed, "layers": list(cfg.layers), "activations": list(activations)},
-        on_generation=None if on_generation is None else lambda st: on_generation(dict(st.history[-1])),
-    )
-    if cfg.es_result == "centre":
-        genes = strategy.decode(strategy.distribution_mean(state.strategy)[None])
-        return (
-            Genome(cfg.layers, genes[0], activations),
-            float(evaluator(genes)[0]),
-            list(state.history),
-            state.generation,
-        )
-    return Genome(cfg.layers, state.best_genes, activations), state.best_fitness, list(state.history), state.generation
-
-
-def command_inputs_to_add(cfg, layers) -> int:
-    """3 where run ``cfg`` trains the goal network (the fly's inputs + the command's 3) from a source network
-    ``layers`` without the command inputs but otherwise the same size (a hover or direction network): its
-    genes are widened with zero weights on them (:func:`animat.evolve.network.widen_inputs`); else 0."""
-    return 3 if getattr(cfg, "task", None) == "goal" and list(layers) == [cfg.layers[0] - 3, *cfg.layers[1:]] else 0
-
-
-def _check_same_network(cfg, source: Path, layers, activations, stored: dict) -> None:
-    """ConfigError (one line) unless ``source``'s network (``layers``, ``activations``, its config's wings) is ``cfg``'s
-    (a goal run's network may lack the command inputs: :func:`command_inputs_to_add`)."""
-    mine = (
-        list(cfg.layers),
-        list(layer_activations(cfg.layers, cfg.activations)),
-        bool(getattr(cfg, "asymmetric", False)),
-    )
-    layers = [layers[0] + command_inputs_to_add(cfg, layers), *layers[1:]]
-    theirs = (list(layers), list(activations), bool(stored.get("asymmetric", False)))
-    if mine != theirs:
-        describe = lambda a: (
-            f"layers {a[0]}, activations {sorted(set(a[1]))}, {'asymmetric' if a[2] else 'symmetric'} wings"
-        )
-        raise ConfigError(
-            f"--from {str(source)!r}: its network ({describe(theirs)}) is not this run's ({describe(mine)})"
-        )
-
-
-def read_source_config(cfg, source: Path) -> dict:
-    """The config.json of ``--from`` run ``source``; ConfigError (one line) unless it is a run of ``cfg``'s preset."""
-    stored = runs.read_run_config(source, "a fly training run directory (--from)")
-    preset, theirs = getattr(cfg, "preset", "paper"), stored.get("preset", "paper")
-    if preset != theirs:
-        raise ConfigError(f"--from {str(source)!r}: it is a run of the {theirs} preset, this one is {preset}")
-    return stored
-
-
-def source_population(cfg, source: Path) -> tuple[np.ndarray, dict]:
-    """The final population's genes ``(P, G)`` of run ``source`` (its last checkpoint; widened for a goal run,
-    :func:`command_inputs_to_add`) to start ``cfg``'s paper-GA run from, and the ``from`` record ``{path,
-    generation}``. ConfigError (one line) unless its network is ``cfg``'s (layers, activations, wings) and
-    its size ``cfg.population``."""
-    stored = read_source_config(cfg, source)
-    src = Population.resume(source)
-    _check_same_network(cfg, source, src.layers, src.activations, stored)
-    if src.size != cfg.population:
-        raise ConfigError(
-            f"--from {str(source)!r}: its population has {src.size} flies, this run {cfg.population}; give "
-            f"--population {src.size}"
-        )
-    genes = widen_inputs(src.genes, src.layers, command_inputs_to_add(cfg, src.layers))
-    return genes, {"path": str(source), "generation": int(src.generation)}
-
-
-def source_mean(cfg, source: Path) -> tuple[np.ndarray, dict]:
-    """The best genome of finished run ``source`` (its ``best_genome.npz``, any strategy), where an
-    evolution strategy's run ``cfg`` centres its first distribution, and the ``from`` record ``{path,
-    generation}``. ConfigError/CheckpointError (one line) for a run without one or another network."""
-    from animat.evolve.genome_file import load_genome
-
-    stored = read_source_config(cfg, source)
-    if not (source / "best_genome.npz").is_file():
-        raise ConfigError(
-            f"--from {str(source)!r} with --strategy {cfg.strategy}: it holds no best_genome.npz (is its training "
-            "finished?)"
-        )
-    saved = load_genome(source / "best_genome.npz")
-    layers = saved.genome.layers
-    _check_same_network(cfg, source, layers, saved.genome.activations, stored)
-    generation = (
-        runs.read_json(source / "summary.json").get("generations", 0) if (source / "summary.json").is_file() else 0
-    )
-    return widen_inputs(saved.genome.genes, layers, command_inputs_to_add(cfg, layers)), {
-        "path": str(source),
-        "generation": int(generation),
-    }
-
-
-def check_source(cfg, source: Path) -> dict:
-    """The one-line refusal of a ``--from`` that ``cfg``'s strategy cannot start from (:func:`source_population`
-    for the paper GA, :func:`source_mean` for an evolution strategy); else the ``from`` record."""
-    return (source_population if cfg.strategy == "paper_ga" else source_mean)(cfg, Path(source))[1]
 
 
 def start_pool_record(cfg: TrainConfig, out: Path, resume: bool) -> dict:
@@ -241,84 +94,12 @@ def task_replay(cfg: TrainConfig, out: Path) -> dict:
     return {"dir": "steer", "commands": script, **{k: score[k] for k in HEADLINE}}
 
 
-def evolve(
-    cfg,
-    out: Path,
-    fitness,
-    names: list[str],
-    *,
-    resume: bool = False,
-    from_run: Path | None = None,
-    on_generation: Callable[[dict], Any] | None = None,
-    record: dict | None = None,
-) -> tuple[Genome, float, list[dict], int]:
-    """The generations of a fly run (either preset): ``cfg.generations`` of the paper GA or of the evolution
-    strategy ``cfg.strategy`` on the batched ``fitness`` into run directory ``out``, fresh, resumed, or
-    started ``from_run`` (its final population for the GA, its best genome as the first distribution's
-    centre for a strategy; recorded as ``from`` in config.json, written here). ``names``: the network's
-    outputs (the activations are ``fitness``'s own); ``record``: more for config.json (:func:`start_pool_record`).
-    Returns ``(best genome, its fitness, history, generations)``."""
-    ga = cfg.strategy == "paper_ga"
-    extra, record, source, pop = dict(record or {}), None, None, None
-    if resume and loop.unstarted(out):  # stopped before its first checkpoint: it starts again
-        resume, from_run = False, (runs.read_run_config(out).get("from") or {}).get("path")
-    if resume:
-        record = runs.read_run_config(out).get("from")
-        if ga:
-            pop = Population.resume(out)
-            runs.refuse_finished(out, pop.generation, cfg.generations, "generations", "--generations")
-    elif from_run is not None:
-        source, record = (source_population if ga else source_mean)(cfg, Path(from_run))
-    # first (a run stopped after this restarts from it), and on --resume too: --generations etc. may have changed
-    runs.atomic_write_json(out / "config.json", {**asdict(cfg), **({"from": record} if record else {}), **extra})
-    if ga and pop is None:
-        pop = Population(cfg.population, cfg.layers, cfg.activations, cfg.init_std, cfg.seed)
-        pop = pop if source is None else pop.seeded(source)
-    mean = None if ga else source
-    activations = list(fitness.activations)
-    evaluator = make_evaluator(fitness, cfg.layers, activations, True, backend=cfg.backend, address=cfg.address)
-    try:
-        if not ga:
-            return run_strategy(cfg, out, resume, evaluator, activations, names, on_generation, mean)
-        return run_paper_ga(cfg, out, pop, fitness, evaluator, names, on_generation)
-    finally:
-        evaluator.close()
-
-
-def run_paper_ga(
-    cfg, out: Path, pop: Population, fitness, evaluator, names: list[str], on_generation
-) -> tuple[Genome, float, list[dict], int]:
-    """``cfg.generations`` of the paper GA (``pop``, fresh or resumed) with ``cfg``'s breeding settings, the batched
-    ``fitness`` through ``evaluator`` (not closed here), metrics and checkpoints in ``out``; ``names``: the network's
-    outputs. Returns ``(best genome, its fitness, history, generations)``."""
-    result = pop.run(
-        fitness,
-        cfg.generations,
-        batched=True,
-        crossover_prob=cfg.crossover_prob,
-        mutation_rate=cfg.mutation_rate,
-        mutation=cfg.mutation,
-        mutation_std=cfg.mutation_std,
-        pool_frac=cfg.pool_frac,
-        elite_frac=cfg.elite_frac,
-        output_names=names,
-        fitness_threshold=cfg.fitness_threshold,
-        delta_fitness=cfg.delta_fitness,
-        save_every=cfg.save_every,
-        out_dir=out,
-        metrics_csv=True,
-        evaluator=evaluator,
-        on_generation=on_generation,
-    )
-    return result.best_genome, result.best_fitness, result.history, result.generation
-
-
 def replay_note(cfg: TrainConfig, summary: dict) -> str | None:
     """One line on a failed replay check of a fitness run's ``summary``: which checks failed and, where the
     replay is longer than the episodes the GA saw (the paper's 3 s against a 30 s replay), that this is why;
     None where every check passed (or the run has none: a steering task, the drosophila preset's own)."""
     failed = [k.removeprefix("replay_check_") for k, v in summary.items() if k.startswith("replay_check_") and not v]
-    if not failed or getattr(cfg, "preset", "paper") != "paper":
+    if not failed or cfg.preset != "paper":
         return None
     why = (
         f"the GA scored {cfg.seconds:g} s episodes and the replay flies {cfg.replay_seconds:g} s: nothing made the "

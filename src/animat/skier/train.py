@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ import numpy as np
 from animat import interrupt, runs
 from animat.errors import CheckpointError
 from animat.evolve import loop
+from animat.evolve.start import begin, plan, write_config
 from animat.evolve.strategies.keyframe_ga import KeyframeGA
 from animat.skier import ga
 from animat.skier.gene import mirror, random_genes, save_gene_json, standing_genes, validate_gene
@@ -99,20 +99,19 @@ def _row(gen: int, scores, fitness: np.ndarray, best_ever: float, seconds: float
     }
 
 
-def _start_state(cfg: TrainConfig, out: Path, ga_strategy, resume: bool):
-    """The engine state to evolve from: the checkpoint in ``out`` (``resume``, once one was written; its genes must
-    have the config's shape and generations must be left), else generation 0 from ``cfg.seed``."""
-    if resume and not loop.unstarted(out):  # else it stopped before its first checkpoint: it starts again
-        state, _ = loop.load(out, ga_strategy)
+def _check_shape(cfg: TrainConfig, out: Path, ga_strategy):
+    """The check of a resumed run's state (:func:`animat.evolve.start.begin`): its genes must have the config's
+    shape, else CheckpointError (one line)."""
+
+    def check(state) -> None:
         genes, _ = ga_strategy.ask(state.strategy)
         if genes.shape[1:] != (cfg.n_states, cfg.n_joints):
             raise CheckpointError(
                 f"checkpoint in {str(out)!r} holds genes of shape {genes.shape}, config says {cfg.n_states} x "
                 f"{cfg.n_joints}"
             )
-        runs.refuse_finished(out, state.generation, cfg.generations, "generations", "--generations")
-        return state
-    return loop.start(ga_strategy, cfg.seed)
+
+    return check
 
 
 def _evolve(cfg: TrainConfig, out: Path, params: SkierParams, ga_strategy, state, on_generation):
@@ -191,8 +190,11 @@ def train(
     out = Path(out)
     params = cfg.skier_params()
     ga_strategy = strategy(cfg)
-    state = _start_state(cfg, out, ga_strategy, resume)
-    runs.atomic_write_json(out / "config.json", asdict(cfg))  # on --resume too: --generations etc. may have changed
+    start = plan(out, resume=resume)  # the skier has no --from
+    state = begin(
+        ga_strategy, out, start, seed=cfg.seed, generations=cfg.generations, check=_check_shape(cfg, out, ga_strategy)
+    )
+    write_config(out, runs.config_record("skier", "train", cfg), start)
     state = _evolve(cfg, out, params, ga_strategy, state, on_generation)
     history, best_fit = list(state.history), state.best_fitness
     best_gene = mirror(validate_gene(state.best_genes, cfg.n_states, cfg.n_joints))

@@ -182,7 +182,7 @@ def test_from_centres_an_evolution_strategy_on_the_runs_best_genome(tiny_runs, t
     from animat.evolve import loop
     from animat.evolve.genome_file import load_genome
     from animat.fly.drosophila.options import DrosophilaTrainConfig
-    from animat.fly.train import evolution_strategy
+    from animat.fly.evolve import evolution_strategy
 
     old, new = tiny_runs / "whole", tmp_path / "stage"
     code, _, err = animat_cli(
@@ -214,3 +214,30 @@ def test_from_centres_an_evolution_strategy_on_the_runs_best_genome(tiny_runs, t
         "fly", "train", "--population", "4", "--strategy", "open_es", "--from", str(old), "--out", str(refused)
     )
     assert code == 2 and "drosophila preset" in err and len(err.strip().splitlines()) == 1 and not refused.exists(), err
+
+
+def test_from_a_shipped_run_by_its_pretrained_name(tiny_runs, tmp_path, animat_cli):
+    """``--from pretrained:drosophila-hover`` (the name, not only a folder, issue 46): the evolution strategy's first
+    centre is the shipped genome, and config.json records its folder beside the run's system, verb and preset; a
+    shipped steering set (no training run) and an unknown name are one-line refusals that write nothing."""
+    from animat.evolve import loop
+    from animat.evolve.genome_file import load_genome
+    from animat.fly.drosophila.options import DrosophilaTrainConfig
+    from animat.fly.evolve import evolution_strategy
+    from animat.pretrained import resolve
+
+    shipped, new = resolve("pretrained:drosophila-hover"), tmp_path / "stage"
+    tiny = ["--config", str(tiny_runs / "tiny.toml"), *TINY, "--generations", "1", "--strategy", "open_es"]
+    code, _, err = animat_cli("fly", "train", *tiny, "--from", "pretrained:drosophila-hover", "--out", str(new))
+    assert code == 0, err
+    config = json.loads((new / "config.json").read_text())
+    assert config["from"] == {"path": str(shipped), "generation": 0}
+    assert (config["system"], config["verb"], config["preset"]) == ("fly", "train", "drosophila")
+    best = load_genome(shipped / "best_genome.npz").genome.genes
+    strategy = evolution_strategy(DrosophilaTrainConfig.build(None, **config), best)
+    first = np.asarray(loop.load(new / "checkpoints" / "gen-000001.json", strategy)[0].last_genes)
+    np.testing.assert_allclose(first.mean(axis=0), best, atol=1e-5)
+    for source, words in (("pretrained:paper", "holds no config.json"), ("pretrained:nope", "no pretrained artefact")):
+        refused = tmp_path / source.replace(":", "-")
+        code, _, err = animat_cli("fly", "train", *tiny, "--from", source, "--out", str(refused))
+        assert code == 2 and words in err and len(err.strip().splitlines()) == 1 and not refused.exists(), err

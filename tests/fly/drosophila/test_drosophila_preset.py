@@ -19,12 +19,12 @@ from animat import runs
 from animat.errors import ConfigError
 from animat.fly.drosophila import pattern
 from animat.fly.drosophila.model import N_PATTERN, DrosophilaParams
-from animat.fly.drosophila.options import selected
 from animat.fly.drosophila.physics import pitch_quat
 from animat.fly.drosophila.power import induced_power, inertial_power, mechanical_power_per_kg
 from animat.fly.drosophila.replay import stroke_spectrum, wingbeat_hz
 from animat.fly.drosophila.rollout import Trajectory
 from animat.fly.drosophila.tasks import HoverFitness, hover, score
+from animat.fly.presets import select
 
 P = DrosophilaParams()
 
@@ -190,14 +190,15 @@ def test_preset_is_chosen_by_flag_config_file_or_the_resumed_run(tmp_path):
     toml.write_text('preset = "drosophila"\n')
     paper = tmp_path / "p.toml"
     paper.write_text("generations = 3\n")
-    assert selected("drosophila", None, None) and not selected("paper", toml, None)
-    assert selected(None, toml, None) and not selected(None, paper, None) and not selected(None, None, None)
+    name = lambda *args: select(*args).name
+    assert name("drosophila", None, None) == "drosophila" and name("paper", toml, None) == "paper"
+    assert name(None, toml, None) == "drosophila" and name(None, paper, None) == name(None, None, None) == "paper"
     run = tmp_path / "run"
     run.mkdir()
     runs.atomic_write_json(run / "config.json", {"preset": "drosophila"})
-    assert selected(None, None, run)
+    assert name(None, None, run) == "drosophila"
     with pytest.raises(ConfigError, match="--preset must be paper or drosophila"):
-        selected("bee", None, None)
+        select("bee", None, None)
 
 
 @pytest.mark.parametrize("flag", [["--control-ms", "5"], ["--asymmetric"], ["--task", "up"]])
@@ -224,7 +225,7 @@ def test_from_starts_an_evolution_strategy_at_a_drosophila_runs_best_genome(tmp_
     from animat.evolve import loop
     from animat.evolve.genome_file import load_genome
     from animat.fly.drosophila.options import DrosophilaTrainConfig
-    from animat.fly.train import evolution_strategy
+    from animat.fly.evolve import evolution_strategy
 
     common = [
         "--preset",
@@ -286,8 +287,8 @@ def test_a_drosophila_run_started_from_another_resumes_with_its_from_record(tmp_
 
 def test_from_refuses_a_run_of_the_other_preset(tmp_path):
     from animat.fly.drosophila.options import DrosophilaTrainConfig
+    from animat.fly.evolve import check_source
     from animat.fly.options import TrainConfig
-    from animat.fly.train import check_source
 
     paper_run = Path(animat.__file__).parent / "pretrained" / "paper" / "hover"
     for strategy in ("paper_ga", "open_es"):
@@ -377,7 +378,7 @@ def test_a_drosophila_run_in_stages_hands_its_centre_on_and_replays(tmp_path, an
     its distribution's final centre; the run directory replays the last stage's genome."""
     from animat.evolve import loop
     from animat.fly.drosophila.options import DrosophilaTrainConfig
-    from animat.fly.train import evolution_strategy
+    from animat.fly.evolve import evolution_strategy
 
     config = tmp_path / "stages.toml"
     config.write_text(

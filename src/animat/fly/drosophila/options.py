@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from animat.config import check_instance, load_toml, option, read_options, same_as
+from animat.config import check_instance, option, read_options, same_as
 from animat.errors import ConfigError
 from animat.evolve.options import GAOptions, PopulationOptions
 from animat.fly.options import TrainConfig
@@ -102,18 +102,3 @@ class DrosophilaTrainConfig:
     def build(cls, file: str | Path | None = None, **overrides: Any) -> DrosophilaTrainConfig:
         """Defaults < ``file`` < ``overrides`` (a run's config.json may also hold :attr:`RUN_RECORD`, not options)."""
         return cls(**read_options(cls, file, overrides)).validate()
-
-
-def selected(preset: str | None, config: Path | None, resume: Path | None) -> bool:
-    """Whether ``animat fly train`` runs the drosophila preset: ``--preset drosophila``, or a config file or
-    resumed run (its ``config.json``) that says ``preset = "drosophila"``. ``--preset`` must be paper or drosophila."""
-    from animat import runs
-
-    if preset is not None and preset not in ("paper", PRESET):
-        raise ConfigError(f"--preset must be paper or {PRESET}, got {preset!r}")
-    if preset is not None:
-        return preset == PRESET
-    if resume is not None:
-        stored = runs.read_run_config(resume, "a fly training run directory (--resume)")
-        return stored.get("preset") == PRESET
-    return config is not None and load_toml(config).get("preset") == PRESET

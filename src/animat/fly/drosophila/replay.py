@@ -37,20 +37,6 @@ SUN_TANG_2002_W_PER_KG = (
 )
 HEIGHT_LIMIT, DRIFT_LIMIT = 1.0, 5.0  # body lengths: issue 22's hover checks
 WINGBEAT_RANGE = (180.0, 250.0)  # Hz
-#: what ``animat fly replay`` prints for a drosophila genome (then its checks)
-SUMMARY_KEYS = [
-    "seconds",
-    "body_length",
-    "wingbeat_hz",
-    "mean_stroke_amplitude_deg",
-    "mechanical_power_w_per_kg",
-    "induced_power_w_per_kg",
-    "inertial_power_w_per_kg",
-    "sun_tang_2002_power_w_per_kg",
-    "max_height_change_body_lengths",
-    "max_horizontal_drift_body_lengths",
-    "crashed",
-]
 
 
 class Flight(NamedTuple):
@@ -280,22 +266,15 @@ def write_animation(
     )
 
 
-def load_for_replay(source: Path) -> tuple[DrosophilaParams, Genome] | None:
-    """``(params, genome)`` of a drosophila run directory (its ``config.json`` says ``preset = "drosophila"``)
-    or genome file (its manifest's extra says so); None for anything else (the paper preset's loader takes it)."""
+def load_for_replay(source: Path) -> tuple[DrosophilaParams, Genome]:
+    """``(params, genome)`` of a drosophila run directory (its ``config.json``) or genome file (its manifest's
+    extra): a source that :func:`animat.fly.presets.of_source` found to be the drosophila preset's."""
     from animat.evolve.genome_file import load_genome
-    from animat.fly.drosophila.options import PRESET, DrosophilaTrainConfig
+    from animat.fly.drosophila.options import DrosophilaTrainConfig
 
     source = Path(source)
-    if source.is_dir() and (source / "config.json").is_file():
+    if source.is_dir():
         stored = runs.read_run_config(source, "a fly training run directory")
-        if stored.get("preset") != PRESET:
-            return None
-        params = DrosophilaTrainConfig.build(None, **stored).fly_params()
-        return params, load_genome(source / "best_genome.npz").genome
-    if source.is_file() and source.suffix in (".npz", ".json"):
-        saved = load_genome(source)
-        if saved.extra.get("preset") != PRESET:
-            return None
-        return DrosophilaParams.from_dict(saved.extra.get("drosophila", {})), saved.genome
-    return None
+        return DrosophilaTrainConfig.build(None, **stored).fly_params(), load_genome(source / "best_genome.npz").genome
+    saved = load_genome(source)
+    return DrosophilaParams.from_dict(saved.extra.get("drosophila", {})), saved.genome

@@ -3,11 +3,12 @@ first wingbeats, slowed down so each beat can be followed."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from animat.viz.report import SceneBuilder
+from animat.viz.report import SceneBuilder, write_report
 from animat.viz.run_files import from_run_config, read_json_or_none, read_trajectory, trajectory_keys
 from animat.viz.scene import Scene
 
@@ -77,3 +78,7 @@ def build(run_dir: Path, params=None, **_) -> Scene:
 
 
 BUILDERS = (SceneBuilder("drosophila", recognises, build),)
+
+write_drosophila_report = partial(write_report, builders=BUILDERS)
+"""``write_drosophila_report(run_dir, scene=None, **context)``: :func:`animat.viz.report.write_report` of a fruit
+fly's run."""

@@ -1,5 +1,5 @@
 """Glue between the fruit fly (preset ``drosophila``) and the engine: the training run and its run directory,
-the same as the paper preset's (:mod:`animat.fly.train`) through the engine's Population and loop."""
+the same as the paper preset's (:mod:`animat.fly.train`) through :mod:`animat.fly.evolve`."""
 
 from __future__ import annotations
 
@@ -14,22 +14,11 @@ from animat.evolve.genome_file import save_genome
 from animat.evolve.network import layer_activations
 from animat.fly.drosophila.options import DrosophilaTrainConfig
 from animat.fly.drosophila.replay import check_genome, write_replay
+from animat.fly.drosophila.report import write_drosophila_report
 from animat.fly.drosophila.tasks import HoverFitness
-from animat.fly.train import evolve
+from animat.fly.evolve import evolve
 from animat.viz import plots
 
-#: what ``animat fly train --preset drosophila`` prints at the end
-SUMMARY_KEYS = [
-    "best_fitness",
-    "generations",
-    "total_crashes",
-    "mean_seconds_per_generation",
-    "replay_wingbeat_hz",
-    "replay_mechanical_power_w_per_kg",
-    "replay_max_height_change_body_lengths",
-    "replay_max_horizontal_drift_body_lengths",
-    "replay_crashed",
-]
 OUTPUT_NAMES = ["frequency"] + [
     f"{side} {n}"
     for side in ("right", "left")
@@ -62,7 +51,7 @@ def train(
 ) -> dict:
     """Evolve fruit flies per ``cfg`` into run directory ``out`` (already created, or the one being resumed),
     with the paper GA or ``cfg.strategy``; ``from_run``: another drosophila run to start from (a curriculum
-    of episode lengths, fitness weights or strategies: :func:`animat.fly.train.evolve`).
+    of episode lengths, fitness weights or strategies: :func:`animat.fly.evolve.evolve`).
 
     Writes ``config.json``, ``metrics.csv``, ``checkpoints/`` (resumable), ``best_genome.npz/.json``,
     ``plots/fitness.png``, the best fly's replay (:func:`animat.fly.drosophila.replay.write_replay`) and
@@ -94,7 +83,5 @@ def train(
         **{f"replay_{k}": v for k, v in flight.items() if k != "preset"},
     }
     runs.atomic_write_json(out / "summary.json", summary)
-    from animat.fly.report import write_fly_report
-
-    write_fly_report(out, params=params)
+    write_drosophila_report(out, params=params)
     return summary
