@@ -47,6 +47,7 @@ KINEMATIC_ARMATURE = 1e5  # kg (m²) on the driven dofs (character, pins): the c
 # largest stretch of a frame (99th percentile) cape 1.28 -> 1.40, skirt 1.15 -> 1.15. Stiffer still (solimp
 # 0.95-0.99 as well): skirt 2.8 / 8.8 mm, but cape stretch 1.79 (the cloth pinched between limb and body).
 CONTACT_SOLREF = (0.01, 1.0)
+GARMENT_SCENES = ("cape-character", "skirt-character")  # the scenes below, by name
 TRAINING_CLIPS = tuple(
     f"shared:humanoid3d_{name}.txt"
     for name in ("walk", "run", "jump", "kick", "punch", "spin", "roll", "getup_faceup", "getup_facedown")
@@ -270,6 +271,25 @@ class GarmentScene(SheetScene):
         of ``y``)."""
         bodies = state["bodies"]
         return np.concatenate([d.xpos[bodies], d.xquat[bodies]], axis=1).ravel()
+
+    def recorded_states(self, path: np.ndarray) -> np.ndarray:
+        """(T, 105) float32: the body frames that :meth:`simulate` records for path rows ``path`` (T, 77), placed by
+        the character's kinematics alone (quaternions renormalised, as :meth:`_apply` does)."""
+        import mujoco
+
+        from animat.character.model import Layout, build_model
+
+        m = build_model(ball_actuators=False)
+        d, state = mujoco.MjData(m), {"bodies": body_ids(m)}
+        quats = _quaternion_slots(m, Layout.of(m))
+        out = np.empty((len(path), CHARACTER_BODIES * 7), np.float32)
+        for i, row in enumerate(np.asarray(path, np.float64)):
+            d.qpos[:] = row[: m.nq]
+            for q in quats:
+                d.qpos[q] /= np.linalg.norm(d.qpos[q])
+            mujoco.mj_kinematics(m, d)
+            out[i] = self._observed(m, d, state, row)
+        return out
 
     def model_qpos(self, m, X: np.ndarray, Y: np.ndarray, path: np.ndarray) -> np.ndarray:
         """(T, nq) full ``qpos`` of :meth:`model` ``m`` at recorded frames: the character's from the external path
