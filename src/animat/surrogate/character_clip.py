@@ -27,12 +27,10 @@ from threadpoolctl import threadpool_limits
 from animat import runs
 from animat.config import require
 from animat.errors import ConfigError
-from animat.surrogate.collision import penetration_depth
+from animat.surrogate.collision import INSIDE_TOLERANCE_M, penetration_depth
 from animat.surrogate.garment import GARMENT_SCENES
 from animat.surrogate.options import load_run_config
 from animat.surrogate.scenes import scene_from_dict
-
-INSIDE_TOLERANCE_M = 1e-5  # as play's: float32 rounding of positions ~1 m from the origin is ~1e-7 m
 
 
 def check_clip_inputs(model_dir: str | Path, scene: str, clip: str, frames: int):
@@ -88,21 +86,21 @@ def inside_fraction(scene, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
 
 def surrogate_run(runtime, pca, X0: np.ndarray, W: np.ndarray, Y: np.ndarray) -> dict:
     """The surrogate alone from the two frames X0 (2, V, 3), driven by inputs W (T, w) and body frames Y (T, 105):
-    ``projected`` (T, V, 3) (the runtime's output; frames 0, 1 are X0), ``normals`` (T, V, 3), ``z`` (T, k) and the
-    runtime's ``seconds`` (T - 2,) per frame (one BLAS thread, as ``play``)."""
+    ``projected`` (T, V, 3) (the runtime's output; frames 0, 1 are X0), ``z`` (T, k) and the runtime's ``seconds``
+    (T - 2,) per frame (one BLAS thread, as ``play``)."""
     Z = np.empty((len(W), pca.state_dim), np.float32)
     Z[:2] = pca.encode(X0)
-    shown, normals = np.empty((len(W), *X0.shape[1:]), np.float32), np.zeros((len(W), *X0.shape[1:]), np.float32)
+    shown = np.empty((len(W), *X0.shape[1:]), np.float32)
     shown[:2] = X0
     seconds = np.empty(max(0, len(W) - 2))
     with threadpool_limits(limits=1, user_api="blas"):
         for t in range(2, len(W)):
             start = time.perf_counter()
-            z, x, n = runtime.frame(Z[t - 2], Z[t - 1], W[t], Y[t])
-            x, n = np.asarray(x), np.asarray(n)
+            z, x, _ = runtime.frame(Z[t - 2], Z[t - 1], W[t], Y[t])
+            x = np.asarray(x)
             seconds[t - 2] = time.perf_counter() - start
-            Z[t], shown[t], normals[t] = z, x, n
-    return {"projected": shown, "normals": normals, "z": Z, "seconds": seconds}
+            Z[t], shown[t] = z, x
+    return {"projected": shown, "z": Z, "seconds": seconds}
 
 
 def alpha_beta_states(stats: dict, z0: np.ndarray, z1: np.ndarray, frames: int) -> np.ndarray:

@@ -5,7 +5,9 @@ the subspace, as both previous states ``z_{-2} = z_{-1}`` -- with the external o
 at its first state. Each frame then takes the next external state ``y_t`` of a path that the model
 has never seen: ``random`` draws one from the scene's own generator (sphere strikes, wind changes,
 torso motions; its warm-up frames are skipped, as in the recorded data) with ``seed``;
-or a ``.npy`` file of shape (frames, y_dim) gives it. The network input ``w_t`` is built from the
+or a ``.npy`` file of shape (frames, y_dim) gives it; for the garment scenes the character plays the scene's random
+chain of clips, or one clip (``--clip``, :mod:`animat.surrogate.character_clip`), and the video and report show the
+garment on the character. The network input ``w_t`` is built from the
 last three external states by :func:`animat.surrogate.model.external_input` (the object before
 frame 0 stands still, so the first change is zero, as in training), and one call of
 :meth:`animat.surrogate.runtime.Runtime.frame` gives ``z_t``, the projected vertices and the
@@ -33,14 +35,12 @@ from threadpoolctl import threadpool_limits
 from animat import runs
 from animat.config import require
 from animat.errors import ConfigError
-from animat.surrogate.collision import penetration_depth
+from animat.surrogate.collision import INSIDE_TOLERANCE_M, penetration_depth
 from animat.surrogate.model import external_input
 from animat.surrogate.options import load_run_config
 from animat.surrogate.runtime import BACKENDS, BLAS_THREADS, Runtime
 from animat.surrogate.scenes import rest_frame, start_state
 from animat.surrogate.subspace import PCA, range_ratios
-
-INSIDE_TOLERANCE_M = 1e-5  # float32 rounding of positions ~1 m from the origin is ~1e-7 m
 
 
 @dataclass
