@@ -140,6 +140,11 @@ def test_bad_clips_are_one_line_errors(animat_cli, garment_run, tmp_path, verb):
     assert "another skeleton" in err
 
 
+def test_play_refuses_interactive_on_a_garment(animat_cli, tmp_path):
+    err = _refused(animat_cli, tmp_path / "out", "play", "skirt-character", "--model", str(tmp_path), "--interactive")
+    assert "--interactive" in err and "skirt-character" in err
+
+
 @pytest.mark.parametrize("verb", ["evaluate", "play"])
 def test_a_clip_on_a_run_of_another_scene_is_one_line_exit_2(animat_cli, tmp_path, verb):
     run = tmp_path / "sheet-run"

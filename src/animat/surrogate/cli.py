@@ -268,7 +268,12 @@ def play_cmd(
 
 
 def _check_play_clip(scene: str, clip: str | None, path: str, interactive: bool) -> None:
-    """ConfigError for a --clip of ``play`` on a scene other than the garments, or with --path or --interactive."""
+    """ConfigError for a --clip of ``play`` on a scene other than the garments, or with --path or --interactive, and
+    for --interactive on a garment scene (its keys move the sheet's sphere, the flag's wind, the cape's torso)."""
+    from animat.surrogate.garment import GARMENT_SCENES
+
+    if interactive and scene in GARMENT_SCENES:
+        raise ConfigError(f"--interactive has no controls for the {scene!r} scene's character; use --clip or --path")
     if clip is not None:
         from animat.surrogate.character_clip import check_garment_scene
 
