@@ -42,6 +42,21 @@ def test_character_input_is_seen_from_the_root_frame():
     assert np.allclose(w[1:, 57 + 4 * 3 : 57 + 5 * 3], velocity, atol=1e-5) and not w[0, 57:].any()
 
 
+@pytest.mark.parametrize("name", ["cape-character", "skirt-character"])
+def test_the_scene_proxies_are_the_shapes_placed_in_the_root_frame(name):
+    """The runtime's one-pass placement (:class:`animat.surrogate.garment.RootShapes`) is the definition's."""
+    from animat.character.bones import place_shapes
+    from animat.surrogate.garment import CapeCharacterScene, SkirtCharacterScene
+    from animat.surrogate.root_frame import bodies_in_root
+
+    scene = {"cape-character": CapeCharacterScene, "skirt-character": SkirtCharacterScene}[name]()  # no clips read
+    for y in _frames(np.random.default_rng(1), 20):
+        spheres, capsules = scene.proxies(y)
+        want = place_shapes(*bodies_in_root(y), pad=scene.contact_radius_m)
+        assert np.allclose(spheres, want[0], atol=1e-6) and np.allclose(capsules, want[1], atol=1e-6)
+        assert spheres.dtype == capsules.dtype == np.float32 and capsules.shape == (10, 7)
+
+
 @pytest.mark.deepmimic
 def test_recorded_states_are_what_simulate_records():
     from animat.surrogate.scenes import get_scene
