@@ -32,7 +32,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from animat import quaternions as quat
 from animat.character.bones import body_ids
 from animat.config import require
 from animat.errors import ConfigError
@@ -324,29 +323,29 @@ class GarmentScene(SheetScene):
 
 
 class RootShapes:
-    """The character's shapes placed in the root frame of its body frames, every shape point rotated at once: the
-    runtime does it every frame (``place_shapes(*bodies_in_root(y), pad)``, the definition, takes 2x as long)."""
+    """The character's shapes placed in the root frame of its body frames in one compiled call
+    (:func:`animat.surrogate.kernel.place_in_root`), as the runtime needs them every frame: ~2 us, where the
+    definition, ``place_shapes(*bodies_in_root(y), pad)``, takes ~100 us of NumPy calls."""
 
     def __init__(self, pad: float):
         from animat.character.bones import body_shapes
 
         sh = body_shapes()
-        self.body = np.concatenate([sh.sphere_body, sh.capsule_body, sh.capsule_body])  # (P,) of each shape point
-        self.local = np.concatenate([sh.sphere_centre, sh.capsule_a, sh.capsule_b])  # (P, 3) m in its body's frame
-        self.spheres, self.capsules = len(sh.sphere_body), len(sh.capsule_body)
-        self.sphere_radius = (sh.sphere_radius + pad)[:, None]
-        self.capsule_radius = (sh.capsule_radius + pad)[:, None]
+        self.body = np.concatenate([sh.sphere_body, sh.capsule_body, sh.capsule_body]).astype(np.int64)  # (P,)
+        self.local = np.ascontiguousarray(np.concatenate([sh.sphere_centre, sh.capsule_a, sh.capsule_b]), np.float64)
+        self.spheres = np.zeros((len(sh.sphere_body), 4), np.float32)  # the radii, grown by pad; centres per call
+        self.spheres[:, 3] = sh.sphere_radius + pad
+        self.capsules = np.zeros((len(sh.capsule_body), 7), np.float32)
+        self.capsules[:, 6] = sh.capsule_radius + pad
 
     def __call__(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Y (105,) -> spheres (S, 4) and capsules (C, 7) float32 in the root frame (:meth:`GarmentScene.proxies`)."""
-        frames = np.asarray(y, np.float64).reshape(CHARACTER_BODIES, 7)
-        rot = quat.normalize(frames[:, 3:])
-        world = quat.rotate(rot[self.body], self.local) + frames[self.body, :3]
-        p = quat.rotate(quat.conj(rot[0]), world - frames[0, :3])
-        S, C = self.spheres, self.capsules
-        spheres = np.concatenate([p[:S], self.sphere_radius], axis=1)
-        capsules = np.concatenate([p[S : S + C], p[S + C :], self.capsule_radius], axis=1)
-        return spheres.astype(np.float32), capsules.astype(np.float32)
+        """Y (105,) -> new spheres (S, 4) and capsules (C, 7) float32 in the root frame (as ``proxies``)."""
+        from animat.surrogate.kernel import place_in_root
+
+        frames = np.ascontiguousarray(np.asarray(y, np.float64).reshape(CHARACTER_BODIES, 7))
+        spheres, capsules = self.spheres.copy(), self.capsules.copy()
+        place_in_root(frames, self.body, self.local, spheres, capsules)
+        return spheres, capsules
 
 
 def standing_clip(m) -> Any:
