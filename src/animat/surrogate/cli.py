@@ -12,6 +12,7 @@ from animat.console import console, print_summary, progress
 from animat.errors import ConfigError
 from animat.surrogate.options import GenerateOptions, TrainConfig
 
+CLIP_HELP = "Garment scenes: the character plays this DeepMimic clip (shared:NAME or a file) from its start"
 app = typer.Typer(help="Subspace neural physics: a learned cloth surrogate (Holden et al. 2019).", no_args_is_help=True)
 
 
@@ -165,12 +166,17 @@ def evaluate_cmd(
         help="Time the reference simulation over this many frames for the speed-up (0: use the time recorded in the "
         "dataset).",
     ),
+    clip: str | None = typer.Option(None, "--clip", help=f"{CLIP_HELP}: the surrogate against the reference on it."),
+    clip_frames: int = typer.Option(600, "--frames", "-f", help="With --clip: frames to play (600: 10 s at 60 fps)."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
 ) -> None:
     """Held-out rollout error (% of cloth size) of surrogate, alpha/beta-only and PCA floor; speed."""
     from animat.surrogate.evaluate import check_inputs, check_options, evaluate
 
     _check_scene(scene)
+    if clip is not None:
+        _evaluate_clip(scene, model, clip, clip_frames, video and not no_animation, out)
+        return
     check_options(horizon, stride, stability_frames, settle_frames, reference_frames, rest_seconds)
     check_inputs(model, str(data) if data is not None else None, scene)  # before the run directory exists
     run_dir = runs.new_run_dir("surrogate", "evaluate", out)
@@ -190,6 +196,17 @@ def evaluate_cmd(
     print_summary(summary, run_dir)
 
 
+def _evaluate_clip(scene: str, model: Path, clip: str, frames: int, video: bool, out: Path | None) -> None:
+    """``evaluate --clip``: the inputs checked before the run directory is made, then
+    :func:`animat.surrogate.character_clip.evaluate_clip`."""
+    from animat.surrogate.character_clip import check_clip_inputs, evaluate_clip
+
+    check_clip_inputs(model, scene, clip, frames)
+    run_dir = runs.new_run_dir("surrogate", "evaluate", out)
+    console.print(f"surrogate evaluate {scene} --clip {clip}: {frames} frames, reference, then surrogate; {run_dir}")
+    print_summary(evaluate_clip(model, run_dir, scene, clip, frames=frames, video=video), run_dir)
+
+
 @app.command("play")
 def play_cmd(
     scene: str = typer.Argument(..., help="Scene: sheet | flag | cape | cape-character | skirt-character."),
@@ -206,6 +223,7 @@ def play_cmd(
         "--path",
         help="random (the scene's own path generator) | a .npy file of external states (frames, y_dim).",
     ),
+    clip: str | None = typer.Option(None, "--clip", help=f"{CLIP_HELP}, instead of a --path."),
     backend: str = typer.Option(
         "numba",
         "--backend",
@@ -228,6 +246,7 @@ def play_cmd(
     from animat.surrogate import play
 
     _check_scene(scene)
+    _check_play_clip(scene, clip, path, interactive)
     if interactive:
         play.need_display()
     require("--fps", fps, gt=0, le=60)
@@ -235,19 +254,55 @@ def play_cmd(
     if interactive:
         play.interactive(loaded)
         return
-    Y = play.external_path(loaded.runtime.scene, frames, path, seed)
+    Y, character = _play_drive(loaded.runtime.scene, frames, path, seed, clip)
     video = video and not no_animation
     run_dir = runs.new_run_dir("surrogate", "play", out)
-    request = {"model": str(model), "path": path, "seed": seed}
+    request = {"model": str(model), "path": path if clip is None else "clip", "seed": seed}
+    request.update({"clip": clip} if clip is not None else {})
     runs.atomic_write_json(
         run_dir / "config.json",
         {"scene": scene, **request, "frames": len(Y), "backend": backend, "fps": fps, "video": video},
     )
-    summary = _play_with_progress(loaded, Y, run_dir, fps, video, request)
+    summary = _play_with_progress(loaded, Y, run_dir, fps, video, request, character)
     print_summary(summary, run_dir)
 
 
-def _play_with_progress(loaded, Y, run_dir: Path, fps: float, video: bool, request: dict) -> dict:
+def _check_play_clip(scene: str, clip: str | None, path: str, interactive: bool) -> None:
+    """ConfigError for a --clip of ``play`` on a scene other than the garments, or with --path or --interactive, and
+    for --interactive on a garment scene (its keys move the sheet's sphere, the flag's wind, the cape's torso)."""
+    from animat.surrogate.garment import GARMENT_SCENES
+
+    if interactive and scene in GARMENT_SCENES:
+        raise ConfigError(f"--interactive has no controls for the {scene!r} scene's character; use --clip or --path")
+    if clip is not None:
+        from animat.surrogate.character_clip import check_garment_scene
+
+        check_garment_scene(scene)
+        if path != "random" or interactive:
+            raise ConfigError("--clip is the character's path: give it without --path and --interactive")
+
+
+def _play_drive(scene, frames: int | None, path: str, seed: int, clip: str | None):
+    """``(Y (frames, y_dim), character path rows (frames, 77) or None)`` of a play: a garment scene's character on
+    ``clip`` or its random chain of clips (``path`` random), else :func:`animat.surrogate.play.external_path`;
+    ConfigError (ClipError) for a clip that does not load."""
+    from animat.surrogate import play
+    from animat.surrogate.character_clip import character_drive
+    from animat.surrogate.garment import GARMENT_SCENES
+
+    if scene.name not in GARMENT_SCENES or path != "random":
+        return play.external_path(scene, frames, path, seed), None
+    require("--frames", frames, gt=0)
+    require("--seed", seed, ge=0)
+    motion = None
+    if clip is not None:
+        from animat.character.clip import load_clip, resolve_clip
+
+        motion = load_clip(resolve_clip(clip))
+    return character_drive(scene, 600 if frames is None else int(frames), clip=motion, seed=seed)
+
+
+def _play_with_progress(loaded, Y, run_dir: Path, fps: float, video: bool, request: dict, character=None) -> dict:
     """:func:`animat.surrogate.play.play` of the external path ``Y`` (frames, y_dim) under progress bars of its
     frames and (``video``) of the video's frames, every (scene fps / ``fps``)-th drawn; ``request``: the model, path
     and seed it records. The summary."""
@@ -267,6 +322,7 @@ def _play_with_progress(loaded, Y, run_dir: Path, fps: float, video: bool, reque
             on_frame=lambda t: bar.update(frames_task, completed=t + 1),
             on_draw=lambda i: bar.update(draw_task, completed=i + 1),
             info={**request, "seed": request["seed"] if request["path"] == "random" else None},
+            character=character,
         )
 
 

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 _FALLBACK = (0.0, 1.0, 0.0)  # direction for a vertex exactly at a proxy's centre line
+INSIDE_TOLERANCE_M = 1e-5  # a vertex counts as inside a proxy deeper than this: float32 rounding ~1 m out is ~1e-7 m
 
 
 def _push(xp, X, nearest, radius):

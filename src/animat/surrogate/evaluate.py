@@ -1,4 +1,6 @@
 """Held-out rollouts: surrogate vs alpha/beta-only vs the PCA floor; normals, size, speed, stability.
+(The garment scenes' ``evaluate --clip``, the character on one motion clip against the reference simulated on it:
+:mod:`animat.surrogate.character_clip`.)
 
 For every held-out episode and every start ``s = 0, stride, 2*stride, ...`` with a full
 ``horizon``-frame segment (default every 30 frames: overlapping segments, so that the starts cover

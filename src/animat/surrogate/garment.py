@@ -36,7 +36,7 @@ from animat.character.bones import body_ids
 from animat.config import require
 from animat.errors import ConfigError
 from animat.surrogate import cloth_mesh
-from animat.surrogate.root_frame import bodies_in_root, from_root, to_root
+from animat.surrogate.root_frame import from_root, to_root
 from animat.surrogate.sheet import SheetScene, compile_flex_model
 
 CHARACTER_BODIES = 15  # the humanoid's bodies: MuJoCo body ids 1..15 (in MuJoCo's order), the cloth's after
@@ -47,6 +47,7 @@ KINEMATIC_ARMATURE = 1e5  # kg (m²) on the driven dofs (character, pins): the c
 # largest stretch of a frame (99th percentile) cape 1.28 -> 1.40, skirt 1.15 -> 1.15. Stiffer still (solimp
 # 0.95-0.99 as well): skirt 2.8 / 8.8 mm, but cape stretch 1.79 (the cloth pinched between limb and body).
 CONTACT_SOLREF = (0.01, 1.0)
+GARMENT_SCENES = ("cape-character", "skirt-character")  # the scenes below, by name
 TRAINING_CLIPS = tuple(
     f"shared:humanoid3d_{name}.txt"
     for name in ("walk", "run", "jump", "kick", "punch", "spin", "roll", "getup_faceup", "getup_facedown")
@@ -271,6 +272,25 @@ class GarmentScene(SheetScene):
         bodies = state["bodies"]
         return np.concatenate([d.xpos[bodies], d.xquat[bodies]], axis=1).ravel()
 
+    def recorded_states(self, path: np.ndarray) -> np.ndarray:
+        """(T, 105) float32: the body frames that :meth:`simulate` records for path rows ``path`` (T, 77), placed by
+        the character's kinematics alone (quaternions renormalised, as :meth:`_apply` does)."""
+        import mujoco
+
+        from animat.character.model import Layout, build_model
+
+        m = build_model(ball_actuators=False)
+        d, state = mujoco.MjData(m), {"bodies": body_ids(m)}
+        quats = _quaternion_slots(m, Layout.of(m))
+        out = np.empty((len(path), CHARACTER_BODIES * 7), np.float32)
+        for i, row in enumerate(np.asarray(path, np.float64)):
+            d.qpos[:] = row[: m.nq]
+            for q in quats:
+                d.qpos[q] /= np.linalg.norm(d.qpos[q])
+            mujoco.mj_kinematics(m, d)
+            out[i] = self._observed(m, d, state, row)
+        return out
+
     def model_qpos(self, m, X: np.ndarray, Y: np.ndarray, path: np.ndarray) -> np.ndarray:
         """(T, nq) full ``qpos`` of :meth:`model` ``m`` at recorded frames: the character's from the external path
         rows ``path`` (T, 77) of those frames, each vertex's slide joints from X (T, V, 3) (root frame) placed in the
@@ -293,10 +313,39 @@ class GarmentScene(SheetScene):
         return np.asarray(y)
 
     def proxies(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The character's spheres and capsules (:mod:`animat.character.bones`) in the root frame of Y (105,)."""
-        from animat.character.bones import place_shapes
+        """The character's spheres and capsules (:mod:`animat.character.bones`) in the root frame of Y (105,), grown by
+        the cloth's contact radius: ``place_shapes(*bodies_in_root(y), pad)`` in one pass (:class:`RootShapes`)."""
+        return self._root_shapes(y)
 
-        return place_shapes(*bodies_in_root(y), pad=self.contact_radius_m)
+    @cached_property
+    def _root_shapes(self) -> RootShapes:
+        return RootShapes(self.contact_radius_m)
+
+
+class RootShapes:
+    """The character's shapes placed in the root frame of its body frames in one compiled call
+    (:func:`animat.surrogate.kernel.place_in_root`), as the runtime needs them every frame: ~2 us, where the
+    definition, ``place_shapes(*bodies_in_root(y), pad)``, takes ~100 us of NumPy calls."""
+
+    def __init__(self, pad: float):
+        from animat.character.bones import body_shapes
+
+        sh = body_shapes()
+        self.body = np.concatenate([sh.sphere_body, sh.capsule_body, sh.capsule_body]).astype(np.int64)  # (P,)
+        self.local = np.ascontiguousarray(np.concatenate([sh.sphere_centre, sh.capsule_a, sh.capsule_b]), np.float64)
+        self.spheres = np.zeros((len(sh.sphere_body), 4), np.float32)  # the radii, grown by pad; centres per call
+        self.spheres[:, 3] = sh.sphere_radius + pad
+        self.capsules = np.zeros((len(sh.capsule_body), 7), np.float32)
+        self.capsules[:, 6] = sh.capsule_radius + pad
+
+    def __call__(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Y (105,) -> new spheres (S, 4) and capsules (C, 7) float32 in the root frame (as ``proxies``)."""
+        from animat.surrogate.kernel import place_in_root
+
+        frames = np.ascontiguousarray(np.asarray(y, np.float64).reshape(CHARACTER_BODIES, 7))
+        spheres, capsules = self.spheres.copy(), self.capsules.copy()
+        place_in_root(frames, self.body, self.local, spheres, capsules)
+        return spheres, capsules
 
 
 def standing_clip(m) -> Any:

@@ -30,6 +30,9 @@ NaN: comparisons with NaN are false, so a NaN vertex is never pushed and a NaN s
 the ReLU, the clamps and the normalisation, as in NumPy (no fastmath flag that assumes finite
 values is used; only ``contract``, which lets LLVM fuse multiply-adds).
 
+Also here, for the garment scenes' proxies: :func:`place_in_root`, the character's shapes placed in its root frame
+(:class:`animat.surrogate.garment.RootShapes`).
+
 Compilation (2-7 s on the 2-core test machine, depending on load; loading it from the cache takes
 ~0.45 s with numba's import): one explicit signature, compiled when this module is first imported
 and cached on disk (numba's ``cache=True``: next to this file, else in ``NUMBA_CACHE_DIR`` or the
@@ -290,6 +293,38 @@ def _turn_to_world(X, N, phi, px, py):
         N[i, 1] = s * nx + c * ny
 
 
+def _rotate(qw, qx, qy, qz, vx, vy, vz):
+    """(vx, vy, vz) rotated by the unit quaternion (qw, qx, qy, qz): ``v + w t + u x t``, ``t = 2 u x v``
+    (:func:`animat.quaternions.rotate`)."""
+    tx, ty, tz = 2.0 * (qy * vz - qz * vy), 2.0 * (qz * vx - qx * vz), 2.0 * (qx * vy - qy * vx)
+    return vx + qw * tx + qy * tz - qz * ty, vy + qw * ty + qz * tx - qx * tz, vz + qw * tz + qx * ty - qy * tx
+
+
+def _place_in_root(frames, body, local, spheres, capsules):
+    """The character's shape points in the root frame (:class:`animat.surrogate.garment.RootShapes`): point ``p`` of
+    body ``b = body[p]`` at ``local[p]`` (m) in its frame goes to ``R_0^T (R_b local[p] + x_b - x_0)``, with the body
+    frames ``frames`` (B, 7) (position, quaternion, normalised here); the sphere centres into ``spheres[:, :3]``, then
+    the capsules' ends a into ``capsules[:, :3]`` and b into ``capsules[:, 3:6]``."""
+    n0 = math.sqrt(frames[0, 3] ** 2 + frames[0, 4] ** 2 + frames[0, 5] ** 2 + frames[0, 6] ** 2)
+    w0, x0, y0, z0 = frames[0, 3] / n0, -frames[0, 4] / n0, -frames[0, 5] / n0, -frames[0, 6] / n0  # R_0^T
+    S, C = spheres.shape[0], capsules.shape[0]
+    for p in range(body.shape[0]):
+        b = body[p]
+        n = math.sqrt(frames[b, 3] ** 2 + frames[b, 4] ** 2 + frames[b, 5] ** 2 + frames[b, 6] ** 2)
+        qw, qx, qy, qz = frames[b, 3] / n, frames[b, 4] / n, frames[b, 5] / n, frames[b, 6] / n
+        vx, vy, vz = _rotate(qw, qx, qy, qz, local[p, 0], local[p, 1], local[p, 2])
+        vx += frames[b, 0] - frames[0, 0]
+        vy += frames[b, 1] - frames[0, 1]
+        vz += frames[b, 2] - frames[0, 2]
+        rx, ry, rz = _rotate(w0, x0, y0, z0, vx, vy, vz)
+        out, row, col = (spheres, p, 0) if p < S else ((capsules, p - S, 0) if p < S + C else (capsules, p - S - C, 3))
+        out[row, col], out[row, col + 1], out[row, col + 2] = rx, ry, rz
+
+
+_rotate = numba.njit(inline="always", **_HELPER)(_rotate)
+place_in_root = _jit(
+    _place_in_root, "void(float64[:, ::1], int64[::1], float64[:, ::1], float32[:, ::1], float32[:, ::1])"
+)
 turn_wind = _jit(_turn_wind, "void(float32[::1], float64, float32[::1])")
 turn_to_world = _jit(_turn_to_world, "void(float32[:, :], float32[:, :], float64, float64, float64)")
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from animat import runs
 from animat.errors import CheckpointError
+from animat.surrogate.garment import GARMENT_SCENES
 from animat.surrogate.inputs import network_input
 
 MANIFEST_VERSION = 1
@@ -35,11 +36,17 @@ def external_input(Y: np.ndarray, scene: str = "sheet") -> np.ndarray:
 
     sheet/flag: Y (T, 3) sphere centre m / wind m/s -> w = [Y_t, Y_t - Y_{t-1}] (T, 6).
     cape: Y (T, 7) body position m and quaternion (w, x, y, z) -> the body-frame inputs of
-    :func:`animat.surrogate.cape.cape_input` (T, 15). The first frame has zero change."""
+    :func:`animat.surrogate.cape.cape_input` (T, 15). The garments on the character (``cape-character``,
+    ``skirt-character``): Y (T, 105) its body frames -> its joints and root motion in the root frame,
+    :func:`animat.surrogate.character_input.character_input` (T, 99). The first frame has zero change."""
     if scene == "cape":
         from animat.surrogate.cape import cape_input
 
         return cape_input(Y)
+    if scene in GARMENT_SCENES:
+        from animat.surrogate.character_input import character_input
+
+        return character_input(Y)
     Y = np.asarray(Y, np.float32)
     dY = np.concatenate([np.zeros_like(Y[:1]), np.diff(Y, axis=0)])
     return np.concatenate([Y, dY], axis=-1)

@@ -5,7 +5,9 @@ the subspace, as both previous states ``z_{-2} = z_{-1}`` -- with the external o
 at its first state. Each frame then takes the next external state ``y_t`` of a path that the model
 has never seen: ``random`` draws one from the scene's own generator (sphere strikes, wind changes,
 torso motions; its warm-up frames are skipped, as in the recorded data) with ``seed``;
-or a ``.npy`` file of shape (frames, y_dim) gives it. The network input ``w_t`` is built from the
+or a ``.npy`` file of shape (frames, y_dim) gives it; for the garment scenes the character plays the scene's random
+chain of clips, or one clip (``--clip``, :mod:`animat.surrogate.character_clip`), and the video and report show the
+garment on the character. The network input ``w_t`` is built from the
 last three external states by :func:`animat.surrogate.model.external_input` (the object before
 frame 0 stands still, so the first change is zero, as in training), and one call of
 :meth:`animat.surrogate.runtime.Runtime.frame` gives ``z_t``, the projected vertices and the
@@ -33,14 +35,12 @@ from threadpoolctl import threadpool_limits
 from animat import runs
 from animat.config import require
 from animat.errors import ConfigError
-from animat.surrogate.collision import penetration_depth
+from animat.surrogate.collision import INSIDE_TOLERANCE_M, penetration_depth
 from animat.surrogate.model import external_input
 from animat.surrogate.options import load_run_config
 from animat.surrogate.runtime import BACKENDS, BLAS_THREADS, Runtime
 from animat.surrogate.scenes import rest_frame, start_state
 from animat.surrogate.subspace import PCA, range_ratios
-
-INSIDE_TOLERANCE_M = 1e-5  # float32 rounding of positions ~1 m from the origin is ~1e-7 m
 
 
 @dataclass
@@ -88,7 +88,7 @@ def external_path(scene, frames: int | None, path: str = "random", seed: int = 0
     require("--seed", seed, ge=0)
     if path == "random":
         n = 600 if frames is None else int(frames)
-        return scene.controls(n, np.random.default_rng(seed))[scene.warmup_frames :].astype(np.float32)
+        return scene.recorded_states(scene.controls(n, np.random.default_rng(seed))[scene.warmup_frames :])
     try:
         Y = np.load(path, allow_pickle=False)
         if not isinstance(Y, np.ndarray):  # an .npz archive
@@ -150,11 +150,14 @@ def play(
     on_frame: Callable[[int], None] | None = None,
     on_draw: Callable[[int], None] | None = None,
     info: dict | None = None,
+    character: np.ndarray | None = None,
 ) -> dict:
     """Run ``len(Y)`` frames driven by external states Y (T, y_dim); write metrics.csv, summary.json,
     trajectory.npz (Y, z per frame, the drawn frames' vertices) and media/play.gif|mp4 (every
     ``every``-th frame at ``video_fps``) into ``run_dir``; returns the summary. ``on_frame(t)`` after
-    each frame, ``on_draw(i)`` after each video frame; ``info`` is merged into the summary."""
+    each frame, ``on_draw(i)`` after each video frame; ``info`` is merged into the summary. ``character``
+    (T, 77): a garment scene's character path rows (qpos, qvel) of the frames, kept in trajectory.npz
+    (``character_path``): the video and the report then show the garment on the character."""
     if len(Y) == 0 or int(every) < 1:
         raise ConfigError(f"play needs at least one frame and every >= 1, got {len(Y)} frames and every={every}")
     run_dir = Path(run_dir)
@@ -169,9 +172,15 @@ def play(
         z=np.stack(Z).astype(np.float32),
         shown_frames=np.array(shown["t"]),
         shown_vertices=np.stack(shown["X"]),
+        **({"character_path": np.asarray(character)} if character is not None else {}),
     )
     if video:
-        summary.update(_play_video(run_dir, scene, Y, rows, shown, triangles, summary["backend"], video_fps, on_draw))
+        drawn = _character_video(run_dir, scene, Y, shown, character, video_fps) if character is not None else None
+        if drawn is not None and on_draw is not None:
+            on_draw(drawn["video_frames"] - 1)
+        summary.update(
+            drawn or _play_video(run_dir, scene, Y, rows, shown, triangles, summary["backend"], video_fps, on_draw)
+        )
     runs.atomic_write_json(run_dir / "summary.json", summary)
     from animat.surrogate.report import write_surrogate_report
 
@@ -273,6 +282,19 @@ def _play_video(run_dir: Path, scene, Y, rows, shown: dict, triangles, backend: 
         video_frames=len(shown["t"]),
         render_seconds=time.perf_counter() - start,
     )
+
+
+def _character_video(run_dir: Path, scene, Y, shown: dict, character: np.ndarray, video_fps: float) -> dict | None:
+    """media/play.gif (and .mp4) of the ``shown`` frames of a garment on its character (MuJoCo offscreen,
+    :func:`animat.surrogate.video.garment_video`); the summary's video entries, or None without a GL context."""
+    from animat.surrogate.video import garment_video
+
+    start, t = time.perf_counter(), np.asarray(shown["t"])
+    path = run_dir / "media" / "play.gif"
+    written = garment_video(scene, np.stack(shown["X"]), Y[t], character[t], path, fps=video_fps, sample_fps=video_fps)
+    if written is None:
+        return None
+    return dict(video=str(path.relative_to(run_dir)), video_frames=len(t), render_seconds=time.perf_counter() - start)
 
 
 def need_display() -> None:

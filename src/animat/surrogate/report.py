@@ -18,6 +18,7 @@ from animat.viz.scene import Scene, quat_between_z
 CLOTH_BYTES = 2_500_000  # stored bytes of cloth a replay keeps at most (frames are thinned to fit)
 REFERENCE_RGB = (0.85, 0.55, 0.25)
 LEARNED_RGB = (0.25, 0.55, 0.85)
+CHARACTER_SHIFT = np.array([0.0, 1.2, 0.0])  # m: where each next garment's character is drawn beside the first
 
 
 def recognises(run_dir: Path) -> bool:
@@ -112,6 +113,55 @@ def side_by_side(
     return scene
 
 
+def garments_on_character(
+    cloth_scene,
+    garments: Mapping[str, tuple[np.ndarray, tuple]],
+    Y: np.ndarray,
+    character_path: np.ndarray,
+    triangles: np.ndarray,
+    times: np.ndarray,
+) -> Scene:
+    """At ``times`` (T,) s, each garment (name -> (positions (T, V, 3) m in the root frame, RGB)) worn by its own
+    copy of the character, side by side (``CHARACTER_SHIFT`` apart), the character posed by its path rows
+    ``character_path`` (T, 77: qpos, qvel) and drawn with its model's geoms (:func:`animat.viz.mujoco_bodies.add_model`,
+    as the imitation's replay), the garment placed in the world by the body frames Y (T, 105); frames thinned to fit
+    :data:`CLOTH_BYTES`."""
+    from animat.character.model import build_model
+    from animat.viz.mujoco_bodies import add_model
+
+    T, V = len(Y), next(iter(garments.values()))[0].shape[1]
+    idx = np.arange(0, T, cloth_stride(T, V, len(garments)))
+    model = build_model(ball_actuators=False)
+    qpos = np.asarray(character_path, float)[idx, : model.nq]
+    shifts = [k * CHARACTER_SHIFT for k in range(len(garments))]
+    scene = Scene(np.asarray(times)[idx], follow=qpos[:, :3] + np.mean(shifts, axis=0), focus=3.0, ground=0.0)
+    for (name, (X, color)), shift in zip(garments.items(), shifts):
+        world = np.stack([cloth_scene.world(X[i], Y[i]) for i in idx]) + shift
+        scene.add_mesh(name, world, triangles, normals=_normals(world, triangles, None), color=color, compact=True)
+        add_model(scene, f"character ({name})", model, qpos, offset=shift)
+        scene.add_label(name, (qpos[0, :3] + shift + [0.0, 0.0, 1.0]).tolist())
+    step = idx[1] - idx[0] if len(idx) > 1 else 1
+    scene.notes.append(f"{cloth_scene.name}: every {step} of {T} frames; each garment on its own copy of the character")
+    return scene
+
+
+def _garment_scene(run_dir: Path, cloth_scene) -> Scene:
+    """A garment run's replay (its trajectory.npz holds the character's path): ``evaluate --clip``'s reference and
+    learned garments, or ``play``'s learned one on the frames its video drew, on the character."""
+    cloth_scene = cloth_scene if cloth_scene is not None else model_scene(run_dir)
+    triangles = cloth_scene.topology()["triangles"]
+    if "shown_vertices" in trajectory_keys(run_dir):
+        traj = read_trajectory(run_dir, keys=("Y", "shown_frames", "shown_vertices", "character_path"))
+        shown = traj["shown_frames"]
+        garments = {"learned": (traj["shown_vertices"], LEARNED_RGB)}
+        path, times = traj["character_path"][shown], shown / float(cloth_scene.fps)
+        return garments_on_character(cloth_scene, garments, traj["Y"][shown], path, triangles, times)
+    traj = read_trajectory(run_dir, keys=("reference", "learned", "Y", "character_path"))
+    garments = {"reference": (traj["reference"], REFERENCE_RGB), "learned": (traj["learned"], LEARNED_RGB)}
+    times = np.arange(len(traj["Y"])) / float(cloth_scene.fps)
+    return garments_on_character(cloth_scene, garments, traj["Y"], traj["character_path"], triangles, times)
+
+
 def model_scene(run_dir: Path):
     """The cloth scene of the model a play or evaluate run used (its config.json names the training run)."""
     from animat.surrogate.options import load_run_config
@@ -153,6 +203,8 @@ def build(run_dir: Path, normals=None, cloth_scene=None, **_) -> Scene:
     """From trajectory.npz: ``play``'s drawn frames (``normals``: their predicted normals), ``evaluate``'s first
     held-out segment (``reference``, ``learned``, ``Y``, ``triangles``). ``cloth_scene``: the scene object
     (else rebuilt from the model the run's config.json names)."""
+    if "character_path" in trajectory_keys(run_dir):
+        return _garment_scene(Path(run_dir), cloth_scene)
     if "shown_vertices" in trajectory_keys(run_dir):
         return _play_scene(Path(run_dir), normals, cloth_scene)
     traj = read_trajectory(run_dir, keys=("reference", "learned", "Y", "triangles"))

@@ -28,7 +28,7 @@ SETTLE_LIMIT = 0.1  # the acceptance value evaluate uses
 def drive_then_stop(scene, drive_frames: int, settle_frames: int, seed: int) -> np.ndarray:
     """(drive_frames + settle_frames, w) network inputs: the scene's random path for ``seed`` (after
     its warm-up), then its external objects stopped where they are (``scene.stopped``)."""
-    Y = scene.controls(int(drive_frames), np.random.default_rng(seed))[scene.warmup_frames :].astype(np.float32)
+    Y = scene.recorded_states(scene.controls(int(drive_frames), np.random.default_rng(seed))[scene.warmup_frames :])
     Y = np.concatenate([Y, np.repeat(scene.stopped(Y[-1:]), int(settle_frames), axis=0)])
     return external_input(Y, scene.name)
 

@@ -248,6 +248,11 @@ elastic2d="{self.elastic2d}"/>
         """The recorded Y of a frame whose external path row is ``y``, after its last substep (the sheet's: ``y``)."""
         return y
 
+    def recorded_states(self, path: np.ndarray) -> np.ndarray:
+        """(T, y_dim) float32: the Y that :meth:`simulate` records for external path rows ``path`` (T, path width),
+        without simulating the cloth (the sheet's: the rows themselves)."""
+        return np.asarray(path, np.float32)
+
     def record(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """World vertex positions (V, 3) -> the recorded X frame (the sheet and flag: unchanged)."""
         return x

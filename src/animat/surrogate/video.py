@@ -181,22 +181,45 @@ def side_by_side_gif(
     return write_gif(images, path, fps=fps)
 
 
-def garment_video(
-    scene, X: np.ndarray, Y: np.ndarray, path: np.ndarray, out: str | os.PathLike, *, fps: float = 30.0
-) -> list[Path] | None:
-    """The reference of a garment scene (:mod:`animat.surrogate.garment`) rendered by MuJoCo offscreen: the
-    character and its cloth at recorded frames X (T, V, 3) root frame m, Y (T, 105), with the external path rows
-    ``path`` (T, 77) of those frames, every ``60 / fps``-th frame, the camera following the pelvis; written as the
-    GIF ``out`` and an MP4 beside it (:func:`animat.viz.animate.write_animation`). None where no offscreen GL
-    context can be made (nothing written)."""
-    from animat.viz.animate import frame_stride, write_animation
+def garment_images(scene, X: np.ndarray, Y: np.ndarray, path: np.ndarray, captions: list[str]) -> list | None:
+    """Images (480 x 360) of a garment scene (:mod:`animat.surrogate.garment`) rendered by MuJoCo offscreen: the
+    character and its cloth at frames X (F, V, 3) (root frame, m), Y (F, 105), with the character's path rows
+    ``path`` (F, 77) of those frames, the camera following the pelvis, one caption a frame; None where no offscreen
+    GL context can be made."""
     from animat.viz.mujoco_render import View, render_frames
 
     m = scene.model()
-    every, shown_fps = frame_stride(1.0 / scene.fps, fps)
-    frames = range(0, len(X), every)
-    qpos = scene.model_qpos(m, X[::every], Y[::every], path[::every])
+    qpos = scene.model_qpos(m, X, Y, path)
     view = View(distance=3.0, azimuth=200.0, elevation=-10.0, lookat_z=0.9)
-    captions = [f"{scene.name}  t = {t / scene.fps:5.2f} s" for t in frames]
     got = render_frames(m, qpos, track_body=1, view=view, captions=captions, width=480, height=360)
-    return None if got is None else write_animation(got[1], out, fps=shown_fps)
+    return None if got is None else got[1]
+
+
+def garment_video(
+    scene,
+    X: np.ndarray | Mapping[str, np.ndarray],
+    Y: np.ndarray,
+    path: np.ndarray,
+    out: str | os.PathLike,
+    *,
+    fps: float = 30.0,
+    sample_fps: float | None = None,
+) -> list[Path] | None:
+    """The character and its garment at recorded frames X (T, V, 3) root frame m, Y (T, 105), with the external path
+    rows ``path`` (T, 77) of those frames (:func:`garment_images`), every ``sample_fps / fps``-th frame
+    (``sample_fps``: the frames' rate, default the scene's); X a mapping name -> (T, V, 3): one panel per garment on
+    its own character, side by side, each captioned with its name. Written as the GIF ``out`` and an MP4 beside it
+    (:func:`animat.viz.animate.write_animation`); None where no offscreen GL context can be made (nothing written)."""
+    from animat.viz.animate import frame_stride, write_animation
+
+    panels = X if isinstance(X, Mapping) else {scene.name: X}
+    rate = float(sample_fps or scene.fps)
+    every, shown_fps = frame_stride(1.0 / rate, fps)
+    columns = []
+    for name, frames in panels.items():
+        captions = [f"{name}  t = {t / rate:5.2f} s" for t in range(0, len(frames), every)]
+        images = garment_images(scene, frames[::every], Y[::every], path[::every], captions)
+        if images is None:
+            return None
+        columns.append(images)
+    return write_animation([np.concatenate(row, axis=1) for row in zip(*columns)], out, fps=shown_fps)
