@@ -38,9 +38,8 @@ trained model's) -- with the velocity their difference x fps (:meth:`SheetScene.
 state leaves out: ``"frames"`` leaves out the velocity's change within a frame, ``"subspace"``
 also the components beyond ``k``. An input noise of ``eps`` may be added on top (0: none). A
 scene that is predictable to input noise can still amplify a state error (the membrane flag,
-``elastic2d = "stretch"``: a wind noise of 1e-3 m/s drifts 0.03 % over evaluate's segments, a
-restart from its 64-component projection 4.2 %; the sheet, struck and damped, 0.1 %: its
-projection error decays).
+``elastic2d = "stretch"``, drifts little from a wind noise and much from a restart at its 64-component
+projection; the struck, damped sheet's projection error decays: RESULTS.md, 'Measurements behind the code').
 
 For chaotic dynamics the gap grows exponentially (Lorenz 1963, "Deterministic nonperiodic flow",
 J. Atmos. Sci. 20: 130-141; the doubling time is ln 2 / the largest Lyapunov exponent).

@@ -10,14 +10,11 @@ PCA coordinates of the flag turned back by ``-phi``; the network sees the wind t
 flag's frame and ``phi`` only through its changes (:func:`animat.surrogate.inputs.network_input`). This is
 the paper's moving frame (Holden et al. 2019, section 4.1: the cloth in the frame of the body it
 hangs from), with the frame taken from the cloth itself, as the flag hangs from a pole that does
-not turn. Measured on the flag (1200 episodes; mean vertex error over the 840 held-out 120-frame
-rollouts, % of the side), 170 epochs with 80 on 120-frame windows: 4.99 %, against 6.10 % for the
-same training in the world frame; with 100 epochs (10 long) 5.39 against 6.71 %; with a quick 60-epoch
-schedule 5.64 against 7.11 %. But nothing pulls the azimuth back (alpha = 1), so a small residual of the
-network in still air keeps the flag turning about the pole (mean vertex speed 3.8 mm/s after 20 s of
-still air, median over 30 held-out states; the world frame 0.04, the reference 0.000). The flag config
-therefore trains with ``rest_weight`` (:mod:`animat.surrogate.rest`): 5.09 %, and 0.78 mm/s after 20 s
-(0.47 after 40 s), the azimuth turning 0.05 deg/s.
+not turn. On the flag it lowers the held-out error against the same training in the world frame at every
+schedule tried. But nothing pulls the azimuth back (alpha = 1), so a small residual of the network in still air
+keeps the flag turning about the pole; the flag config therefore trains with ``rest_weight``
+(:mod:`animat.surrogate.rest`), which nearly stops it at almost the same error (the figures:
+RESULTS.md, 'Measurements behind the code').
 
 ``phi`` = direction of ``sum_i r_i (dx_i, dy_i)`` over the free vertices, with ``(dx_i, dy_i)`` a
 vertex's horizontal offset from the pole axis and ``r_i`` its length (the vertices far from the pole

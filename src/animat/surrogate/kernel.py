@@ -15,11 +15,10 @@ folded matrices (:func:`animat.surrogate.runtime.fold`), in plain float32 loops:
    normalisation ``n / max(|n|, 1e-12)`` (as :func:`animat.surrogate.runtime.frame_step`).
 
 The per-frame cost is streaming the basis U (k x 3V) and the normals factor B (r x 3V) from cache
-(2.9 MB in float32 on the 51 x 51 sheet: ~40 us). They are stored as int16 with one step per row
-(:func:`quantise`, half the bytes; ~16 % less time per frame, measured); the network and the mean
-stay float32. On held-out frames of trained models (k = 64) this moves vertices by 1e-6 to 6e-6 m on
-average and 3e-5 m at most (sheet, flag, cape), changes the mean vertex error by less than 4e-8 m and
-turns normals by 0.006 degree on average (0.16 at most). The frame is the float32 definition
+(2.9 MB in float32 on the 51 x 51 sheet). They are stored as int16 with one step per row
+(:func:`quantise`, half the bytes and less time per frame); the network and the mean stay float32. On
+held-out frames of trained models this moves vertices by micrometres and turns normals by hundredths of a
+degree (RESULTS.md, 'Measurements behind the code'). The frame is the float32 definition
 evaluated with those stored rows, to float32 rounding (what the tests check).
 
 The arrays are packed into one flat float32 ``weights`` array, one int16 ``basis`` array, one float32
@@ -33,8 +32,8 @@ values is used; only ``contract``, which lets LLVM fuse multiply-adds).
 Also here, for the garment scenes' proxies: :func:`place_in_root`, the character's shapes placed in its root frame
 (:class:`animat.surrogate.garment.RootShapes`).
 
-Compilation (2-7 s on the 2-core test machine, depending on load; loading it from the cache takes
-~0.45 s with numba's import): one explicit signature, compiled when this module is first imported
+Compilation (seconds; loading it from the cache is faster, both in RESULTS.md, 'Measurements behind the code'):
+one explicit signature, compiled when this module is first imported
 and cached on disk (numba's ``cache=True``: next to this file, else in ``NUMBA_CACHE_DIR`` or the
 user's cache directory); where none of those is writable (checked on a read-only tree) it is
 compiled in memory every time instead.
@@ -88,8 +87,8 @@ def _jit(fn, signature: str = _SIGNATURE):
 
 def _combine(out, x, rows, count, matrix, stride):
     """``out += sum_q x[rows[q]] * matrix[rows[q] * stride :][: out.size]`` over q < count (matrix
-    float32 or int16), eight rows per pass over ``out`` (an eighth of its loads and stores; measured
-    ~15 % faster than four per pass)."""
+    float32 or int16), eight rows per pass over ``out`` (an eighth of its loads and stores; faster than four
+    per pass: RESULTS.md, 'Measurements behind the code')."""
     m = out.size
     q = 0
     while q + 8 <= count:

@@ -13,7 +13,7 @@ compare against) or with ``xp = jax.numpy`` under ``jax.jit`` (the ``"jax"`` bac
 rearranges the arithmetic for one CPU core: all affine maps folded into the weight matrices, one
 matrix-vector product per layer (the last one also yields ``z A``), one product each for the
 positions and the raw normals. Two backends use it: ``"numpy"`` (:class:`NumpyFrame`: preallocated
-buffers, ~30 NumPy calls at about a microsecond of overhead each, collision only for vertices near a
+buffers, ~30 NumPy calls, each with its call overhead, collision only for vertices near a
 proxy) and the default ``"numba"`` (:class:`animat.surrogate.kernel.NumbaFrame`: the whole frame
 in one compiled call, the basis and normals rows stored as int16 with a step per row -- half the
 bytes to stream, vertices within 2.4e-5 m of the float32 ones on held-out sheet frames; the

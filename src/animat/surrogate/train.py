@@ -11,7 +11,8 @@ component, often more than the velocities in the data; correlation 1 perturbs on
 Loss (as in the paper): L1 on the subspace positions and on their per-frame velocities, each
 averaged over components, frames and the batch, against the reference encoded into the subspace.
 The basis is orthonormal, so the subspace error has the Euclidean norm of the decoded vertex error
-(metres); this is ~100x cheaper than decoding every frame of every window. The PCA floor is
+(metres); this is much cheaper than decoding every frame of every window (k numbers a frame against 3V).
+The PCA floor is
 reported separately by ``evaluate``. ``loss = L1(pos) + velocity_weight * L1(vel)``.
 
 Deviations from the paper's recipe, each an option (off by default, so earlier runs resume with
