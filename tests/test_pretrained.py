@@ -135,8 +135,20 @@ def test_a_single_artefact_ships_the_files_it_names_and_its_own_seed_and_config(
     stated = re.search(r"\bseed (\d+)\b", text, re.I)
     assert stated and int(stated.group(1)) == config["seed"], (name, stated and stated.group(0), config["seed"])
     (toml_name,) = {w for words in commands(text) for w in words if w.startswith("configs/") and w.endswith(".toml")}
-    recipe = tomllib.loads((REPO / toml_name).read_text())
+    recipe = tomllib.loads((REPO / toml_name).read_text()) | _overrides(text)
     assert {k: config.get(k, "<missing>") for k in recipe} == recipe, toml_name
+
+
+def _overrides(text: str) -> dict:
+    """The options the training command gives over its config file (``--max-minutes 120``), as config keys and
+    TOML values."""
+    (words,) = [w for w in commands(text) if "--config" in w]
+    pairs = zip(words, words[1:])
+    return {
+        a[2:].replace("-", "_"): tomllib.loads(f"v = {b}")["v"]
+        for a, b in pairs
+        if a.startswith("--") and a not in ("--config", "--out", "--from") and not b.startswith("--")
+    }
 
 
 def test_the_walk_policy_is_the_configs_network():

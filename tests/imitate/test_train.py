@@ -71,6 +71,7 @@ def test_tiny_run_writes_the_run_dir(tiny_run):
         assert (tiny_run / name).is_file(), name
     cfg = json.loads((tiny_run / "config.json").read_text())
     assert cfg["timesteps"] == 256 and cfg["envs"] == 2 and cfg["net_arch"] == [16, 16] and cfg["seed"] == 3
+    assert (cfg["system"], cfg["verb"]) == ("imitate", "train")  # who wrote it (animat.runs.config_record)
     rows = list(csv.DictReader((tiny_run / "metrics.csv").open()))
     assert [int(r["timesteps"]) for r in rows] == [128, 256]
     assert all(float(r["ep_len_mean"]) > 0 and 0 < float(r["r_i_per_step_mean"]) <= 1 for r in rows)

@@ -62,6 +62,8 @@ def _cfg(data, **kw):
 def test_training_lowers_loss_keeps_best_checkpoint_resumes_and_evaluates(tiny_dataset, tmp_path):
     data, _ = tiny_dataset
     summary = train(_cfg(data), tmp_path / "full")
+    record = runs.read_json(tmp_path / "full" / "config.json")
+    assert (record["system"], record["verb"]) == ("surrogate", "train")
     assert summary["final_train_rollout_loss_m"] < summary["initial_train_rollout_loss_m"]
     lines = (tmp_path / "full" / "metrics.csv").read_text().splitlines()
     header, values = lines[0].split(","), [dict(zip(lines[0].split(","), r.split(","))) for r in lines[1:]]

@@ -85,6 +85,8 @@ def test_flocking_run_is_reproducible(tmp_path, monkeypatch):
     assert np.array_equal(a["positions"], b["positions"]) and np.array_equal(a["velocities"], b["velocities"])
     summary = json.loads((tmp_path / "a" / "summary.json").read_text())
     assert summary["params"]["c1"] == 0.03 and "final_connectivity" in summary
+    config = json.loads((tmp_path / "a" / "config.json").read_text())
+    assert (config["system"], config["verb"]) == ("swarm", "run")
 
 
 @pytest.mark.parametrize(

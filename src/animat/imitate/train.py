@@ -350,7 +350,7 @@ def setup(cfg: TrainConfig, out: Path, state: tuple[dict, dict] | None = None) -
     (:func:`~animat.imitate.resume.resumable_state`) when given, else a new run, whose untrained policy
     is evaluated here. Writes ``config.json`` (first: a run stopped after it starts again from it) and the session's
     first policy checkpoint."""
-    runs.atomic_write_json(out / "config.json", asdict(cfg))
+    runs.atomic_write_json(out / "config.json", runs.config_record("imitate", "train", cfg))
     import torch
     from stable_baselines3.common.logger import configure
 

@@ -5,7 +5,7 @@ The recipe is described in :mod:`animat.surrogate.train`."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -116,7 +116,7 @@ class TrainingData:
         runs.atomic_write_json(
             run_dir / "config.json",
             {
-                **asdict(cfg),
+                **runs.config_record("surrogate", "train", cfg),
                 "data": str(Path(cfg.data).resolve()),
                 "scene": ds.meta["scene"],
                 "train_episode_ids": self.train_ids,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -322,7 +322,7 @@ def write_run(cfg: SwarmConfig, run_dir: Path, on_progress: Callable[[int], None
     from animat.viz.points import animate_points
 
     run_dir = Path(run_dir)
-    runs.atomic_write_json(run_dir / "config.json", asdict(cfg))
+    runs.atomic_write_json(run_dir / "config.json", runs.config_record("swarm", "run", cfg))
     res = simulate(cfg, on_progress)
     arrays = {
         "positions": np.asarray(res["positions"], np.float32 if cfg.scheme == "flocking" else np.float64),
