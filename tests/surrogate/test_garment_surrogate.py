@@ -167,3 +167,17 @@ def test_a_clip_on_a_run_of_another_scene_is_one_line_exit_2(animat_cli, tmp_pat
     (run / "config.json").write_text(json.dumps({"scene": {"name": "sheet"}, "test_episode_ids": [3]}))
     err = _refused(animat_cli, tmp_path / "out", verb, "sheet", "--model", str(run), "--clip", JOG)
     assert "--clip" in err and "garment scenes" in err and "'sheet'" in err
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--clip", JOG, "--horizon", "60", "--data", "d"], ["--clip", "--data, --horizon"]),
+        (["--frames", "60"], ["--frames needs --clip"]),
+    ],
+)
+def test_evaluate_refuses_the_options_of_the_other_mode(animat_cli, tmp_path, args, words):
+    """``evaluate --clip`` takes no held-out episode option and ``--frames`` needs ``--clip``: one line, exit 2,
+    before anything is read or written."""
+    err = _refused(animat_cli, tmp_path / "out", "evaluate", "cape-character", "--model", str(tmp_path), *args)
+    assert all(w in err for w in words), err

@@ -139,6 +139,7 @@ def _new_training(scene: str, config: Path | None, options: dict) -> TrainConfig
 
 @app.command("evaluate")
 def evaluate_cmd(
+    ctx: typer.Context,
     scene: str = typer.Argument(..., help="Scene: sheet | flag | cape | cape-character | skirt-character."),
     model: Path = typer.Option(..., "--model", "-m", help="Run directory of 'surrogate train'."),
     data: Path | None = typer.Option(None, "--data", "-d", help="Dataset folder. \\[default: the one trained on]"),
@@ -174,6 +175,7 @@ def evaluate_cmd(
     from animat.surrogate.evaluate import check_inputs, check_options, evaluate
 
     _check_scene(scene)
+    _check_evaluate_mode(ctx, clip is not None)
     if clip is not None:
         _evaluate_clip(scene, model, clip, clip_frames, video and not no_animation, out)
         return
@@ -194,6 +196,29 @@ def evaluate_cmd(
         rest_seconds=rest_seconds,
     )
     print_summary(summary, run_dir)
+
+
+#: evaluate's options of the held-out episodes, and the one of --clip: each mode refuses the other's
+HELD_OUT_OPTIONS = (
+    "data",
+    "horizon",
+    "stride",
+    "stability_frames",
+    "settle_frames",
+    "rest_seconds",
+    "reference_frames",
+)
+
+
+def _check_evaluate_mode(ctx: typer.Context, with_clip: bool) -> None:
+    """A ConfigError (one line) for an option of the other mode given on the command line: the held-out episodes'
+    options with ``--clip``, ``--frames`` without it."""
+    given = {k for k in ctx.params if getattr(ctx.get_parameter_source(k), "name", "") == "COMMANDLINE"}
+    other = sorted(given & set(HELD_OUT_OPTIONS)) if with_clip else sorted(given & {"clip_frames"})
+    if other:
+        flags = ", ".join("--frames" if k == "clip_frames" else "--" + k.replace("_", "-") for k in other)
+        mode = "--clip plays a clip; it takes no held-out episode option" if with_clip else "--frames needs --clip"
+        raise ConfigError(f"{mode} (given: {flags})")
 
 
 def _evaluate_clip(scene: str, model: Path, clip: str, frames: int, video: bool, out: Path | None) -> None:
