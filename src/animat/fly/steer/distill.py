@@ -94,7 +94,8 @@ def dagger_rollouts(params, teacher_activations: tuple[tuple[str, ...], ...], ac
             x = jnp.concatenate([obs, command_input(vel)])
             taught = jnp.stack([activate(t, obs[:, None], a)[:, 0] for t, a in zip(teachers, teacher_activations)])[idx]
             action = jnp.where(goal_flies, activate(net, x[:, None], activations)[:, 0], taught)
-            return steering_tick(params, state, frame, action), (x, taught, ~state.crashed)
+            alive = ~state.crashed
+            return steering_tick(params, state, frame, action), (x, taught, alive)
 
         switch = switch.at[0].set(True)
         return jax.lax.scan(tick, (state0, new_frame(state0)), (switch, cmd_vel, cmd_idx))[1]
