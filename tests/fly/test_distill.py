@@ -199,7 +199,8 @@ def test_a_distill_stage_trains_inside_train_steering(tmp_path):
     """A set whose switch networks are trained (the shipped ones, finished): its ``[distill.NAME]`` is distilled
     from them when the goal network that starts from it needs it, its start pool recorded first; bad stages are one-line
     errors."""
-    from animat.fly.steer.train import read_steering_config, train_steering
+    from animat.fly.steer.steering_set import read_steering_config
+    from animat.fly.steer.train import train_steering
 
     nets = ", ".join(f'"{c}"' for c in COMMANDS)
     text = SET.format(nets=nets, switch="".join(f'[networks.{c}]\ntask = "{c}"\n' for c in COMMANDS))

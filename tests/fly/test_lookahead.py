@@ -125,7 +125,7 @@ def test_alternates_are_checked_when_a_set_loads(tmp_path):
 
 
 def test_a_steering_config_names_alternates_of_the_commands_own_task(tmp_path):
-    from animat.fly.steer.train import read_steering_config
+    from animat.fly.steer.steering_set import read_steering_config
 
     base = (
         'speed = 2.0\n[networks.hover]\ntask = "hover"\n[networks.up]\ntask = "up"\n'
@@ -133,10 +133,8 @@ def test_a_steering_config_names_alternates_of_the_commands_own_task(tmp_path):
         '[networks.goal]\ntask = "goal"\n'
     )
     (tmp_path / "a.toml").write_text(base + '[alternates]\nup = ["upB"]\n')
-    record, _ = read_steering_config(tmp_path / "a.toml")
-    assert record["switch"]["up"] == "up" and record["alternates"] == {
-        "up": ["upB"]
-    }  # an alternate is never the set's own
+    record = read_steering_config(tmp_path / "a.toml").record
+    assert record.switch["up"] == "up" and record.alternates == {"up": ("upB",)}  # an alternate is never the set's own
     for bad, match in (
         ('up = ["hover"]', "no up network"),
         ('goal = ["up"]', "no goal network"),

@@ -121,7 +121,8 @@ networks = {names}
 @needs_paper
 def test_train_steering_records_a_pool_and_trains_a_network_from_it(tmp_path):
     from animat.fly.options import TrainConfig
-    from animat.fly.steer.train import read_steering_config, train_steering
+    from animat.fly.steer.steering_set import read_steering_config
+    from animat.fly.steer.train import train_steering
     from animat.fly.train import fitness_of
 
     out = tmp_path / "set"

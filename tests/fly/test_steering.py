@@ -446,7 +446,14 @@ def test_train_steering_writes_the_set_and_resumes(steering_dir):
     from animat.fly.steer.train import train_steering
 
     spec = json.loads((steering_dir / "steering.json").read_text())
-    assert spec == {"preset": "paper", "speed": 2.0, "switch": {"hover": "hover", "left": "left"}, "goal": "goal"}
+    assert spec == {
+        "version": 2,
+        "preset": "paper",
+        "speed": 2.0,
+        "switch": {"hover": "hover", "left": "left"},
+        "goal": "goal",
+        "alternates": {},
+    }
     left = json.loads((steering_dir / "left" / "config.json").read_text())
     assert left["task"] == "left" and left["from"]["path"] == str(steering_dir / "hover") and left["asymmetric"]
     # a network may train at its own speed; the others train at the set's, which the set flies at

@@ -56,46 +56,57 @@ from animat.config import require
 from animat.errors import ConfigError
 from animat.fly.model import FlyParams
 from animat.fly.physics import FlyState
-from animat.fly.rollout import n_ticks_for, observe, physics_tick, start_states, wing_targets
+from animat.fly.rollout import action_tick, n_ticks_for, observe, start_states
 from animat.fly.steer.commands import COMMANDS, check_command, direction, parse_script
-from animat.fly.steer.tracking import Frame, command_observation, command_velocity, new_frame, tracking_error
+from animat.fly.steer.tracking import (
+    Frame,
+    command_observation,
+    command_velocity,
+    new_frame,
+    steering_tick,
+    tracking_error,
+)
 from animat.fly.tasks import hover, tracking
 
 HOVER_ID = "animat/FlyHover-v0"
 STEER_ID = "animat/FlySteer-v0"
 
 
-def _steer_observation(params: FlyParams):
-    return lambda state, frame, cmd_vel: command_observation(params, state, frame, cmd_vel, True)
-
-
 @functools.lru_cache(maxsize=16)
 def control_tick(params: FlyParams, task: str = "hover"):
     """Jitted ``(state: FlyState, action (n_outputs,), *where) -> (state, observation)``: one control tick of
     ``steps_per_control`` physics steps towards the action's wing targets, and the network's observation of
-    the state reached. ``task`` ``hover``: ``where = (anchor (3,),)``, :func:`animat.fly.rollout.observe`
-    relative to it; ``steer``: ``where = (frame, cmd_vel (3,))``, :func:`animat.fly.steer.tracking.command_observation`.
+    the state reached. ``task`` ``hover``: ``where = (anchor (3,),)``, :func:`animat.fly.rollout.action_tick`, then
+    :func:`animat.fly.rollout.observe` relative to the anchor; ``steer``: ``where = (frame, cmd_vel (3,))``, the
+    frame of the state before the tick: the steering networks' own tick
+    (:func:`animat.fly.steer.tracking.steering_tick`), then :func:`animat.fly.steer.tracking.command_observation` in
+    the frame one tick older.
 
     The fly is simulated as a batch of two identical flies: XLA compiles a batch of one to scalar code
     that rounds differently from the vectorised code that trains the GA's populations
     (:func:`animat.fly.rollout.simulate_population` does the same)."""
-    observation = {"hover": lambda state, anchor: observe(params, state, anchor), "steer": _steer_observation(params)}[
-        task
-    ]
 
-    def tick(state, action, *where):
-        target = wing_targets(params, action)
-        pair = jax.tree_util.tree_map(lambda x: jnp.stack([x, x]), state)
-        new = jax.tree_util.tree_map(lambda x: x[0], jax.vmap(lambda s: physics_tick(params, s, target))(pair))
-        return new, observation(new, *where)
+    def hover(state, action, anchor):
+        new = _as_pair(lambda s: action_tick(params, s, action), state)
+        return new, observe(params, new, anchor)
 
-    return jax.jit(tick)
+    def steer(state, action, frame, cmd_vel):
+        new, frame = _as_pair(lambda s: steering_tick(params, s, frame, action), state)
+        return new, command_observation(params, new, frame, cmd_vel, True)
+
+    return jax.jit({"hover": hover, "steer": steer}[task])
+
+
+def _as_pair(tick, state: FlyState):
+    """``tick(state)`` computed on a batch of two identical states (see :func:`control_tick`), for one."""
+    pair = jax.tree_util.tree_map(lambda x: jnp.stack([x, x]), state)
+    return jax.tree_util.tree_map(lambda x: x[0], jax.vmap(tick)(pair))
 
 
 @functools.lru_cache(maxsize=16)
 def steer_observation(params: FlyParams):
     """Jitted ``(state, frame, cmd_vel (3,)) -> (n_inputs + 3,)``: the FlySteer observation of a state."""
-    return jax.jit(_steer_observation(params))
+    return jax.jit(lambda state, frame, cmd_vel: command_observation(params, state, frame, cmd_vel, True))
 
 
 class FlyEnv(gym.Env):
@@ -154,13 +165,13 @@ class FlyEnv(gym.Env):
     def _reset_task(self, options: dict) -> None:
         self.anchor = np.asarray(self.state.pos)
 
-    def _where(self, ticks_ahead: int) -> tuple:
-        """The observation's reference, ``ticks_ahead`` ticks from now (``control_tick``'s ``where``)."""
+    def _where(self) -> tuple:
+        """What the observation of the current state is relative to (``control_tick``'s ``where``)."""
         return (self.anchor,)
 
     def _observation(self):
         """The network's input for the current state (unjitted; once per episode and command)."""
-        return observe(self.params, self.state, *self._where(0))
+        return observe(self.params, self.state, *self._where())
 
     def _observe(self, net_obs) -> np.ndarray:
         obs = np.array(net_obs, np.float32)
@@ -180,7 +191,7 @@ class FlyEnv(gym.Env):
         if self.state is None:
             raise gym.error.ResetNeeded("call reset() before step()")
         action = np.asarray(action, np.float32).reshape(self.action_space.shape)
-        state, net_obs = self._tick(self.state, action, *self._where(1))
+        state, net_obs = self._tick(self.state, action, *self._where())
         self.state = FlyState(*(np.asarray(x) for x in state))
         self.tick += 1
         reward = -self.cost() / self.n_ticks
@@ -291,12 +302,11 @@ class FlySteerEnv(FlyEnv):
         self.frame = Frame(*(np.asarray(x) for x in new_frame(self.state)))
         self.cmd_vel = command_velocity(name, self.speed)
 
-    def _where(self, ticks_ahead: int) -> tuple:
-        ticks = np.int32(self.tick - self.command_start + ticks_ahead)
-        return self.frame._replace(ticks=ticks), self.cmd_vel
+    def _where(self) -> tuple:
+        return self.frame._replace(ticks=np.int32(self.tick - self.command_start)), self.cmd_vel
 
     def _observation(self):
-        return self._observe_steer(self.state, *self._where(0))
+        return self._observe_steer(self.state, *self._where())
 
     def _next_command(self) -> bool:
         """Begin the next command once its tick comes (after this tick's reward, which the old one
@@ -315,8 +325,7 @@ class FlySteerEnv(FlyEnv):
         }
 
     def cost(self) -> float:
-        frame = self.frame._replace(ticks=np.int32(self.tick - self.command_start))
-        error = np.asarray(self._error(self.state, frame, self.cmd_vel), np.float64)
+        error = np.asarray(self._error(self.state, *self._where()), np.float64)
         return -float(
             tracking(
                 error[None], self.cmd_vel[None], self.state.quat[None], self.params.body_length, self.across, self.tilt

@@ -14,7 +14,6 @@ from animat.errors import ConfigError
 from animat.evolve.options import GAOptions, PopulationOptions
 from animat.evolve.strategies import EVOLUTION_STRATEGIES
 from animat.fly.model import FlyParams
-from animat.fly.steer.lookahead import LOOKAHEAD_S
 
 HIDDEN = (20, 20)  # the default network's hidden layers
 STEERING_TASKS = (
@@ -249,6 +248,7 @@ CONTROLLERS = (
     "switch",
     "goal",
 )  # animat fly steer --controller: one network per command, or one taking the command as input
+LOOKAHEAD_S = 1.0  # s flown ahead by each candidate network, every 0.5 s (animat.fly.steer.lookahead)
 
 
 @dataclass

@@ -60,7 +60,13 @@ def wing_targets(params: FlyParams, out) -> jax.Array:
 def control_tick(params: FlyParams, net, activations: Sequence[str], state: FlyState, obs) -> FlyState:
     """One control tick: the network reads ``obs (n_in,)``, sets wing targets, and the physics steps
     ``params.steps_per_control`` times towards them."""
-    return physics_tick(params, state, wing_targets(params, activate(net, obs[:, None], activations)[:, 0]))
+    return action_tick(params, state, activate(net, obs[:, None], activations)[:, 0])
+
+
+def action_tick(params: FlyParams, state: FlyState, action) -> FlyState:
+    """One control tick of network output ``action (n_outputs,)`` (whoever computed it): the physics steps
+    ``params.steps_per_control`` times towards its wing targets (:func:`wing_targets`)."""
+    return physics_tick(params, state, wing_targets(params, action))
 
 
 def physics_tick(params: FlyParams, state: FlyState, target) -> FlyState:

@@ -31,6 +31,7 @@ from animat.character.clip import Clip, MotionState
 from animat.character.model import CONTROL_HZ, set_pose
 from animat.character.playback import Z, blend_weight, heading_angle, mix_states, place_state
 from animat.errors import CheckpointError, ConfigError
+from animat.scripts import parse_timed
 
 BLEND_S = 0.5  # s, a new skill's reference blended in from the old one
 TRANSITION_S = 1.0  # s after a switch left out of a segment's score
@@ -48,25 +49,17 @@ class SkillCommand:
 
 def parse_commands(text: str, skills: list[str]) -> list[SkillCommand]:
     """``"walk:4,jog:3"`` -> commands over the policy's ``skills`` (names). ConfigError in one line for a
-    malformed item, an unknown skill, or a duration that is not a finite number of seconds > 0."""
-    commands = []
-    for part in str(text).split(","):
-        name, sep, seconds = part.strip().partition(":")
-        name = name.strip()
-        if not sep or not name:
-            raise ConfigError(
-                f"malformed command {part.strip()!r} in {text!r}; write skill:seconds, e.g. 'walk:4,jog:3'"
-            )
+    malformed item, an unknown skill, or a duration that is not a finite number of seconds > 0
+    (:func:`animat.scripts.parse_timed`)."""
+
+    def check_skill(name: str) -> None:
         if name not in skills:
             raise ConfigError(f"unknown skill {name!r}; this policy's skills are {', '.join(skills)}")
-        try:
-            duration = float(seconds)
-        except ValueError:
-            raise ConfigError(f"command {part.strip()!r}: {seconds.strip()!r} is not a number of seconds") from None
-        if not (math.isfinite(duration) and duration > 0):
-            raise ConfigError(f"command {part.strip()!r}: the duration must be a finite number of seconds > 0")
-        commands.append(SkillCommand(skills.index(name), name, duration))
-    return commands
+
+    return [
+        SkillCommand(skills.index(name), name, seconds)
+        for name, seconds in parse_timed(text, check_skill, "skill", "walk:4,jog:3")
+    ]
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from animat.errors import ConfigError
+from animat.scripts import parse_timed
 
 COMMANDS = ("hover", "forward", "back", "left", "right", "up", "down")
 COMMAND_SCALE = 10.0  # u/s per unit of command input (= animat.fly.rollout.VEL_SCALE; this module imports no JAX)
@@ -58,22 +59,8 @@ def check_command(name: str) -> str:
 def parse_script(text: str) -> list[tuple[str, float]]:
     """``"up:1,forward:2,hover:2"`` -> ``[("up", 1.0), ("forward", 2.0), ("hover", 2.0)]`` (seconds > 0).
     Raises ConfigError with one line for an unknown name, a missing or non-positive duration or an
-    empty script."""
-    segments = []
-    for part in str(text).split(","):
-        name, sep, seconds = part.strip().partition(":")
-        if not sep or not name.strip():
-            raise ConfigError(
-                f"malformed command {part.strip()!r} in {text!r}; write name:seconds, e.g. 'up:1,forward:2'"
-            )
-        try:
-            duration = float(seconds)
-        except ValueError:
-            raise ConfigError(f"command {part.strip()!r}: {seconds!r} is not a number of seconds") from None
-        if not (math.isfinite(duration) and duration > 0):
-            raise ConfigError(f"command {part.strip()!r}: the duration must be a finite number of seconds > 0")
-        segments.append((check_command(name.strip()), duration))
-    return segments
+    empty script (:func:`animat.scripts.parse_timed`)."""
+    return parse_timed(text, check_command, "name", "up:1,forward:2")
 
 
 def random_script(rng: np.random.Generator, total: float = 20.0, shortest: float = 2.0, longest: float = 4.0) -> str:

@@ -83,21 +83,19 @@ def dagger_rollouts(params, teacher_activations: tuple[tuple[str, ...], ...], ac
     import jax.numpy as jnp
 
     from animat.evolve.network import activate
-    from animat.fly.rollout import physics_tick, wing_targets
-    from animat.fly.steer.tracking import command_input, command_observation, new_frame
+    from animat.fly.steer.tracking import command_input, command_observation, new_frame, steering_tick, switch_frame
 
     def episode(teachers, net, goal_flies, state0, switch, cmd_vel, cmd_idx):
         def tick(carry, inputs):
             state, frame = carry
             starts, vel, idx = inputs
-            frame = jax.tree_util.tree_map(lambda n, o: jnp.where(starts, n, o), new_frame(state), frame)
+            frame = switch_frame(starts, state, frame)
             obs = command_observation(params, state, frame, vel, False)
             x = jnp.concatenate([obs, command_input(vel)])
             taught = jnp.stack([activate(t, obs[:, None], a)[:, 0] for t, a in zip(teachers, teacher_activations)])[idx]
             action = jnp.where(goal_flies, activate(net, x[:, None], activations)[:, 0], taught)
             alive = ~state.crashed
-            state = physics_tick(params, state, wing_targets(params, action))
-            return (state, frame._replace(ticks=frame.ticks + 1)), (x, taught, alive)
+            return steering_tick(params, state, frame, action), (x, taught, alive)
 
         switch = switch.at[0].set(True)
         return jax.lax.scan(tick, (state0, new_frame(state0)), (switch, cmd_vel, cmd_idx))[1]

@@ -19,7 +19,6 @@ import numpy as np
 
 from animat.fly.steer.score import HAND_OVER_S, WINDOW_S
 
-LOOKAHEAD_S = 1.0  # s flown ahead by each candidate, every WINDOW_S
 CONE_DEG = 20.0  # a predicted window counts against a candidate outside this cone (the score's: 30°, a margin kept)
 SPEED_WEIGHT = 0.2  # of the predicted windows' |speed along - target| (per target speed)
 
@@ -61,7 +60,7 @@ def lookahead_cost(
     ``max(0, |cross| − tan(CONE_DEG) · along) / speed + SPEED_WEIGHT · |along − speed| / speed`` of each window's
     mean velocity. Hover (``direction`` zero): the largest distance from ``anchor (3,)`` (where the hover began), body
     lengths."""
-    from animat.fly.tasks import outside_cone  # (here: animat.fly.options reads this module's constants without JAX)
+    from animat.fly.tasks import outside_cone  # (loads JAX: this module is imported without it)
 
     if not np.any(direction):
         return np.linalg.norm(position - anchor, axis=-1).max(axis=-1) / body_length

@@ -1,12 +1,13 @@
 """Steering the fly by command: the steering directory and the :class:`Pilot` (its training:
 :mod:`animat.fly.steer.train`).
 
-A steering directory ``DIR`` holds ``steering.json``::
+A steering directory ``DIR`` holds ``steering.json`` (:class:`animat.fly.steer.steering_set.SteeringRecord`; an
+older file without ``version`` is upgraded as it is read)::
 
-    {"preset": "paper", "speed": 2.0,                  # the target speed, u/s
+    {"version": 2, "preset": "paper", "speed": 2.0,    # the target speed, u/s
      "switch": {"hover": "hover", "forward": "forward", ...},   # command -> network sub-folder
-     "goal": "goal",                                   # the goal-conditioned network's sub-folder
-     "alternates": {"forward": ["forwardC"], "goal": ["goalD"], ...}}  # optional: more networks per command
+     "goal": "goal",                                   # the goal-conditioned network's sub-folder (or null)
+     "alternates": {"forward": ["forwardC"], "goal": ["goalD"], ...}}  # more networks per command ({}: none)
 
 and one ordinary fly run directory per network (``config.json`` + ``best_genome.npz``/``.json``),
 trained with ``--task`` (:mod:`animat.fly.steer.tracking`). Two controllers fly it: ``switch`` (the command
@@ -28,13 +29,11 @@ from typing import Any
 import numpy as np
 
 from animat import runs
-from animat.config import check_known
 from animat.console import phase
 from animat.errors import CheckpointError, ConfigError
-from animat.fly.options import CONTROLLERS, TrainConfig
+from animat.fly.options import CONTROLLERS, LOOKAHEAD_S, TrainConfig
 from animat.fly.steer.commands import COMMANDS, check_command, direction, parse_script
-
-STEERING_FILE = "steering.json"
+from animat.fly.steer.steering_set import STEERING_FILE, read_steering_file
 
 
 @dataclass(frozen=True)
@@ -130,29 +129,20 @@ def load_steering(path: str | Path) -> Steering:
             f"{str(path)!r} holds no {STEERING_FILE}; is it a steering directory (animat fly train-steering) or a "
             "goal network's run (animat fly distill)?"
         )
-    try:
-        spec = runs.read_json(file)
-        check_known(("preset", "speed", "switch", "goal", "alternates"), spec, "steering key", file)
-        switch = {
-            check_command(cmd): load_network(folder, sub, False) for cmd, sub in dict(spec.get("switch", {})).items()
-        }
-        goal = None if spec.get("goal") is None else load_network(folder, spec["goal"], True)
-        speed = float(spec["speed"])
-        alternates = {}
-        for key, subs in dict(spec.get("alternates", {})).items():
-            first = goal if key == "goal" else switch.get(check_command(key))
-            if first is None or not isinstance(subs, list):
-                raise ConfigError(f"{str(file)!r}: alternates of {key!r} need a list and the set's own {key!r} network")
-            alternates[key] = tuple(load_network(folder, sub, key == "goal") for sub in subs)
-            if any(
-                n.genome.layers != first.genome.layers or n.genome.activations != first.genome.activations
-                for n in alternates[key]
-            ):
-                raise ConfigError(
-                    f"{str(file)!r}: the alternates of {key!r} must have the layers and activations of {first.name!r}"
-                )
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise ConfigError(f"{str(file)!r} is malformed ({exc})") from None
+    record = read_steering_file(file)
+    switch = {cmd: load_network(folder, sub, False) for cmd, sub in record.switch.items()}
+    goal = None if record.goal is None else load_network(folder, record.goal, True)
+    alternates = {}
+    for key, subs in record.alternates.items():
+        first = goal if key == "goal" else switch[key]
+        alternates[key] = tuple(load_network(folder, sub, key == "goal") for sub in subs)
+        if any(
+            n.genome.layers != first.genome.layers or n.genome.activations != first.genome.activations
+            for n in alternates[key]
+        ):
+            raise ConfigError(
+                f"{str(file)!r}: the alternates of {key!r} must have the layers and activations of {first.name!r}"
+            )
     if not switch and goal is None:
         raise ConfigError(f"{str(file)!r} lists no network")
     flies = {
@@ -161,7 +151,7 @@ def load_steering(path: str | Path) -> Steering:
     }
     if len(flies) > 1:
         raise ConfigError(f"the networks of {str(file)!r} fly different flies (their fly parameters differ)")
-    return Steering(folder, str(spec.get("preset", "")), speed, switch, goal, alternates)
+    return Steering(folder, record.preset, record.speed, switch, goal, alternates)
 
 
 # ---------------------------------------------------------------------------------------- flying
@@ -186,7 +176,7 @@ class Pilot:
     u/s: the target speed (default: the set's). ``seed`` 0: the fly starts at rest, level, at the origin;
     another seed: from that seed's perturbed start (:func:`animat.fly.steer.tracking.varied_starts` with the
     ranges of the network that flies first). The first command is ``hover``. ``lookahead`` s (default
-    :data:`animat.fly.steer.lookahead.LOOKAHEAD_S`): where the set has alternates for the command, every 0.5 s
+    :data:`animat.fly.options.LOOKAHEAD_S`): where the set has alternates for the command, every 0.5 s
     from the command's start each of its networks is flown that long ahead and the best scored flies on
     (:mod:`animat.fly.steer.lookahead`); 0: the first network only (the plain controller). Attributes: ``dt`` s
     (the control tick), ``body_length`` u, ``params``, ``speed``, ``t`` s, ``state`` (the fly's, world
@@ -208,7 +198,6 @@ class Pilot:
     ):
         import jax.numpy as jnp
 
-        from animat.fly.steer.lookahead import LOOKAHEAD_S
         from animat.fly.steer.tracking import varied_starts
 
         if controller not in CONTROLLERS:

@@ -31,9 +31,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from animat.errors import ConfigError
+from animat.evolve.network import activate
 from animat.fly.model import FlyParams
 from animat.fly.physics import FlyState
-from animat.fly.rollout import control_tick, observe
+from animat.fly.rollout import action_tick, observe
 from animat.fly.steer.commands import COMMAND_SCALE, COMMANDS, direction, heading
 from animat.rotations import quat_mul
 
@@ -89,12 +90,29 @@ def command_observation(params: FlyParams, state: FlyState, frame: Frame, cmd_ve
     return jnp.concatenate([obs, command_input(cmd_vel)]) if goal else obs
 
 
+def steering_tick(params: FlyParams, state: FlyState, frame: Frame, action) -> tuple[FlyState, Frame]:
+    """The one control tick under a command, whoever computed ``action (n_outputs,)`` from the command observation
+    (:func:`command_observation`): a steering network (:func:`command_tick`: the fitness rollouts, the lookahead and
+    the :class:`~animat.fly.steer.pilot.Pilot`), the teacher or the learner of a distillation
+    (:func:`animat.fly.steer.distill.dagger_rollouts`) or a Gymnasium agent (:mod:`animat.fly.env`). Returns
+    ``(state, frame)`` after it: the physics stepped towards the action's wing targets
+    (:func:`animat.fly.rollout.action_tick`), the frame one tick older (its reference point moved on)."""
+    return action_tick(params, state, action), frame._replace(ticks=frame.ticks + 1)
+
+
 def command_tick(
     params: FlyParams, net, activations: Sequence[str], state: FlyState, frame: Frame, cmd_vel, goal: bool
-):
-    """One control tick under a command: ``(state, frame)`` after it (the frame one tick older)."""
-    state = control_tick(params, net, activations, state, command_observation(params, state, frame, cmd_vel, goal))
-    return state, frame._replace(ticks=frame.ticks + 1)
+) -> tuple[FlyState, Frame]:
+    """One control tick of network ``net`` under a command: it reads :func:`command_observation` (with the command's
+    inputs if ``goal``), then :func:`steering_tick`."""
+    obs = command_observation(params, state, frame, cmd_vel, goal)
+    return steering_tick(params, state, frame, activate(net, obs[:, None], activations)[:, 0])
+
+
+def switch_frame(starts, state: FlyState, frame: Frame) -> Frame:
+    """A new command frame at ``state`` (:func:`new_frame`) where ``starts`` (bool, traced) says a command starts at
+    this tick, else ``frame``."""
+    return jax.tree_util.tree_map(lambda n, o: jnp.where(starts, n, o), new_frame(state), frame)
 
 
 class Track(NamedTuple):
@@ -121,8 +139,7 @@ def command_rollout(
     def tick(carry, inputs):
         state, frame = carry
         starts, vel = inputs
-        frame = jax.tree_util.tree_map(lambda n, o: jnp.where(starts, n, o), new_frame(state), frame)
-        state, frame = command_tick(params, net, activations, state, frame, vel, goal)
+        state, frame = command_tick(params, net, activations, state, switch_frame(starts, state, frame), vel, goal)
         return (state, frame), Track(
             tracking_error(params, state, frame, vel), state.quat, state.crashed, turn(frame.yaw, state.vel)
         )
