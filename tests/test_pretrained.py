@@ -55,7 +55,7 @@ def dry_parse(words: list[str]) -> list[str]:
     return path
 
 
-@pytest.mark.parametrize("name", ["walk", "drosophila-hover", "paper"])
+@pytest.mark.parametrize("name", ["walk", "jog", "drosophila-hover", "paper"])
 def test_every_command_a_provenance_states_parses_with_this_cli(name):
     """Each ``animat …`` line of the PROVENANCE.md names a verb that exists and options it accepts (typos, a
     renamed or dropped option, a prose word inside the command fail); the artefact's own command is among them."""
@@ -65,6 +65,7 @@ def test_every_command_a_provenance_states_parses_with_this_cli(name):
     assert len(lines) >= 2 and verbs, lines
     own = {
         "walk": ("animat", "imitate", "train"),
+        "jog": ("animat", "imitate", "train"),
         "drosophila-hover": ("animat", "fly", "train"),
         "paper": ("animat", "fly", "train-steering"),
     }
@@ -95,7 +96,7 @@ def _git_commits_here() -> bool:
     return out.returncode == 0 and out.stdout.strip() == "false"
 
 
-@pytest.mark.parametrize("name", ["walk", "drosophila-hover", "paper"])
+@pytest.mark.parametrize("name", ["walk", "jog", "drosophila-hover", "paper"])
 def test_the_commits_a_provenance_names_are_commit_ids_of_this_repository(name):
     """Every ``commit X`` / ``commits X`` with a digit in X names a 7–40 hex id; in a full clone each is a
     commit of this repository (a shallow clone, as CI's checkout, has not the history: there only the form is
@@ -121,7 +122,7 @@ def _mentioned(text: str) -> str:
     return re.sub(r"(\w+)\.(\w+)/\.(\w+)", r"\1.\2 \1.\3", text)
 
 
-@pytest.mark.parametrize("name", ["walk", "drosophila-hover"])
+@pytest.mark.parametrize("name", ["walk", "jog", "drosophila-hover"])
 def test_a_single_artefact_ships_the_files_it_names_and_its_own_seed_and_config(name):
     """Every file of the folder is named in its PROVENANCE.md; the seed it states (``seed N``) is config.json's;
     the configuration file of its command holds the values config.json holds (the run read that file)."""
@@ -140,9 +141,9 @@ def test_a_single_artefact_ships_the_files_it_names_and_its_own_seed_and_config(
 
 
 def _overrides(text: str) -> dict:
-    """The options the training command gives over its config file (``--max-minutes 120``), as config keys and
-    TOML values."""
-    (words,) = [w for w in commands(text) if "--config" in w]
+    """The options the training command (the first with a config file: its code block comes first) gives over its
+    config file (``--max-minutes 120``), as config keys and TOML values."""
+    words = next(w for w in commands(text) if "--config" in w)
     pairs = zip(words, words[1:])
     return {
         a[2:].replace("-", "_"): tomllib.loads(f"v = {b}")["v"]
