@@ -244,22 +244,9 @@ def test_discount_and_gae_lambda_are_fractions(name):
 def test_same_seed_same_policy(tmp_path):
     """Two 128-step runs (one process, DummyVecEnv) with the same seed write the same weights."""
     pytest.importorskip("stable_baselines3")
-    from animat.imitate.train import TrainConfig, train
+    from animat.imitate.train import train
 
-    cfg = TrainConfig.build(
-        None,
-        timesteps=128,
-        envs=2,
-        vec_env="dummy",
-        seed=5,
-        net_arch=[8],
-        n_steps=64,
-        batch_size=64,
-        n_epochs=1,
-        eval_episodes=0,
-        checkpoint_every=0,
-        max_seconds=1.0,
-    )
+    cfg = _dummy_cfg(timesteps=128)
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir(), b.mkdir()
     sa, sb = train(cfg, a), train(cfg, b)
@@ -351,24 +338,18 @@ def test_max_minutes_stops_after_a_whole_iteration_with_its_metrics_row(tmp_path
     pytest.importorskip("stable_baselines3")
     import csv
 
-    from animat.imitate.train import TrainConfig, train
+    from animat.imitate.train import train
 
-    cfg = TrainConfig.build(
-        None,
-        timesteps=1024,
-        max_minutes=1e-9,
-        envs=2,
-        vec_env="dummy",
-        seed=5,
-        net_arch=[8],
-        n_steps=64,
-        batch_size=64,
-        n_epochs=1,
-        eval_episodes=0,
-        checkpoint_every=0,
-        max_seconds=1.0,
-    )
+    cfg = _dummy_cfg(timesteps=1024, max_minutes=1e-9)
     summary = train(cfg, tmp_path)
     rows = list(csv.DictReader((tmp_path / "metrics.csv").open()))
     assert summary["timesteps"] == 128 and summary["iterations"] == 1
     assert [int(r["timesteps"]) for r in rows] == [128]
+
+
+def _dummy_cfg(**options):
+    """A tiny PPO config in one process (DummyVecEnv, 64-step iterations of 2 envs), with ``options`` over it."""
+    from animat.imitate.train import TrainConfig
+
+    tiny = dict(envs=2, vec_env="dummy", seed=5, net_arch=[8], n_steps=64, batch_size=64, n_epochs=1)
+    return TrainConfig.build(None, **tiny, eval_episodes=0, checkpoint_every=0, max_seconds=1.0, **options)
