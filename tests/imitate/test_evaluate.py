@@ -83,7 +83,7 @@ def test_another_system_s_run_is_not_an_imitation_run(verb, tmp_path, animat_cli
 
 
 def test_pretrained_unknown_name_names_what_is_shipped(animat_cli):
-    _one_line_error(*_evaluate(animat_cli, "pretrained:jog"), "pretrained:jog", "shipped")
+    _one_line_error(*_evaluate(animat_cli, "pretrained:sprint"), "pretrained:sprint", "shipped")
 
 
 @pytest.mark.deepmimic

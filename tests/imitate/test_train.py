@@ -218,7 +218,7 @@ def test_play_refuses_an_unknown_renderer(tiny_run, tmp_path, animat_cli):
         (["train", "--timesteps", "-5"], "--timesteps"),
         (["train", "--envs", "0"], "envs"),
         (["train", "--from", "no/such/run"], "no policy.json"),
-        (["train", "--from", "pretrained:jog"], "pretrained:jog"),
+        (["train", "--from", "pretrained:sprint"], "pretrained:sprint"),
         (["play", "no/such/run"], "not a directory"),
         (["play", ".", "--seconds", "-1"], "--seconds"),
     ],
