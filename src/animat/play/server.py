@@ -97,7 +97,7 @@ class PlayServer:
         self.ended_by = ""
         self.answer = False
         self.done: asyncio.Event | None = None
-        self.departures = 0  # pages gone so far: a departure's timer ends the play only if it is still the last
+        self.ending: asyncio.TimerHandle | None = None  # ends the play unless a page comes back first
 
     def _process_request(self, connection, request):
         """Static files for any path but the WebSocket's (None: go on with the handshake)."""
@@ -130,6 +130,8 @@ class PlayServer:
             await connection.close(1008, "another page is in control")
             return
         self.controller = connection
+        if self.ending is not None:  # a page back in time: the play goes on
+            self.ending.cancel()
         try:
             await connection.send(self._hello())
             if self.pacer is None:  # time starts with the first page
@@ -151,11 +153,10 @@ class PlayServer:
             return
         if self.pacer is not None:
             self.pacer.pause(True, time.monotonic())
-        self.departures += 1
-        asyncio.get_running_loop().call_later(self.reconnect_s, self._end_if_gone, self.departures)
+        self.ending = asyncio.get_running_loop().call_later(self.reconnect_s, self._end)
 
-    def _end_if_gone(self, departure: int) -> None:
-        if self.controller is None and departure == self.departures and not self.done.is_set():
+    def _end(self) -> None:
+        if not self.done.is_set():
             self.ended_by = self.ended_by or "page closed"
             self.done.set()
 
