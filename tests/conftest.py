@@ -135,16 +135,15 @@ class Golden:
     Floats compare within the tolerance of the system that computed them (:data:`RTOL`, :meth:`rtol`)."""
 
     DIR = Path(__file__).parent / "golden"
-    REGEN = os.environ.get("ANIMAT_REGEN_GOLDEN") == "1"
     # ANIMAT_REGEN_GOLDEN=cpu: store into this CPU class's own folder (see cpu_class), the main pins kept
     REGEN_CPU = os.environ.get("ANIMAT_REGEN_GOLDEN") == "cpu"
+    REGEN = REGEN_CPU or os.environ.get("ANIMAT_REGEN_GOLDEN") == "1"
 
     def __init__(self, file: str, folder: Path | None = None):
         self.file = file
         folder = folder or (self.DIR / "cpu" / cpu_class() if self.REGEN_CPU else self.DIR)
         self.path = folder / f"{file}.json"
         self.arrays_path = folder / f"{file}.npz"
-        self.REGEN = self.REGEN or self.REGEN_CPU
 
     def rtol(self, key: str) -> float:
         """The tolerance of ``key``'s system: the file's name up to its first ``-`` (``fly-steer``: fly),
