@@ -103,3 +103,71 @@ def test_every_import_of_an_animat_name_resolves():
             except ModuleNotFoundError as exc:
                 missing.append(f"{path.relative_to(ROOT)}:{line} {name} ({exc})")
     assert not missing, "\n".join(missing)
+
+
+def _module_names() -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its own name)."""
+    names = {}
+    for path in ROOT.rglob("*.py"):
+        parts = path.relative_to(ROOT.parent).with_suffix("").parts
+        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return names
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """module → the animat modules it imports anywhere in its file (function-level imports too), each import
+    resolved to the longest module name it starts with (``animat.fly.options.X`` → ``animat.fly.options``)."""
+    modules = _module_names()
+
+    def resolve(name: str) -> str:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph = {}
+    for name, path in modules.items():
+        targets = {resolve(m) for _, m in _imported_modules(path) if m.startswith("animat.")}
+        graph[name] = targets - {name, ""}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan), each sorted."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_cycle_finder_finds_a_hidden_circle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == []
+
+
+def test_no_import_circles_even_through_function_level_imports():
+    """Issue 46: a function-level import must not hide a circle (imitate.recorder ↔ imitate.train, skier.model ↔
+    skier.options were two); a package's ``__init__`` counts as a module of its own."""
+    assert _cycles(_import_graph()) == []
