@@ -10,6 +10,7 @@ import numpy as np
 
 from animat.errors import ConfigError
 from animat.fly.steer.commands import COMMANDS
+from animat.fly.steer.pilot import Pilot, load_steering
 
 KEYS = {
     "ArrowUp": "forward",
@@ -36,7 +37,6 @@ class FlyLive:
 
     def __init__(self, source: str, controller: str = "switch", speed=None, seed: int = 0, lookahead=None):
         from animat.fly.geometry import points_function
-        from animat.fly.steer.pilot import Pilot, load_steering
 
         self.source, self.options = source, {"controller": controller, "speed": speed, "seed": seed}
         self.options["lookahead"] = lookahead

@@ -13,7 +13,9 @@ from animat.config import check_instance, option, read_options, same_as
 from animat.errors import ConfigError
 from animat.evolve.options import GAOptions, PopulationOptions
 from animat.evolve.strategies import EVOLUTION_STRATEGIES
+from animat.fly.curriculum import stage_configs
 from animat.fly.model import FlyParams
+from animat.fly.steer.commands import parse_script
 
 HIDDEN = (20, 20)  # the default network's hidden layers
 STEERING_TASKS = (
@@ -177,8 +179,6 @@ class TrainConfig:
                 "start_pool is for the steering tasks (--task): the fitness runs fly from their own starts"
             )
         if self.stages:
-            from animat.fly.curriculum import stage_configs
-
             stage_configs(self)  # every stage's options checked now, not hours later when it starts
         return self
 
@@ -279,7 +279,6 @@ class SteerOptions:
 
     @classmethod
     def build(cls, file: str | Path | None = None, **overrides: Any) -> SteerOptions:
-        from animat.fly.steer.commands import parse_script
 
         opts = cls(**read_options(cls, file, overrides, what="steer option"))
         if opts.commands is not None:

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from animat.fly.model import FlyParams
+from animat.fly.options import TrainConfig
 from animat.viz.report import SceneBuilder, write_report
 from animat.viz.run_files import from_run_config, read_json_or_none, read_trajectory, trajectory_keys
 from animat.viz.scene import Scene, box_triangles, frame_indices
@@ -25,8 +27,6 @@ def recognises(run_dir: Path) -> bool:
 
 def _params(run_dir: Path, notes: list):
     """The fly's parameters: this run's config.json (training), its source run's (replay), else the preset."""
-    from animat.fly.model import FlyParams
-    from animat.fly.options import TrainConfig
 
     params = from_run_config(run_dir, lambda stored: TrainConfig.build(None, **stored).fly_params())
     if params is not None:

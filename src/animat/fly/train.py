@@ -16,6 +16,8 @@ from animat.evolve.network import layer_activations
 from animat.fly.evolve import evolve
 from animat.fly.options import TrainConfig
 from animat.fly.replay import check_genome, write_replay
+from animat.fly.steer.pilot import task_flight
+from animat.fly.steer.score import HEADLINE
 from animat.fly.tasks import FlyFitness, TrackFitness
 from animat.viz import plots
 
@@ -77,9 +79,7 @@ def task_replay(cfg: TrainConfig, out: Path) -> dict:
     (:func:`animat.fly.steer.pilot.task_flight`) into ``out/steer/`` as ``animat fly steer`` writes a flight
     (trajectory, per-segment steering score, velocity and path plots, captioned GIF). Returns the
     figures for summary.json (``replay_``-prefixed there)."""
-    from animat.fly.steer.pilot import task_flight
     from animat.fly.steer.run import write_steer_run
-    from animat.fly.steer.score import HEADLINE
 
     flight, steering, controller, script = task_flight(out, cfg.task, cfg.speed, cfg.replay_seconds)
     score = write_steer_run(

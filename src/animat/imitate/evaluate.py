@@ -28,6 +28,7 @@ import numpy as np
 from animat import pretrained, runs
 from animat.character.model import CONTROL_HZ
 from animat.errors import CheckpointError, ConfigError
+from animat.imitate.policy import load_policy, training_config
 from animat.imitate.report import write_imitate_report
 from animat.viz import plots
 
@@ -38,7 +39,6 @@ def load_policy_run(source: str | Path, clip: str | None = None):
     """``(TrainConfig, SavedPolicy, run_dir)`` of a training run directory or ``pretrained:NAME``, the clip
     replaced by ``clip`` when given. One-line errors (CheckpointError / ConfigError) for a missing run,
     a missing clip and a policy made for another character or observation."""
-    from animat.imitate.policy import load_policy, training_config
     from animat.imitate.train import CHARACTER
 
     run_dir = pretrained.resolve(source)

@@ -17,8 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from animat import runs
+from animat import pretrained, runs
+from animat.character.playback import Playback, Segment
 from animat.errors import ConfigError
+from animat.imitate.policy import load_run
 
 KEYS = {"ArrowLeft": "left", "ArrowRight": "right"}
 TURN = math.radians(30.0)  # rad, each turn key
@@ -37,7 +39,6 @@ class TurnedClip:
         self._build()
 
     def _build(self) -> None:
-        from animat.character.playback import Playback, Segment
 
         ends = [start for start, _ in self.turns[1:]] + [math.inf]
         self.playback = Playback(
@@ -68,9 +69,7 @@ class CharacterLive:
     arena = ((-10.0, -10.0, 0.0), (10.0, 10.0, 2.0))
 
     def __init__(self, source: str, seed: int = 0):
-        from animat import pretrained
         from animat.imitate.env import CONTROL_HZ
-        from animat.imitate.policy import load_run
 
         self.source, self.seed = source, int(seed)
         self.cfg, self.policy = load_run(pretrained.resolve(source))

@@ -9,8 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from animat.character.clip import load_clip, resolve_clip
+from animat.character.demo import demo_clip
 from animat.config import check_instance, option, read_options
 from animat.errors import ConfigError
+from animat.imitate.goal import GoalConfig
+from animat.imitate.skills import skill_names
 from animat.parallel import BACKENDS
 
 
@@ -143,8 +147,6 @@ class TrainConfig:
         if self.progress_bar and (importlib.util.find_spec("tqdm") is None or importlib.util.find_spec("rich") is None):
             raise ConfigError("progress_bar = true needs the tqdm and rich packages (SB3's bar); the CLI shows its own")
         if self.clip is not None:
-            from animat.character.clip import resolve_clip
-
             resolve_clip(self.clip)
         self._validate_clips()
         if self.batched and (self.goal or preset(self.reward).variant != "paper"):
@@ -167,8 +169,6 @@ class TrainConfig:
         return self
 
     def _validate_clips(self) -> None:
-        from animat.character.clip import resolve_clip
-        from animat.imitate.skills import skill_names
 
         if not self.clips:
             return
@@ -185,7 +185,6 @@ class TrainConfig:
     @property
     def skills(self) -> list[str]:
         """The skills' names (:func:`~animat.imitate.skills.skill_name` of each of ``clips``); empty for one clip."""
-        from animat.imitate.skills import skill_names
 
         return skill_names(self.clips) if self.clips else []
 
@@ -218,7 +217,6 @@ class TrainConfig:
 
     def goal_config(self):
         """The :class:`~animat.imitate.goal.GoalConfig` of the ``goal_*`` options, or None when ``goal`` is off."""
-        from animat.imitate.goal import GoalConfig
 
         if not self.goal:
             return None
@@ -240,8 +238,6 @@ class TrainConfig:
 
     def load_clip(self):
         """The clip (the first of ``clips`` where several are given); a ClipError in one line for a bad file."""
-        from animat.character.clip import load_clip, resolve_clip
-        from animat.character.demo import demo_clip
 
         if self.clips:
             return self.load_clips()[0]
@@ -250,6 +246,5 @@ class TrainConfig:
     def load_clips(self) -> list | None:
         """Every clip of ``clips`` (each read and checked against the humanoid3d skeleton: 44 numbers a frame,
         ClipError in one line otherwise), or None for a one-clip run."""
-        from animat.character.clip import load_clip, resolve_clip
 
         return [load_clip(resolve_clip(c)) for c in self.clips] if self.clips else None

@@ -27,6 +27,7 @@ import numpy as np
 from animat import runs
 from animat.checkpoint import read_checkpoint, write_checkpoint
 from animat.errors import CheckpointError
+from animat.imitate.options import TrainConfig
 
 FORMAT = "animat-imitate-policy/1"
 KIND = "imitate-policy"
@@ -196,7 +197,6 @@ def training_config(run_dir: Path, clip: str | None = None):
     """The TrainConfig of a training run directory (its ``config.json``; the clip replaced by ``clip`` when given).
     CheckpointError in one line for a missing or corrupt config.json, another system's run (its config sets keys a
     TrainConfig lacks) and a config that does not build."""
-    from animat.imitate.options import TrainConfig
 
     stored = runs.read_run_config(run_dir, "an imitate training run directory")
     foreign = runs.foreign_keys(stored, TrainConfig)

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from animat.imitate.policy import load_run
 from animat.viz.report import SceneBuilder, write_report
 from animat.viz.run_files import read_json_or_none, read_trajectory, trajectory_keys
 from animat.viz.scene import Scene
@@ -29,7 +30,6 @@ def recognises(run_dir: Path) -> bool:
 
 def _env(training_run: Path):
     from animat.imitate.env import make_env
-    from animat.imitate.policy import load_run
 
     cfg, _ = load_run(training_run)
     return make_env(cfg, rsi=False)

@@ -10,8 +10,10 @@ import numpy as np
 
 from animat import runs
 from animat.character.model import CONTROL_HZ
+from animat.console import console
 from animat.errors import ConfigError
 from animat.imitate.steer import SkillCommand, SkillPilot, parse_commands, segment_scores
+from animat.terminal import TerminalKeys, decode_keys
 
 TICK_KEYS = ("t", "position", "command", "r_imitation", "forward_speed", "fell", "qpos", "ghost_qpos", "segment")
 
@@ -33,8 +35,6 @@ def steer_request(source: str, commands: str | None, interactive: bool = False):
         )
     script = parse_commands(commands, cfg.skills) if commands is not None else None
     if interactive:
-        from animat.terminal import TerminalKeys
-
         TerminalKeys.check()
     cfg.load_clips()
     return cfg, policy, run_dir, script
@@ -113,7 +113,6 @@ def live_ticks(pilot: SkillPilot, keys, keymap: dict[bytes, str], *, realtime=Tr
     import time
 
     from animat.imitate.steer import TURN
-    from animat.terminal import decode_keys
 
     clock = clock or time.monotonic
     records, pending, start, segment = [], b"", clock(), 0
@@ -139,8 +138,6 @@ def live_ticks(pilot: SkillPilot, keys, keymap: dict[bytes, str], *, realtime=Tr
 def play_keys(cfg, policy, *, fd: int | None = None, out=None) -> dict[str, np.ndarray]:
     """Steer from the terminal ``fd`` (default stdin) in real time, starting on the first skill: the key help,
     then a status line refreshed in place on ``out`` (default the console's file); the ticks stacked."""
-    from animat.console import console
-    from animat.terminal import TerminalKeys
 
     out, skills = console.file if out is None else out, cfg.skills
     keymap = skill_keys(skills)

@@ -50,9 +50,14 @@ import numpy as np
 
 from animat import interrupt, runs
 from animat.errors import CheckpointError
+from animat.imitate import resume
 from animat.imitate.env import make_env
 from animat.imitate.metrics import LOSS_FIELDS, RolloutEpisodes
 from animat.imitate.options import TrainConfig
+from animat.imitate.policy import load_policy, save_policy
+from animat.imitate.resume import resumable_state, save_train_state
+from animat.imitate.warm_start import warm_start
+from animat.parallel import RayPool
 
 CHARACTER = "humanoid3d"  # what a policy saved here drives (policy.json's "character")
 METRIC_FIELDS = [
@@ -103,8 +108,6 @@ def make_vec_env(cfg: TrainConfig, clip):
     from animat.imitate.vecenv import BatchVecEnv, RayBatch
 
     if cfg.backend == "ray":
-        from animat.parallel import RayPool
-
         pool = RayPool(address=cfg.address)
         return BatchVecEnv(RayBatch(clip, cfg.envs, pool, actors=cfg.actors or pool.chunks, **batch_options(cfg)))
     return BatchVecEnv(ImitateBatch(clip, cfg.envs, threads=cfg.threads, **batch_options(cfg)))
@@ -173,7 +176,6 @@ class TrainState:
 
     def save(self, run_dir: Path, model, vec_normalize) -> Path:
         """Save this state with ``model`` (PPO) and ``vec_normalize`` in ``run_dir``; returns the manifest's path."""
-        from animat.imitate.resume import save_train_state
 
         return save_train_state(run_dir, model, vec_normalize, **asdict(self))
 
@@ -181,7 +183,6 @@ class TrainState:
     def restore(cls, model, vec_normalize, arrays: dict, meta: dict) -> TrainState:
         """Load a saved state (:func:`~animat.imitate.resume.resumable_state`'s ``arrays, meta``) into a freshly
         built ``model`` and ``vec_normalize``; returns its counters."""
-        from animat.imitate import resume
 
         resume.restore_train_state(model, vec_normalize, arrays, meta)
         return cls(
@@ -220,7 +221,6 @@ class Session:
 
     def save_policy(self, stem: Path) -> Path:
         """The policy as safe files ``stem``.npz/.json (:func:`~animat.imitate.policy.save_policy`)."""
-        from animat.imitate.policy import save_policy
 
         cfg = self.cfg
         extra = {
@@ -361,8 +361,6 @@ def setup(cfg: TrainConfig, out: Path, state: tuple[dict, dict] | None = None) -
     venv, vecnorm = _vec_env(cfg, clip)
     model = _ppo(cfg, venv, done)
     if cfg.init_policy and not state:
-        from animat.imitate.warm_start import warm_start
-
         warm_start(model, vecnorm, cfg.init_policy)
     if cfg.action_std > 0:
         fix_action_std(model.policy, cfg.action_std)
@@ -377,7 +375,6 @@ def setup(cfg: TrainConfig, out: Path, state: tuple[dict, dict] | None = None) -
 def _start(session: Session, counters: TrainState | None) -> None:
     """The session's first policy checkpoint (``checkpoints/policy_<done>``), then, resumed (``counters``), its
     time and metrics rows so far, else the untrained policy's evaluation (deterministic, the fresh normaliser)."""
-    from animat.imitate.policy import load_policy
 
     cfg, out, done = session.cfg, session.out, session.start
     first = out / "checkpoints" / f"policy_{done}"
@@ -398,7 +395,6 @@ def _start(session: Session, counters: TrainState | None) -> None:
 
 def finish(session: Session) -> dict:
     """Evaluate the final policy, draw the learning curve and write ``summary.json``; returns the summary."""
-    from animat.imitate.policy import load_policy
     from animat.viz.plots import learning_curve_plot
 
     cfg, out, model, history = session.cfg, session.out, session.model, session.history
@@ -464,7 +460,6 @@ def train(
     :func:`~animat.imitate.resume.resumable_state` returns it (loaded here if not given);
     returns ``summary.json``'s content. ``on_iteration(row)`` after each metrics row."""
     from animat.imitate.recorder import Recorder
-    from animat.imitate.resume import resumable_state
 
     out = Path(out)
     if resume and state is None:  # before anything in the run directory changes

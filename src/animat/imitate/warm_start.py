@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from animat import pretrained
 from animat.errors import CheckpointError
+from animat.imitate.policy import load_policy
 
 
 def init_source(source: str):
     """The :class:`~animat.imitate.policy.SavedPolicy` that ``init_policy`` names (a run directory or
     ``pretrained:NAME``); CheckpointError (one line) when there is none."""
-    from animat import pretrained
-    from animat.imitate.policy import load_policy
 
     folder = pretrained.resolve(source)
     if not (folder / "policy.json").is_file():

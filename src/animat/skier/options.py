@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from animat.config import check_instance, option, read_options
 from animat.errors import ConfigError
 from animat.evolve.strategies import EVOLUTION_STRATEGIES
+from animat.evolve.strategies.keyframe_ga import PARENT_PROBS, KeyframeParams
 from animat.skier.modes import FRICTION_MODES, HIP_MODES
 
 BACKENDS = ("local", "ray")  # as animat.evolve.evaluate's (not imported here: it loads JAX)
@@ -139,7 +140,6 @@ class TrainConfig:
         return hip_joints(self.hip)
 
     def ga_params(self):
-        from animat.evolve.strategies.keyframe_ga import KeyframeParams
 
         return KeyframeParams(
             int(self.elites),
@@ -191,6 +191,5 @@ class TrainConfig:
 
 
 def _parent_probs() -> list[float]:
-    from animat.evolve.strategies.keyframe_ga import PARENT_PROBS
 
     return list(PARENT_PROBS)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from animat.skier.options import TrainConfig
 from animat.viz.report import SceneBuilder, write_report
 from animat.viz.run_files import from_run_config, read_trajectory, trajectory_keys
 from animat.viz.scene import Scene, frame_indices
@@ -27,7 +28,6 @@ def recognises(run_dir: Path) -> bool:
 def _params(run_dir: Path, notes: list):
     """This run's config.json (training), its source run's (replay), else the default skier."""
     from animat.skier.model import SkierParams
-    from animat.skier.options import TrainConfig
 
     params = from_run_config(run_dir, lambda stored: TrainConfig.from_run(stored).skier_params())
     if params is not None:

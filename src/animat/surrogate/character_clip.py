@@ -25,18 +25,23 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from animat import runs
+from animat.character.bones import place_shapes
+from animat.character.clip import load_clip, resolve_clip
+from animat.character.playback import Segment
 from animat.config import require
 from animat.errors import ConfigError
 from animat.surrogate.collision import INSIDE_TOLERANCE_M, penetration_depth
 from animat.surrogate.garment import GARMENT_SCENES
 from animat.surrogate.options import load_run_config
+from animat.surrogate.root_frame import bodies_in_root
+from animat.surrogate.runtime import Runtime
 from animat.surrogate.scenes import scene_from_dict
+from animat.surrogate.subspace import PCA
 
 
 def check_clip_inputs(model_dir: str | Path, scene: str, clip: str, frames: int):
     """``(training config, scene object, Clip)`` of a ``--clip`` run, every input checked (cheap, before a run
     directory is made): a model of ``scene``, a garment scene, a readable humanoid3d clip, ``frames`` >= 3."""
-    from animat.character.clip import load_clip, resolve_clip
 
     check_garment_scene(scene)
     require("--frames", frames, ge=3)
@@ -55,7 +60,6 @@ def check_garment_scene(scene: str) -> None:
 def clip_path(scene, clip, frames: int) -> np.ndarray:
     """(warm-up + frames, 77) the character's ``qpos`` and ``qvel`` per frame: standing, then ``clip`` from its
     start (see the module docstring)."""
-    from animat.character.playback import Segment
 
     return scene.playback_path([Segment(clip, int(frames) / scene.fps + scene.blend_seconds)], int(frames))
 
@@ -75,8 +79,6 @@ def character_drive(scene, frames: int, *, clip=None, seed: int = 0) -> tuple[np
 def inside_fraction(scene, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     """(T,) the fraction of the vertices of frames X (T, V, 3) (root frame, m) deeper than ``INSIDE_TOLERANCE_M``
     inside the character's own shapes at body frames Y (T, 105)."""
-    from animat.character.bones import place_shapes
-    from animat.surrogate.root_frame import bodies_in_root
 
     out = np.empty(len(X))
     for t, (x, y) in enumerate(zip(X, Y)):
@@ -122,8 +124,6 @@ def evaluate_clip(
     frame), plots/clip_error.png, trajectory.npz, media/clip.gif|mp4 (``video``: reference | surrogate on the
     character) and report.html. Returns the summary."""
     from animat.surrogate.model import external_input
-    from animat.surrogate.runtime import Runtime
-    from animat.surrogate.subspace import PCA
     from animat.surrogate.video import garment_video
 
     model_dir, run_dir = Path(model_dir), Path(run_dir)
@@ -163,7 +163,6 @@ def evaluate_clip(
 
 def _clip_summary(scene, clip: str, reference: dict, errors: dict, inside: dict, run: dict, shown) -> dict:
     """The summary of :func:`evaluate_clip`: errors (% of the garment's ``side_m``), inside fractions, speeds."""
-    from animat.character.clip import resolve_clip
 
     trained = {resolve_clip(c).resolve() for c in scene.clips}
     pct = {name: float(e.mean() * 100 / scene.side_m) for name, e in errors.items()}

@@ -51,6 +51,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from animat import runs
 from animat.config import require
 from animat.errors import ConfigError
 from animat.parallel import process_map
@@ -298,8 +299,6 @@ def write_run(run_dir, summary: dict, gaps: np.ndarray, fps: int) -> None:
     """``metrics.csv`` (per frame: mean, median and largest gap over episodes, % of the side),
     ``summary.json`` and ``plots/divergence.png`` in ``run_dir``."""
     from pathlib import Path
-
-    from animat import runs
 
     run_dir = Path(run_dir)
     mean = mean_gap(gaps)

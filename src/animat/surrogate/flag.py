@@ -8,6 +8,7 @@ from typing import ClassVar
 import numpy as np
 
 from animat.config import require
+from animat.surrogate.normals import incidence
 from animat.surrogate.sheet import SheetScene, smoothstep_move
 
 
@@ -76,7 +77,6 @@ class FlagScene(SheetScene):
         """Called after ``mj_forward``: ``prev`` holds the vertices at rest. ``incidence`` (V, F) sums
         each triangle's ``2 area x normal`` onto its vertices, as in
         :func:`~animat.surrogate.normals.vertex_normals`."""
-        from animat.surrogate.normals import incidence
 
         bodies = np.asarray(m.flex_vertbodyid).copy()
         free = np.setdiff1d(np.arange(self.n_vertices), self.pinned)

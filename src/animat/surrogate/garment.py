@@ -32,7 +32,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from animat.character.bones import body_ids
+from animat.character.bones import body_ids, body_shapes
+from animat.character.clip import NUM_JOINTS, Clip, load_clip, resolve_clip
+from animat.character.playback import Playback, Segment, random_segments
 from animat.config import require
 from animat.errors import ConfigError
 from animat.surrogate import cloth_mesh
@@ -92,7 +94,6 @@ class GarmentScene(SheetScene):
 
     def load_clips(self) -> dict:
         """{name: Clip} of :attr:`clips`; ConfigError (none given, not found) or ClipError (not a humanoid3d clip)."""
-        from animat.character.clip import load_clip, resolve_clip
 
         if not self.clips:
             raise ConfigError(f"{self.name}: give at least one clip in 'clips'")
@@ -169,7 +170,6 @@ class GarmentScene(SheetScene):
     def controls(self, frames: int, rng: np.random.Generator) -> np.ndarray:
         """(warmup + frames, 77) the character's ``qpos`` then ``qvel`` per frame: standing for the warm-up, then
         random clips chained (:func:`animat.character.playback.random_segments`)."""
-        from animat.character.playback import random_segments
 
         segments, _ = random_segments(
             self.load_clips(),
@@ -189,7 +189,6 @@ class GarmentScene(SheetScene):
         import mujoco
 
         from animat.character.model import Layout, build_model, set_pose
-        from animat.character.playback import Playback, Segment
 
         m = build_model(ball_actuators=False)
         d, layout = mujoco.MjData(m), Layout.of(m)
@@ -328,7 +327,6 @@ class RootShapes:
     definition, ``place_shapes(*bodies_in_root(y), pad)``, takes ~100 us of NumPy calls."""
 
     def __init__(self, pad: float):
-        from animat.character.bones import body_shapes
 
         sh = body_shapes()
         self.body = np.concatenate([sh.sphere_body, sh.capsule_body, sh.capsule_body]).astype(np.int64)  # (P,)
@@ -351,7 +349,6 @@ class RootShapes:
 def standing_clip(m) -> Any:
     """A two-frame one-shot clip of the model's rest pose (``qpos0``: root at its default height, every joint at
     identity), standing still, facing +x."""
-    from animat.character.clip import NUM_JOINTS, Clip
 
     identity = np.array([1.0, 0.0, 0.0, 0.0])
     return Clip(

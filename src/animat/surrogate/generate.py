@@ -14,6 +14,8 @@ from pathlib import Path
 from animat import runs
 from animat.config import check_known, load_toml, read_options
 from animat.errors import ConfigError
+from animat.surrogate.data import generate
+from animat.surrogate.options import GenerateOptions
 
 TABLES = ("generate", "scene", "train")  # the tables of a surrogate config file, one per verb (and the scene's)
 METRIC_FIELDS = ["index", "frames", "dropped", "seconds_per_frame"]
@@ -40,7 +42,6 @@ def generate_options(
     """``(options, scene options)`` of a generate request: :class:`~animat.surrogate.options.GenerateOptions`'
     defaults < ``[generate]`` of ``config`` < ``given`` (None: not given), checked by their declarations;
     the scene's options from ``[scene]``, with ``size`` (vertices per side) over it."""
-    from animat.surrogate.options import GenerateOptions
 
     section = config_table(config, "generate")
     check_known((f.name for f in fields(GenerateOptions)), section, "generate option", repr(str(config)))
@@ -67,7 +68,6 @@ def run_generate(
     (``config.json``: this session's resolved options, ``metrics.csv``, ``summary.json``);
     ``on_episode(row, dropped)`` after each new episode (``dropped``: frames dropped so far in this
     session), ``on_skipped(count)`` once before them. Returns ``summary.json``'s content."""
-    from animat.surrogate.data import generate
 
     rows: list[dict] = []
 

@@ -25,6 +25,8 @@ import numpy as np
 
 from animat import runs
 from animat.errors import CheckpointError
+from animat.surrogate.cape import cape_input
+from animat.surrogate.character_input import character_input
 from animat.surrogate.garment import GARMENT_SCENES
 from animat.surrogate.inputs import network_input
 
@@ -40,12 +42,8 @@ def external_input(Y: np.ndarray, scene: str = "sheet") -> np.ndarray:
     ``skirt-character``): Y (T, 105) its body frames -> its joints and root motion in the root frame,
     :func:`animat.surrogate.character_input.character_input` (T, 99). The first frame has zero change."""
     if scene == "cape":
-        from animat.surrogate.cape import cape_input
-
         return cape_input(Y)
     if scene in GARMENT_SCENES:
-        from animat.surrogate.character_input import character_input
-
         return character_input(Y)
     Y = np.asarray(Y, np.float32)
     dY = np.concatenate([np.zeros_like(Y[:1]), np.diff(Y, axis=0)])

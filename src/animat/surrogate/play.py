@@ -35,7 +35,9 @@ from threadpoolctl import threadpool_limits
 from animat import runs
 from animat.config import require
 from animat.errors import ConfigError
+from animat.surrogate.cape import euler_to_quat
 from animat.surrogate.collision import INSIDE_TOLERANCE_M, penetration_depth
+from animat.surrogate.data import episode_path, read_episode
 from animat.surrogate.model import external_input
 from animat.surrogate.options import load_run_config
 from animat.surrogate.runtime import BACKENDS, BLAS_THREADS, Runtime
@@ -66,7 +68,6 @@ def training_range(train_cfg: dict, pca: PCA) -> np.ndarray | None:
     """(2, k) per-component [min; max] of the encoded training episodes, read one at a time; None
     when the dataset is no longer where the run says or one of its files cannot be read (the range
     only serves the optional ``range_ratio`` column of play's metrics)."""
-    from animat.surrogate.data import episode_path, read_episode
 
     lo = hi = None
     for i in train_cfg.get("train_episode_ids", []):
@@ -356,8 +357,6 @@ class Control:
         """The external state y of the next frame."""
         self.state += self.FOLLOW * (self.target - self.state)
         if self.scene.name == "cape":
-            from animat.surrogate.cape import euler_to_quat
-
             return np.concatenate([self.state[:3], euler_to_quat(self.state[3], 0.0, 0.0)]).astype(np.float32)
         if self.scene.name == "flag":
             return (self.state[0] * np.array([np.cos(self.state[1]), np.sin(self.state[1]), 0.0])).astype(np.float32)

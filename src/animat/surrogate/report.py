@@ -11,6 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from animat.surrogate.normals import vertex_normals
+from animat.surrogate.options import load_run_config
+from animat.surrogate.scenes import rest_frame, scene_from_dict
 from animat.viz.report import SceneBuilder, write_report
 from animat.viz.run_files import read_json_or_none, read_trajectory, trajectory_keys
 from animat.viz.scene import Scene, quat_between_z
@@ -63,7 +66,6 @@ def add_proxies(scene: Scene, cloth_scene, Y: np.ndarray, offset=(0.0, 0.0, 0.0)
 
 
 def _normals(X: np.ndarray, triangles: np.ndarray, given: np.ndarray | None) -> np.ndarray:
-    from animat.surrogate.normals import vertex_normals
 
     return given if given is not None else vertex_normals(np.nan_to_num(X), triangles)
 
@@ -164,8 +166,6 @@ def _garment_scene(run_dir: Path, cloth_scene) -> Scene:
 
 def model_scene(run_dir: Path):
     """The cloth scene of the model a play or evaluate run used (its config.json names the training run)."""
-    from animat.surrogate.options import load_run_config
-    from animat.surrogate.scenes import scene_from_dict
 
     config = read_json_or_none(Path(run_dir) / "config.json") or {}
     return scene_from_dict(load_run_config(config["model"])["scene"])
@@ -173,7 +173,6 @@ def model_scene(run_dir: Path):
 
 def _play_scene(run_dir: Path, normals: np.ndarray | None, cloth_scene) -> Scene:
     """``animat surrogate play``'s run: the learned cloth on the frames its video drew."""
-    from animat.surrogate.scenes import rest_frame
 
     traj = read_trajectory(run_dir, keys=("Y", "shown_frames", "shown_vertices"))
     cloth_scene = cloth_scene if cloth_scene is not None else model_scene(run_dir)

@@ -34,6 +34,9 @@ from animat.surrogate.collision import Projector, project
 from animat.surrogate.frame import turn_vectors, wind_in_frame
 from animat.surrogate.inputs import network_input
 from animat.surrogate.normals import load_regression, reduced_rank_factors
+from animat.surrogate.options import load_run_config
+from animat.surrogate.scenes import scene_from_dict
+from animat.surrogate.subspace import PCA
 
 DEFAULT_NORMALS_RANK = (
     28  # sheet 51 x 51, k = 64: held-out mean normal error 2.92 -> 3.40 deg (see resolve_normals_rank)
@@ -295,9 +298,6 @@ class Runtime:
     def load(cls, run_dir: str | os.PathLike, backend: str = "numba", normals_rank: int | None = None) -> Runtime:
         """From a run directory of ``animat surrogate train`` (best checkpoint, PCA, normals)."""
         from animat.surrogate.model import Surrogate
-        from animat.surrogate.options import load_run_config
-        from animat.surrogate.scenes import scene_from_dict
-        from animat.surrogate.subspace import PCA
 
         run_dir = Path(run_dir)
         model = Surrogate.load(run_dir / "checkpoints")

@@ -22,6 +22,7 @@ from animat import runs
 from animat.config import require
 from animat.errors import CheckpointError, ConfigError
 from animat.surrogate.frame import AzimuthFrame, turn_vectors
+from animat.surrogate.normals import predict_normals
 
 
 @dataclass
@@ -74,7 +75,6 @@ class PCA:
     def normals(self, R: np.ndarray, Z: np.ndarray) -> np.ndarray:
         """Unit normals (..., V, 3) of states Z by the regression R (k + 1, 3V) on the coordinates
         (:func:`animat.surrogate.normals.predict_normals`), turned by the azimuth with a frame."""
-        from animat.surrogate.normals import predict_normals
 
         N = predict_normals(R, np.asarray(Z)[..., : self.n_components])
         return N if self.frame is None else turn_vectors(N, self.azimuth(Z)[..., None]).astype(np.float32)

@@ -27,6 +27,7 @@ from matplotlib.colors import to_rgba  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 from mpl_toolkits.mplot3d.art3d import Poly3DCollection  # noqa: E402
 
+from animat.console import console
 from animat.runs import atomic_write_bytes  # noqa: E402
 from animat.viz.plots import VizError  # noqa: E402
 
@@ -324,7 +325,6 @@ def write_images(images: list[np.ndarray], path: str | os.PathLike, *, fps: floa
 def write_animation(images: list[np.ndarray], path: str | os.PathLike, *, fps: float) -> list[Path]:
     """Write ``images`` (each (H, W, 3) uint8) as the GIF ``path`` and, where imageio-ffmpeg is installed, as an
     MP4 beside it (``path`` with suffix ``.mp4``; else a note on the console); the paths written, the GIF first."""
-    from animat.console import console
 
     if Path(path).suffix.lower() != ".gif":
         raise VizError(f"write_animation writes a .gif and the .mp4 beside it; got {str(path)!r}")

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from animat import runs
+from animat.errors import AnimatError
 
 
 def trajectory_keys(run_dir: Path) -> set[str]:
@@ -41,7 +42,6 @@ def read_json_or_none(path: Path):
 def from_run_config(run_dir: Path, build: Callable[[dict], Any]) -> Any | None:
     """``build(config)`` of this run's config.json (a training run) or else of the run its summary names as
     ``source`` (a replay of it); None where neither holds a config that ``build`` accepts."""
-    from animat.errors import AnimatError
 
     source = (read_json_or_none(Path(run_dir) / "summary.json") or {}).get("source")
     for folder in (Path(run_dir), Path(source) if source else None):

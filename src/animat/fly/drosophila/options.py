@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 from animat.config import check_instance, option, read_options, same_as
 from animat.errors import ConfigError
 from animat.evolve.options import GAOptions, PopulationOptions
+from animat.fly.curriculum import stage_configs
 from animat.fly.options import TrainConfig
 
 PRESET = "drosophila"
@@ -93,8 +94,6 @@ class DrosophilaTrainConfig:
                 f"{N_INPUTS} (observation size) and last {N_OUTPUTS} (wingbeat pattern parameters)"
             )
         if self.stages:
-            from animat.fly.curriculum import stage_configs
-
             stage_configs(self)  # every stage's options checked now, not hours later when it starts
         return self
 

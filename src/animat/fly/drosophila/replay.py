@@ -21,6 +21,7 @@ from animat.errors import ConfigError
 from animat.evolve.genome import Genome
 from animat.fly.drosophila.geometry import fly_world, spheroid_mesh
 from animat.fly.drosophila.model import DrosophilaParams
+from animat.fly.drosophila.options import DrosophilaTrainConfig
 from animat.fly.drosophila.power import induced_power, inertial_power
 from animat.fly.drosophila.rollout import N_INPUTS, N_OUTPUTS, Trajectory, simulate_population
 from animat.viz import plots
@@ -270,7 +271,6 @@ def load_for_replay(source: Path) -> tuple[DrosophilaParams, Genome]:
     """``(params, genome)`` of a drosophila run directory (its ``config.json``) or genome file (its manifest's
     extra): a source that :func:`animat.fly.presets.of_source` found to be the drosophila preset's."""
     from animat.evolve.genome_file import load_genome
-    from animat.fly.drosophila.options import DrosophilaTrainConfig
 
     source = Path(source)
     if source.is_dir():

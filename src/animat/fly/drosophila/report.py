@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from animat.fly.drosophila.options import DrosophilaTrainConfig
 from animat.viz.report import SceneBuilder, write_report
 from animat.viz.run_files import from_run_config, read_json_or_none, read_trajectory, trajectory_keys
 from animat.viz.scene import Scene
@@ -32,7 +33,6 @@ def build(run_dir: Path, params=None, **_) -> Scene:
     """``params``: the DrosophilaParams that flew (else read from the run, else the preset's defaults)."""
     from animat.fly.drosophila.geometry import N_OUTLINE, fly_world, spheroid_mesh
     from animat.fly.drosophila.model import DrosophilaParams
-    from animat.fly.drosophila.options import DrosophilaTrainConfig
     from animat.fly.drosophila.replay import SLOW_DOWN
 
     run_dir = Path(run_dir)

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from animat import runs
+from animat.checkpoint import read_checkpoint, save_checkpoint
 from animat.errors import CheckpointError, ConfigError
 from animat.fly.options import DistillConfig, TrainConfig
 from animat.fly.steer.commands import COMMANDS
@@ -227,7 +228,6 @@ def distill(
     ``plots/distill.png``, its flight of every command from rest (``steer/``, :func:`animat.fly.train.task_replay`)
     and ``summary.json`` (returned). ``teacher``: how config.json names the teacher (default: its folder;
     ``animat fly distill --resume`` loads it from there). ``on_round(row)`` after each round."""
-    from animat.checkpoint import save_checkpoint
     from animat.evolve.genome import Genome
     from animat.evolve.network import layer_activations
 
@@ -274,7 +274,6 @@ def _resumed_rounds(out: Path, cfg: DistillConfig, fly_round) -> tuple[np.ndarra
     """``(genes, flown, rows, data)`` of a distillation resumed from its last checkpoint in ``out``: the goal
     network's genes, the genes that flew each round so far, the metrics rows, and the rounds' records ``(X list,
     Y list)`` flown again (``fly_round``) by the networks that flew them. Refuses a run already at ``cfg.rounds``."""
-    from animat.checkpoint import read_checkpoint
 
     arrays, meta = read_checkpoint(out / "checkpoints", "population")
     if "distill_rows" not in meta:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 import numpy as np
 
 from animat import terminal
+from animat.console import console
 from animat.errors import ConfigError
 from animat.terminal import KeySource, TerminalKeys
 
@@ -104,7 +105,6 @@ def fly_interactive(pilot, *, fd: int | None = None, out=None) -> list[dict]:
     """Steer ``pilot`` live from the terminal ``fd`` (default stdin, :class:`TerminalKeys`) in real time,
     the key help and then the status line (refreshed in place) on ``out`` (default the console's
     file); returns the records of its ticks (:func:`fly_live`). The terminal is restored however it ends."""
-    from animat.console import console
 
     out = console.file if out is None else out
 

@@ -14,13 +14,13 @@ from collections.abc import Callable
 import numpy as np
 
 from animat.fly.steer.commands import parse_script, random_script
+from animat.fly.steer.pilot import Pilot, fly_script
 from animat.fly.steer.score import steer_score
 
 
 def scored_flight(steering, script: str, controller: str, lookahead: float | None = None) -> dict:
     """``script`` (``name:seconds,...``) flown by ``steering``'s ``controller`` from rest (seed 0, the set's speed;
     ``lookahead`` s, None: the shipped one) and its steering score (:func:`animat.fly.steer.score.steer_score`)."""
-    from animat.fly.steer.pilot import Pilot, fly_script
 
     f = fly_script(steering, parse_script(script), controller=controller, lookahead=lookahead)
     pilot = Pilot(steering, controller=controller)

@@ -32,8 +32,11 @@ from animat import runs
 from animat.console import phase
 from animat.errors import CheckpointError, ConfigError
 from animat.fly.options import CONTROLLERS, LOOKAHEAD_S, TrainConfig
-from animat.fly.steer.commands import COMMANDS, check_command, direction, parse_script
+from animat.fly.steer.commands import COMMANDS, check_command, direction, parse_script, random_script
+from animat.fly.steer.lookahead import lookahead_cost, lookahead_rollout, stack
+from animat.fly.steer.score import WINDOW_S
 from animat.fly.steer.steering_set import STEERING_FILE, read_steering_file
+from animat.pretrained import resolve
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,6 @@ def load_steering(path: str | Path) -> Steering:
     network (:func:`goal_run`: a set of that network alone, at its run's speed). One-line
     CheckpointError/ConfigError for a missing or malformed ``steering.json``, a listed network that is
     missing, a network that does not fit, or networks of different flies."""
-    from animat.pretrained import resolve
 
     folder = resolve(path)
     file = folder / STEERING_FILE
@@ -247,7 +249,6 @@ class Pilot:
         """Switch to command ``name`` now: its network, and a new command frame at the fly's position and heading."""
         import jax.numpy as jnp
 
-        from animat.fly.steer.lookahead import stack
         from animat.fly.steer.tracking import command_velocity
 
         net = self._network(check_command(name))
@@ -266,8 +267,6 @@ class Pilot:
         """The lookahead: fly every candidate ahead from now, keep the best scored
         (:mod:`animat.fly.steer.lookahead`)."""
         import jax
-
-        from animat.fly.steer.lookahead import lookahead_cost, lookahead_rollout
 
         fly = lookahead_rollout(self.params, tuple(self.net.genome.activations), self.net.goal, self._ahead)
         pos, vel = jax.device_get(fly(self._stacked, self.state, self.frame, self._cmd))
@@ -290,8 +289,6 @@ class Pilot:
         "command": name, "command_direction": (3,) world unit vector (zeros for hover), "crashed": bool,
         "network": the name of the network that flew it}``."""
         import jax
-
-        from animat.fly.steer.score import WINDOW_S
 
         if self._stacked is not None and self._since % int(round(WINDOW_S / self.dt)) == 0:
             self._choose()
@@ -343,7 +340,6 @@ def handover_states(steering, scripts: int, seed: int = 0, speed: float | None =
     trained for the hand-overs it will meet; uniform ranges of velocity, tilt and spin miss the
     combinations of wing phase, body rocking and speed that flight produces. 6 states a script (the
     flight's start, at rest, is left out), crashed ones left out."""
-    from animat.fly.steer.commands import random_script
 
     if int(scripts) < 1:
         raise ConfigError(f"a start pool needs at least 1 script, got {scripts}")

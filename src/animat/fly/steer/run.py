@@ -12,6 +12,9 @@ from animat import runs
 from animat.console import phase
 from animat.errors import ConfigError
 from animat.fly.model import FlyParams
+from animat.fly.steer.commands import parse_script
+from animat.fly.steer.live import TerminalKeys, fly_interactive
+from animat.fly.steer.pilot import Pilot, fly_script, load_steering
 from animat.fly.steer.score import steer_score
 from animat.viz import plots
 
@@ -33,9 +36,6 @@ def fly_request(
     ``pretrained:NAME``). Every input is checked (one-line errors) before the flight. Returns the
     stacked ticks (:data:`TICK_KEYS`), the fly's parameters, the target speed u/s and the start
     position ``(3,)`` u."""
-    from animat.fly.steer.commands import parse_script
-    from animat.fly.steer.live import TerminalKeys, fly_interactive
-    from animat.fly.steer.pilot import Pilot, fly_script, load_steering
 
     if interactive == (opts.commands is not None):
         raise ConfigError("give either --commands 'name:seconds,...' or --interactive")

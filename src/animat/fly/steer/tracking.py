@@ -30,6 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from animat import runs
 from animat.errors import ConfigError
 from animat.evolve.network import activate
 from animat.fly.model import FlyParams
@@ -211,7 +212,6 @@ def read_start_pool(path, sha256: str | None = None) -> dict[str, np.ndarray]:
     ``vel (N, 3)`` u/s, ``quat (N, 4)``, ``omega (N, 3)`` rad/s, ``wing (N, 2, 3)`` rad, float32, never unpickled.
     ``sha256``: the file's digest when the pool was first used (a run's config.json); a pool that changed
     since, a missing array, a wrong shape or a non-finite value is a one-line ConfigError."""
-    from animat import runs
 
     data = Path(path).read_bytes() if Path(path).is_file() else None
     if data is None:

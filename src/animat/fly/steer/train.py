@@ -13,6 +13,7 @@ from typing import Any
 
 from animat import runs
 from animat.errors import CheckpointError, ConfigError
+from animat.fly.steer.distill import distill
 from animat.fly.steer.pilot import Steering, handover_states, load_network
 from animat.fly.steer.steering_set import (
     STEERING_FILE,
@@ -55,7 +56,6 @@ def distill_stage(
     """``out/NAME``: the goal network of ``[distill.NAME]`` ``stage`` distilled from ``out``'s trained switch networks
     (:func:`animat.fly.steer.distill.distill`, its start pool recorded first where it names one); kept when finished,
     resumed when interrupted."""
-    from animat.fly.steer.distill import distill
 
     where = out / stage.name
     if (where / "summary.json").is_file():
