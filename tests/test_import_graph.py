@@ -174,3 +174,92 @@ def test_the_shared_layer_imports_no_system_and_no_system_another():
 def test_the_shared_packages_are_where_the_rule_expects_them():
     assert (ROOT / "viz").is_dir() and (ROOT / "evolve").is_dir()
     assert set(systems.names()) <= {p.name for p in ROOT.iterdir() if p.is_dir()}
+
+
+HEAVY = ("jax", "jaxlib", "torch", "stable_baselines3", "ray", "mujoco", "matplotlib")
+HEAVY += ("numba", "gymnasium", "optax", "evosax", "imageio", "scipy", "PIL", "websockets")  # each loads ≳0.1 s
+
+
+def _top_level_imports(path: Path, root: Path) -> list[str]:
+    """Dotted names imported by the module's own body (inside a top-level ``if``/``try`` too), not in functions."""
+    name = module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for stmt in ast.parse(path.read_text(), str(path)).body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Import):
+                found += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = _resolve(node, package)
+                found += [f"{base}.{alias.name}" if base else alias.name for alias in node.names]
+    return found
+
+
+def heavy_modules(root: Path = ROOT) -> set[str]:
+    """The animat modules whose import loads a HEAVY library: directly, through a package above them, or
+    through another animat module they import at module level."""
+    files = {module_name(p, root): p for p in root.rglob("*.py")}
+    deps: dict[str, set[str]] = {}
+    heavy = set()
+    for mod, path in files.items():
+        names = _top_level_imports(path, root)
+        if any(n.split(".")[0] in HEAVY for n in names):
+            heavy.add(mod)
+        targets = {n if n in files else n.rpartition(".")[0] for n in names}
+        parents = {".".join(mod.split(".")[:i]) for i in range(1, mod.count(".") + 1)}
+        deps[mod] = (targets | parents) & set(files) - {mod}
+    grew = True
+    while grew:
+        before = len(heavy)
+        heavy |= {mod for mod, targets in deps.items() if targets & heavy}
+        grew = len(heavy) > before
+    return heavy
+
+
+def _function_level_imports(path: Path, root: Path) -> list[tuple[int, str]]:
+    """``(line, dotted name)`` of the ``import`` statements inside the module's functions and methods."""
+    name = module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for fn in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Import):
+                found += [(node.lineno, alias.name) for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = _resolve(node, package)
+                found += [(node.lineno, f"{base}.{alias.name}" if base else alias.name) for alias in node.names]
+    return sorted(set(found))
+
+
+def light_lazy_imports(root: Path = ROOT) -> list[str]:
+    """``file:line module`` of every function-level import of a light animat module outside the command modules
+    (``cli*.py``): such an import only hides a dependency (or a circle), it saves no time."""
+    files = {module_name(p, root): p for p in root.rglob("*.py")}
+    heavy = heavy_modules(root)
+    bad = []
+    for path in sorted(files.values()):
+        if path.name.startswith("cli"):
+            continue
+        for line, name in _function_level_imports(path, root):
+            target = name if name in files else name.rpartition(".")[0]
+            if target in files and target not in heavy:
+                bad.append(f"{path.relative_to(root.parent)}:{line} {target}")
+    return bad
+
+
+def test_function_level_imports_are_only_of_heavy_modules(tmp_path):
+    pkg = tmp_path / "animat"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "light.py").write_text("import json\n")
+    (pkg / "heavy.py").write_text("import numpy\nfrom animat import deep\n")
+    (pkg / "deep.py").write_text("try:\n    import mujoco\nexcept ImportError:\n    mujoco = None\n")
+    (pkg / "user.py").write_text("def f():\n    from animat import light, heavy\n")
+    (pkg / "cli.py").write_text("def g():\n    from animat import light\n")
+    assert heavy_modules(pkg) == {"animat.heavy", "animat.deep"}
+    assert light_lazy_imports(pkg) == ["animat/user.py:2 animat.light"]
+    assert light_lazy_imports() == []
