@@ -10,8 +10,9 @@ import typer
 from animat import interrupt, runs
 from animat.config import animation_seconds, declared_options, no_animation_option, require
 from animat.console import console, print_summary, progress
-from animat.errors import CheckpointError
+from animat.errors import CheckpointError, ConfigError
 from animat.skier.options import TrainConfig
+from animat.skier.source import read_source
 
 app = typer.Typer(
     help="A humanoid on skis with poles, keyframed joint angles evolved by a GA to ski forward.", no_args_is_help=True
@@ -76,11 +77,21 @@ def train_cmd(
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
     config: Path | None = typer.Option(None, "--config", "-c", help="TOML file of training options."),
     resume: Path | None = typer.Option(None, "--resume", help="Continue the interrupted run in this directory."),
+    from_run: Path | None = typer.Option(
+        None,
+        "--from",
+        help="Start from this skier run: the keyframe GA from its final population (same population and genes), "
+        "an evolution strategy centred on its best skier; any new terrain, fitness and GA settings.",
+    ),
 ) -> None:
     """Evolve skiers; writes a run directory with metrics, plots, the best gene, its trajectory and a GIF."""
     from animat.skier.train import train
 
+    if from_run is not None and resume is not None:
+        raise ConfigError("--from starts a new run and --resume continues one; give one of them")
     options["anim_seconds"] = animation_seconds(no_animation, options.get("anim_seconds"))
+    if from_run is not None:  # refused before a run directory is made
+        read_source(TrainConfig.build(config, **options), from_run)
     cfg, run_dir = runs.start_or_resume(
         "skier",
         TrainConfig,
@@ -114,7 +125,7 @@ def train_cmd(
             )
 
         try:
-            summary = train(cfg, run_dir, resume=resume is not None, on_generation=on_generation)
+            summary = train(cfg, run_dir, resume=resume is not None, from_run=from_run, on_generation=on_generation)
         except BaseException:  # interrupted, or failed after a signal (a worker it stopped): the resume hint
             interrupt.resume_with(f"animat skier train --resume {run_dir}")
             raise

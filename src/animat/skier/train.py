@@ -21,6 +21,7 @@ from animat.skier.model import SkierParams
 from animat.skier.options import REPLAY_SETTINGS, TrainConfig
 from animat.skier.replay import write_replay
 from animat.skier.rollout import Evaluator
+from animat.skier.source import read_source
 from animat.viz import plots
 
 METRIC_FIELDS = ["generation", "best", "mean", "median", "fell", "best_net_forward_m", "best_ever", "seconds"]
@@ -64,19 +65,21 @@ def first_generation(rng: np.random.Generator, cfg: TrainConfig) -> np.ndarray:
     return np.concatenate([seeds, random_genes(rng, cfg.population - k, cfg.n_states, cfg.n_joints)])
 
 
-def strategy(cfg: TrainConfig):
+def strategy(cfg: TrainConfig, source: np.ndarray | None = None):
     """The engine's strategy ``cfg.strategy``: the keyframe GA over the skier's genes, generation 0 from
-    :func:`first_generation`; or an evolution strategy over the first half of the keyframes
-    (:func:`animat.skier.ga.decode`), from the standing pose with spread ``init_sigma_deg``."""
+    :func:`first_generation` (or the population ``source (P, n, m)``); or an evolution strategy over the first
+    half of the keyframes (:func:`animat.skier.ga.decode`), from the standing pose (or the centre ``source``)
+    with spread ``init_sigma_deg``. ``source``: what a ``--from`` run gives (:mod:`animat.skier.source`)."""
     if cfg.strategy == "keyframe_ga":
-        return KeyframeGA(ga.layout(cfg.n_joints), lambda rng: first_generation(rng, cfg), cfg.ga_params())
+        first = (lambda rng: first_generation(rng, cfg)) if source is None else (lambda rng: np.array(source))
+        return KeyframeGA(ga.layout(cfg.n_joints), first, cfg.ga_params())
     from animat.evolve.strategies.evosax_es import EvosaxES
 
     dims = cfg.n_states // 2 * cfg.n_joints
     return EvosaxES(
         cfg.strategy,
         int(cfg.population),
-        np.zeros(dims, dtype=np.float32),
+        np.zeros(dims, dtype=np.float32) if source is None else np.asarray(source, dtype=np.float32),
         float(cfg.init_sigma_deg) / ga.ES_UNIT_DEG,
         lambda x: ga.decode(x, cfg.n_states, cfg.n_joints),
     )
@@ -180,17 +183,23 @@ def _summary(cfg: TrainConfig, history: list[dict], best_fit: float, flight: dic
 
 
 def train(
-    cfg: TrainConfig, out: Path, *, resume: bool = False, on_generation: Callable[[dict], Any] | None = None
+    cfg: TrainConfig,
+    out: Path,
+    *,
+    resume: bool = False,
+    from_run: Path | None = None,
+    on_generation: Callable[[dict], Any] | None = None,
 ) -> dict:
     """Run the GA into ``out``; returns summary.json's content. Each generation writes
     ``metrics.csv`` and a checkpoint (population about to be evaluated, RNG state, best so far,
     history), so an interrupted run continues with ``resume=True`` exactly as if never stopped
     (also from a checkpoint written before the engine's loop existed); one stopped before its first
-    checkpoint starts again from generation 0."""
+    checkpoint starts again from generation 0 (or from its ``--from`` run). ``from_run``: a skier run to start
+    from (:mod:`animat.skier.source`), recorded as ``from`` in config.json."""
     out = Path(out)
     params = cfg.skier_params()
-    ga_strategy = strategy(cfg)
-    start = plan(out, resume=resume)  # the skier has no --from
+    start = plan(out, resume=resume, from_run=from_run, read_source=lambda path: read_source(cfg, path))
+    ga_strategy = strategy(cfg, start.source)
     state = begin(
         ga_strategy, out, start, seed=cfg.seed, generations=cfg.generations, check=_check_shape(cfg, out, ga_strategy)
     )
