@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from animat import interrupt, jax_cache, systems
+from animat.character import wear
 from animat.errors import AnimatError, CheckpointWarning
 
 app = typer.Typer(
@@ -21,6 +22,7 @@ app = typer.Typer(
 )
 for _system in systems.SYSTEMS:
     app.add_typer(systems.command_group(_system), name=_system.name)
+wear.set_opener(systems.open_garment)  # --garment: a system's garment worn by another's character
 
 
 def _print_version(value: bool) -> None:

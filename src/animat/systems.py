@@ -24,13 +24,16 @@ class System:
     ``report``: the module holding its ``BUILDERS`` (its help text is its Typer app's own); ``kinds``:
     ``"module:attribute"`` of its run directories' kinds for ``animat info`` (:class:`animat.info.RunKind`; ""
     for a system without); ``live``: ``"module:attribute"`` of the function that opens its live session for
-    ``animat play`` (:class:`animat.play.session.LiveSession`; "" for a system that cannot be played)."""
+    ``animat play`` (:class:`animat.play.session.LiveSession`; "" for a system that cannot be played);
+    ``garment``: ``"module:attribute"`` of the function that opens a garment the character wears
+    (:mod:`animat.character.wear`; "" for a system without)."""
 
     name: str
     commands: str
     report: str
     kinds: str = ""
     live: str = ""
+    garment: str = ""
 
 
 SYSTEMS: list[System] = [
@@ -49,7 +52,13 @@ SYSTEMS: list[System] = [
         "animat.swarm.run_kinds:KINDS",
         live="animat.swarm.live:open",
     ),
-    System("surrogate", "animat.surrogate.cli:app", "animat.surrogate.report", "animat.surrogate.run_kinds:KINDS"),
+    System(
+        "surrogate",
+        "animat.surrogate.cli:app",
+        "animat.surrogate.report",
+        "animat.surrogate.run_kinds:KINDS",
+        garment="animat.surrogate.wear:open_garment",
+    ),
     System(
         "imitate",
         "animat.imitate.cli:app",
@@ -105,6 +114,15 @@ def live_session(name: str):
         playable = ", ".join(s.name for s in SYSTEMS if s.live)
         raise AnimatError(f"system {name!r} cannot be played live; these can: {playable}")
     return _attribute(system.live)
+
+
+def open_garment(source: str):
+    """The garment ``source`` names (:class:`animat.character.wear.Garment`), opened by the first system with a
+    ``garment`` entry (imports its module); a one-line AnimatError where none has one."""
+    for system in SYSTEMS:
+        if system.garment:
+            return _attribute(system.garment)(source)
+    raise AnimatError(f"--garment {source!r}: no registered system simulates garments")
 
 
 def run_kinds() -> list:

@@ -181,3 +181,37 @@ def test_evaluate_refuses_the_options_of_the_other_mode(animat_cli, tmp_path, ar
     before anything is read or written."""
     err = _refused(animat_cli, tmp_path / "out", "evaluate", "cape-character", "--model", str(tmp_path), *args)
     assert all(w in err for w in words), err
+
+
+@pytest.mark.deepmimic
+@pytest.mark.parametrize("renderer", ["matplotlib", "auto"])
+def test_the_imitating_character_wears_the_learned_garment(animat_cli, garment_run, renderer):
+    """``imitate play --garment RUN``: the surrogate's cape steps at 60 frames/s on the simulated character's body
+    frames (two a control step), is drawn on it, and stays on it."""
+    base, _ = garment_run
+    out = base / f"dressed-{renderer}"
+    code, _, err = animat_cli(
+        "imitate", "play", "pretrained:walk", "--seconds", "0.5", "--fps", "10", "--renderer", renderer,
+        "--garment", str(base / "run"), "--out", str(out),
+    )  # fmt: skip
+    assert code == 0, err
+    s = json.loads((out / "summary.json").read_text())
+    assert s["garment"].startswith("cape-character") and s["garment_finite"] and s["episode_steps"] == 15
+    assert s["garment_frames"] == 30 and s["garment_frame_us_median"] > 0
+    assert s["garment_max_distance_from_root_m"] < 1.5  # on the character, not left behind or blown away
+    traj = np.load(out / "trajectory.npz")
+    assert traj["garment_vertices"].shape == (len(traj["qpos_time"]), 30, 3)
+    assert traj["garment_triangles"].shape[1] == 3 and (out / "media" / "play.gif").is_file()
+    assert json.loads((out / "config.json").read_text())["garment"] == str(base / "run")
+    assert '"garment"' in (out / "report.html").read_text()
+
+
+def test_a_garment_that_is_not_one_is_one_line_exit_2(animat_cli, tmp_path):
+    run = tmp_path / "sheet-run"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({"scene": {"name": "sheet"}, "test_episode_ids": [3]}))
+    for source, words in ((tmp_path / "nothing", "holds no config.json"), (run, "not of a garment")):
+        out = tmp_path / "out"
+        code, _, err = animat_cli("imitate", "play", "pretrained:walk", "--garment", str(source), "--out", str(out))
+        assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
+        assert not out.exists()

@@ -74,6 +74,13 @@ def body_ids(model) -> np.ndarray:
     return np.array([mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, b.name) for b in default_skeleton().bodies])
 
 
+def body_frames(data, bodies: np.ndarray) -> np.ndarray:
+    """(15 · 7,) float32: the frames of the skeleton's bodies ``bodies`` (:func:`body_ids`) in a MuJoCo ``data`` whose
+    kinematics are current, each its position (3,) m then rotation (4,) (w, x, y, z): what a garment on the
+    character reads each frame (:mod:`animat.character.wear`)."""
+    return np.concatenate([data.xpos[bodies], data.xquat[bodies]], axis=1).ravel().astype(np.float32)
+
+
 def place_shapes(
     pos: np.ndarray, rot: np.ndarray, shapes: BodyShapes | None = None, pad: float = 0.0
 ) -> tuple[np.ndarray, np.ndarray]:

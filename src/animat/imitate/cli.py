@@ -273,11 +273,18 @@ def play_cmd(
         "auto", "--renderer", help="auto (MuJoCo offscreen where OpenGL works, else matplotlib) | mujoco | matplotlib."
     ),
     no_animation: bool = no_animation_option(),
+    garment: str | None = typer.Option(
+        None,
+        "--garment",
+        help="Wear a learned garment live: a run directory of `animat surrogate train cape-character` (or "
+        "skirt-character), or pretrained:NAME.",
+    ),
     out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
 ) -> None:
     """Run a trained policy from time 0 of its clip: GIF beside the reference (ghost), config.json, trajectory.npz,
-    the reward plot, summary.json, report.html."""
+    the reward plot, summary.json, report.html; with --garment the character wears it, frame by frame."""
     from animat import pretrained, runs
+    from animat.character.wear import open_garment
     from animat.imitate.play import RENDERERS, load_run, play
 
     run_dir = pretrained.resolve(source)
@@ -293,10 +300,12 @@ def play_cmd(
                 "--renderer mujoco: no offscreen OpenGL context (tried MUJOCO_GL, egl, osmesa); use --renderer "
                 "matplotlib"
             )
+    worn = None if garment is None else open_garment(garment)  # refused before the output directory is made
     target = runs.new_run_dir("imitate", "play", out)
     record = {"system": "imitate", "verb": "play", "source": str(source), "seconds": seconds, "fps": fps}
-    runs.atomic_write_json(target / "config.json", {**record, "renderer": renderer, "animation": not no_animation})
-    summary = play(run_dir, seconds, target, fps=fps, renderer=renderer, render=not no_animation)
+    record.update({"renderer": renderer, "animation": not no_animation, **({"garment": garment} if garment else {})})
+    runs.atomic_write_json(target / "config.json", record)
+    summary = play(run_dir, seconds, target, fps=fps, renderer=renderer, render=not no_animation, garment=worn)
     print_summary(summary, target)
 
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from animat.viz.mujoco_render import View, render_frames
+from animat.viz.mujoco_render import View, add_triangles, render_frames
 
 GHOST_RGBA = np.array([1.0, 0.62, 0.25, 0.35], dtype=np.float32)
+GARMENT_RGBA = np.array([0.18, 0.55, 0.34, 1.0], dtype=np.float32)
 
 
 def render_with_ghost(
@@ -24,12 +25,14 @@ def render_with_ghost(
     *,
     ghost_offset: np.ndarray,
     captions: list[str] | None = None,
+    garment: tuple[np.ndarray, np.ndarray] | None = None,
     width: int = 480,
     height: int = 320,
 ) -> tuple[str, list[np.ndarray]] | None:
     """Images ``(height, width, 3) uint8`` of the character at ``sim_qpos (F, nq)`` and its ghost at
-    ``ghost_qpos (F, nq)`` moved by ``ghost_offset (3,)`` m, with a camera following both from the side;
-    ``(backend, images)`` or None without GL."""
+    ``ghost_qpos (F, nq)`` moved by ``ghost_offset (3,)`` m, with a camera following both from the side, and a worn
+    ``garment`` (world vertices (F, V, 3) m, triangles (T, 3)) on the character; ``(backend, images)`` or None without
+    GL."""
     ghost = mujoco.MjData(model)
     opt, pert = mujoco.MjvOption(), mujoco.MjvPerturb()
 
@@ -41,6 +44,8 @@ def render_with_ghost(
         mujoco.mjv_addGeoms(model, ghost, opt, pert, mujoco.mjtCatBit.mjCAT_DYNAMIC, scene)
         for k in range(first, scene.ngeom):
             scene.geoms[k].rgba[:] = GHOST_RGBA
+        if garment is not None:
+            add_triangles(scene, garment[0][i], garment[1], GARMENT_RGBA)
 
     view = View(
         distance=3.4,
@@ -55,7 +60,7 @@ def render_with_ghost(
         track_body=1,
         view=view,
         decorate=add_ghost,
-        extra_geoms=model.ngeom + 16,
+        extra_geoms=model.ngeom + 16 + (0 if garment is None else len(garment[1])),
         captions=captions,
         width=width,
         height=height,

@@ -17,6 +17,7 @@ from animat.viz.scene import Scene
 
 GHOST_RGB = (0.95, 0.55, 0.15)
 GHOST_OPACITY = 0.4
+GARMENT_RGB = (0.18, 0.55, 0.34)
 CLIP_FPS = 30.0
 GHOST_OFFSET = np.array([0.0, 0.8, 0.0])  # m: where the reference is drawn relative to the character
 
@@ -86,6 +87,9 @@ def build(run_dir: Path, model=None, **_) -> Scene:
         tint=GHOST_RGB,
         opacity=GHOST_OPACITY,
     )
+    if "garment_vertices" in traj:  # play --garment: the garment it wore, on the character
+        scene.add_mesh("garment", traj["garment_vertices"], traj["garment_triangles"], color=GARMENT_RGB)
+        scene.notes.append("the character wears a learned garment, stepped live on its simulated body frames")
     scene.add_path("root path", root * [1, 1, 0])
     scene.add_label("character", root[0] + [0, 0, 0.9])
     scene.add_label("reference", root[0] + GHOST_OFFSET + [0, 0, 0.9])

@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from animat.character.bones import body_ids, body_shapes
+from animat.character.bones import body_frames, body_ids, body_shapes
 from animat.character.clip import NUM_JOINTS, Clip, load_clip, resolve_clip
 from animat.character.playback import Playback, Segment, random_segments
 from animat.config import require
@@ -268,8 +268,7 @@ class GarmentScene(SheetScene):
     def _observed(self, m, d, state: dict, y: np.ndarray) -> np.ndarray:
         """Y: the bodies' world frames in skeleton order as the last substep's kinematics placed them (the pose
         of ``y``)."""
-        bodies = state["bodies"]
-        return np.concatenate([d.xpos[bodies], d.xquat[bodies]], axis=1).ravel()
+        return body_frames(d, state["bodies"])
 
     def recorded_states(self, path: np.ndarray) -> np.ndarray:
         """(T, 105) float32: the body frames that :meth:`simulate` records for path rows ``path`` (T, 77), placed by

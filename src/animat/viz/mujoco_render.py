@@ -140,3 +140,22 @@ def add_sphere(scene: mujoco.MjvScene, pos: np.ndarray, radius: float, rgba: np.
     )
     scene.ngeom += 1
     return True
+
+
+def add_triangles(scene: mujoco.MjvScene, vertices: np.ndarray, triangles: np.ndarray, rgba: np.ndarray) -> int:
+    """Append the triangles ``triangles (F, 3)`` of ``vertices (V, 3)`` m (a cloth, say) to ``scene`` as MuJoCo
+    triangle geoms (corners ``pos``, ``pos + mat[:, 0]``, ``pos + mat[:, 1]``: the frame need not be orthonormal),
+    both sides lit; returns how many fitted (the scene's ``maxgeom`` bounds them)."""
+    v = np.asarray(vertices, dtype=np.float64)
+    a, b, c = v[triangles[:, 0]], v[triangles[:, 1]], v[triangles[:, 2]]
+    n = np.cross(b - a, c - a)
+    n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)
+    added, size, rgba = 0, np.ones(3), np.asarray(rgba, dtype=np.float32)
+    for k in range(len(a)):
+        if scene.ngeom >= scene.maxgeom:
+            break
+        mat = np.stack([b[k] - a[k], c[k] - a[k], n[k]], axis=1)
+        mujoco.mjv_initGeom(scene.geoms[scene.ngeom], mujoco.mjtGeom.mjGEOM_TRIANGLE, size, a[k], mat.ravel(), rgba)
+        scene.ngeom += 1
+        added += 1
+    return added
