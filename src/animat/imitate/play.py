@@ -17,6 +17,7 @@ time, r_I, root position; per drawn frame: qpos of the character and of the ghos
 from __future__ import annotations
 
 import itertools
+import time
 from pathlib import Path
 
 import mujoco
@@ -70,7 +71,8 @@ def run_episode(env, policy, obs: np.ndarray, every: int, render: bool, garment:
     ``r_imitation (S,)``, ``r_goal (S,)`` (NaN without a goal) and ``root_pos (S, 3)`` m; with ``render``, at its
     start, every ``every`` steps and its end, ``qpos_time (F,)`` s and the qpos ``(F, nq)`` of the character
     (``qpos``) and of the clip's pose (``ghost_qpos``), and with a ``garment`` worn (:mod:`animat.imitate.dress`)
-    its world vertices ``garment (F, V, 3)`` m; ``terminated`` and the last step's ``info``."""
+    its world vertices ``garment (F, V, 3)`` m; ``terminated``, the last step's ``info`` and ``wall``: the loop's
+    wall time (s: the policy, the physics, the garment and the recorded frames' poses)."""
     from animat.character.model import set_pose
 
     ghost_data = mujoco.MjData(env.model)
@@ -88,6 +90,7 @@ def run_episode(env, policy, obs: np.ndarray, every: int, render: bool, garment:
     if render:
         grab(env.t)
     done, terminated, step, info = False, False, 0, {}
+    started = time.perf_counter()
     while not done:
         obs, _, terminated, truncated, info = env.step(policy.act(obs))
         step += 1
@@ -99,7 +102,8 @@ def run_episode(env, policy, obs: np.ndarray, every: int, render: bool, garment:
         done = terminated or truncated
         if render and (step % every == 0 or done):
             grab(env.t)
-    return {**{k: np.array(v) for k, v in rec.items()}, "terminated": bool(terminated), "info": info}
+    wall = time.perf_counter() - started
+    return {**{k: np.array(v) for k, v in rec.items()}, "terminated": bool(terminated), "info": info, "wall": wall}
 
 
 def play(
@@ -177,6 +181,8 @@ def _summary(run_dir: Path, seconds: float, cfg, policy, ep: dict) -> dict:
         "nonfinite": bool(info.get("nonfinite", False)),  # the physics blew up (not a fall)
         "mean_r_imitation": float(rewards.mean()),
         "return_r_imitation": float(rewards.sum()),
+        "episode_wall_seconds": round(ep["wall"], 4),  # the loop alone: policy, physics, garment (no rendering)
+        "simulated_frames_per_wall_second": len(rewards) / ep["wall"] if ep["wall"] > 0 else float("inf"),
         "clip": cfg.clip_label,
         "policy_timesteps": int(policy.manifest.get("num_timesteps", 0)),
         **({"mean_r_goal": float(np.mean(ep["r_goal"]))} if cfg.goal else {}),
