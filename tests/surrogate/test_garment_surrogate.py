@@ -216,3 +216,26 @@ def test_a_garment_that_is_not_one_is_one_line_exit_2(animat_cli, tmp_path):
         code, _, err = animat_cli("imitate", "play", "pretrained:walk", "--garment", str(source), "--out", str(out))
         assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
         assert not out.exists()
+
+
+@pytest.mark.deepmimic
+def test_divergence_on_a_clip_gives_the_floor_beside_evaluate_clip(animat_cli, tmp_path):
+    """``surrogate divergence SCENE --clip CLIP``: one episode on the clip's path; without noise the two reference runs
+    are the same run (gap 0, the reference is deterministic), with noise they part."""
+    cfg = tmp_path / "small.toml"
+    cfg.write_text("[scene]\nsize = 5\nrows = 6\nwarmup_frames = 5\n")
+    gaps = {}
+    for perturb in ("0", "1e-3"):
+        out = tmp_path / f"div-{perturb}"
+        code, _, err = animat_cli(
+            "surrogate", "divergence", "cape-character", "--config", str(cfg), "--clip", JOG, "--frames", "24",
+            "--perturb", perturb, "--out", str(out),
+        )  # fmt: skip
+        assert code == 0, err
+        s = json.loads((out / "summary.json").read_text())
+        assert s["clip"] == JOG and s["episodes"] == 1 and s["frames"] == 24
+        assert json.loads((out / "config.json").read_text())["clip"] == JOG
+        gaps[perturb] = s["gap_mean_percent_of_size"]
+    assert gaps["0"] == 0.0 and gaps["1e-3"] > 0.0
+    code, _, err = animat_cli("surrogate", "divergence", "sheet", "--clip", JOG, "--out", str(tmp_path / "no"))
+    assert code == 2 and "--clip" in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "no").exists()

@@ -32,7 +32,7 @@ from animat.config import require
 from animat.errors import ConfigError
 from animat.surrogate.collision import INSIDE_TOLERANCE_M, penetration_depth
 from animat.surrogate.garment import GARMENT_SCENES
-from animat.surrogate.options import load_run_config
+from animat.surrogate.options import CLIP_FRAMES, load_run_config
 from animat.surrogate.root_frame import bodies_in_root
 from animat.surrogate.runtime import Runtime
 from animat.surrogate.scenes import scene_from_dict
@@ -117,7 +117,13 @@ def alpha_beta_states(stats: dict, z0: np.ndarray, z1: np.ndarray, frames: int) 
 
 
 def evaluate_clip(
-    model_dir: str | Path, run_dir: str | Path, scene_name: str, clip: str, *, frames: int = 600, video: bool = True
+    model_dir: str | Path,
+    run_dir: str | Path,
+    scene_name: str,
+    clip: str,
+    *,
+    frames: int = CLIP_FRAMES,
+    video: bool = True,
 ) -> dict:
     """The trained garment surrogate in ``model_dir`` against the reference on ``clip`` (``shared:NAME`` or a file)
     for ``frames`` frames, into ``run_dir`` (see the module docstring): config.json, summary.json, metrics.csv (per

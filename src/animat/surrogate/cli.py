@@ -10,7 +10,7 @@ from animat import runs
 from animat.config import declared_options, no_animation_option, require
 from animat.console import console, print_summary, progress
 from animat.errors import ConfigError
-from animat.surrogate.options import GenerateOptions, TrainConfig
+from animat.surrogate.options import CLIP_FRAMES, GenerateOptions, TrainConfig
 
 CLIP_HELP = "Garment scenes: the character plays this DeepMimic clip (shared:NAME or a file) from its start"
 app = typer.Typer(help="Subspace neural physics: a learned cloth surrogate (Holden et al. 2019).", no_args_is_help=True)
@@ -168,7 +168,9 @@ def evaluate_cmd(
         "dataset).",
     ),
     clip: str | None = typer.Option(None, "--clip", help=f"{CLIP_HELP}: the surrogate against the reference on it."),
-    clip_frames: int = typer.Option(600, "--frames", "-f", help="With --clip: frames to play (600: 10 s at 60 fps)."),
+    clip_frames: int = typer.Option(
+        CLIP_FRAMES, "--frames", "-f", help="With --clip: frames to play (600: 10 s at 60 fps)."
+    ),
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
 ) -> None:
     """Held-out rollout error (% of cloth size) of surrogate, alpha/beta-only and PCA floor; speed."""
@@ -324,7 +326,7 @@ def _play_drive(scene, frames: int | None, path: str, seed: int, clip: str | Non
         from animat.character.clip import load_clip, resolve_clip
 
         motion = load_clip(resolve_clip(clip))
-    return character_drive(scene, 600 if frames is None else int(frames), clip=motion, seed=seed)
+    return character_drive(scene, CLIP_FRAMES if frames is None else int(frames), clip=motion, seed=seed)
 
 
 def _play_with_progress(loaded, Y, run_dir: Path, fps: float, video: bool, request: dict, character=None) -> dict:
@@ -393,11 +395,19 @@ def divergence_cmd(
     ),
     options: dict = None,
     workers: int = typer.Option(1, "--workers", "-w", help="Episodes simulated in this many processes."),
+    clip: str | None = typer.Option(
+        None,
+        "--clip",
+        help="A garment scene's character plays this DeepMimic clip (as in evaluate --clip): one episode of --frames "
+        "(600 unless given), the perturbed run from frame 2 to its end; the summary's gap_mean_percent_of_size is the "
+        "floor beside evaluate --clip's mean error.",
+    ),
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not hold an earlier run)."),
 ) -> None:
     """Predictability floor: the gap between two reference runs whose external paths differ by noise of std --perturb,
     or whose state restarts from what a surrogate starts from (--restart)."""
     request = dict(
+        clip=clip,
         episodes=episodes,
         frames=frames,
         perturb=perturb,
@@ -418,11 +428,17 @@ def _divergence_inputs(scene: str, config: Path | None, model: Path | None, comp
     exists: ``request`` (the command line's episodes, frames, perturb, seed and protocol) with the config's or the
     default frames, seed and perturbation, and at most the model's held-out episodes; the model's PCA (None without
     ``model``), truncated to ``components`` where given."""
+    from animat.character.clip import load_clip, resolve_clip
+    from animat.surrogate.character_clip import check_garment_scene, clip_path
     from animat.surrogate.divergence import check_inputs
     from animat.surrogate.generate import config_table
 
     _check_scene(scene)
     generate, r = config_table(config, "generate"), dict(request)
+    if r["clip"] is not None:  # one episode on the clip, the curve from frame 2 alone (no segments)
+        check_garment_scene(scene)
+        r["episodes"], r["frames"] = 1, r["frames"] if r["frames"] is not None else CLIP_FRAMES
+        r["horizon"] = r["frames"]
     r["frames"] = int(r["frames"] if r["frames"] is not None else generate.get("frames", 300))
     r["seed"] = int(r["seed"] if r["seed"] is not None else generate.get("seed", 0))
     r["perturb"] = float(r["perturb"] if r["perturb"] is not None else (1e-3 if r["restart"] == "none" else 0.0))
@@ -431,6 +447,7 @@ def _divergence_inputs(scene: str, config: Path | None, model: Path | None, comp
     keys = ("episodes", "frames", "perturb", "seed", "horizon", "stride", "noise", "restart")
     check_inputs(*(r[key] for key in keys), project, workers)
     sc, ids, r["episodes"] = _divergence_scene(scene, config, model, r["episodes"])
+    r["paths"] = None if r["clip"] is None else [clip_path(sc, load_clip(resolve_clip(r["clip"])), r["frames"])]
     if pca is not None and pca.mean.shape[0] != 3 * sc.n_vertices:
         raise ConfigError(f"model {str(model)!r} has {pca.mean.shape[0] // 3} vertices, the scene {sc.n_vertices}")
     return sc, r, pca, ids
@@ -472,7 +489,8 @@ def _divergence_run(run_dir: Path, sc, request: dict, pca, ids, workers: int, *,
 
     k = pca.n_components if pca is not None else None
     record = {"config": str(config) if config else None, "model": str(model) if model else None, "components": k}
-    runs.atomic_write_json(run_dir / "config.json", {"scene": sc.to_dict(), **request, **record})
+    kept = {k: v for k, v in request.items() if k != "paths"}
+    runs.atomic_write_json(run_dir / "config.json", {"scene": sc.to_dict(), **kept, **record})
     episodes, frames, perturb = request["episodes"], request["frames"], request["perturb"]
     with progress("reference runs") as bar:
         task = bar.add_task(
@@ -493,6 +511,9 @@ def _divergence_run(run_dir: Path, sc, request: dict, pca, ids, workers: int, *,
             episode_ids=ids,
             on_run=lambda: bar.advance(task),
             workers=workers,
+            paths=request["paths"],
         )
+    if request["clip"] is not None:
+        summary["clip"] = request["clip"]
     write_run(run_dir, summary, gaps, sc.fps)
     return summary

@@ -103,6 +103,7 @@ def episode_gaps(
     restart: str = "none",
     project: Callable[[np.ndarray], np.ndarray] | None = None,
     on_run: Callable[[], None] | None = None,
+    path: np.ndarray | None = None,
 ) -> dict:
     """One episode: ``gap`` (frames,) % of the side for the run perturbed from frame 2 (NaN past a
     run's end when the reference misbehaved), ``segments`` (the mean gap of each full segment of
@@ -111,9 +112,11 @@ def episode_gaps(
     (:data:`RESTARTS`), the perturbed run restarts at frame ``s + 1`` from :func:`restart_state`
     of the first run's frames ``s``, ``s + 1`` (``project`` for ``"subspace"``). The runs agree
     up to that point, so each perturbed run resumes from the first run's snapshot there
-    (:meth:`SheetScene.simulate`'s ``resume``) instead of repeating it."""
+    (:meth:`SheetScene.simulate`'s ``resume``) instead of repeating it. ``path``: the episode's external path
+    (warm-up + frames rows; a garment's character playing a clip, say) instead of the dataset episode's."""
     rng = np.random.default_rng(seed)
-    path = scene.controls(int(frames), rng)  # the dataset episode's path (drawn first)
+    if path is None:
+        path = scene.controls(int(frames), rng)  # the dataset episode's path (drawn first)
     shape = path.shape if noise == "white" else path.shape[1:]  # offset: one draw per component, held
     added = np.broadcast_to(float(eps) * rng.standard_normal(shape), path.shape)  # the same for every start
     starts = sorted({0, *segment_starts(frames, horizon, stride)})
@@ -238,13 +241,16 @@ def divergence(
     episode_ids: Sequence[int] | None = None,
     on_run: Callable[[], None] | None = None,
     workers: int = 1,
+    paths: Sequence[np.ndarray] | None = None,
 ) -> tuple[dict, np.ndarray]:
     """Measure the predictability floor (module docstring) over ``episodes`` episodes of ``frames``
     frames: dataset episodes ``0 .. episodes - 1``, or the first ``episodes`` of ``episode_ids``
     (e.g. a model's held-out ones). Returns the summary dict and the per-frame gaps (episodes,
     frames) % of the side. ``components`` (the subspace's size) is only reported. ``workers`` > 1:
     episodes in that many processes (``project`` must then pickle, e.g. :meth:`PCA.round_trip`);
-    ``on_run`` is then called for an episode's runs when the episode is done."""
+    ``on_run`` is then called for an episode's runs when the episode is done. ``paths``: the episodes' external paths
+    (one each, instead of the dataset's; e.g. :func:`animat.surrogate.character_clip.clip_path`): the summary then
+    adds ``gap_mean_percent_of_size``, the mean gap over frames 2.. of the curve (what ``evaluate --clip`` averages)."""
     check_inputs(episodes, frames, eps, seed, horizon, stride, noise, restart, project, workers)
     ids = [int(i) for i in (range(int(episodes)) if episode_ids is None else list(episode_ids)[: int(episodes)])]
     options = dict(horizon=horizon, stride=stride, noise=noise, restart=restart, project=project)
@@ -252,6 +258,8 @@ def divergence(
     args = [
         (scene, frames, np.random.SeedSequence([int(seed), i]), eps, options, None if parallel else on_run) for i in ids
     ]
+    if paths is not None:
+        args = [(*a[:4], {**a[4], "path": p}, a[5]) for a, p in zip(args, paths, strict=True)]
     results: list[dict] = [{}] * len(ids)
     for n, result in process_map(_episode, args, workers):
         results[n] = result
@@ -260,6 +268,8 @@ def divergence(
                 on_run()
     gaps = np.stack([r["gap"] for r in results])
     summary = _summary(scene, ids, results, gaps, eps, noise, restart, components, frames, seed, horizon, stride)
+    if paths is not None:
+        summary["gap_mean_percent_of_size"] = float(np.nanmean(mean_gap(gaps)[2:]))
     return summary, gaps
 
 

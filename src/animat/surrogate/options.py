@@ -15,6 +15,8 @@ from animat import runs
 from animat.config import option, read_options, require
 from animat.errors import ConfigError
 
+CLIP_FRAMES = 600  # a clip's default run (evaluate, play, divergence --clip): 10 s at the garment scenes' 60 fps
+
 
 @dataclass(frozen=True)
 class TrainConfig:
