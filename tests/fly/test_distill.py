@@ -122,6 +122,9 @@ def test_distill_writes_a_goal_network_and_resumes_exactly(tmp_path, animat_cli)
     assert float(rows[1]["beta"]) == 0.5 and int(rows[1]["samples"]) > int(rows[0]["samples"])
     cfg = json.loads((full / "config.json").read_text())
     assert cfg["task"] == "goal" and cfg["layers"] == [21, 8, 6] and cfg["distilled"]["teacher"] == PAPER
+    assert (cfg["system"], cfg["verb"]) == ("fly", "distill")  # who wrote it (issue 46)
+    code, out, err = animat_cli("--json", "info", str(full))
+    assert code == 0 and (json.loads(out)["system"], json.loads(out)["verb"]) == ("fly", "distill"), err
     net = load_network(tmp_path, "full", goal=True)  # a goal network as any other: the steering set loads it
     assert net.goal and list(net.genome.layers) == [21, 8, 6]
     summary = json.loads((full / "summary.json").read_text())

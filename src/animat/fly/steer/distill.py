@@ -305,7 +305,11 @@ def _write_run_record(steering, cfg: DistillConfig, train_cfg, out: Path, resume
         pool = read_start_pool(cfg.start_pool, runs.read_run_config(out).get("start_pool_sha256") if resume else None)
         pool_record = {"start_pool_sha256": runs.sha256_hex(Path(cfg.start_pool).read_bytes())}
     distilled = {"teacher": str(steering.folder) if teacher is None else teacher, "teacher_sha256": digest}
-    record = {**train_cfg.__dict__, **pool_record, "distilled": {**distilled, **cfg.__dict__}}
+    record = {
+        **runs.config_record("fly", "distill", train_cfg),
+        **pool_record,
+        "distilled": {**distilled, **cfg.__dict__},
+    }
     runs.atomic_write_json(out / "config.json", record)
     return pool
 
