@@ -263,3 +263,14 @@ def test_function_level_imports_are_only_of_heavy_modules(tmp_path):
     assert heavy_modules(pkg) == {"animat.heavy", "animat.deep"}
     assert light_lazy_imports(pkg) == ["animat/user.py:2 animat.light"]
     assert light_lazy_imports() == []
+
+
+def test_no_function_is_longer_than_sixty_lines():
+    """Issue 46, acceptance 4: every function of ``src/animat`` fits on a screen (60 lines with its docstring)."""
+    long = [
+        f"{path.relative_to(ROOT.parent)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for path in sorted(ROOT.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno + 1 > 60
+    ]
+    assert long == []

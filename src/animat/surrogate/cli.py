@@ -406,17 +406,8 @@ def divergence_cmd(
 ) -> None:
     """Predictability floor: the gap between two reference runs whose external paths differ by noise of std --perturb,
     or whose state restarts from what a surrogate starts from (--restart)."""
-    request = dict(
-        clip=clip,
-        episodes=episodes,
-        frames=frames,
-        perturb=perturb,
-        seed=seed,
-        horizon=horizon,
-        stride=stride,
-        noise=noise,
-        restart=restart,
-    )
+    request = dict(clip=clip, episodes=episodes, frames=frames, perturb=perturb, seed=seed, horizon=horizon)
+    request.update(stride=stride, noise=noise, restart=restart)
     sc, request, pca, ids = _divergence_inputs(scene, config, model, options.get("components"), request, workers)
     run_dir = runs.new_run_dir("surrogate", "divergence", out)
     summary = _divergence_run(run_dir, sc, request, pca, ids, workers, config=config, model=model)
