@@ -128,7 +128,7 @@ def surrogate_seconds_per_frame(
 
     scene = get_scene(scene_name, **options)
     V = scene.n_vertices
-    Y = scene.controls(frames, np.random.default_rng(0))[-frames:].astype(np.float32)
+    Y = scene.recorded_states(scene.controls(frames, np.random.default_rng(0))[-frames:])  # a garment's: body frames
     W = external_input(Y, scene_name)
     w = W.shape[1]
     rng = np.random.default_rng(1)
