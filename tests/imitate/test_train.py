@@ -332,6 +332,38 @@ def test_from_starts_with_the_source_policy_and_refuses_another_shape(tiny_run, 
         train(TrainConfig.build(None, net_arch=[8], **options), tmp_path / "other")
 
 
+@pytest.mark.deepmimic
+def test_a_skill_selector_starts_from_a_single_clip_policy(tiny_run, tmp_path):
+    """--from a single-clip policy into a selector (walk + jog): the one-hot's new inputs start at zero weight and
+    zero mean / unit variance, so the first policy acts as the source whatever the command."""
+    from animat.imitate.options import TrainConfig
+    from animat.imitate.policy import load_policy
+    from animat.imitate.skills import one_hot
+    from animat.imitate.train import train
+
+    src = load_policy(tiny_run / "policy")
+    options = dict(timesteps=128, envs=2, vec_env="dummy", seed=5, n_steps=64, batch_size=64, n_epochs=1)
+    options.update(eval_episodes=0, checkpoint_every=64, max_seconds=1.0, init_policy=str(tiny_run))
+    clips = ["shared:humanoid3d_walk.txt", "shared:humanoid3d_jog.txt"]
+    train(TrainConfig.build(None, net_arch=[16, 16], clips=clips, multi_clip="selector", **options), tmp_path / "s")
+    first, d = load_policy(tmp_path / "s" / "checkpoints" / "policy_0"), src.obs_dim
+    assert first.obs_dim == d + 2
+    for k, v in src.arrays.items():
+        got = first.arrays[k]
+        if got.shape == v.shape:
+            np.testing.assert_array_equal(got, v, err_msg=k)
+        elif not k.startswith("obs_rms."):
+            assert got.shape == (v.shape[0], d + 2) and k.endswith(".0.weight"), k
+            np.testing.assert_array_equal(got[:, :d], v)
+            assert not got[:, d:].any()
+    np.testing.assert_array_equal(first.arrays["obs_rms.mean"][:d], src.arrays["obs_rms.mean"])
+    assert not first.arrays["obs_rms.mean"][d:].any() and (first.arrays["obs_rms.var"][d:] == 1).all()
+    obs = np.random.default_rng(0).normal(size=d).astype(np.float32)
+    for skill in (0, 1):
+        widened = np.concatenate([obs, one_hot(skill, 2)]).astype(np.float32)
+        np.testing.assert_allclose(first.act(widened), src.act(obs), rtol=1e-6, atol=1e-6)
+
+
 def test_max_minutes_stops_after_a_whole_iteration_with_its_metrics_row(tmp_path):
     """A time limit that has passed by the first rollout's end: that iteration (rollout, row, update) completes,
     the next rollout's first step is dropped uncounted, and learning stops at exactly one iteration's steps."""

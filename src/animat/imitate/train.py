@@ -361,7 +361,7 @@ def setup(cfg: TrainConfig, out: Path, state: tuple[dict, dict] | None = None) -
     venv, vecnorm = _vec_env(cfg, clip)
     model = _ppo(cfg, venv, done)
     if cfg.init_policy and not state:
-        warm_start(model, vecnorm, cfg.init_policy)
+        warm_start(model, vecnorm, cfg.init_policy, added_inputs=len(cfg.skills) if cfg.multi_clip == "selector" else 0)
     if cfg.action_std > 0:
         fix_action_std(model.policy, cfg.action_std)
     counters = TrainState.restore(model, vecnorm, *state) if state else None
