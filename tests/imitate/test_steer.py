@@ -187,3 +187,34 @@ def test_a_clip_of_another_skeleton_is_refused_before_training(tmp_path, animat_
         from animat.imitate.options import TrainConfig
 
         TrainConfig.build(clips=[clips[0], clips[0]])
+
+
+def test_random_scripts_last_20_s_in_commands_of_2_to_5_s_that_switch_skills():
+    from animat.imitate.steer_scores import random_script
+
+    skills = ["walk", "jog", "run"]
+    for seed in range(200):
+        parts = [p.split(":") for p in random_script(np.random.default_rng(seed), skills).split(",")]
+        seconds = [float(s) for _, s in parts]
+        assert abs(sum(seconds) - 20.0) < 1e-9 and all(2.0 <= s <= 5.0 for s in seconds)
+        names = [n for n, _ in parts]
+        assert set(names) <= set(skills) and all(a != b for a, b in zip(names, names[1:]))
+    assert random_script(np.random.default_rng(3), skills) == random_script(np.random.default_rng(3), skills)
+    with pytest.raises(ConfigError):
+        random_script(np.random.default_rng(0), ["walk"])
+
+
+def test_score_steering_rates_add_up(selector_run, tmp_path, animat_cli):
+    """``imitate score-steering``: every segment scored, the rates are the fractions of its rows."""
+    out = tmp_path / "scores"
+    code, _, err = animat_cli("imitate", "score-steering", str(selector_run), "--scripts", "2", "--out", str(out))
+    assert code == 0, err
+    s = json.loads((out / "summary.json").read_text())
+    rows = (out / "segments.csv").read_text().splitlines()
+    assert s["scripts"] == 2 and s["segments"] == len(rows) - 1 >= 2 * 4  # 20 s of commands of at most 5 s
+    head = rows[0].split(",")
+    passed = [r.split(",")[head.index("passed")] == "True" for r in rows[1:]]
+    assert s["segment_pass_rate"] == pytest.approx(np.mean(passed))
+    assert 0.0 <= s["scripts_without_fall_rate"] <= 1.0 and {"walk_r_imitation_mean", "jog_clip_speed"} <= set(s)
+    code, _, err = animat_cli("imitate", "score-steering", "pretrained:walk", "--out", str(tmp_path / "no"))
+    assert code == 2 and "single-clip" in err and not (tmp_path / "no").exists()

@@ -353,3 +353,34 @@ def steer_cmd(
         ("script", "seconds", "mean_segment_r_imitation", "falls"),
         where="plots/steer.png, trajectory.npz, summary.json (segments), report.html",
     )
+
+
+@app.command("score-steering")
+def score_steering_cmd(
+    source: str = typer.Argument(
+        ..., metavar="SOURCE", help="Run directory of a skill-selector policy, or pretrained:NAME."
+    ),
+    scripts: int = typer.Option(30, "--scripts", "-n", help="Random 20 s command scripts (commands of 2-5 s)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the first script (script i: seed + i)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
+) -> None:
+    """A skill selector's rates on random command scripts: scripts without a fall, segments whose r_I (after a 1 s
+    transition) is at least 0.6 and whose speed is within 25 % of the clip's; summary.json and segments.csv."""
+    from animat import runs
+    from animat.imitate.steer_run import selector_policy
+    from animat.imitate.steer_scores import pass_rates
+
+    require("--scripts", scripts, ge=1)
+    require("--seed", seed, ge=0)
+    cfg, policy, _ = selector_policy(source)  # checked before the output directory is made
+    target = runs.new_run_dir("imitate", "score-steering", out)
+    record = {"system": "imitate", "verb": "score-steering", "source": source, "scripts": scripts, "seed": seed}
+    runs.atomic_write_json(target / "config.json", record)
+    with progress("scripts") as bar:
+        task = bar.add_task("score", total=scripts)
+        summary, segments = pass_rates(
+            cfg, policy, scripts, seed, on_script=lambda i: bar.update(task, completed=i + 1)
+        )
+    runs.atomic_write_csv(target / "segments.csv", segments, list(segments[0]))
+    runs.atomic_write_json(target / "summary.json", {"source": source, **summary})
+    print_summary(summary, target)

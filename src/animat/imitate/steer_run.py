@@ -18,14 +18,11 @@ from animat.terminal import TerminalKeys, decode_keys
 TICK_KEYS = ("t", "position", "command", "r_imitation", "forward_speed", "fell", "qpos", "ghost_qpos", "segment")
 
 
-def steer_request(source: str, commands: str | None, interactive: bool = False):
-    """``(cfg, policy, run_dir, commands)`` of a request, every input checked in one line before anything runs:
-    the policy (a run directory or ``pretrained:NAME`` of a skill selector), its clips (the humanoid3d skeleton's),
-    and the script (``None`` with ``interactive``)."""
+def selector_policy(source: str):
+    """``(cfg, policy, run_dir)`` of a skill-selector policy (a run directory or ``pretrained:NAME``) with its clips
+    (the humanoid3d skeleton's) read; a one-line error for any other policy."""
     from animat.imitate.evaluate import load_policy_run
 
-    if interactive == (commands is not None):
-        raise ConfigError("give either --commands 'skill:seconds,...' (e.g. 'walk:4,jog:3') or --interactive")
     cfg, policy, run_dir = load_policy_run(source)
     if not cfg.clips or cfg.multi_clip != "selector":
         kind = "a max-reward multi-clip" if cfg.clips else "a single-clip"
@@ -33,10 +30,19 @@ def steer_request(source: str, commands: str | None, interactive: bool = False):
             f"{str(source)!r} is {kind} policy ({cfg.clip_label}): it takes no skill command; give a skill-selector "
             "policy (trained with clips and multi_clip = 'selector')"
         )
+    cfg.load_clips()
+    return cfg, policy, run_dir
+
+
+def steer_request(source: str, commands: str | None, interactive: bool = False):
+    """``(cfg, policy, run_dir, commands)`` of a request, every input checked in one line before anything runs:
+    the policy (:func:`selector_policy`) and the script (``None`` with ``interactive``)."""
+    if interactive == (commands is not None):
+        raise ConfigError("give either --commands 'skill:seconds,...' (e.g. 'walk:4,jog:3') or --interactive")
+    cfg, policy, run_dir = selector_policy(source)
     script = parse_commands(commands, cfg.skills) if commands is not None else None
     if interactive:
         TerminalKeys.check()
-    cfg.load_clips()
     return cfg, policy, run_dir, script
 
 
