@@ -7,17 +7,16 @@ settings that still look right: the fewest substeps and solver iterations, tried
 whose run drops no frame and stays within ``--tolerance`` % of the cloth's size (mean vertex
 distance over the run) of the data-settings run with the same seed and external path.
 
-Surrogate: :class:`animat.surrogate.runtime.Runtime` with the standard architecture (k components,
-10 layers, hidden 1.5 k), the runtime's default normals rank, and random weights -- the cost does
-not depend on the weights -- doing per frame everything a game needs: subspace step, decompression
-to vertices, normals by regression, projection out of the scene's collision proxies (and, where the scene's
-config trains in the cloth's own frame, ``cloth_frame = "azimuth"`` -- the flag -- turning the wind
-into that frame and the cloth back out of it). The runtime's
-backends are timed side by side: the compiled numba kernel (one call per frame), the NumPy path
-(folded, preallocated) and jitted JAX; the fastest counts. The plain NumPy definition
-(``frame_step``) is timed beside them, and the NumPy path per stage (network, positions product,
-normals product, normal lengths, collision, proxy placement). ``numba_setup_seconds``: the first
-numba Runtime's construction in the process (loading the cached kernel, or compiling it).
+Surrogate: :class:`animat.surrogate.runtime.Runtime` with the standard architecture (k components, 10 layers, hidden
+``hidden_mult`` k: the scene's config's ``[train]`` value, else 1.5), the runtime's default normals rank, and random
+weights -- the cost does not depend on the weights -- doing per frame everything a game needs: subspace step,
+decompression to vertices, normals by regression, projection out of the scene's collision proxies (and, where the
+scene's config trains in the cloth's own frame, ``cloth_frame = "azimuth"`` -- the flag -- turning the wind into
+that frame and the cloth back out of it). The runtime's backends are timed side by side: the compiled numba kernel
+(one call per frame), the NumPy path (folded, preallocated) and jitted JAX; the fastest counts. The plain NumPy
+definition (``frame_step``) is timed beside them, and the NumPy path per stage (network, positions product, normals
+product, normal lengths, collision, proxy placement). ``numba_setup_seconds``: the first numba Runtime's
+construction in the process (loading the cached kernel, or compiling it).
 
 The reference MuJoCo step is single-threaded, so the surrogate runs on one core too: OpenBLAS is
 pinned to one thread (``OPENBLAS_NUM_THREADS``, default 1, set before NumPy loads; export it to
@@ -115,7 +114,7 @@ def _rollout(rt, W: np.ndarray, Y: np.ndarray, k: int) -> None:
 
 
 def surrogate_seconds_per_frame(
-    scene_name: str, options: dict, k: int, frames: int, repeats: int = 20, framed: bool = False
+    scene_name: str, options: dict, k: int, frames: int, repeats: int = 20, framed: bool = False, hidden_mult=1.5
 ) -> dict:
     """Seconds per frame of each backend (and the NumPy path's stages); ``framed``: the model in the
     flag's own frame (``cloth_frame = "azimuth"``: one more state entry, the wind turned in and the
@@ -134,7 +133,10 @@ def surrogate_seconds_per_frame(
     rng = np.random.default_rng(1)
     s = k + int(framed)  # the state: the subspace's coefficients (and the flag's azimuth)
     rest = scene.topology()["rest"]
-    arrays = {k_: np.asarray(v) for k_, v in init_mlp(jax.random.PRNGKey(0), 2 * s + w, s, int(1.5 * k), 10).items()}
+    arrays = {
+        k_: np.asarray(v)
+        for k_, v in init_mlp(jax.random.PRNGKey(0), 2 * s + w, s, int(round(hidden_mult * k)), 10).items()
+    }
     arrays.update(
         alpha=np.full(s, 0.99),
         beta=np.full(s, 0.5),
@@ -204,7 +206,10 @@ def main() -> None:
         full = reference(scene, args.frames, 0, args.reference_repeats, **base)
         cheap = cheapest(scene, args.frames, 0, base, full, args.tolerance, args.reference_repeats)
         framed = data_settings(scene, "train").get("cloth_frame", "world") == "azimuth"
-        sur = surrogate_seconds_per_frame(scene, base, args.components, args.frames, framed=framed)
+        hidden_mult = float(data_settings(scene, "train").get("hidden_mult", 1.5))
+        sur = surrogate_seconds_per_frame(
+            scene, base, args.components, args.frames, framed=framed, hidden_mult=hidden_mult
+        )
         fastest = min(FAST_BACKENDS, key=lambda b: sur[b])
         result.setdefault("numba_setup_seconds", sur["numba_setup"])
         result.update(
@@ -212,6 +217,7 @@ def main() -> None:
                 f"vertices_{scene}": int(full["X"].shape[1]),
                 f"substeps_{scene}": int(base.get("substeps", 4)),
                 f"cloth_frame_{scene}": framed,
+                f"hidden_mult_{scene}": hidden_mult,
                 f"reference_ms_per_frame_{scene}": full["seconds_per_frame"] * 1e3,
                 f"cheapest_reference_{scene}": f"substeps={cheap['substeps']} iterations={cheap['solver_iterations']}",
                 f"cheapest_reference_deviation_percent_{scene}": cheap["deviation_percent_of_size"],
