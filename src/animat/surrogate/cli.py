@@ -10,6 +10,7 @@ from animat import runs
 from animat.config import declared_options, no_animation_option, require
 from animat.console import console, print_summary, progress
 from animat.errors import ConfigError
+from animat.pretrained import resolve
 from animat.surrogate.options import CLIP_FRAMES, GenerateOptions, TrainConfig
 
 CLIP_HELP = "Garment scenes: the character plays this DeepMimic clip (shared:NAME or a file) from its start"
@@ -141,7 +142,7 @@ def _new_training(scene: str, config: Path | None, options: dict) -> TrainConfig
 def evaluate_cmd(
     ctx: typer.Context,
     scene: str = typer.Argument(..., help="Scene: sheet | flag | cape | cape-character | skirt-character."),
-    model: Path = typer.Option(..., "--model", "-m", help="Run directory of 'surrogate train'."),
+    model: Path = typer.Option(..., "--model", "-m", help="Run directory of 'surrogate train', or pretrained:NAME."),
     data: Path | None = typer.Option(None, "--data", "-d", help="Dataset folder. \\[default: the one trained on]"),
     horizon: int = typer.Option(120, "--horizon", help="Rollout length (frames)."),
     stride: int = typer.Option(30, "--stride", help="Frames between the starts of the held-out rollouts."),
@@ -176,6 +177,7 @@ def evaluate_cmd(
     """Held-out rollout error (% of cloth size) of surrogate, alpha/beta-only and PCA floor; speed."""
     from animat.surrogate.evaluate import check_inputs, check_options, evaluate
 
+    model = resolve(model)  # a run directory, or pretrained:NAME
     _check_scene(scene)
     _check_evaluate_mode(ctx, clip is not None)
     if clip is not None:
@@ -237,7 +239,7 @@ def _evaluate_clip(scene: str, model: Path, clip: str, frames: int, video: bool,
 @app.command("play")
 def play_cmd(
     scene: str = typer.Argument(..., help="Scene: sheet | flag | cape | cape-character | skirt-character."),
-    model: Path = typer.Option(..., "--model", "-m", help="Run directory of 'surrogate train'."),
+    model: Path = typer.Option(..., "--model", "-m", help="Run directory of 'surrogate train', or pretrained:NAME."),
     frames: int | None = typer.Option(
         None,
         "--frames",
@@ -272,6 +274,7 @@ def play_cmd(
     """Run a trained surrogate live, frame by frame, on a new path of the external object; video + per-frame timing."""
     from animat.surrogate import play
 
+    model = resolve(model)  # a run directory, or pretrained:NAME
     _check_scene(scene)
     _check_play_clip(scene, clip, path, interactive)
     if interactive:
