@@ -55,7 +55,7 @@ def data_settings(scene: str, section: str = "scene") -> dict:
     """The ``[section]`` table of ``configs/surrogate_<scene>.toml`` (empty when there is none)."""
     from animat.config import load_toml
 
-    path = ROOT / "configs" / f"surrogate_{scene}.toml"
+    path = ROOT / "configs" / f"surrogate_{scene.replace('-', '_')}.toml"  # cape-character: surrogate_cape_character
     return dict(load_toml(path).get(section, {})) if path.is_file() else {}
 
 
