@@ -218,3 +218,27 @@ def test_score_steering_rates_add_up(selector_run, tmp_path, animat_cli):
     assert 0.0 <= s["scripts_without_fall_rate"] <= 1.0 and {"walk_r_imitation_mean", "jog_clip_speed"} <= set(s)
     code, _, err = animat_cli("imitate", "score-steering", "pretrained:walk", "--out", str(tmp_path / "no"))
     assert code == 2 and "single-clip" in err and not (tmp_path / "no").exists()
+
+
+def test_a_selector_plays_live_with_skill_and_turn_keys(selector_run, tmp_path):
+    """``animat play imitate RUN`` on a skill selector (issue 51's speed command): a skill's number or first letter
+    switches the policy's skill, the arrows turn it; the run directory records the commands."""
+    from animat.imitate.live import SkillLive, open
+
+    live = open(str(selector_run))
+    assert isinstance(live, SkillLive)
+    assert {live.keys[k] for k in ("1", "2", "w", "j")} == {"walk", "jog"} and live.keys["ArrowLeft"] == "left"
+    for _ in range(6):
+        live.step()
+    live.command("jog")
+    assert live.env.skill == 1 and live.status()["command"].startswith("jog")
+    heading = live.env.clip.yaw
+    live.command("left")
+    assert live.env.skill == 1 and live.env.clip.yaw != heading
+    for _ in range(6):
+        live.step()
+    with pytest.raises(ConfigError, match="unknown command 'sprint'"):
+        live.command("sprint")
+    summary = live.write(tmp_path, {})
+    assert summary["episode_steps"] == live.steps() == 12 and summary["commands"] == ["jog@0.2", "left@0.2"]
+    assert (tmp_path / "report.html").is_file() and np.load(tmp_path / "trajectory.npz")["qpos"].shape[0] == 12

@@ -150,6 +150,10 @@ class CharacterLive:
     def steps(self) -> int:
         return self.ticks
 
+    def _commands_record(self) -> dict[str, Any]:
+        """The summary's record of what was commanded: the turns (degrees)."""
+        return {"turns_deg": [round(math.degrees(a), 1) for _, a in self.clip.turns[1:]]}
+
     def write(self, run_dir: Path, log: dict[str, Any]) -> dict[str, Any]:
         """``imitate play``'s run directory of the walk since the start (or the last reset): trajectory (per step
         and per drawn frame: every step), summary (``live``: true), report.html; no config.json, as imitate play."""
@@ -165,15 +169,60 @@ class CharacterLive:
             "episode_seconds": round(self.ticks * self.dt, 4),
             "fell": self.fell,
             "mean_r_imitation": float(arrays["r_imitation"].mean()),
-            "turns_deg": [round(math.degrees(a), 1) for _, a in self.clip.turns[1:]],
+            **self._commands_record(),
         }
         runs.atomic_write_json(run_dir / "summary.json", summary)
         write_imitate_report(run_dir, model=self.env.model)
         return summary
 
 
+class SkillLive(CharacterLive):
+    """A skill-selector policy (``multi_clip = "selector"``) live: a skill's number or first letter switches to it,
+    the arrows turn its heading by :data:`TURN`, as ``animat imitate steer --interactive`` does
+    (:class:`animat.imitate.steer.SkillPilot`: the new clip at the old one's phase, blended in; a fall is counted and
+    the character set back on its feet)."""
+
+    def reset(self) -> None:
+        from animat.imitate.steer import SkillPilot
+
+        skills = self.cfg.skills
+        self.pilot = SkillPilot(self.cfg, self.policy, 0)
+        self.env = self.pilot.env
+        letters = {s[0].lower(): s for s in skills}
+        self.keys = {**KEYS, **{str(i + 1): s for i, s in enumerate(skills)}}
+        self.keys.update(letters if len(letters) == len(skills) else {})
+        self.name, self.fell, self.ticks, self.falls, self.switches = skills[0], False, 0, 0, []
+        self.records = {"time": [], "r_imitation": [], "root_pos": [], "qpos": [], "ghost_qpos": []}
+
+    def step(self) -> None:
+        tick = self.pilot.tick()
+        self.ticks += 1
+        self.falls += int(tick["fell"])
+        for key, name in zip(self.records, ("t", "r_imitation", "position", "qpos", "ghost_qpos")):
+            self.records[key].append(np.array(tick[name], float))
+
+    def command(self, name: str) -> None:
+        skills = self.cfg.skills
+        if name in skills:
+            self.pilot.command(skills.index(name))
+            self.name = name
+        elif name in KEYS.values():
+            self.pilot.command(self.env.skill, turn=TURN if name == "left" else -TURN)
+        else:
+            raise ConfigError(f"unknown command {name!r}; this policy's skills: {', '.join(skills)}; left, right")
+        self.switches.append((round(self.pilot.time, 4), name))
+
+    def status(self) -> dict[str, Any]:
+        return {**super().status(), "command": f"{self.name} (falls: {self.falls})"}
+
+    def _commands_record(self) -> dict[str, Any]:
+        return {"commands": [f"{name}@{t:g}" for t, name in self.switches], "falls": self.falls}
+
+
 def open(source: str, agents: int | None = None, seed: int = 0) -> CharacterLive:
-    """``animat play imitate SOURCE``'s session (``agents`` is the flock's option: refused here)."""
+    """``animat play imitate SOURCE``'s session (``agents`` is the flock's option: refused here): a skill selector's
+    (:class:`SkillLive`) or a single clip's (:class:`CharacterLive`)."""
     if agents is not None:
         raise ConfigError("-n/--agents is the flock's option; the character is one")
-    return CharacterLive(source, seed)
+    cfg, _ = load_run(pretrained.resolve(source))
+    return (SkillLive if cfg.clips and cfg.multi_clip == "selector" else CharacterLive)(source, seed)
