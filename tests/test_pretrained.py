@@ -55,7 +55,7 @@ def dry_parse(words: list[str]) -> list[str]:
     return path
 
 
-@pytest.mark.parametrize("name", ["walk", "jog", "drosophila-hover", "paper", "cape"])
+@pytest.mark.parametrize("name", ["walk", "jog", "drosophila-hover", "paper", "cape", "locomotion"])
 def test_every_command_a_provenance_states_parses_with_this_cli(name):
     """Each ``animat …`` line of the PROVENANCE.md names a verb that exists and options it accepts (typos, a
     renamed or dropped option, a prose word inside the command fail); the artefact's own command is among them."""
@@ -69,6 +69,7 @@ def test_every_command_a_provenance_states_parses_with_this_cli(name):
         "drosophila-hover": ("animat", "fly", "train"),
         "paper": ("animat", "fly", "train-steering"),
         "cape": ("animat", "surrogate", "train"),
+        "locomotion": ("animat", "imitate", "train"),
     }
     assert own[name] in verbs, verbs
 
@@ -97,7 +98,7 @@ def _git_commits_here() -> bool:
     return out.returncode == 0 and out.stdout.strip() == "false"
 
 
-@pytest.mark.parametrize("name", ["walk", "jog", "drosophila-hover", "paper", "cape"])
+@pytest.mark.parametrize("name", ["walk", "jog", "drosophila-hover", "paper", "cape", "locomotion"])
 def test_the_commits_a_provenance_names_are_commit_ids_of_this_repository(name):
     """Every ``commit X`` / ``commits X`` with a digit in X names a 7–40 hex id; in a full clone each is a
     commit of this repository (a shallow clone, as CI's checkout, has not the history: there only the form is
@@ -123,7 +124,7 @@ def _mentioned(text: str) -> str:
     return re.sub(r"(\w+)\.(\w+)/\.(\w+)", r"\1.\2 \1.\3", text)
 
 
-@pytest.mark.parametrize("name", ["walk", "jog", "drosophila-hover"])
+@pytest.mark.parametrize("name", ["walk", "jog", "drosophila-hover", "locomotion"])
 def test_a_single_artefact_ships_the_files_it_names_and_its_own_seed_and_config(name):
     """Every file of the folder is named in its PROVENANCE.md; the seed it states (``seed N``) is config.json's;
     the configuration file of its command holds the values config.json holds (the run read that file)."""
