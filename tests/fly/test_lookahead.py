@@ -62,9 +62,9 @@ def test_lookahead_cost_of_a_hover_is_its_largest_distance_from_where_it_began()
     np.testing.assert_allclose(cost, [0.0, 1.0 * 100 * DT / L, 2.0 * 100 * DT / L])
 
 
-def test_the_lookahead_predicts_the_flight_it_chooses():
+def test_the_lookahead_predicts_the_flight_it_chooses(monkeypatch):
     """Each choice's 1 s prediction for the chosen network is what the pilot then flies (the same physics)."""
-    from animat.fly.steer import lookahead as la
+    from animat.fly.steer import pilot as pilot_module
     from animat.fly.steer.pilot import Pilot
 
     pilot = Pilot("pretrained:paper", "switch")
@@ -72,18 +72,15 @@ def test_the_lookahead_predicts_the_flight_it_chooses():
         pilot.tick()
     pilot.command("left")
     seen = []
-    original = la.lookahead_cost
+    original = pilot_module.lookahead_cost
 
     def spy(position, velocity, *args, **kwargs):
         cost = original(position, velocity, *args, **kwargs)
         seen.append(position[int(np.argmin(cost))])
         return cost
 
-    la.lookahead_cost = spy
-    try:
-        flown = np.array([pilot.tick()["position"] for _ in range(100)])
-    finally:
-        la.lookahead_cost = original
+    monkeypatch.setattr(pilot_module, "lookahead_cost", spy)  # the name the pilot calls
+    flown = np.array([pilot.tick()["position"] for _ in range(100)])
     assert len(seen) == 2 and len(pilot._candidates) == 3
     np.testing.assert_allclose(seen[0][:50], flown[:50], atol=1e-3)
     np.testing.assert_allclose(seen[1][:50], flown[50:], atol=1e-3)
