@@ -12,7 +12,6 @@ from animat.config import animation_seconds, declared_options, no_animation_opti
 from animat.console import console, print_summary, progress
 from animat.errors import CheckpointError, ConfigError
 from animat.skier.options import TrainConfig
-from animat.skier.source import read_source
 
 app = typer.Typer(
     help="A humanoid on skis with poles, keyframed joint angles evolved by a GA to ski forward.", no_args_is_help=True
@@ -47,6 +46,17 @@ REPLAY_KEYS = [
     "mechanical_work_J",
     "cost_of_transport_J_per_kg_m",
 ]
+
+
+def _check_from(config: Path | None, options: dict, from_run: Path | None, resume: Path | None) -> None:
+    """Refuse (one line) a ``--from`` run that does not fit, before a run directory is made."""
+    if from_run is None:
+        return
+    if resume is not None:
+        raise ConfigError("--from starts a new run and --resume continues one; give one of them")
+    from animat.skier.source import read_source  # loads MuJoCo
+
+    read_source(TrainConfig.build(config, **options), from_run)
 
 
 @app.command("train")
@@ -87,11 +97,8 @@ def train_cmd(
     """Evolve skiers; writes a run directory with metrics, plots, the best gene, its trajectory and a GIF."""
     from animat.skier.train import train
 
-    if from_run is not None and resume is not None:
-        raise ConfigError("--from starts a new run and --resume continues one; give one of them")
     options["anim_seconds"] = animation_seconds(no_animation, options.get("anim_seconds"))
-    if from_run is not None:  # refused before a run directory is made
-        read_source(TrainConfig.build(config, **options), from_run)
+    _check_from(config, options, from_run, resume)
     cfg, run_dir = runs.start_or_resume(
         "skier",
         TrainConfig,

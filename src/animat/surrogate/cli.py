@@ -155,8 +155,7 @@ def evaluate_cmd(
     rest_seconds: float = typer.Option(
         20.0,
         "--rest-seconds",
-        help="Still-air check: seconds the surrogate runs alone after the external objects stop, from 30 held-out "
-        "states (0: skip).",
+        help="Still air: seconds alone after the objects stop, from 30 held-out states (0: skip).",
     ),
     video: bool = typer.Option(
         True, "--video/--no-video", help="Write media/rollout.gif (reference | surrogate | error colour map)."
