@@ -241,6 +241,25 @@ def test_start_noise_correlation_sets_the_velocity_noise():
     )
 
 
+def test_input_noise_has_each_entrys_std_and_a_run_with_it_is_its_own_and_repeatable(tiny_dataset, tmp_path):
+    """``input_noise``: zero-mean noise of std ``std[j]`` on entry j of every frame; a run with
+    ``input_noise_frac`` differs from the run without it from its first epoch, and repeats itself exactly."""
+    from animat.surrogate.train import input_noise
+
+    Ww = np.full((300, 20, 3), 2.0, np.float32)
+    noisy = np.asarray(input_noise(jax.random.PRNGKey(1), Ww, jnp.array([0.0, 0.1, 1.0])))
+    assert np.array_equal(noisy[..., 0], Ww[..., 0])
+    assert abs((noisy[..., 1] - 2).std() - 0.1) < 0.005 and abs((noisy[..., 2] - 2).std() - 1.0) < 0.05
+    assert abs((noisy[..., 2] - 2).mean()) < 0.05
+    data, _ = tiny_dataset
+    losses = {}
+    for name, frac in (("plain", 0.0), ("noisy", 0.2), ("again", 0.2)):
+        train(_cfg(data, epochs=2, input_noise_frac=frac), tmp_path / name)
+        losses[name] = [r.split(",")[1] for r in (tmp_path / name / "metrics.csv").read_text().splitlines()[1:]]
+    assert losses["noisy"] == losses["again"] and losses["noisy"][0] != losses["plain"][0]
+    assert all(np.isfinite(float(v)) for v in losses["noisy"])
+
+
 def test_window_motion_and_motion_weighted_draws_follow_the_formula():
     """Half the windows static, half moving at a constant speed: each moving window's motion is that
     speed exactly, and the moving share of the draws is (1 + lambda) / 2 (p_i of
@@ -335,6 +354,7 @@ def test_weight_decay_shrinks_parameters_by_lr_times_decay_per_step():
         {"split_seed": -1},
         {"seed": -1},
         {"weight_decay": -0.1},
+        {"input_noise_frac": -0.1},
     ],
 )
 def test_recipe_options_are_checked(option):

@@ -34,6 +34,9 @@ class TrainConfig:
     noise_correlation: float = option(
         0.0, "Between the two starting frames' noise: 0 independent, 1 the same draw (no velocity noise)", ge=-1, le=1
     )
+    input_noise_frac: float = option(
+        0.0, "Noise on the external input while training, a fraction of each entry's std (0: none)", ge=0
+    )
     velocity_weight: float = option(1.0, "Weight of the velocity term of the loss", ge=0)
     test_episodes: int = option(0, "Held-out episodes (0: 10 %, at least 1)")
     val_episodes: int = option(

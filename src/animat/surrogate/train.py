@@ -28,7 +28,8 @@ those that settle when the external objects stop on random paths (:mod:`animat.s
 ``cloth_frame = "azimuth"`` (the flag) models the cloth in its own frame, its azimuth about the pole a
 state entry (:mod:`animat.surrogate.frame`; it lowers the flag's held-out error, but the cloth creeps about
 the pole in still air); ``rest_weight`` adds a loss on the motion the model keeps ``rest_seconds`` after the
-external objects stop (:mod:`animat.surrogate.rest`). Their measured effects are in RESULTS.md (learned cloth).
+external objects stop (:mod:`animat.surrogate.rest`); ``input_noise_frac`` adds noise to the external input of
+the training windows (:func:`input_noise`). Their measured effects are in RESULTS.md (learned cloth).
 
 Episodes split into [train | validation | held-out test] (the last ones held out, or shuffled first
 with ``split_seed``). The checkpoint kept in ``checkpoints/`` is the epoch with the lowest rollout
@@ -109,6 +110,14 @@ def start_noise(key: jax.Array, std: float, batch: int, k: int, correlation: flo
     xi = jax.random.normal(key, (2, batch, k))
     rho = float(correlation)
     return std * jnp.stack([rho * xi[1] + np.sqrt(1.0 - rho * rho) * xi[0], xi[1]])
+
+
+def input_noise(key: jax.Array, Ww: np.ndarray, std: jax.Array) -> jax.Array:
+    """The windows' external inputs ``Ww`` (B, window, w) with independent Gaussian noise of std ``std`` (w,) on
+    every frame: the network cannot lean on the exact input of a motion it was trained on (the noise injection of
+    Sanchez-Gonzalez et al. 2020, "Learning to simulate complex physics with graph networks", section 4, applied
+    to the external input)."""
+    return jnp.asarray(Ww) + std * jax.random.normal(key, np.shape(Ww), jnp.float32)
 
 
 def normals_error_degrees(R: np.ndarray, pca: PCA, X: np.ndarray, triangles: np.ndarray) -> dict:
@@ -349,6 +358,9 @@ def _updates(trainer: Trainer, learner: Learner, window: int, buffer: tuple | No
         Zw, Ww = gather(data.Z, data.W, data.train_ids, picked, window)
         learner.noise_key, sub = jax.random.split(learner.noise_key)
         noise = start_noise(sub, data.noise_std, cfg.batch, data.pca.state_dim, cfg.noise_correlation)
+        if cfg.input_noise_frac:  # a draw of its own, so runs without it keep their draws
+            learner.noise_key, sub = jax.random.split(learner.noise_key)
+            Ww = input_noise(sub, Ww, cfg.input_noise_frac * trainer.stats["in_std"][-data.w_dim :])
         rest = None
         if buffer is not None:
             pick = learner.rng.integers(0, cfg.rest_states, cfg.batch)
