@@ -7,16 +7,16 @@ settings that still look right: the fewest substeps and solver iterations, tried
 whose run drops no frame and stays within ``--tolerance`` % of the cloth's size (mean vertex
 distance over the run) of the data-settings run with the same seed and external path.
 
-Surrogate: :class:`animat.surrogate.runtime.Runtime` with the standard architecture (k components, 10 layers, hidden
-``hidden_mult`` k: the scene's config's ``[train]`` value, else 1.5), the runtime's default normals rank, and random
-weights -- the cost does not depend on the weights -- doing per frame everything a game needs: subspace step,
-decompression to vertices, normals by regression, projection out of the scene's collision proxies (and, where the
-scene's config trains in the cloth's own frame, ``cloth_frame = "azimuth"`` -- the flag -- turning the wind into
-that frame and the cloth back out of it). The runtime's backends are timed side by side: the compiled numba kernel
-(one call per frame), the NumPy path (folded, preallocated) and jitted JAX; the fastest counts. The plain NumPy
-definition (``frame_step``) is timed beside them, and the NumPy path per stage (network, positions product, normals
-product, normal lengths, collision, proxy placement). ``numba_setup_seconds``: the first numba Runtime's
-construction in the process (loading the cached kernel, or compiling it).
+Surrogate: :class:`animat.surrogate.runtime.Runtime` with the scene's architecture (k components, ``layers`` layers
+of ``hidden_mult`` k units: the scene's config's ``[train]`` values, else 10 and 1.5), the runtime's default normals
+rank, and random weights -- the cost does not depend on the weights -- doing per frame everything a game needs:
+subspace step, decompression to vertices, normals by regression, projection out of the scene's collision proxies
+(and, where the scene's config trains in the cloth's own frame, ``cloth_frame = "azimuth"`` -- the flag -- turning
+the wind into that frame and the cloth back out of it). The runtime's backends are timed side by side: the compiled
+numba kernel (one call per frame), the NumPy path (folded, preallocated) and jitted JAX; the fastest counts. The
+plain NumPy definition (``frame_step``) is timed beside them, and the NumPy path per stage (network, positions
+product, normals product, normal lengths, collision, proxy placement). ``numba_setup_seconds``: the first numba
+Runtime's construction in the process (loading the cached kernel, or compiling it).
 
 The reference MuJoCo step is single-threaded, so the surrogate runs on one core too: OpenBLAS is
 pinned to one thread (``OPENBLAS_NUM_THREADS``, default 1, set before NumPy loads; export it to
@@ -114,7 +114,14 @@ def _rollout(rt, W: np.ndarray, Y: np.ndarray, k: int) -> None:
 
 
 def surrogate_seconds_per_frame(
-    scene_name: str, options: dict, k: int, frames: int, repeats: int = 20, framed: bool = False, hidden_mult=1.5
+    scene_name: str,
+    options: dict,
+    k: int,
+    frames: int,
+    repeats: int = 20,
+    framed: bool = False,
+    hidden_mult: float = 1.5,
+    layers: int = 10,
 ) -> dict:
     """Seconds per frame of each backend (and the NumPy path's stages); ``framed``: the model in the
     flag's own frame (``cloth_frame = "azimuth"``: one more state entry, the wind turned in and the
@@ -135,7 +142,7 @@ def surrogate_seconds_per_frame(
     rest = scene.topology()["rest"]
     arrays = {
         k_: np.asarray(v)
-        for k_, v in init_mlp(jax.random.PRNGKey(0), 2 * s + w, s, int(round(hidden_mult * k)), 10).items()
+        for k_, v in init_mlp(jax.random.PRNGKey(0), 2 * s + w, s, int(round(hidden_mult * k)), layers).items()
     }
     arrays.update(
         alpha=np.full(s, 0.99),
@@ -154,12 +161,12 @@ def surrogate_seconds_per_frame(
     out = {}
     for backend in FAST_BACKENDS + ("reference",):
         t0 = time.perf_counter()
-        rt = Runtime(arrays, 10, scene, backend)
+        rt = Runtime(arrays, layers, scene, backend)
         out[f"{backend}_setup"] = time.perf_counter() - t0
         rollout = partial(_rollout, rt, W, Y, s)
         rollout()  # compiles (JAX), warms caches
         out[backend] = _best_seconds(rollout, 1, repeats) / frames
-    fast = NumpyFrame(rt.arrays, 10, V)
+    fast = NumpyFrame(rt.arrays, layers, V)
     spheres, capsules = scene.proxies(Y[0])
     z = np.zeros(s, np.float32)
     calls = 20 * frames
@@ -206,9 +213,10 @@ def main() -> None:
         full = reference(scene, args.frames, 0, args.reference_repeats, **base)
         cheap = cheapest(scene, args.frames, 0, base, full, args.tolerance, args.reference_repeats)
         framed = data_settings(scene, "train").get("cloth_frame", "world") == "azimuth"
-        hidden_mult = float(data_settings(scene, "train").get("hidden_mult", 1.5))
+        train = data_settings(scene, "train")
+        hidden_mult, layers = float(train.get("hidden_mult", 1.5)), int(train.get("layers", 10))
         sur = surrogate_seconds_per_frame(
-            scene, base, args.components, args.frames, framed=framed, hidden_mult=hidden_mult
+            scene, base, args.components, args.frames, framed=framed, hidden_mult=hidden_mult, layers=layers
         )
         fastest = min(FAST_BACKENDS, key=lambda b: sur[b])
         result.setdefault("numba_setup_seconds", sur["numba_setup"])
@@ -218,6 +226,7 @@ def main() -> None:
                 f"substeps_{scene}": int(base.get("substeps", 4)),
                 f"cloth_frame_{scene}": framed,
                 f"hidden_mult_{scene}": hidden_mult,
+                f"layers_{scene}": layers,
                 f"reference_ms_per_frame_{scene}": full["seconds_per_frame"] * 1e3,
                 f"cheapest_reference_{scene}": f"substeps={cheap['substeps']} iterations={cheap['solver_iterations']}",
                 f"cheapest_reference_deviation_percent_{scene}": cheap["deviation_percent_of_size"],
