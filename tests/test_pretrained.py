@@ -16,6 +16,7 @@ from typer.exceptions import TyperException
 
 from animat import cli, pretrained
 from animat.errors import CheckpointError
+from animat.surrogate.wear import open_garment
 
 REPO = Path(__file__).parents[1]
 DIRECTIONS = ("hover", "forward", "back", "left", "right", "up", "down", "goal")
@@ -55,7 +56,7 @@ def dry_parse(words: list[str]) -> list[str]:
     return path
 
 
-@pytest.mark.parametrize("name", ["walk", "jog", "drosophila-hover", "paper", "cape", "locomotion"])
+@pytest.mark.parametrize("name", ["walk", "jog", "drosophila-hover", "paper", "cape", "skirt", "locomotion"])
 def test_every_command_a_provenance_states_parses_with_this_cli(name):
     """Each ``animat …`` line of the PROVENANCE.md names a verb that exists and options it accepts (typos, a
     renamed or dropped option, a prose word inside the command fail); the artefact's own command is among them."""
@@ -69,6 +70,7 @@ def test_every_command_a_provenance_states_parses_with_this_cli(name):
         "drosophila-hover": ("animat", "fly", "train"),
         "paper": ("animat", "fly", "train-steering"),
         "cape": ("animat", "surrogate", "train"),
+        "skirt": ("animat", "surrogate", "train"),
         "locomotion": ("animat", "imitate", "train"),
     }
     assert own[name] in verbs, verbs
@@ -98,7 +100,7 @@ def _git_commits_here() -> bool:
     return out.returncode == 0 and out.stdout.strip() == "false"
 
 
-@pytest.mark.parametrize("name", ["walk", "jog", "drosophila-hover", "paper", "cape", "locomotion"])
+@pytest.mark.parametrize("name", ["walk", "jog", "drosophila-hover", "paper", "cape", "skirt", "locomotion"])
 def test_the_commits_a_provenance_names_are_commit_ids_of_this_repository(name):
     """Every ``commit X`` / ``commits X`` with a digit in X names a 7–40 hex id; in a full clone each is a
     commit of this repository (a shallow clone, as CI's checkout, has not the history: there only the form is
@@ -190,12 +192,13 @@ def test_the_paper_set_ships_exactly_the_networks_its_steering_json_names_each_w
         assert config["seed"] in seeds, (net, config["seed"], sorted(seeds))
 
 
-def test_the_cape_ships_its_runtime_files_its_config_and_no_path_of_this_machine():
-    """pretrained:cape: the files the garment runtime loads (named in its PROVENANCE.md), a config.json whose
-    training options are its configuration file's ``[train]`` and ``[scene]`` tables and whose seed it states, a
-    dataset path relative to the project (the data are not shipped), and a garment that opens."""
-    folder = pretrained.resolve("pretrained:cape")
-    text = _text("cape")
+@pytest.mark.parametrize("name", ["cape", "skirt"])
+def test_a_garment_ships_its_runtime_files_its_config_and_no_path_of_this_machine(name):
+    """pretrained:cape and :skirt: the files the garment runtime loads (named in its PROVENANCE.md), a config.json
+    whose training options are its configuration file's ``[train]`` and ``[scene]`` tables and whose seed it states,
+    a dataset path relative to the project (the data are not shipped), and a garment that opens."""
+    folder = pretrained.resolve(f"pretrained:{name}")
+    text = _text(name)
     files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and p.name != "PROVENANCE.md")
     assert files == ["checkpoints/model.json", "checkpoints/model.npz", "config.json", "normals.npz", "pca.npz"]
     assert all(f in text for f in files)
@@ -206,3 +209,5 @@ def test_the_cape_ships_its_runtime_files_its_config_and_no_path_of_this_machine
     assert {k: config.get(k) for k in recipe["train"]} == recipe["train"]
     assert {k: config["scene"].get(k) for k in recipe["scene"]} == recipe["scene"]
     assert not Path(config["data"]).is_absolute() and (config["system"], config["verb"]) == ("surrogate", "train")
+    garment = open_garment(f"pretrained:{name}")
+    assert garment.scene.name == config["scene"]["name"] == f"{name}-character" and garment.fps == 60
