@@ -50,12 +50,11 @@ import numpy as np
 
 from animat import interrupt, runs
 from animat.errors import CheckpointError
-from animat.imitate import resume
 from animat.imitate.env import make_env
 from animat.imitate.metrics import LOSS_FIELDS, RolloutEpisodes
 from animat.imitate.options import TrainConfig
 from animat.imitate.policy import load_policy, save_policy
-from animat.imitate.resume import resumable_state, save_train_state
+from animat.imitate.resume import restore_train_state, resumable_state, save_train_state
 from animat.imitate.warm_start import warm_start
 from animat.parallel import RayPool
 
@@ -183,8 +182,7 @@ class TrainState:
     def restore(cls, model, vec_normalize, arrays: dict, meta: dict) -> TrainState:
         """Load a saved state (:func:`~animat.imitate.resume.resumable_state`'s ``arrays, meta``) into a freshly
         built ``model`` and ``vec_normalize``; returns its counters."""
-
-        resume.restore_train_state(model, vec_normalize, arrays, meta)
+        restore_train_state(model, vec_normalize, arrays, meta)
         return cls(
             initial_eval=meta["initial_eval"],
             eval_seconds=meta["eval_seconds"],
