@@ -212,8 +212,8 @@ def main() -> None:
         base = data_settings(scene)
         full = reference(scene, args.frames, 0, args.reference_repeats, **base)
         cheap = cheapest(scene, args.frames, 0, base, full, args.tolerance, args.reference_repeats)
-        framed = data_settings(scene, "train").get("cloth_frame", "world") == "azimuth"
         train = data_settings(scene, "train")
+        framed = train.get("cloth_frame", "world") == "azimuth"
         hidden_mult, layers = float(train.get("hidden_mult", 1.5)), int(train.get("layers", 10))
         sur = surrogate_seconds_per_frame(
             scene, base, args.components, args.frames, framed=framed, hidden_mult=hidden_mult, layers=layers
