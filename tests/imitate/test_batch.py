@@ -35,6 +35,12 @@ def _actions(seed: int = 0, std: float = 0.3) -> np.ndarray:
         {},
         {"residual": True, "pose_termination": 0.25, "substeps": 10, "max_seconds": 1.0, "target_obs": True},
         {"clips": [_ONCE, _SLOW], "pose_termination": 0.25, "target_obs": True},  # skill selector
+        {
+            "clips": [_ONCE, _SLOW],
+            "hold_seconds": 0.4,
+            "max_seconds": 1.2,
+            "substeps": 10,
+        },  # the one-shot's last pose held
         {"clips": [_WALK, _SLOW], "multi_clip": "max", "pose_termination": 0.25, "residual": True},
     ],
 )

@@ -67,7 +67,7 @@ def _flags(*path: str) -> dict:
 
 def test_imitate_train_takes_the_same_flags_as_before_the_options_were_declared_once():
     """``animat imitate train``'s options and their flags: what the command line took when each was spelt out as a
-    typer parameter (issue 46 builds the declared ones from TrainConfig)."""
+    typer parameter (issue 46 builds the declared ones from TrainConfig), and --hold-seconds since."""
     assert _flags("imitate", "train") == {
         "clip": ("clip",),
         "clips": ("--clips",),
@@ -77,6 +77,7 @@ def test_imitate_train_takes_the_same_flags_as_before_the_options_were_declared_
         "vec_env": ("--vec-env",),
         "net_arch": ("--net-arch",),
         "max_minutes": ("--max-minutes",),
+        "hold_seconds": ("--hold-seconds",),  # added with the option (issue 47, one-shot clips)
         "seed": ("--seed",),
         "goal": ("--goal", "--no-goal"),
         "backend": ("--backend",),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +51,7 @@ def test_one_json_line_and_per_episode_rows(run, tmp_path, animat_cli):
         "episodes": 3,
         "seconds": 0.5,
         "seed": 4,
+        "hold_seconds": None,
     }
     assert (tmp_path / "ev" / "plots" / "episodes.png").stat().st_size > 1000
     page = (tmp_path / "ev" / "report.html").read_text()
@@ -61,6 +63,31 @@ def test_one_json_line_and_per_episode_rows(run, tmp_path, animat_cli):
     assert _evaluate(animat_cli, run, "--episodes", 3, "--seconds", 0.5, "--seed", 5, "--out", tmp_path / "ev3")[0] == 0
     starts = lambda ev: {r["start_seconds"] for r in csv.DictReader(open(tmp_path / ev / "episodes.csv"))}
     assert not starts("ev") & starts("ev3")  # the next seed draws other starts (with seed + i it shared 2 of 3)
+
+
+@pytest.mark.parametrize("hold", [0.0, 0.5])
+def test_a_one_shot_clip_s_episodes_end_at_its_end_plus_the_hold(hold, run, tmp_path, animat_cli):
+    """``--hold-seconds``: an episode on a one-shot clip that does not fall ends exactly ``hold`` s after the clip
+    (the first 30 Hz step at or past it), long before ``--seconds``."""
+    from animat.character.clip import write_clip
+    from animat.character.demo import demo_clip
+
+    once = replace(demo_clip(), loop="none")
+    clip = write_clip(once, tmp_path / "once.txt")
+    args = ("--clip", clip, "--episodes", 6, "--seconds", 5, "--hold-seconds", hold, "--out", tmp_path / "ev")
+    code, out, err = _evaluate(animat_cli, run, *args)
+    assert code == 0, err
+    assert json.loads(out)["hold_seconds"] == hold
+    rows = list(csv.DictReader(open(tmp_path / "ev" / "episodes.csv")))
+    for r in rows:
+        expected = int(np.ceil((once.cycle_seconds + hold - float(r["start_seconds"])) * 30 - 1e-6))
+        assert int(r["steps"]) == expected if r["ended"] == "time" else int(r["steps"]) < expected
+    assert any(r["ended"] == "time" for r in rows)
+
+
+def test_negative_hold_is_a_one_line_error(run, tmp_path, animat_cli):
+    _one_line_error(*_evaluate(animat_cli, run, "--hold-seconds", -1, "--out", tmp_path / "ev"), "--hold-seconds")
+    assert not (tmp_path / "ev").exists()
 
 
 def _one_line_error(code, out, err, *words):

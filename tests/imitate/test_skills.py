@@ -13,7 +13,7 @@ from animat.character.demo import demo_clip
 from animat.errors import ConfigError
 from animat.imitate.env import ImitateEnv
 from animat.imitate.options import TrainConfig
-from animat.imitate.skills import phase_times, sample_skills, skill_name, skill_names
+from animat.imitate.skills import clip_ended, clip_phase, phase_times, sample_skills, skill_name, skill_names
 
 WALK = demo_clip()
 SLOW = replace(WALK, times=WALK.times * 1.25)  # the same walk, 1.25 s a cycle
@@ -133,6 +133,33 @@ def test_one_shot_episode_ends_at_the_clip_end(rsi):
     looping = ImitateEnv(WALK, rsi=False, residual=True, early_termination=False, max_seconds=1.5)
     looping.reset(seed=4)
     assert sum(1 for _ in iter(lambda: looping.step(np.zeros(28, np.float32))[3], True)) == 44  # 45th truncates
+
+
+def test_one_shot_hold_imitates_the_last_pose_held_still_and_clamps_the_phase():
+    """hold_seconds: a one-shot episode goes on hold_seconds past the clip's end (no longer), its reference there is
+    the clip's last pose with zero velocities, and the observation's phase (its last number without target or
+    goal) stays 1 there; a looping clip's phase wraps."""
+    once = replace(WALK, loop="none")
+    end = once.cycle_seconds
+    env = ImitateEnv(once, rsi=False, residual=True, early_termination=False, max_seconds=5.0, hold_seconds=0.5)
+    env.reset(seed=1)
+    phases, done = [], False
+    while not done:
+        obs, _, term, trunc, _ = env.step(np.zeros(28, np.float32))
+        phases.append((env.t, float(obs[-1])))
+        done = term or trunc
+    assert trunc and not term and end + 0.5 - 1e-9 <= env.t < end + 0.5 + 1 / 30
+    assert all(p == 1.0 for t, p in phases if t >= end) and sum(t >= end for t, _ in phases) >= 15  # 0.5 s at 30 Hz
+    assert all(p == pytest.approx(t / end) for t, p in phases if t < end)
+    held, last = once.sample(end + 0.3), once.sample(end)
+    np.testing.assert_allclose(held.joint_quats, last.joint_quats, atol=1e-12)
+    assert not held.root_vel.any() and not held.joint_angvel.any()
+    np.testing.assert_allclose(
+        clip_phase(np.array([0.25, 1.7]) * WALK.cycle_seconds, WALK.cycle_seconds, False), [0.25, 0.7]
+    )
+    assert (
+        not clip_ended(once, end + 0.49, 0.5) and clip_ended(once, end + 0.5, 0.5) and not clip_ended(WALK, 99.0, 0.5)
+    )
 
 
 def test_skill_names_and_options():

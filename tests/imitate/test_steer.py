@@ -117,13 +117,15 @@ def test_keys_switch_skills_and_turn(selector_run):
 
 
 def test_interactive_keys_from_a_terminal(selector_run):
-    """play_keys on a pseudo-terminal: J typed before the first tick puts the character on the jog, q a moment
-    later ends the run; the terminal's settings are restored."""
+    """play_keys on a pseudo-terminal: J typed before the first tick puts the character on the jog, q typed once
+    three status lines are shown ends the run (typed on a clock, a starved machine could quit before the first
+    tick); the terminal's settings are restored."""
     import io
     import os
     import pty
     import termios
     import threading
+    import time
 
     from animat.imitate.policy import load_run
     from animat.imitate.steer_run import play_keys
@@ -133,11 +135,18 @@ def test_interactive_keys_from_a_terminal(selector_run):
     try:
         before = termios.tcgetattr(slave)
         os.write(master, b"J")
-        timer = threading.Timer(0.5, os.write, (master, b"q"))
-        timer.start()
         shown = io.StringIO()
+
+        def quit_after_three_ticks():
+            deadline = time.monotonic() + 120.0
+            while shown.getvalue().count("\r") < 3 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            os.write(master, b"q")
+
+        typist = threading.Thread(target=quit_after_three_ticks)
+        typist.start()
         flight = play_keys(cfg, policy, fd=slave, out=shown)
-        timer.join()
+        typist.join()
         assert termios.tcgetattr(slave) == before
     finally:
         os.close(master)

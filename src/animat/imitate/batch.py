@@ -35,7 +35,7 @@ from animat.character.clip import HINGE_AXIS, Clip, MotionState
 from animat.character.model import CONTROL_HZ, SUBSTEPS, Layout, build_spec
 from animat.errors import ConfigError
 from animat.imitate.reward import PRESETS, RewardConfig
-from animat.imitate.skills import MODES, phase_times, sample_skills
+from animat.imitate.skills import MODES, clip_phase, phase_times, sample_skills
 
 FALL_BODIES = ("root", "chest", "neck")  # geoms whose floor contact is a fall (ImitateEnv's)
 KEY_BODIES = ("neck", "right_ankle", "right_wrist", "left_ankle", "left_wrist")  # pose termination: head, feet, hands
@@ -161,6 +161,7 @@ class ImitateBatch:
         rsi: bool = True,
         early_termination: bool = True,
         max_seconds: float = 10.0,
+        hold_seconds: float = 0.0,
         residual: bool = False,
         joint_limits: bool = False,
         substeps: int = SUBSTEPS,
@@ -186,6 +187,7 @@ class ImitateBatch:
             residual,
         )
         self.pose_termination, self.target_obs = float(pose_termination), bool(target_obs)
+        self.hold_seconds = float(hold_seconds)  # a one-shot clip's last pose held this long (animat.imitate.skills)
         self.model = batch_model(self.substeps, joint_limits)
         self._datas(seed)
         self._state_arrays()
@@ -332,7 +334,7 @@ class ImitateBatch:
             joints,
             vels,
             ends,
-            ((self.t % cycle) / cycle)[:, None],
+            clip_phase(self.t, cycle, self._one_shot[self.skill])[:, None],
         ]
         if self.target_obs:
             ref = self._ref_qpos
@@ -420,7 +422,8 @@ class ImitateBatch:
         terminated |= nonfinite
         obs[nonfinite] = 0.0
         r = np.where(nonfinite, 0.0, r)
-        ended = self._one_shot[self.skill] & (self.t >= self._cycles[self.skill] - 1e-9)  # a one-shot clip's end
+        clip_end = self._cycles[self.skill] + self.hold_seconds  # a one-shot clip's end, its last pose held after
+        ended = self._one_shot[self.skill] & (self.t >= clip_end - 1e-9)
         truncated = ((self.t - self.t0 >= self.max_seconds - 1e-9) | ended) & ~nonfinite
         return obs, np.where(terminated, 0.0, r), terminated, truncated, nonfinite, r
 

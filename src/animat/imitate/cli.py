@@ -92,6 +92,7 @@ RESUME_MAY_CHANGE = {  # the options a resumed run may change (option -> its fla
     "vec_env",
     "net_arch",
     "max_minutes",
+    "hold_seconds",
     "seed",
     "goal",
     "backend",
@@ -239,6 +240,11 @@ def evaluate_cmd(
     clip: str | None = typer.Option(
         None, "--clip", help="Clip to imitate instead of the run's (a file, or shared:NAME)."
     ),
+    hold: float | None = typer.Option(
+        None,
+        "--hold-seconds",
+        help="One-shot clips: s of the last pose held after the clip's end (0: the clip alone). Default: the run's.",
+    ),
     out: Path | None = typer.Option(None, "--out", "-o", help="Output directory (must not hold an earlier run)."),
 ) -> None:
     """Evaluate the deterministic policy from reference-state starts: one JSON line (mean_imitation_reward per step with
@@ -249,11 +255,14 @@ def evaluate_cmd(
 
     require("--episodes", episodes, ge=1)
     require("--seconds", seconds, gt=0)
+    if hold is not None:
+        require("--hold-seconds", hold, ge=0)
     load_policy_run(run_dir, clip)[0].load_clip()  # a bad run or clip fails here, before the output directory exists
     target = runs.new_run_dir("imitate", "evaluate", out)
     record = {"system": "imitate", "verb": "evaluate", "source": run_dir, "clip": clip}
-    runs.atomic_write_json(target / "config.json", {**record, "episodes": episodes, "seconds": seconds, "seed": seed})
-    summary = evaluate(run_dir, target, episodes=episodes, seconds=seconds, seed=seed, clip=clip)
+    options = {"episodes": episodes, "seconds": seconds, "seed": seed, "hold_seconds": hold}
+    runs.atomic_write_json(target / "config.json", {**record, **options})
+    summary = evaluate(run_dir, target, clip=clip, **options)
     print_json({**summary, RUN_DIR_KEY: str(target)}, indent=None)
 
 

@@ -58,7 +58,7 @@ from animat.errors import ConfigError
 from animat.imitate.batch import FALL_BODIES, KEY_BODIES, physics_timestep, target_observation
 from animat.imitate.goal import GoalConfig, draw_goal, heading_reward
 from animat.imitate.reward import PRESETS, RewardConfig, imitation_reward, preset, total_reward
-from animat.imitate.skills import MODES, clip_ended, one_hot, phase_times
+from animat.imitate.skills import MODES, clip_ended, clip_phase, one_hot, phase_times
 
 
 class ImitateEnv(gym.Env):
@@ -71,6 +71,7 @@ class ImitateEnv(gym.Env):
         rsi: bool = True,
         early_termination: bool = True,
         max_seconds: float = 10.0,
+        hold_seconds: float = 0.0,
         mujoco_servos: bool = True,
         residual: bool = False,
         goal: GoalConfig | None = None,
@@ -95,6 +96,7 @@ class ImitateEnv(gym.Env):
         self.goal_cfg, self.goal = goal, None
         self._clip_speed = float(np.linalg.norm(self.clip.root_advance)) / self.clip.cycle_seconds
         self.cfg, self.rsi, self.early_termination, self.max_seconds = reward, rsi, early_termination, max_seconds
+        self.hold_seconds = float(hold_seconds)  # a one-shot clip's last pose held this long (animat.imitate.skills)
         self.residual, self.substeps, self.pose_termination = residual, int(substeps), float(pose_termination)
         self.target_obs = bool(target_obs)
         self.model = build_model(
@@ -125,7 +127,7 @@ class ImitateEnv(gym.Env):
         vels = np.empty(self._vel_obs_size)
         vels[self._vec_idx] = s.joint_angvel[~h]
         vels[self._rate_idx] = s.joint_angvel[h] @ HINGE_AXIS
-        phase = (self.t % self.clip.cycle_seconds) / self.clip.cycle_seconds
+        phase = float(clip_phase(self.t, self.clip.cycle_seconds, self.clip.loop != "wrap"))
         parts = [
             [s.root_pos[2]],
             quat.mul(inv_heading, s.root_quat),
@@ -285,7 +287,7 @@ class ImitateEnv(gym.Env):
             terminated = terminated or key_error > self.pose_termination
         if terminated:  # fallen: no reward from this step on (DeepMimic's early termination)
             reward = 0.0
-        truncated = self.t - self.t0 >= self.max_seconds - 1e-9 or clip_ended(self.clip, self.t)
+        truncated = self.t - self.t0 >= self.max_seconds - 1e-9 or clip_ended(self.clip, self.t, self.hold_seconds)
         return self._obs(sim, ref), float(reward), bool(terminated), bool(truncated), info
 
 
@@ -298,6 +300,7 @@ def make_env(cfg, clip=None, **overrides):
         rsi=cfg.rsi,
         early_termination=cfg.early_termination,
         max_seconds=cfg.max_seconds,
+        hold_seconds=cfg.hold_seconds,
         residual=cfg.residual,
         goal=cfg.goal_config(),
         joint_limits=cfg.joint_limits,

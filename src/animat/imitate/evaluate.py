@@ -9,7 +9,8 @@ termination if it had one; :mod:`animat.imitate.batch`, all episodes stepped tog
 
 ``mean_imitation_reward``  r_I per step over all steps of all episodes, the paper's weights
 (:mod:`animat.imitate.reward`), 0 on a step that ends an episode early (as in training);
-``full_episode_fraction``  episodes that reach ``seconds`` without an early end;
+``full_episode_fraction``  episodes that reach ``seconds`` (a one-shot clip's: its end plus the hold, the run's
+``hold_seconds`` or ``--hold-seconds``) without an early end;
 ``mean_episode_seconds``   mean episode length, s;  ``episodes``.
 
 The run directory of the evaluation gets ``summary.json`` (those, the source, clip, seed),
@@ -21,6 +22,7 @@ the command line adds ``config.json``.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -111,11 +113,21 @@ def evaluate_policy(
 
 
 def evaluate(
-    source: str | Path, out: Path, *, episodes: int = 20, seconds: float = 10.0, seed: int = 0, clip: str | None = None
+    source: str | Path,
+    out: Path,
+    *,
+    episodes: int = 20,
+    seconds: float = 10.0,
+    seed: int = 0,
+    clip: str | None = None,
+    hold_seconds: float | None = None,
 ) -> dict:
-    """Evaluate the policy of ``source`` (run directory or ``pretrained:NAME``) into run directory ``out``;
-    returns the summary (the figures first)."""
+    """Evaluate the policy of ``source`` (run directory or ``pretrained:NAME``) into run directory ``out``, a one-shot
+    clip's last pose held ``hold_seconds`` past its end (None: as the run trained); returns the summary (the figures
+    first)."""
     cfg, policy, run_dir = load_policy_run(source, clip)
+    if hold_seconds is not None:
+        cfg = dataclasses.replace(cfg, hold_seconds=float(hold_seconds))
     figures, rows = evaluate_policy(cfg, policy, cfg.load_clip(), episodes, seconds, seed)
     summary = {
         **figures,
@@ -125,6 +137,7 @@ def evaluate(
         "run_dir": str(run_dir),
         "clip": cfg.clip_label,
         "pose_termination_m": cfg.pose_termination,
+        "hold_seconds": cfg.hold_seconds,
         "reward": "paper",
     }
     out = Path(out)

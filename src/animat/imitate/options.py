@@ -67,6 +67,12 @@ class TrainConfig:
     # environment
     reward: str = option("paper", "Reward preset (animat.imitate.reward.PRESETS)")
     max_seconds: float = option(10.0, "Episode cap, s", gt=0)
+    hold_seconds: float = option(
+        0.0,
+        "One-shot clips (Loop: none): s an episode goes on past the clip's end, imitating its last pose held still "
+        "(DeepMimic holds it); 0: the episode ends with the clip (animat.imitate.skills)",
+        ge=0,
+    )
     rsi: bool = option(True, "Reference-state initialisation")
     early_termination: bool = option(True, "End an episode when the character falls")
     residual: bool = option(False, "Actions are offsets from the clip's pose (see ImitateEnv); DeepMimic: absolute")

@@ -14,9 +14,13 @@ Two ways, ``multi_clip`` of :class:`~animat.imitate.options.TrainConfig`:
               episode alive. No one-hot.
 
 Episode ends of a one-shot clip (``Loop: none``: kick, punch, get-ups): an episode is truncated when the clip
-time reaches the clip's end (whichever comes first of that and ``max_seconds``), so it lasts at most the clip's
-length; the reference is not held past it in training. (``steer`` holds a one-shot skill's last pose until the
-next command, as :meth:`~animat.character.clip.Clip.sample` does.)
+time reaches the clip's end plus ``hold`` seconds (``hold_seconds`` of the training config; whichever comes first
+of that and ``max_seconds``). With ``hold`` 0 (the default) an episode lasts at most the clip's length and nothing
+after its last frame is imitated; with ``hold`` > 0 the reference past the end is the clip's last pose held still
+(:meth:`~animat.character.clip.Clip.sample`), as DeepMimic's kinematic character holds a non-looping motion's last
+frame within its 20 s episodes, so the policy also learns to stay balanced after the skill. The observation's phase
+of a one-shot clip is ``t / T`` clamped to 1 (:func:`clip_phase`; a looping clip's wraps). (``steer`` holds a
+one-shot skill's last pose until the next command.)
 """
 
 from __future__ import annotations
@@ -55,13 +59,19 @@ def one_hot(skill: int, k: int) -> np.ndarray:
     return out
 
 
-def clip_ended(clip: Clip, t) -> np.ndarray | bool:
-    """Whether clip time ``t`` (s, scalar or (N,)) has reached the end of a one-shot clip (always False for a
-    looping one); see the module docstring."""
+def clip_ended(clip: Clip, t, hold: float = 0.0) -> np.ndarray | bool:
+    """Whether clip time ``t`` (s, scalar or (N,)) has reached the end of a one-shot clip plus ``hold`` s of its
+    last pose (always False for a looping one); see the module docstring."""
     if clip.loop == "wrap":
         return np.zeros(np.shape(t), bool) if np.ndim(t) else False
-    ended = np.asarray(t) >= clip.cycle_seconds - 1e-9
+    ended = np.asarray(t) >= clip.cycle_seconds + hold - 1e-9
     return ended if np.ndim(t) else bool(ended)
+
+
+def clip_phase(t, cycle, one_shot):
+    """The observation's phase in [0, 1] at clip time ``t`` s of a clip ``cycle`` s long (scalars or (N,) arrays
+    alike): ``t / cycle`` clamped to 1 where ``one_shot`` (its last pose held past the end), wrapped otherwise."""
+    return np.where(one_shot, np.minimum(t / cycle, 1.0), (t % cycle) / cycle)
 
 
 def phase_times(clips: Sequence[Clip], t) -> list:
