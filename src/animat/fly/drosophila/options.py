@@ -32,8 +32,16 @@ class DrosophilaTrainConfig:
     seconds: float = option(1.0, "Episode length (s)", gt=0)
     fitness: str = option(
         "hover",
-        "hover (hold the start point and a level stroke plane; animat.fly.drosophila.tasks)",
-        choices=("hover",),
+        "hover (hold the start point and a level stroke plane) | forward | back | left | right | up | down (fly that "
+        "way at --speed, tracking a point that moves so; animat.fly.drosophila.tasks)",
+        choices=("hover", "forward", "back", "left", "right", "up", "down"),
+    )
+    speed: float = option(0.3, "A direction task's speed, m/s", gt=0)
+    position_weight: float = option(
+        0.25, "A direction task's weight on tracking its moving point (per metre of error per m/s of speed)", ge=0
+    )
+    velocity_weight: float = option(
+        1.0, "A direction task's weight on its 0.5 s windows' velocity error (per m/s of speed)", ge=0
     )
     starts: int = option(2, "Start states per fly (start 0 at rest; the others perturbed)", ge=1)
     noise: float = option(0.05, "Sensor-noise std on the perturbed starts (network-input units)", ge=0)

@@ -62,15 +62,26 @@ def check_genome(genome: Genome) -> None:
         )
 
 
-def fly_genome(params: DrosophilaParams, genome: Genome, seconds: float) -> Flight:
-    """Fly one genome for ``seconds`` from rest in the hover posture."""
+def fly_genome(params: DrosophilaParams, genome: Genome, seconds: float, ref_vel=None) -> Flight:
+    """Fly one genome for ``seconds`` from rest in the hover posture (``ref_vel (3,)`` m/s: tracking a point that
+    moves so from the start, a direction task's; None: one that stays)."""
     require("--seconds", seconds, gt=0)
     check_genome(genome)
     if params.steps_per_sample % SAMPLE_EVERY:
         raise ConfigError(f"sample_dt / dt ({params.steps_per_sample}) must be a multiple of {SAMPLE_EVERY} to replay")
     nets = {k: v[None] for k, v in genome.params.items()}
     samples = Trajectory(
-        *(x[0] for x in simulate_population(params, nets, genome.activations, seconds, wing_every=SAMPLE_EVERY))
+        *(
+            x[0]
+            for x in simulate_population(
+                params,
+                nets,
+                genome.activations,
+                seconds,
+                wing_every=SAMPLE_EVERY,
+                ref_vel=None if ref_vel is None else np.asarray(ref_vel, np.float32)[None],
+            )
+        )
     )
     n_samples, per_sample = samples.wing.shape[:2]
     t = (np.arange(n_samples * per_sample) * SAMPLE_EVERY * params.dt).astype(np.float32)
@@ -132,6 +143,7 @@ def flight_summary(params: DrosophilaParams, flight: Flight) -> dict:
         "final_height_change_body_lengths": float(dz[-1] / L),
         "max_horizontal_drift_body_lengths": float(horiz.max() / L),
         "final_horizontal_drift_body_lengths": float(horiz[-1] / L),
+        "mean_velocity_m_per_s": [float(v) for v in (flight.pos[-1] - flight.pos[0]) / max(float(flight.t[-1]), 1e-12)],
         "crashed": bool(flight.crashed.any()),
     }
 
@@ -168,14 +180,15 @@ def write_replay(
     *,
     anim_seconds: float = 6.0,
     title: str = "drosophila",
+    ref_vel=None,
 ) -> dict:
     """Fly ``genome`` for ``seconds`` and write into ``out``: ``trajectory.npz``, the plots of
     :func:`write_plots`, ``media/wingbeat.gif`` and ``.mp4`` (the first :data:`ANIM_BEATS` wingbeats or
-    ``anim_seconds`` of flight, whichever is shorter, slowed down :data:`SLOW_DOWN` ×; none with 0). Returns the
-    flight summary with its checks."""
+    ``anim_seconds`` of flight, whichever is shorter, slowed down :data:`SLOW_DOWN` ×; none with 0). ``ref_vel``:
+    as :func:`fly_genome`'s. Returns the flight summary with its checks."""
     out = Path(out)
     with phase(f"flying {seconds:g} s at a {params.dt * 1e3:g} ms step"):
-        flight = fly_genome(params, genome, seconds)
+        flight = fly_genome(params, genome, seconds, ref_vel)
     runs.atomic_save_npz(
         out / "trajectory.npz",
         t=flight.t,

@@ -127,7 +127,15 @@ def choose(params: DrosophilaParams, nets, activations, owner, start, noise, sta
 
 
 def rollout(
-    params: DrosophilaParams, nets, activations: Sequence[str], n_ticks: int, state0, noise, owner, wing_every=0
+    params: DrosophilaParams,
+    nets,
+    activations: Sequence[str],
+    n_ticks: int,
+    state0,
+    noise,
+    owner,
+    wing_every=0,
+    ref_vel=None,
 ):
     """Fly ``F`` flies for ``n_ticks`` samples of ``sample_dt`` from ``state0`` (a :class:`DrosophilaState`
     with leading axis F; its pattern is replaced by the network's first choice, so each fly starts beating as
@@ -135,14 +143,18 @@ def rollout(
     (final state, Trajectory with axes (T, F, ...), the fine records (T, M, F, ...)). ``noise (F, U, 12)``:
     sensor noise added to each fly's successive observations (U ≥ :func:`n_updates_for` the flight's seconds;
     the first observation gets ``noise[:, 0]``). The step runs for every fly under ``vmap``; the networks
-    only for the flies whose beat has just ended (:func:`decide`)."""
+    only for the flies whose beat has just ended (:func:`decide`). ``ref_vel (F, 3)`` m/s: each fly's reference
+    point moves from its start at that velocity, and the network observes its position from where the point is
+    (:func:`observe`'s ``start``; a direction task's moving point, :mod:`animat.fly.drosophila.tasks`); None: the
+    point stays at the start."""
     n_steps = params.steps_per_sample
     if wing_every and n_steps % wing_every:
         raise ValueError(f"wing_every ({wing_every}) must divide the {n_steps} steps of a sample")
     flies, per_control = owner.shape[0], params.steps_per_control
     chunk = chunk_size(flies)
 
-    policy = functools.partial(choose, params, nets, activations, owner, state0.pos, noise)
+    policy = functools.partial(choose, params, nets, activations, owner)
+    origin = (lambda g: state0.pos) if ref_vel is None else (lambda g: state0.pos + ref_vel * (g * params.dt))
 
     def physics_step(carry, _):
         # vel, omega: sums since each fly's network last acted, at step g_last (so over g - g_last steps)
@@ -152,7 +164,9 @@ def rollout(
         n = (g - g_last).astype(jnp.float32)[:, None]
         done = jax.vmap(functools.partial(beat_done, params))(new)
         acts = done & ((g // per_control > g_last // per_control) if per_control else True)
-        target = decide(lambda idx: policy(new, vel / n, omega / n, updates, idx), acts, new.pattern.p_to, chunk)
+        target = decide(
+            lambda idx: policy(origin(g), noise, new, vel / n, omega / n, updates, idx), acts, new.pattern.p_to, chunk
+        )
         ended = jax.vmap(functools.partial(set_pattern, params))(new, target)
         new = jax.tree_util.tree_map(
             lambda a, b: jnp.where(done.reshape(done.shape + (1,) * (a.ndim - 1)), a, b), ended, new
@@ -180,7 +194,7 @@ def rollout(
 
     zero = jnp.zeros((flies, 3), jnp.float32)
     updates = jnp.zeros(flies, jnp.int32)
-    first = policy(state0, state0.vel, state0.omega, updates, jnp.arange(flies))
+    first = policy(state0.pos, noise, state0, state0.vel, state0.omega, updates, jnp.arange(flies))
     state0 = state0._replace(pattern=jax.vmap(pattern.start)(first)._replace(psi0=state0.pattern.psi0))
     carry = (state0, zero, zero, updates + 1, jnp.int32(0), jnp.zeros(flies, jnp.int32))
     (state, *_), traj = jax.lax.scan(tick, carry, None, length=n_ticks)
@@ -194,16 +208,17 @@ def empty_fine(flies: int):
 
 @functools.lru_cache(maxsize=32)
 def population_rollout(params: DrosophilaParams, activations: tuple[str, ...], n_ticks: int, wing_every: int = 0):
-    """Jitted ``(nets (P, ...) stacked tree, starts: DrosophilaState (S, ...), noise (S, U, 12)) ->
-    Trajectory (P, S, T, ...)``: every network flies from every start with that start's sensor noise, the
-    P × S flies in one :func:`rollout`."""
+    """Jitted ``(nets (P, ...) stacked tree, starts: DrosophilaState (S, ...), noise (S, U, 12)[, ref_vel (S, 3)])
+    -> Trajectory (P, S, T, ...)``: every network flies from every start with that start's sensor noise (and
+    moving reference point, :func:`rollout`), the P × S flies in one :func:`rollout`."""
 
-    def run(nets, starts, noise):
+    def run(nets, starts, noise, ref_vel=None):
         n_nets, n_starts = jax.tree_util.tree_leaves(nets)[0].shape[0], starts.pos.shape[0]
         tile = lambda a: jnp.broadcast_to(a, (n_nets,) + a.shape).reshape((n_nets * n_starts,) + a.shape[1:])
         owner = jnp.repeat(jnp.arange(n_nets), n_starts)
+        flies = jax.tree_util.tree_map(tile, starts), tile(noise), owner
         _, traj = rollout(
-            params, nets, activations, n_ticks, jax.tree_util.tree_map(tile, starts), tile(noise), owner, wing_every
+            params, nets, activations, n_ticks, *flies, wing_every, None if ref_vel is None else tile(ref_vel)
         )
         fly_first = lambda a, axis: jnp.moveaxis(a, axis, 0).reshape(
             (n_nets, n_starts) + a.shape[:axis] + a.shape[axis + 1 :]
@@ -252,19 +267,35 @@ def simulate_population(
     starts: DrosophilaState | None = None,
     noise=None,
     wing_every: int = 0,
+    devices: Sequence | None = None,
+    ref_vel=None,
 ) -> Trajectory:
     """Simulate every network of the stacked tree ``nets`` for ``seconds``: arrays ``(P, T, ...)`` from
     start 0 without ``starts``, ``(P, S, T, ...)`` with ``starts`` (leading axis S, :func:`start_states`).
-    ``noise (S, U, 12)``: sensor noise per start and network update (U ≥ :func:`n_updates_for`; default none)."""
+    ``noise (S, U, 12)``: sensor noise per start and network update (U ≥ :func:`n_updates_for`; default none).
+    ``ref_vel (S, 3)`` m/s: each start's reference point moves at that velocity (:func:`rollout`; default still).
+
+    The networks are split into one part per device of ``devices`` (default: every JAX device, at most one per
+    network; on CPU the host devices of :mod:`animat.host_devices`, one core each), each part flown by the same
+    jitted program on its own device, the parts at once (JAX dispatches asynchronously): a fly's flight is the same
+    number for number whatever the split (the step's rounding does not depend on the batch, only a batch of one
+    differs, and a part of one network is flown doubled)."""
     n_ticks = n_ticks_for(params, seconds)
     s0 = start_states(params, 1) if starts is None else starts
     if noise is None:
         noise = np.zeros((s0.pos.shape[0], n_updates_for(seconds), N_INPUTS), np.float32)
-    nets = jax.tree_util.tree_map(jnp.asarray, nets)
     size = jax.tree_util.tree_leaves(nets)[0].shape[0]
-    if size == 1:  # a batch of one compiles to scalar code that rounds differently (see animat.fly.rollout)
-        nets = jax.tree_util.tree_map(lambda a: jnp.concatenate([a, a]), nets)
+    devices = list(jax.devices() if devices is None else devices)[: max(1, size // 2)]
     fn = population_rollout(params, tuple(activations), n_ticks, wing_every)
-    traj = fn(nets, jax.tree_util.tree_map(jnp.asarray, s0), jnp.asarray(noise))
-    traj = Trajectory(*(np.asarray(x)[:size] for x in traj))
+    parts = []
+    for device, idx in zip(devices, np.array_split(np.arange(size), len(devices))):
+        part = jax.tree_util.tree_map(lambda a: np.asarray(a)[idx[0] : idx[-1] + 1], nets)
+        if len(idx) == 1:  # a batch of one compiles to scalar code that rounds differently (see animat.fly.rollout)
+            part = jax.tree_util.tree_map(lambda a: np.concatenate([a, a]), part)
+        moving = () if ref_vel is None else (np.asarray(ref_vel, np.float32),)
+        args = jax.device_put((part, jax.tree_util.tree_map(np.asarray, s0), np.asarray(noise), *moving), device)
+        parts.append((len(idx), fn(*args)))
+    traj = Trajectory(
+        *(np.concatenate([np.asarray(t[k])[:n] for n, t in parts]) for k in range(len(Trajectory._fields)))
+    )
     return Trajectory(*(x[:, 0] for x in traj)) if starts is None else traj

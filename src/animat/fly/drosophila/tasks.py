@@ -13,7 +13,18 @@ from animat.errors import ConfigError
 from animat.fly.drosophila.model import DrosophilaParams
 from animat.fly.drosophila.power import mechanical_power_per_kg
 from animat.fly.drosophila.rollout import N_INPUTS, Trajectory, n_updates_for, simulate_population, start_states
-from animat.fly.tasks import over_starts
+from animat.fly.tasks import over_starts, tracking, window_velocity_error
+
+# a direction task's unit vector in the frame of the start's heading (body x forward, y left, z up; the starts face +x)
+DIRECTIONS = {
+    "forward": (1.0, 0.0, 0.0),
+    "back": (-1.0, 0.0, 0.0),
+    "left": (0.0, 1.0, 0.0),
+    "right": (0.0, -1.0, 0.0),
+    "up": (0.0, 0.0, 1.0),
+    "down": (0.0, 0.0, -1.0),
+}
+WINDOW_S = 0.5  # the steering score's velocity windows (animat.fly.steer.score), s
 
 
 def stroke_plane_tilt_cos(params: DrosophilaParams, quat: np.ndarray) -> np.ndarray:
@@ -86,3 +97,83 @@ class HoverFitness:
         noise[0] = 0.0
         traj = simulate_population(self.params, nets, self.activations, self.seconds, starts, noise)
         return score(self.params, traj, self.power_weight, self.peak_weight)
+
+
+def direction_score(
+    params: DrosophilaParams,
+    traj: Trajectory,
+    cmd_vel: np.ndarray,
+    position_weight: float = 0.25,
+    velocity_weight: float = 1.0,
+    power_weight: float = 0.0,
+) -> np.ndarray:
+    """Direction fitness per fly from arrays ``(P, S, T, ...)`` of flights whose reference point moved from the
+    origin at ``cmd_vel (3,)`` m/s (speed v > 0): ``−(position_weight × tracking + velocity_weight × window error
+    + tilt + power_weight × W/kg)``, the mean over the starts, NaN where the fly crashed. Tracking:
+    :func:`animat.fly.tasks.tracking` of the position error from the point, in units of the distance the point
+    travels in 1 s (``v``), across-track errors twice; window error: :func:`animat.fly.tasks.window_velocity_error`
+    over 0.5 s windows of the sampled velocity, the first left out, per ``v`` (0: every window at the command's
+    velocity; 1: at rest); tilt: the mean ``1 − cos`` of the stroke plane's angle from level."""
+    dt = params.sample_dt
+    pos = traj.pos.astype(np.float64)
+    t = dt * np.arange(1, pos.shape[-2] + 1)
+    cmd = np.broadcast_to(np.asarray(cmd_vel, np.float64), pos.shape)
+    speed = float(np.linalg.norm(cmd_vel))
+    error = pos - t[:, None] * np.asarray(cmd_vel, np.float64)
+    track = -tracking(error, cmd, np.zeros(pos.shape[:-1] + (4,)), speed * 1.0, tilt=0.0)
+    velocity = np.diff(pos, axis=-2, prepend=np.zeros_like(pos[..., :1, :])) / dt
+    window = window_velocity_error(velocity, cmd, int(round(WINDOW_S / dt)), speed)
+    tilt = (1.0 - stroke_plane_tilt_cos(params, traj.quat.astype(np.float64))).mean(axis=-1)
+    value = -(position_weight * track + velocity_weight * window + tilt)
+    if power_weight:
+        power = mechanical_power_per_kg(params, traj.power.astype(np.float64), traj.pattern.astype(np.float64))
+        value = value - power_weight * power.mean(axis=-1)
+    return over_starts(value, traj.crashed)
+
+
+@dataclass(frozen=True)
+class DirectionFitness:
+    """Batched fitness of a direction task for the engine (:func:`direction_score`): fly towards ``direction``
+    (a key of :data:`DIRECTIONS`) at ``speed`` m/s from ``starts`` start states (start 0 at rest, the others
+    perturbed as :class:`HoverFitness`'s), each network tracking the reference point that moves so from its start.
+    Picklable (for Ray)."""
+
+    params: DrosophilaParams
+    seconds: float
+    activations: tuple[str, ...]
+    direction: str
+    speed: float = 0.3
+    starts: int = 1
+    seed: int = 0
+    noise: float = 0.0
+    power_weight: float = 0.0
+    position_weight: float = 0.25
+    velocity_weight: float = 1.0
+
+    def __post_init__(self):
+        if self.direction not in DIRECTIONS:
+            raise ConfigError(f"unknown direction {self.direction!r}; choose from {', '.join(DIRECTIONS)}")
+        if not self.speed > 0:
+            raise ConfigError(f"speed must be > 0 m/s, got {self.speed}")
+        if not self.seconds >= 2 * WINDOW_S:
+            raise ConfigError(
+                f"a direction task's episode must last >= {2 * WINDOW_S} s (two windows), got {self.seconds}"
+            )
+
+    @property
+    def command_velocity(self) -> np.ndarray:
+        """(3,) m/s: the reference point's velocity."""
+        return np.asarray(DIRECTIONS[self.direction]) * self.speed
+
+    def __call__(self, nets) -> np.ndarray:
+        starts = start_states(self.params, self.starts, self.seed)
+        noise = np.random.default_rng(self.seed + 1).normal(
+            0.0, self.noise, (self.starts, n_updates_for(self.seconds), N_INPUTS)
+        )
+        noise[0] = 0.0
+        ref_vel = np.broadcast_to(self.command_velocity, (self.starts, 3))
+        traj = simulate_population(
+            self.params, nets, self.activations, self.seconds, starts, noise.astype(np.float32), ref_vel=ref_vel
+        )
+        weights = (self.position_weight, self.velocity_weight, self.power_weight)
+        return direction_score(self.params, traj, self.command_velocity, *weights)

@@ -15,7 +15,7 @@ from animat.evolve.network import layer_activations
 from animat.fly.drosophila.options import DrosophilaTrainConfig
 from animat.fly.drosophila.replay import check_genome, write_replay
 from animat.fly.drosophila.report import write_drosophila_report
-from animat.fly.drosophila.tasks import HoverFitness
+from animat.fly.drosophila.tasks import DirectionFitness, HoverFitness
 from animat.fly.evolve import evolve
 from animat.viz import plots
 
@@ -26,9 +26,23 @@ OUTPUT_NAMES = ["frequency"] + [
 ]
 
 
-def fitness_of(cfg: DrosophilaTrainConfig) -> HoverFitness:
+def fitness_of(cfg: DrosophilaTrainConfig) -> HoverFitness | DirectionFitness:
     """The run's batched fitness (deterministic: its perturbed starts and noise come from the run's seed)."""
     activations = layer_activations(cfg.layers, cfg.activations)
+    if cfg.fitness != "hover":
+        return DirectionFitness(
+            cfg.fly_params(),
+            float(cfg.seconds),
+            activations,
+            cfg.fitness,
+            float(cfg.speed),
+            cfg.starts,
+            cfg.seed,
+            cfg.noise,
+            cfg.power_weight,
+            cfg.position_weight,
+            cfg.velocity_weight,
+        )
     return HoverFitness(
         cfg.fly_params(),
         float(cfg.seconds),
@@ -69,9 +83,16 @@ def train(
         best_fitness,
         {"preset": "drosophila", "drosophila": params.to_dict(), "seconds": cfg.seconds},
     )
-    plots.fitness_plot(history, out / "plots" / "fitness.png", title="drosophila, hover fitness")
+    plots.fitness_plot(history, out / "plots" / "fitness.png", title=f"drosophila, {cfg.fitness} fitness")
+    fitness = fitness_of(cfg)
     flight = write_replay(
-        params, best, cfg.replay_seconds, out, anim_seconds=cfg.anim_seconds, title="best fruit fly (hover)"
+        params,
+        best,
+        cfg.replay_seconds,
+        out,
+        anim_seconds=cfg.anim_seconds,
+        title=f"best fruit fly ({cfg.fitness})",
+        ref_vel=getattr(fitness, "command_velocity", None),
     )
     summary = {
         "preset": "drosophila",
