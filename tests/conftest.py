@@ -28,17 +28,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from animat import cli, host_devices, jax_cache
+from animat import cli, jax_cache
 
 # set before any test module imports JAX; the workers inherit it from the controlling process
 _SESSION_JAX_CACHE = None
 if "PYTEST_XDIST_WORKER" not in os.environ and not os.environ.get(jax_cache.ENV):
     _SESSION_JAX_CACHE = os.environ[jax_cache.ENV] = tempfile.mkdtemp(prefix="animat-test-jax-cache-")
 jax_cache.configure()
-# JAX's one CPU device in every test process, whichever test starts JAX first (the xdist workers share the cores;
-# the command line would ask for one per core: animat.host_devices). tests/test_host_devices.py runs two.
-os.environ.setdefault(host_devices.ENV, "1")
-host_devices.configure()
 
 SLOW_TIMEOUT_S = 3600
 NO_SHARED_DATA = "shared/data/deepmimic not found (set ANIMAT_SHARED_DATA or lay out ../shared/data/deepmimic)"

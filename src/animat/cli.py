@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from animat import host_devices, interrupt, jax_cache, systems
+from animat import interrupt, jax_cache, systems
 from animat.character import wear
 from animat.errors import AnimatError, CheckpointWarning
 
@@ -149,11 +149,6 @@ def _usage_message(exc) -> str:
 
 def main() -> None:
     jax_cache.configure()
-    try:
-        host_devices.configure()  # before JAX's backend starts: one CPU device per core (animat.host_devices)
-    except ValueError as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        sys.exit(2)
     with interrupt.handled():
         _main()
 

@@ -82,3 +82,18 @@ def test_the_direction_fitness_and_its_options():
     with pytest.raises(ConfigError):
         DrosophilaTrainConfig.build(speed=-0.1)
     np.testing.assert_allclose(DirectionFitness(P, 2.0, ("tanh",), "left", 0.2).command_velocity, [0.0, 0.2, 0.0])
+
+
+def test_the_population_split_over_threads_flies_number_for_number_as_in_one_call():
+    """Five networks from two starts in parts of 3 + 3 (the last network repeated) or 2 + 2 + 2, each part's call on
+    its own thread: every recorded array exactly as in one call; one network alone too (flown doubled)."""
+    layers = [N_INPUTS, 8, N_OUTPUTS]
+    nets = unflatten(np.asarray(init_genes(jax.random.PRNGKey(3), 5, layers, 0.3)), layers)
+    acts, starts = ("tanh", "tanh"), start_states(P, 2, 1)
+    one = simulate_population(P, nets, acts, 0.03, starts, threads=1)
+    assert np.abs(one.pos[:, :, -1]).max() > 0
+    for threads in (2, 3):
+        split = simulate_population(P, nets, acts, 0.03, starts, threads=threads)
+        assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(one, split)), threads
+    last = simulate_population(P, jax.tree_util.tree_map(lambda a: a[4:], nets), acts, 0.03, starts, threads=2)
+    assert all(np.array_equal(a[4:], b, equal_nan=True) for a, b in zip(one, last))

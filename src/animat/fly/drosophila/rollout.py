@@ -22,7 +22,9 @@ RESULTS.md, 'Measurements behind the code'.)
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import jax
@@ -259,6 +261,14 @@ def n_ticks_for(params: DrosophilaParams, seconds: float) -> int:
     return max(1, int(round(seconds / params.sample_dt)))
 
 
+def cores() -> int:
+    """The CPU cores this process may run on (its affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no sched_getaffinity (macOS)
+        return max(1, os.cpu_count() or 1)
+
+
 def simulate_population(
     params: DrosophilaParams,
     nets,
@@ -267,7 +277,7 @@ def simulate_population(
     starts: DrosophilaState | None = None,
     noise=None,
     wing_every: int = 0,
-    devices: Sequence | None = None,
+    threads: int | None = None,
     ref_vel=None,
 ) -> Trajectory:
     """Simulate every network of the stacked tree ``nets`` for ``seconds``: arrays ``(P, T, ...)`` from
@@ -275,27 +285,32 @@ def simulate_population(
     ``noise (S, U, 12)``: sensor noise per start and network update (U ≥ :func:`n_updates_for`; default none).
     ``ref_vel (S, 3)`` m/s: each start's reference point moves at that velocity (:func:`rollout`; default still).
 
-    The networks are split into one part per device of ``devices`` (default: every JAX device, at most one per
-    network; on CPU the host devices of :mod:`animat.host_devices`, one core each), each part flown by the same
-    jitted program on its own device, the parts at once (JAX dispatches asynchronously): a fly's flight is the same
-    number for number whatever the split (the step's rounding does not depend on the batch, only a batch of one
-    differs, and a part of one network is flown doubled)."""
+    XLA runs one call of the jitted rollout on one core. The networks are split into ``threads`` equal parts
+    (default :func:`cores`; at least two networks a part), padded with copies of the last network, each part flown
+    by the same compiled program from its own thread at once (JAX releases the GIL while it runs): a fly's flight is
+    the same number for number whatever the split (the step's rounding does not depend on the batch, except a batch
+    of one, which is flown doubled)."""
     n_ticks = n_ticks_for(params, seconds)
     s0 = start_states(params, 1) if starts is None else starts
     if noise is None:
         noise = np.zeros((s0.pos.shape[0], n_updates_for(seconds), N_INPUTS), np.float32)
+    nets = jax.tree_util.tree_map(np.asarray, nets)
     size = jax.tree_util.tree_leaves(nets)[0].shape[0]
-    devices = list(jax.devices() if devices is None else devices)[: max(1, size // 2)]
+    parts = max(1, min(cores() if threads is None else int(threads), size // 2))
+    each = max(2, -(-size // parts))  # a batch of one compiles to scalar code that rounds differently
+    nets = jax.tree_util.tree_map(lambda a: np.concatenate([a, np.repeat(a[-1:], each * parts - size, 0)]), nets)
     fn = population_rollout(params, tuple(activations), n_ticks, wing_every)
-    parts = []
-    for device, idx in zip(devices, np.array_split(np.arange(size), len(devices))):
-        part = jax.tree_util.tree_map(lambda a: np.asarray(a)[idx[0] : idx[-1] + 1], nets)
-        if len(idx) == 1:  # a batch of one compiles to scalar code that rounds differently (see animat.fly.rollout)
-            part = jax.tree_util.tree_map(lambda a: np.concatenate([a, a]), part)
-        moving = () if ref_vel is None else (np.asarray(ref_vel, np.float32),)
-        args = jax.device_put((part, jax.tree_util.tree_map(np.asarray, s0), np.asarray(noise), *moving), device)
-        parts.append((len(idx), fn(*args)))
-    traj = Trajectory(
-        *(np.concatenate([np.asarray(t[k])[:n] for n, t in parts]) for k in range(len(Trajectory._fields)))
-    )
+    shared = (jax.tree_util.tree_map(jnp.asarray, s0), jnp.asarray(noise))
+    shared += () if ref_vel is None else (jnp.asarray(ref_vel, jnp.float32),)
+
+    def fly(k: int) -> list[np.ndarray]:
+        part = jax.tree_util.tree_map(lambda a: a[k * each : (k + 1) * each], nets)
+        return [np.asarray(x) for x in fn(part, *shared)]
+
+    if parts == 1:
+        flown = [fly(0)]
+    else:
+        with ThreadPoolExecutor(parts, thread_name_prefix="drosophila") as pool:
+            flown = list(pool.map(fly, range(parts)))
+    traj = Trajectory(*(np.concatenate([f[k] for f in flown])[:size] for k in range(len(Trajectory._fields))))
     return Trajectory(*(x[:, 0] for x in traj)) if starts is None else traj
