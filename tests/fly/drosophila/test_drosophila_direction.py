@@ -12,7 +12,14 @@ from animat.evolve.network import init_genes, unflatten
 from animat.fly.drosophila.model import DrosophilaParams
 from animat.fly.drosophila.options import DrosophilaTrainConfig
 from animat.fly.drosophila.physics import pitch_quat
-from animat.fly.drosophila.rollout import N_INPUTS, N_OUTPUTS, Trajectory, simulate_population, start_states
+from animat.fly.drosophila.rollout import (
+    N_INPUTS,
+    N_OUTPUTS,
+    REFERENCE_REACH,
+    Trajectory,
+    simulate_population,
+    start_states,
+)
 from animat.fly.drosophila.tasks import DIRECTIONS, DirectionFitness, direction_score
 
 P = DrosophilaParams()
@@ -52,20 +59,24 @@ def test_across_the_course_costs_twice_and_a_crash_is_nan():
     assert np.isnan(direction_score(P, _flight(aside[None, None], crashed=True), cmd)[0])
 
 
-def test_a_still_point_flies_as_no_point_and_a_moving_one_is_observed():
-    """ref_vel 0 gives the hover's flight number for number; a moving point changes the flight after the first beat
-    (the first decision is taken at the start, where both points are)."""
+def test_a_moving_point_is_observed_and_its_offset_clipped_at_the_reach():
+    """A point rising at 0.3 m/s changes the flight after the first beat (the first decision is taken at the start,
+    where the still point is too); points rising at 50 and 100 m/s are 10 body lengths (the reach) above the fly
+    within 5 steps, long before the first beat ends, so the networks see the same clipped offset and fly the same."""
     layers = [N_INPUTS, 8, N_OUTPUTS]
     nets = unflatten(np.asarray(init_genes(jax.random.PRNGKey(1), 3, layers, 0.3)), layers)
     acts = ("tanh", "tanh")
     starts = start_states(P, 2, 0)
+    fly = lambda v: simulate_population(P, nets, acts, 0.03, starts, ref_vel=np.tile([0.0, 0.0, v], (2, 1)))
     still = simulate_population(P, nets, acts, 0.03, starts)
-    zero = simulate_population(P, nets, acts, 0.03, starts, ref_vel=np.zeros((2, 3), np.float32))
-    assert all(np.array_equal(a, b) for a, b in zip(still, zero))
-    moving = simulate_population(P, nets, acts, 0.03, starts, ref_vel=np.tile([0.0, 0.0, 0.3], (2, 1)))
+    moving = fly(0.3)
     first = still.updates[:, :, 0] == 1  # no beat ended within the first sample: one decision, at the start
     assert first.any() and np.array_equal(moving.pattern[:, :, 0][first], still.pattern[:, :, 0][first])
     assert not np.array_equal(moving.pattern[:, :, -1], still.pattern[:, :, -1])
+    assert REFERENCE_REACH * P.body_length / (50.0 * P.dt) <= 5
+    fast, faster = fly(50.0), fly(100.0)
+    assert all(np.array_equal(a, b) for a, b in zip(fast, faster))
+    assert not np.array_equal(fast.pattern, moving.pattern)
 
 
 def test_the_direction_fitness_and_its_options():

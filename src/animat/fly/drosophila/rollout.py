@@ -50,6 +50,7 @@ N_INPUTS = 12
 N_OUTPUTS = N_PATTERN
 VEL_SCALE = 0.1  # m/s per unit of network input
 OMEGA_SCALE = 10.0  # rad/s per unit of network input
+REFERENCE_REACH = 10.0  # body lengths: a moving reference point's offset is observed clipped to this, per axis
 
 
 class Trajectory(NamedTuple):
@@ -148,7 +149,9 @@ def rollout(
     only for the flies whose beat has just ended (:func:`decide`). ``ref_vel (F, 3)`` m/s: each fly's reference
     point moves from its start at that velocity, and the network observes its position from where the point is
     (:func:`observe`'s ``start``; a direction task's moving point, :mod:`animat.fly.drosophila.tasks`); None: the
-    point stays at the start."""
+    point stays at the start. A moving point's offset is seen clipped to ±:data:`REFERENCE_REACH` body lengths per
+    axis: at 0.3 m/s the point moves 120 body lengths a second, and a network observing the whole lag would see
+    inputs far outside those it evolved on."""
     n_steps = params.steps_per_sample
     if wing_every and n_steps % wing_every:
         raise ValueError(f"wing_every ({wing_every}) must divide the {n_steps} steps of a sample")
@@ -156,7 +159,12 @@ def rollout(
     chunk = chunk_size(flies)
 
     policy = functools.partial(choose, params, nets, activations, owner)
-    origin = (lambda g: state0.pos) if ref_vel is None else (lambda g: state0.pos + ref_vel * (g * params.dt))
+    reach = REFERENCE_REACH * params.body_length
+
+    def origin(g, state):  # the point the flies observe their position from, after g steps
+        if ref_vel is None:
+            return state0.pos
+        return state.pos - jnp.clip(state.pos - (state0.pos + ref_vel * (g * params.dt)), -reach, reach)
 
     def physics_step(carry, _):
         # vel, omega: sums since each fly's network last acted, at step g_last (so over g - g_last steps)
@@ -167,7 +175,10 @@ def rollout(
         done = jax.vmap(functools.partial(beat_done, params))(new)
         acts = done & ((g // per_control > g_last // per_control) if per_control else True)
         target = decide(
-            lambda idx: policy(origin(g), noise, new, vel / n, omega / n, updates, idx), acts, new.pattern.p_to, chunk
+            lambda idx: policy(origin(g, new), noise, new, vel / n, omega / n, updates, idx),
+            acts,
+            new.pattern.p_to,
+            chunk,
         )
         ended = jax.vmap(functools.partial(set_pattern, params))(new, target)
         new = jax.tree_util.tree_map(
