@@ -55,10 +55,16 @@ def score(
     ``power_weight`` × the mean mechanical power (W/kg, aerodynamic + induced + inertial:
     :mod:`animat.fly.drosophila.power`): the mean over the ``S`` starts; NaN where the fly crashed from any start."""
     value = hover(params, traj.pos.astype(np.float64), traj.quat.astype(np.float64), peak_weight)
-    if power_weight:
-        power = mechanical_power_per_kg(params, traj.power.astype(np.float64), traj.pattern.astype(np.float64))
-        value = value - power_weight * power.mean(axis=-1)
-    return over_starts(value, traj.crashed)
+    return over_starts(value - power_cost(params, traj, power_weight), traj.crashed)
+
+
+def power_cost(params: DrosophilaParams, traj: Trajectory, weight: float) -> np.ndarray | float:
+    """``weight`` × the mean mechanical power over each flight ``(...)``, W/kg (aerodynamic + induced + inertial:
+    :mod:`animat.fly.drosophila.power`); 0 without computing it when ``weight`` is 0."""
+    if not weight:
+        return 0.0
+    power = mechanical_power_per_kg(params, traj.power.astype(np.float64), traj.pattern.astype(np.float64))
+    return weight * power.mean(axis=-1)
 
 
 @dataclass(frozen=True)
@@ -125,10 +131,7 @@ def direction_score(
     window = window_velocity_error(velocity, cmd, int(round(WINDOW_S / dt)), speed)
     tilt = (1.0 - stroke_plane_tilt_cos(params, traj.quat.astype(np.float64))).mean(axis=-1)
     value = -(position_weight * track + velocity_weight * window + tilt)
-    if power_weight:
-        power = mechanical_power_per_kg(params, traj.power.astype(np.float64), traj.pattern.astype(np.float64))
-        value = value - power_weight * power.mean(axis=-1)
-    return over_starts(value, traj.crashed)
+    return over_starts(value - power_cost(params, traj, power_weight), traj.crashed)
 
 
 @dataclass(frozen=True)
