@@ -146,25 +146,14 @@ def rollout(
     (final state, Trajectory with axes (T, F, ...), the fine records (T, M, F, ...)). ``noise (F, U, 12)``:
     sensor noise added to each fly's successive observations (U ≥ :func:`n_updates_for` the flight's seconds;
     the first observation gets ``noise[:, 0]``). The step runs for every fly under ``vmap``; the networks
-    only for the flies whose beat has just ended (:func:`decide`). ``ref_vel (F, 3)`` m/s: each fly's reference
-    point moves from its start at that velocity, and the network observes its position from where the point is
-    (:func:`observe`'s ``start``; a direction task's moving point, :mod:`animat.fly.drosophila.tasks`); None: the
-    point stays at the start. A moving point's offset is seen clipped to ±:data:`REFERENCE_REACH` body lengths per
-    axis: at 0.3 m/s the point moves 120 body lengths a second, and a network observing the whole lag would see
-    inputs far outside those it evolved on."""
+    only for the flies whose beat has just ended (:func:`decide`). ``ref_vel (F, 3)`` m/s: the flies' reference
+    points move so (:func:`reference_origin`); None: they stay at the start."""
     n_steps = params.steps_per_sample
     if wing_every and n_steps % wing_every:
         raise ValueError(f"wing_every ({wing_every}) must divide the {n_steps} steps of a sample")
     flies, per_control = owner.shape[0], params.steps_per_control
-    chunk = chunk_size(flies)
-
     policy = functools.partial(choose, params, nets, activations, owner)
-    reach = REFERENCE_REACH * params.body_length
-
-    def origin(g, state):  # the point the flies observe their position from, after g steps
-        if ref_vel is None:
-            return state0.pos
-        return state.pos - jnp.clip(state.pos - (state0.pos + ref_vel * (g * params.dt)), -reach, reach)
+    origin = reference_origin(params, state0.pos, ref_vel)
 
     def physics_step(carry, _):
         # vel, omega: sums since each fly's network last acted, at step g_last (so over g - g_last steps)
@@ -174,26 +163,14 @@ def rollout(
         n = (g - g_last).astype(jnp.float32)[:, None]
         done = jax.vmap(functools.partial(beat_done, params))(new)
         acts = done & ((g // per_control > g_last // per_control) if per_control else True)
-        target = decide(
-            lambda idx: policy(origin(g, new), noise, new, vel / n, omega / n, updates, idx),
-            acts,
-            new.pattern.p_to,
-            chunk,
-        )
+        act = lambda idx: policy(origin(g, new), noise, new, vel / n, omega / n, updates, idx)
+        target = decide(act, acts, new.pattern.p_to, chunk_size(flies))
         ended = jax.vmap(functools.partial(set_pattern, params))(new, target)
         new = jax.tree_util.tree_map(
             lambda a, b: jnp.where(done.reshape(done.shape + (1,) * (a.ndim - 1)), a, b), ended, new
         )
-        keep = jnp.where(acts, 0.0, 1.0)[:, None]
-        carry = (
-            new,
-            vel * keep,
-            omega * keep,
-            updates + acts.astype(updates.dtype),
-            g,
-            jnp.where(acts, g, g_last),
-            power + p,
-        )
+        keep, g_last = jnp.where(acts, 0.0, 1.0)[:, None], jnp.where(acts, g, g_last)
+        carry = (new, vel * keep, omega * keep, updates + acts.astype(updates.dtype), g, g_last, power + p)
         fine = (jax.vmap(functools.partial(wing_angles, params))(state), state.pos, state.quat) if wing_every else None
         return carry, fine
 
@@ -205,13 +182,25 @@ def rollout(
         record = Trajectory(state.pos, state.quat, state.crashed, power / n_steps, state.pattern.p_to, updates, *fine)
         return (state, vel, omega, updates, g, g_last), record
 
-    zero = jnp.zeros((flies, 3), jnp.float32)
-    updates = jnp.zeros(flies, jnp.int32)
+    zero, updates = jnp.zeros((flies, 3), jnp.float32), jnp.zeros(flies, jnp.int32)
     first = policy(state0.pos, noise, state0, state0.vel, state0.omega, updates, jnp.arange(flies))
     state0 = state0._replace(pattern=jax.vmap(pattern.start)(first)._replace(psi0=state0.pattern.psi0))
     carry = (state0, zero, zero, updates + 1, jnp.int32(0), jnp.zeros(flies, jnp.int32))
     (state, *_), traj = jax.lax.scan(tick, carry, None, length=n_ticks)
     return state, traj
+
+
+def reference_origin(params: DrosophilaParams, start, ref_vel):
+    """``origin(g, state) -> (F, 3)`` m: the points the flies observe their position from (:func:`observe`'s
+    ``start``) after ``g`` steps in ``state``: ``start (F, 3)`` where ``ref_vel`` is None; else each fly's reference
+    point, moving from its start at ``ref_vel (F, 3)`` m/s (a direction task's, :mod:`animat.fly.drosophila.tasks`),
+    its offset from the fly seen clipped to ±:data:`REFERENCE_REACH` body lengths per axis: at 0.3 m/s the point
+    moves 120 body lengths a second, and a network observing the whole lag would see inputs far outside those it
+    evolved on."""
+    if ref_vel is None:
+        return lambda g, state: start
+    reach = REFERENCE_REACH * params.body_length
+    return lambda g, state: state.pos - jnp.clip(state.pos - (start + ref_vel * (g * params.dt)), -reach, reach)
 
 
 def empty_fine(flies: int):
