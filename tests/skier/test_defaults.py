@@ -30,6 +30,8 @@ SYMMETRIC_DEFAULT = {
     "elites": 5,
     "parent_probs": [0.4, 0.3, 0.15, 0.1, 0.05],
     "mutation_rate": 0.02,
+    "creep_rate": 0.0,  # no creep steps, the slides' mutation (the option is new)
+    "creep_deg": 5.0,
     "symmetric": True,
     "frame_dt": 0.02,
     "fall_deg": 80.0,
@@ -45,6 +47,7 @@ SYMMETRIC_DEFAULT = {
     "init_spread_deg": 0.0,
     "init_toe_deg": 0.0,  # no toe-out (the option is new)
     "effort_weight": 0.0,  # no effort term (the option is new)
+    "effort_free_cot": 0.0,  # all the work charged (the option is new)
     "anim_seconds": 10.0,
     "skier": {"mu_long": 0.05, "mu_lat": 0.6, "mu_iso": 0.2, "mu_pole": 0.6, "timestep": 0.01, "hip_tilt_deg": -45.0},
 }

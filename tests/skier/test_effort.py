@@ -74,6 +74,25 @@ def test_replay_work_equals_the_training_evaluators_and_the_effort_term():
     assert plain.work_J[0] < 1e-3 * plain.work_J[1:].min()  # gene 0 is the standing pose: it holds still
 
 
+def test_an_allowance_charges_only_the_work_beyond_its_cost_of_transport():
+    """``effort_free_cot``: the term takes ``effort_weight * max(0, W - c m d) / (m g)`` off the fitness, d the progress
+    the fitness counted; an allowance above a skier's cost of transport leaves its fitness as without the term."""
+    assert effort.effort_metres(1000.0, 5.0, 50.0, 10.0, 2.0) == pytest.approx((1000.0 - 500.0) / 500.0)
+    assert effort.effort_metres(400.0, 5.0, 50.0, 10.0, 2.0) == 0.0  # within the allowance: free
+    genes = _genes(8)
+    with Evaluator(seconds=1.0, nthread=1) as ev:
+        plain = ev(genes)
+    moving = plain.progress_m > 0.01
+    assert moving.sum() >= 4 and np.all(plain.fitness == plain.progress_m + 5.0)  # none fell: the bonus
+    cot = plain.work_J[moving] / (TOTAL_MASS * plain.progress_m[moving])  # J/(kg m) over the counted progress
+    c = float(np.median(cot))
+    with Evaluator(seconds=1.0, nthread=1, effort_weight=2.0, effort_free_cot=c) as ev:
+        taxed = ev(genes)
+    excess = np.maximum(plain.work_J - c * TOTAL_MASS * plain.progress_m, 0.0)
+    np.testing.assert_allclose(plain.fitness - taxed.fitness, 2.0 * excess / (TOTAL_MASS * G), rtol=1e-12, atol=1e-12)
+    assert np.any(plain.fitness[moving] == taxed.fitness[moving]) and np.any(plain.fitness > taxed.fitness)
+
+
 def test_fallen_skiers_work_stops_at_the_fall():
     """A skier that falls is charged the work up to the frame before its fall, as its progress is counted."""
     g = np.zeros((1, 10, len(JOINTS)), dtype=np.int64)

@@ -3,6 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from animat.evolve.strategies.keyframe_ga import KeyframeParams
 from animat.skier import ga
 from animat.skier.gene import mirror, random_genes
 from animat.skier.model import GROUPS, joint_ranges_deg
@@ -35,6 +36,29 @@ def test_mutation_rate():
     r = joint_ranges_deg()
     assert np.all((new >= r[:, 0]) & (new <= r[:, 1]))
     assert not np.shares_memory(new, genes)
+
+
+def test_creep_steps_by_its_width_within_the_ranges():
+    rng = np.random.default_rng(4)
+    genes = random_genes(rng, 2000)
+    new, mask = ga.creep(rng, genes, 0.05, 6.0)
+    assert mask.mean() == pytest.approx(0.05, abs=0.003)
+    assert np.all(new[~mask] == genes[~mask]) and new.dtype == genes.dtype
+    r = joint_ranges_deg()
+    assert np.all((new >= r[:, 0]) & (new <= r[:, 1]))
+    inside = mask & (genes - r[:, 0] > 30) & (r[:, 1] - genes > 30)  # far from a bound: no clipping
+    step = (new - genes)[inside]
+    assert step.std() == pytest.approx(6.0, rel=0.05) and abs(step.mean()) < 0.3
+    assert np.all(np.abs(step) <= 40)  # a creep never jumps across the range as a uniform draw does
+
+
+def test_creep_rate_zero_breeds_the_slides_ga_number_for_number():
+    genes = random_genes(np.random.default_rng(5), 50)
+    fit = np.random.default_rng(6).random(50)
+    slides = ga.next_generation(np.random.default_rng(7), genes, fit, KeyframeParams())
+    assert np.array_equal(slides, ga.next_generation(np.random.default_rng(7), genes, fit, KeyframeParams(creep_deg=9)))
+    crept = ga.next_generation(np.random.default_rng(7), genes, fit, KeyframeParams(creep_rate=0.1))
+    assert np.array_equal(crept[:5], slides[:5]) and not np.array_equal(crept, slides)  # elites kept, children moved
 
 
 def test_crossover_moves_whole_groups():
@@ -75,7 +99,6 @@ def test_symmetric_breeding_gives_children_that_are_their_own_mirror_image(n_joi
     """``symmetric``: every child's every state equals its mirror image (right limbs = mirrored left, hips
     negated); the elites pass unchanged (asymmetric ones too); and the same random draws as without it, so the
     left side and the unpaired columns (head, torso) are exactly the slides' GA's children."""
-    from animat.evolve.strategies.keyframe_ga import KeyframeParams
     from animat.skier.gene import mirror_state
 
     genes = random_genes(np.random.default_rng(5), 30, n_joints=n_joints)

@@ -45,6 +45,7 @@ class RaySkierEvaluator:
         skate_min_yaw_deg: float = 10.0,
         effort_weight: float = 0.0,
         skate_max_yaw_deg: float = 180.0,
+        effort_free_cot: float = 0.0,
         address: str | None = None,
         num_workers: int | None = None,
         chunks: int | None = None,
@@ -63,6 +64,7 @@ class RaySkierEvaluator:
                 skate_min_yaw_deg=skate_min_yaw_deg,
                 effort_weight=effort_weight,
                 skate_max_yaw_deg=skate_max_yaw_deg,
+                effort_free_cot=effort_free_cot,
             ),
         }
         self._pool = RayPool(address=address, workers=num_workers, chunks=chunks, max_retries=max_retries)
@@ -72,7 +74,7 @@ class RaySkierEvaluator:
     def __call__(self, genes: np.ndarray) -> Scores:
         parts = self._pool.map_chunks(_score_chunk, np.asarray(genes), self._settings, what="genes")
         if not parts:
-            return Scores(np.zeros(0), np.zeros(0, dtype=bool), np.zeros(0), np.zeros(0), np.zeros(0))
+            return Scores(np.zeros(0), np.zeros(0, dtype=bool), *(np.zeros(0) for _ in range(len(fields(Scores)) - 2)))
         return Scores(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(Scores)))
 
     def close(self) -> None:

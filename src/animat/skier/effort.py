@@ -11,7 +11,10 @@ and negative work both cost a muscle (the "absolute" joint work of Winter 1979, 
 ``W = integral P dt`` J (a rectangle rule over the physics steps). Cost of transport ``W / (m d)`` J/(kg m), with ``m``
 the skier's mass and ``d`` the net forward distance (Tucker 1975, Am. Sci. 63:413-419, the energy per unit weight and
 distance; here the mechanical, not the metabolic, energy). The fitness's effort term (``effort_weight``) counts the
-work in metres, ``W / (m g)``: the height that work would lift the skier.
+work in metres, ``W / (m g)``: the height that work would lift the skier; with an allowance of ``free_cot`` J/(kg m)
+only the work beyond ``free_cot * m * d`` counts (d the progress the fitness counted), so a skier within that cost of
+transport is scored on its distance alone: a budget of energy per metre (the penalty method of constrained
+optimisation, the constraint ``W / (m d) <= free_cot``; Coello 2002, Comput. Methods Appl. Mech. Eng. 191:1245-1287).
 """
 
 from __future__ import annotations
@@ -67,3 +70,12 @@ def cost_of_transport(work: np.ndarray | float, mass: float, distance: np.ndarra
     work, distance = np.asarray(work, dtype=np.float64), np.asarray(distance, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(distance > 0, work / (mass * distance), np.nan)
+
+
+def effort_metres(
+    work: np.ndarray, progress: np.ndarray, mass: float, gravity: float, free_cot: float = 0.0
+) -> np.ndarray:
+    """The work charged to the fitness, in metres: ``max(0, work - free_cot * mass * progress) / (mass * gravity)``
+    (work J, progress m, mass kg, gravity m/s^2, free_cot J/(kg m); arrays broadcast)."""
+    work, progress = np.asarray(work, dtype=np.float64), np.asarray(progress, dtype=np.float64)
+    return np.maximum(work - free_cot * mass * progress, 0.0) / (mass * gravity)

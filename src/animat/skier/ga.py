@@ -53,6 +53,11 @@ def mutate(
     return keyframe_ga.mutate(rng, genes, rate, joint_ranges_deg(np.shape(genes)[-1]) if ranges is None else ranges)
 
 
+def creep(rng: np.random.Generator, genes: np.ndarray, rate: float, width_deg: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`keyframe_ga.creep` of skier genes (degrees) within the joint ranges."""
+    return keyframe_ga.creep(rng, genes, rate, width_deg, joint_ranges_deg(np.shape(genes)[-1]))
+
+
 def next_generation(
     rng: np.random.Generator, genes: np.ndarray, fitness: np.ndarray, params: GAParams = GAParams()
 ) -> np.ndarray:

@@ -43,6 +43,7 @@ class TrainConfig:
         "skate_weight": 0.0,
         "skate_min_yaw_deg": 10.0,
         "skate_max_yaw_deg": 180.0,
+        "creep_rate": 0.0,
     }
 
     generations: int = option(250, "Number of generations", ge=1)
@@ -65,6 +66,13 @@ class TrainConfig:
     elites: int = option(5, "Elites kept and bred from", ge=1)
     parent_probs: list[float] = option(help="Probability of each elite being a parent", factory=lambda: _parent_probs())
     mutation_rate: float = option(0.02, "Probability that a gene mutates", ge=0, le=1)
+    creep_rate: float = option(
+        0.0,
+        "Probability that an angle also creeps: a small normal step after the uniform draws (0: the slides' GA)",
+        ge=0,
+        le=1,
+    )
+    creep_deg: float = option(5.0, "Standard deviation of a creep step, degrees", gt=0)
     # symmetric breeding keeps both sides alike: on the narrow one-axis stance a state that moves the left and right
     # limbs differently rolls the skier over sideways within ~2 s (RESULTS.md, "Skier: symmetric breeding"); a skate
     # needs the legs to differ, which the spread stance below stands (RESULTS.md, "Skier: V-skate")
@@ -90,6 +98,12 @@ class TrainConfig:
         0.0,
         "Fitness lost per metre of height the servos' mechanical work over the scored motion would lift the skier "
         "(work / (mass g); 0: no effort term)",
+        ge=0,
+    )
+    effort_free_cot: float = option(
+        0.0,
+        "Cost of transport (J/(kg m)) the effort term allows for free: only the work beyond it over the counted "
+        "progress is charged (0: all of it)",
         ge=0,
     )
     nthread: int = option(0, "Rollout threads, or Ray workers (0: one per CPU)", ge=0, label="--threads")
@@ -146,6 +160,8 @@ class TrainConfig:
             tuple(float(p) for p in self.parent_probs),
             float(self.mutation_rate),
             bool(self.symmetric),
+            float(self.creep_rate),
+            float(self.creep_deg),
         )
 
     def validate(self) -> TrainConfig:

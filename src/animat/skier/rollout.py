@@ -8,7 +8,8 @@ of the tilt); ``+bonus`` if it never fell; and, a skier that never fell, ``skate
 push-offs that alternate legs with the ski angled outwards by ``skate_min_yaw_deg`` to ``skate_max_yaw_deg``
 (:func:`animat.skier.pushoff.skating_progress`, a stroke being half a keyframe cycle; the push-offs the replay reports,
 read here from the skis' contact sensors); minus ``effort_weight`` times the servos' mechanical work over the scored
-motion in metres, ``W / (m g)`` (:mod:`animat.skier.effort`, read from the servos' sensors).
+motion in metres, ``W / (m g)`` (:mod:`animat.skier.effort`, read from the servos' sensors; with ``effort_free_cot``
+only the work beyond that cost of transport over the counted progress, :func:`animat.skier.effort.effort_metres`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class Scores:
     net_forward_m: np.ndarray  # (P,) last x - start x of the pelvis, m (last simulated frame; before a divergence)
     scored_seconds: np.ndarray  # (P,) s of motion that counted (until the fall)
     work_J: np.ndarray | None = None  # (P,) J the servos' mechanical work over the frames whose progress counted
+    progress_m: np.ndarray | None = None  # (P,) m the forward progress the fitness counted (before the bonus)
 
 
 def tilt_deg(quat: np.ndarray) -> np.ndarray:
@@ -103,7 +105,8 @@ def score(
     first = np.where(fell, fallen.argmax(axis=1), x.shape[1])  # first fallen frame
     step = np.maximum(np.diff(x, axis=1), 0.0)  # progress from frame f to f+1
     counts = np.arange(1, x.shape[1])[None, :] < first[:, None]  # frame f+1 before the fall
-    fitness = (step * counts).sum(axis=1) + np.where(fell, 0.0, bonus)
+    progress = (step * counts).sum(axis=1)
+    fitness = progress + np.where(fell, 0.0, bonus)
     last = np.where(jump.any(axis=1), np.maximum(first - 1, 0), x.shape[1] - 1)  # before a divergence
     rows = np.arange(x.shape[0])
     return Scores(
@@ -112,6 +115,7 @@ def score(
         x[rows, last] - x[:, 0],
         np.minimum(first, x.shape[1] - 1) * frame_dt,
         None if work is None else np.asarray(work, dtype=np.float64)[rows, np.maximum(first - 1, 0)],
+        progress,
     )
 
 
@@ -145,6 +149,7 @@ class Evaluator:
         skate_min_yaw_deg: float = 10.0,
         effort_weight: float = 0.0,
         skate_max_yaw_deg: float = 180.0,
+        effort_free_cot: float = 0.0,
     ):
         self.params = (params or SkierParams()).validate()
         self.model = build_model(self.params)
@@ -161,7 +166,7 @@ class Evaluator:
         self.fall_deg, self.bonus, self.tau = fall_deg, bonus, tau
         self.skate_weight = float(skate_weight)
         self.skate_yaw_deg = (float(skate_min_yaw_deg), float(skate_max_yaw_deg))
-        self.effort_weight = float(effort_weight)
+        self.effort_weight, self.effort_free_cot = float(effort_weight), float(effort_free_cot)
         self._servos = effort.servo_columns(self.model)
         self.nthread = int(nthread or os.cpu_count() or 1)
         self.datas = [mujoco.MjData(self.model) for _ in range(self.nthread)]
@@ -258,7 +263,8 @@ class Evaluator:
         if skating:
             self._add_skating(scores, genes.shape[1] * self.tau, t, x, y, sensed)
         if self.effort_weight:
-            scores.fitness -= self.effort_weight * scores.work_J / (TOTAL_MASS * GRAVITY)
+            charged = effort.effort_metres(scores.work_J, scores.progress_m, TOTAL_MASS, GRAVITY, self.effort_free_cot)
+            scores.fitness -= self.effort_weight * charged
         return scores
 
     def _add_skating(self, scores: Scores, cycle: float, t, x, y, sensed) -> None:

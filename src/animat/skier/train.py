@@ -38,6 +38,7 @@ def make_evaluator(cfg: TrainConfig, params: SkierParams):
         skate_min_yaw_deg=cfg.skate_min_yaw_deg,
         effort_weight=cfg.effort_weight,
         skate_max_yaw_deg=cfg.skate_max_yaw_deg,
+        effort_free_cot=cfg.effort_free_cot,
     )
     if cfg.backend == "ray":
         from animat.skier.distributed import RaySkierEvaluator

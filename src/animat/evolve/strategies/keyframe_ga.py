@@ -16,6 +16,11 @@ probabilities renormalised; crossover takes each group of columns whole from a r
 parents; mutation replaces each value by a uniform random integer in its range with probability
 2 %. Only the first half of a gene is bred; the second half is its mirror image.
 
+``creep_rate`` (not the slides'): after the uniform draws, each value of a child also moves with this probability by
+a normal step of ``creep_deg`` degrees (rounded, clipped to its range): the "creep" mutation of real-coded GAs (Davis
+1991, Handbook of Genetic Algorithms, ch. 4), which fine-tunes a gait that a uniform jump would mostly break, while the
+uniform draws keep exploring. 0 draws nothing more: the slides' GA number for number.
+
 ``symmetric`` (not the slides'): each bred state is then made its own mirror image (:func:`symmetrise`:
 the columns of one side are the mirror image of the other's), so children move both sides alike.
 """
@@ -40,6 +45,8 @@ class KeyframeParams:
     parent_probs: tuple[float, ...] = PARENT_PROBS
     mutation_rate: float = 0.02
     symmetric: bool = False
+    creep_rate: float = 0.0
+    creep_deg: float = 5.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,6 +128,19 @@ def mutate(
     return np.where(mask, fresh, genes), mask
 
 
+def creep(
+    rng: np.random.Generator, genes: np.ndarray, rate: float, width: float, ranges: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each value moves with probability ``rate`` by a normal step of standard deviation ``width`` (its units),
+    rounded and clipped to its column's range [low, high]. genes (..., m) int; ranges (m, 2). Returns (moved copy,
+    mask)."""
+    r = np.asarray(ranges)
+    genes = np.asarray(genes)
+    mask = rng.random(genes.shape) < rate
+    moved = np.clip(genes + np.rint(rng.normal(0.0, width, size=genes.shape)), r[:, 0], r[:, 1])
+    return np.where(mask, moved, genes).astype(genes.dtype), mask
+
+
 def next_generation(
     rng: np.random.Generator, genes: np.ndarray, fitness: np.ndarray, params: KeyframeParams, layout: KeyframeLayout
 ) -> np.ndarray:
@@ -140,6 +160,8 @@ def next_generation(
         parents = choose_parents(rng, k, params.parent_probs)
         children, _ = crossover(rng, best[parents[:, 0]], best[parents[:, 1]], layout.groups)
         half, _ = mutate(rng, children[:, : n // 2, :], params.mutation_rate, layout.ranges)
+        if params.creep_rate > 0:
+            half, _ = creep(rng, half, params.creep_rate, params.creep_deg, layout.ranges)
         children[:, : n // 2, :] = symmetrise(half, layout.swap, layout.flip) if params.symmetric else half
         out[e:] = mirror(children, layout.swap, layout.flip)
     return out
