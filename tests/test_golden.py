@@ -57,7 +57,7 @@ SKIER_HIPS = ["one-axis", "two-axis"]
 SKIER_TOML = (
     "anim_seconds = 0.1\nsymmetric = false\ntau = 0.5\n"
     'init_noise = "symmetric"\ninit_spread_deg = 0.0\ninit_toe_deg = 0.0\n'
-    "skate_weight = 0.0\nskate_min_yaw_deg = 10.0\nskate_max_yaw_deg = 180.0\n"
+    "skate_weight = 0.0\nskate_min_yaw_deg = 10.0\nskate_max_yaw_deg = 180.0\ncreep_rate = 0.0\n"
 )
 
 SURROGATE_TOML = """\

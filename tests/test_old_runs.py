@@ -59,7 +59,8 @@ RESUMES = {  # system -> (run directory, the options it was made with (with -g 3
         "skier-train",
         ["-p", "8", "-s", "1", "--seed", "4", "--threads", "1"],
         'symmetric = false\nhip = "one-axis"\ntau = 0.5\ninit_noise = "symmetric"\ninit_spread_deg = 0.0\n'
-        "init_toe_deg = 0.0\nskate_weight = 0.0\nskate_min_yaw_deg = 10.0\nskate_max_yaw_deg = 180.0\n",
+        "init_toe_deg = 0.0\nskate_weight = 0.0\nskate_min_yaw_deg = 10.0\nskate_max_yaw_deg = 180.0\n"
+        "creep_rate = 0.0\n",
     ),
 }
 DATA = ["-f", "60", "--size", "7", "--seed", "0"]  # surrogate-data's (with -e 4)

@@ -31,7 +31,7 @@ SYMMETRIC_DEFAULT = {
     "parent_probs": [0.4, 0.3, 0.15, 0.1, 0.05],
     "mutation_rate": 0.02,
     "creep_rate": 0.0,  # no creep steps, the slides' mutation (the option is new)
-    "creep_deg": 5.0,
+    "creep_deg": 3.0,
     "symmetric": True,
     "frame_dt": 0.02,
     "fall_deg": 80.0,
@@ -54,7 +54,8 @@ SYMMETRIC_DEFAULT = {
 # the V-skate recipe: what differs from SYMMETRIC_DEFAULT (RESULTS.md, "Skier: V-skate")
 VSKATE = {
     "hip": "two-axis",
-    "tau": 0.2,
+    "tau": 0.15,
+    "creep_rate": 0.05,
     "symmetric": False,
     "skate_weight": 3.0,
     "skate_min_yaw_deg": 15.0,
@@ -85,7 +86,15 @@ def test_a_run_that_predates_the_options_keeps_what_it_ran_with():
 
 
 # issue 24's V-skate: the recipe without the toe-out and the band, with a third of its skate weight
-VSKATE_24 = {**VSKATE, "skate_weight": 1.0, "skate_min_yaw_deg": 10.0, "skate_max_yaw_deg": 180.0, "init_toe_deg": 0.0}
+VSKATE_24 = {
+    **VSKATE,
+    "tau": 0.2,
+    "creep_rate": 0.0,
+    "skate_weight": 1.0,
+    "skate_min_yaw_deg": 10.0,
+    "skate_max_yaw_deg": 180.0,
+    "init_toe_deg": 0.0,
+}
 
 
 @pytest.mark.parametrize(

@@ -125,25 +125,26 @@ def test_skier_replay_reports_work_and_cost_of_transport(animat_cli, tmp_path):
         assert s["cost_of_transport_J_per_kg_m"] is None  # strict JSON: NaN (got nowhere) as null
 
 
-def test_the_effort_configs_weight_reaches_the_evaluator():
-    """configs/skier_effort.toml as ``skier train`` resolves it: configs/skier_symmetric.toml's task with its
-    effort_weight, which takes that many metres per metre of the servos' work height W / (m g) off the fitness."""
+def test_the_effort_configs_term_reaches_the_evaluator():
+    """configs/skier_effort.toml as ``skier train`` resolves it: configs/skier_symmetric.toml's task with creep steps
+    and an effort term whose allowance leaves work up to ``effort_free_cot`` per kg and metre free; against the same
+    file without the term (its baseline), the fitness loses exactly ``effort_weight * effort_metres``."""
     from pathlib import Path
 
     from animat.skier.options import TrainConfig
     from animat.skier.train import make_evaluator
 
     configs = Path(__file__).parents[2] / "configs"
-    taxed, plain = (
-        TrainConfig.build(configs / f, seconds=1.0, nthread=1) for f in ("skier_effort.toml", "skier_symmetric.toml")
-    )
-    assert taxed.effort_weight > 0 and plain.effort_weight == 0
-    assert {**vars(taxed), "effort_weight": 0, "generations": plain.generations} == vars(plain)
-    genes = _genes()
+    taxed = TrainConfig.build(configs / "skier_effort.toml", seconds=1.0, nthread=1)
+    plain = TrainConfig.build(configs / "skier_effort.toml", seconds=1.0, nthread=1, effort_weight=0.0)
+    symmetric = TrainConfig.build(configs / "skier_symmetric.toml", seconds=1.0, nthread=1)
+    assert taxed.effort_weight > 0 and taxed.effort_free_cot > 0 and taxed.creep_rate > 0
+    changed = ("effort_weight", "effort_free_cot", "creep_rate", "creep_deg", "generations")
+    assert {**vars(taxed), **{k: getattr(symmetric, k) for k in changed}} == vars(symmetric)
+    genes = _genes(8)
     with make_evaluator(taxed, taxed.skier_params()) as a, make_evaluator(plain, plain.skier_params()) as b:
         t, p = a(genes), b(genes)
     assert np.array_equal(t.net_forward_m, p.net_forward_m) and np.array_equal(t.work_J, p.work_J)
-    np.testing.assert_allclose(
-        p.fitness - t.fitness, taxed.effort_weight * p.work_J / (TOTAL_MASS * G), rtol=1e-12, atol=1e-12
-    )
-    assert (p.fitness - t.fitness)[1:].min() > 0.1
+    charged = effort.effort_metres(p.work_J, p.progress_m, TOTAL_MASS, G, taxed.effort_free_cot)
+    np.testing.assert_allclose(p.fitness - t.fitness, taxed.effort_weight * charged, rtol=1e-12, atol=1e-12)
+    assert (p.fitness - t.fitness).max() > 0.1  # the swinging skiers spend more than the allowance in a second

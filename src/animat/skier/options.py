@@ -62,17 +62,17 @@ class TrainConfig:
     backend: str = option("local", "local (a mujoco.rollout thread pool) | ray (Ray tasks)", choices=BACKENDS)
     ray_address: str | None = option(None, "Ray cluster address for --backend ray", shown="start a local one")
     n_states: int = option(10, "Keyframe states of a gene (even: the second half mirrors the first)", ge=1)
-    tau: float = option(0.2, "Seconds per keyframe state (0.2: a 1 s stroke)", gt=0)
+    tau: float = option(0.15, "Seconds per keyframe state (0.15: a 0.75 s stroke)", gt=0)
     elites: int = option(5, "Elites kept and bred from", ge=1)
     parent_probs: list[float] = option(help="Probability of each elite being a parent", factory=lambda: _parent_probs())
     mutation_rate: float = option(0.02, "Probability that a gene mutates", ge=0, le=1)
     creep_rate: float = option(
-        0.0,
+        0.05,
         "Probability that an angle also creeps: a small normal step after the uniform draws (0: the slides' GA)",
         ge=0,
         le=1,
     )
-    creep_deg: float = option(5.0, "Standard deviation of a creep step, degrees", gt=0)
+    creep_deg: float = option(3.0, "Standard deviation of a creep step, degrees", gt=0)
     # symmetric breeding keeps both sides alike: on the narrow one-axis stance a state that moves the left and right
     # limbs differently rolls the skier over sideways within ~2 s (RESULTS.md, "Skier: symmetric breeding"); a skate
     # needs the legs to differ, which the spread stance below stands (RESULTS.md, "Skier: V-skate")
