@@ -47,8 +47,8 @@ def fly_request(
     start = np.asarray(pilot.state.pos, float).reshape(3)
     if interactive:
         records = fly_interactive(pilot)
-        if not records:
-            raise ConfigError("the flight ended before its first control tick; nothing to write")
+        if len(records) < 2:  # a score needs two samples in time
+            raise ConfigError("the flight ended before its second control tick; nothing to score or write")
         flight = stack_ticks(records)
     else:
         with phase(f"flying the {sum(s for _, s in script):g} s script ({opts.controller} controller)"):
