@@ -46,7 +46,7 @@ class KeyframeParams:
     mutation_rate: float = 0.02
     symmetric: bool = False
     creep_rate: float = 0.0
-    creep_deg: float = 5.0
+    creep_deg: float = 3.0
 
 
 @dataclass(frozen=True, eq=False)
