@@ -21,7 +21,8 @@ Pinned, as the strings written (CSV cells) or the floats (JSON, by repr):
   short stability and rest checks): its per-frame ``metrics.csv`` and its summary.
 - ``imitate train`` (PPO, 2048 steps, 2 environments in one process, 16-16 networks): every ``metrics.csv``
   column but ``fps`` and ``seconds`` (rewards, episode counts and lengths, losses, std), the summary,
-  the policy arrays; a run of 1024 steps resumed to 2048: its own columns (a resumed PPO run restarts
+  the policy arrays (within ``ROLLOUT_RTOL``: Adam's fixed-size steps carry a CPU's rounding into the
+  near-zero biases); a run of 1024 steps resumed to 2048: its own columns (a resumed PPO run restarts
   its environments, so it is not the uninterrupted run; its first two rows are).
 
 Not pinned, because they are not reproducible (``Golden.WALL_COLUMNS`` and ``Golden.WALL_ENTRIES`` in
@@ -234,7 +235,10 @@ def test_imitate_train(animat_cli, golden, tmp_path, monkeypatch):
     full = _imitate_run(animat_cli, tmp_path, monkeypatch, 2048, "full")
     g.check("train/metrics", g.columns(full / "metrics.csv"))
     g.check("train/summary", g.summary(full / "summary.json"), rtol=g.ROLLOUT_RTOL)  # evaluation returns
-    g.check("train/policy", g.npz(full / "policy.npz"))
+    # Adam moves each weight by steps of about the learning rate, whatever its gradient's size, so the rounding
+    # of one CPU moves the near-zero biases by a part in 10^4 of their array's scale (measured: 2.6e-4 on an
+    # "Intel Xeon Processor"): the policy compares at the rollouts' tolerance
+    g.check("train/policy", g.npz(full / "policy.npz"), rtol=g.ROLLOUT_RTOL)
 
 
 def test_imitate_resumed_run(animat_cli, golden, tmp_path, monkeypatch):
