@@ -37,9 +37,8 @@ def steer_cmd(
 ) -> None:
     """Fly by command: a command script (or the keyboard) steers the fly; writes its trajectory, the
     steering score per command (summary.json), plots, an animation and report.html."""
-    from animat.fly.report import write_fly_report
     from animat.fly.steer.pilot import goal_run
-    from animat.fly.steer.run import fly_request, write_steer_run
+    from animat.fly.steer.run import fly_request, write_steer_report, write_steer_run
     from animat.pretrained import resolve
 
     if "controller" not in options and goal_run(resolve(source)):
@@ -69,7 +68,7 @@ def steer_cmd(
         start=start,
         title=f"{opts.controller} controller",
     )
-    write_fly_report(run_dir, params=params)
+    write_steer_report(run_dir, params)
     print_summary(summary, run_dir, STEER_KEYS, where="summary.json holds the score of each command")
 
 

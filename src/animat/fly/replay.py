@@ -127,6 +127,16 @@ def write_replay(
     return summary
 
 
+def write_steered_animation(
+    params: FlyParams, t, pos, quat, wing, crashed, gif: Path, seconds: float, *, title, captions
+):
+    """A steered flight's animation (``animat fly steer``): :func:`write_flight_animation` of its samples ``t (T,)``
+    s, ``pos (T, 3)`` u, ``quat (T, 4)``, ``wing (T, 2, 3)`` rad, ``crashed (T,)``, one caption a sample."""
+    write_flight_animation(
+        params, Trajectory(pos, quat, wing, crashed), t, gif, seconds, title=title, captions=captions
+    )
+
+
 def write_flight_animation(
     params: FlyParams,
     traj: Trajectory,

@@ -280,6 +280,33 @@ def write_animation(
     )
 
 
+def write_steered_animation(
+    params: DrosophilaParams, t, pos, quat, wing, crashed, gif: Path, seconds: float, *, title: str, captions
+) -> None:
+    """The first ``seconds`` s of a steered flight (``animat fly steer``: samples ``t (T,)`` s, ``pos (T, 3)`` m,
+    ``quat (T, 4)``, ``wing (T, 2, 3)`` rad, ``crashed (T,)``, one caption a sample) in real time at
+    :data:`ANIM_FPS` frames a second, the body and wings at mm scale (the wings at whatever phase of their beat each
+    frame catches); nothing for ``seconds`` 0."""
+    if seconds <= 0:
+        return
+    t = np.asarray(t, float)
+    step = max(1, int(round(1.0 / (ANIM_FPS * (t[1] - t[0]))))) if len(t) > 1 else 1
+    idx = np.arange(0, max(1, int(np.searchsorted(t, t[0] + seconds))), step)
+    flight = Flight(t[idx], pos[idx], quat[idx], wing[idx], crashed[idx], None)
+    with phase(f"rendering {gif.parent.name}/{gif.name} ({seconds:g} s of flight)"):
+        animate_body(
+            animation_frames(params, flight, len(idx)),
+            gif,
+            fps=ANIM_FPS,
+            trail=np.asarray(pos)[idx] * 1e3,
+            times=t[idx],
+            captions=[captions[i] for i in idx],
+            title=title,
+            unit="mm",
+            mp4=True,
+        )
+
+
 def load_for_replay(source: Path) -> tuple[DrosophilaParams, Genome]:
     """``(params, genome)`` of a drosophila run directory (its ``config.json``) or genome file (its manifest's
     extra): a source that :func:`animat.fly.presets.of_source` found to be the drosophila preset's."""

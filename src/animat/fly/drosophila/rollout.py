@@ -148,12 +148,34 @@ def rollout(
     the first observation gets ``noise[:, 0]``). The step runs for every fly under ``vmap``; the networks
     only for the flies whose beat has just ended (:func:`decide`). ``ref_vel (F, 3)`` m/s: the flies' reference
     points move so (:func:`reference_origin`); None: they stay at the start."""
-    n_steps = params.steps_per_sample
-    if wing_every and n_steps % wing_every:
-        raise ValueError(f"wing_every ({wing_every}) must divide the {n_steps} steps of a sample")
-    flies, per_control = owner.shape[0], params.steps_per_control
+    if wing_every and params.steps_per_sample % wing_every:
+        raise ValueError(f"wing_every ({wing_every}) must divide the {params.steps_per_sample} steps of a sample")
     policy = functools.partial(choose, params, nets, activations, owner)
     origin = reference_origin(params, state0.pos, ref_vel)
+    carry = start_carry(policy, noise, state0)
+    sample = functools.partial(flight_sample, params, policy, origin, noise, wing_every)
+    (state, *_), traj = jax.lax.scan(lambda c, _: sample(c), carry, None, length=n_ticks)
+    return state, traj
+
+
+def start_carry(policy, noise, state0):
+    """The carry of :func:`flight_sample` at the start of a flight from ``state0`` (leading axis F): each fly's
+    pattern set from its network's first choice (``policy``, :func:`choose` with the nets bound), the velocity
+    and angular velocity sums empty, one update made, step 0."""
+    flies = state0.pos.shape[0]
+    zero, updates = jnp.zeros((flies, 3), jnp.float32), jnp.zeros(flies, jnp.int32)
+    first = policy(state0.pos, noise, state0, state0.vel, state0.omega, updates, jnp.arange(flies))
+    state0 = state0._replace(pattern=jax.vmap(pattern.start)(first)._replace(psi0=state0.pattern.psi0))
+    return (state0, zero, zero, updates + 1, jnp.int32(0), jnp.zeros(flies, jnp.int32))
+
+
+def flight_sample(params: DrosophilaParams, policy, origin, noise, wing_every: int, carry):
+    """One sample of ``sample_dt`` of ``F`` flies: ``carry`` = (state, the velocity and angular velocity sums since
+    each fly's network last acted, the updates so far, the step count g, each fly's step of its last update);
+    ``policy``: :func:`choose` with the nets bound; ``origin(g, state) -> (F, 3)``: the points the flies observe
+    their position from (:func:`reference_origin`). Returns (the next carry, the sample's :class:`Trajectory`)."""
+    n_steps, per_control = params.steps_per_sample, params.steps_per_control
+    flies = carry[0].pos.shape[0]
 
     def physics_step(carry, _):
         # vel, omega: sums since each fly's network last acted, at step g_last (so over g - g_last steps)
@@ -174,33 +196,26 @@ def rollout(
         fine = (jax.vmap(functools.partial(wing_angles, params))(state), state.pos, state.quat) if wing_every else None
         return carry, fine
 
-    def tick(carry, _):
-        (state, vel, omega, updates, g, g_last, power), fine = jax.lax.scan(
-            physics_step, (*carry, jnp.zeros(flies, jnp.float32)), None, length=n_steps
-        )
-        fine = tuple(x[::wing_every] for x in fine) if wing_every else empty_fine(flies)
-        record = Trajectory(state.pos, state.quat, state.crashed, power / n_steps, state.pattern.p_to, updates, *fine)
-        return (state, vel, omega, updates, g, g_last), record
-
-    zero, updates = jnp.zeros((flies, 3), jnp.float32), jnp.zeros(flies, jnp.int32)
-    first = policy(state0.pos, noise, state0, state0.vel, state0.omega, updates, jnp.arange(flies))
-    state0 = state0._replace(pattern=jax.vmap(pattern.start)(first)._replace(psi0=state0.pattern.psi0))
-    carry = (state0, zero, zero, updates + 1, jnp.int32(0), jnp.zeros(flies, jnp.int32))
-    (state, *_), traj = jax.lax.scan(tick, carry, None, length=n_ticks)
-    return state, traj
+    (state, vel, omega, updates, g, g_last, power), fine = jax.lax.scan(
+        physics_step, (*carry, jnp.zeros(flies, jnp.float32)), None, length=n_steps
+    )
+    fine = tuple(x[::wing_every] for x in fine) if wing_every else empty_fine(flies)
+    record = Trajectory(state.pos, state.quat, state.crashed, power / n_steps, state.pattern.p_to, updates, *fine)
+    return (state, vel, omega, updates, g, g_last), record
 
 
-def reference_origin(params: DrosophilaParams, start, ref_vel):
+def reference_origin(params: DrosophilaParams, start, ref_vel, g0=0):
     """``origin(g, state) -> (F, 3)`` m: the points the flies observe their position from (:func:`observe`'s
     ``start``) after ``g`` steps in ``state``: ``start (F, 3)`` where ``ref_vel`` is None; else each fly's reference
-    point, moving from its start at ``ref_vel (F, 3)`` m/s (a direction task's, :mod:`animat.fly.drosophila.tasks`),
+    point, moving from ``start`` at step ``g0`` at ``ref_vel (F, 3)`` m/s (a direction task's,
+    :mod:`animat.fly.drosophila.tasks`; a steered command's, :mod:`animat.fly.drosophila.pilot`),
     its offset from the fly seen clipped to ±:data:`REFERENCE_REACH` body lengths per axis: at 0.3 m/s the point
     moves 120 body lengths a second, and a network observing the whole lag would see inputs far outside those it
     evolved on."""
     if ref_vel is None:
         return lambda g, state: start
     reach = REFERENCE_REACH * params.body_length
-    return lambda g, state: state.pos - jnp.clip(state.pos - (start + ref_vel * (g * params.dt)), -reach, reach)
+    return lambda g, state: state.pos - jnp.clip(state.pos - (start + ref_vel * ((g - g0) * params.dt)), -reach, reach)
 
 
 def empty_fine(flies: int):

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from animat.fly.steer.commands import parse_script, random_script
-from animat.fly.steer.pilot import Pilot, fly_script
+from animat.fly.steer.pilot import fly_script, make_pilot
 from animat.fly.steer.score import steer_score
 
 
@@ -23,7 +23,7 @@ def scored_flight(steering, script: str, controller: str, lookahead: float | Non
     ``lookahead`` s, None: the shipped one) and its steering score (:func:`animat.fly.steer.score.steer_score`)."""
 
     f = fly_script(steering, parse_script(script), controller=controller, lookahead=lookahead)
-    pilot = Pilot(steering, controller=controller)
+    pilot = make_pilot(steering, controller=controller)
     return steer_score(
         f["t"],
         f["position"],

@@ -32,6 +32,7 @@ from animat import runs
 from animat.console import phase
 from animat.errors import CheckpointError, ConfigError
 from animat.fly.options import CONTROLLERS, LOOKAHEAD_S, TrainConfig
+from animat.fly.presets import of_source
 from animat.fly.steer.commands import COMMANDS, check_command, direction, parse_script, random_script
 from animat.fly.steer.lookahead import lookahead_cost, lookahead_rollout, stack
 from animat.fly.steer.score import WINDOW_S
@@ -84,6 +85,8 @@ def load_network(folder: Path, name: str, goal: bool) -> Network:
         raise CheckpointError(
             f"steering directory {str(folder)!r} lists network {name!r}, but {str(where)!r} holds no best_genome.npz"
         )
+    if of_source(where).name == "drosophila":
+        return _drosophila_network(where, str(name), goal)
     cfg = TrainConfig.build(None, **runs.read_run_config(where, "a fly training run directory"))
     genome = load_genome(where / "best_genome.npz").genome
     params = cfg.fly_params()
@@ -94,6 +97,32 @@ def load_network(folder: Path, name: str, goal: bool) -> Network:
             f"{'goal' if goal else 'switch'} network: it needs {inputs} inputs and {params.n_outputs} outputs"
         )
     return Network(str(name), params, genome, goal)
+
+
+def _drosophila_network(where: Path, name: str, goal: bool) -> Network:
+    """The drosophila network of run directory ``where`` (:func:`load_network`); a goal network is refused (the
+    preset has none yet)."""
+    from animat.fly.drosophila.replay import check_genome, load_for_replay
+
+    if goal:
+        raise ConfigError(f"network {str(where)!r} is a drosophila network: the preset has no goal network yet")
+    params, genome = load_for_replay(where)
+    check_genome(genome)
+    return Network(name, params, genome, False)
+
+
+def make_pilot(steering, controller: str = "switch", speed=None, seed: int = 0, lookahead=None):
+    """The pilot of ``steering``'s fly (a :class:`Steering`, a directory or ``pretrained:NAME``): a :class:`Pilot`
+    for the paper's fly, a :class:`animat.fly.drosophila.pilot.DrosophilaPilot` for the fruit fly; both take
+    these arguments and answer ``command``/``tick`` alike."""
+    from animat.fly.drosophila.model import DrosophilaParams
+
+    steering = steering if isinstance(steering, Steering) else load_steering(steering)
+    if isinstance(steering.params, DrosophilaParams):
+        from animat.fly.drosophila.pilot import DrosophilaPilot
+
+        return DrosophilaPilot(steering, controller, speed, seed, lookahead)
+    return Pilot(steering, controller, speed, seed, lookahead)
 
 
 def network_steering(run_dir: Path, task: str, speed: float) -> Steering:
@@ -320,7 +349,7 @@ def fly_script(
     """Fly ``script`` (``[(command, seconds), ...]``, e.g. :func:`animat.fly.steer.commands.parse_script`'s) with a
     :class:`Pilot`; the stacked tick dicts: ``t (T,)``, ``position (T, 3)``, ``velocity (T, 3)``, ``quat (T, 4)``,
     ``wing (T, 2, 3)``, ``command (T,)`` str, ``command_direction (T, 3)``, ``crashed (T,)``, ``network (T,)`` str."""
-    pilot = Pilot(steering, controller, speed, seed, lookahead)
+    pilot = make_pilot(steering, controller, speed, seed, lookahead)
     for name, seconds in script:
         check_command(name)
         if not (np.isfinite(seconds) and seconds > 0):
@@ -345,7 +374,7 @@ def handover_states(steering, scripts: int, seed: int = 0, speed: float | None =
         raise ConfigError(f"a start pool needs at least 1 script, got {scripts}")
     keep: dict[str, list] = {"vel": [], "quat": [], "omega": [], "wing": []}
     for i in range(int(scripts)):
-        pilot = Pilot(
+        pilot = make_pilot(
             steering, "switch", speed, lookahead=0.0
         )  # the plain switcher's hand-overs (the pools train its networks)
         for k, (name, seconds) in enumerate(parse_script(random_script(np.random.default_rng(int(seed) + i)))):

@@ -14,7 +14,7 @@ from animat.errors import ConfigError
 from animat.fly.model import FlyParams
 from animat.fly.steer.commands import parse_script
 from animat.fly.steer.live import TerminalKeys, fly_interactive
-from animat.fly.steer.pilot import Pilot, fly_script, load_steering
+from animat.fly.steer.pilot import fly_script, load_steering, make_pilot
 from animat.fly.steer.score import steer_score
 from animat.viz import plots
 
@@ -43,7 +43,7 @@ def fly_request(
     if interactive:
         TerminalKeys.check()
     steering = load_steering(source)
-    pilot = Pilot(steering, controller=opts.controller, speed=opts.speed, seed=opts.seed, lookahead=opts.lookahead)
+    pilot = make_pilot(steering, controller=opts.controller, speed=opts.speed, seed=opts.seed, lookahead=opts.lookahead)
     start = np.asarray(pilot.state.pos, float).reshape(3)
     if interactive:
         records = fly_interactive(pilot)
@@ -101,7 +101,8 @@ def write_steer_run(
     """Write a steered ``flight`` (the arrays of :data:`TICK_KEYS`, as ``fly_script`` returns them) into
     ``run_dir``: ``config.json`` (``config``), ``trajectory.npz`` (``t``, ``position``, ``velocity``,
     ``command_direction``, ``command``, ``quaternion``, ``wing_angles (T, 6)``, ``crashed``, and ``network``: the
-    network that flew each tick, where the flight says), ``summary.json`` (:func:`~animat.fly.steer.score.steer_score`
+    network that flew each tick, where the flight says), ``summary.json`` (the fly's ``preset``,
+    :func:`~animat.fly.steer.score.steer_score`
     at target ``speed`` u/s, ``config`` and ``network_seconds``: how long each network flew; ``config``; ``start (3,)``
     u: the position before the first sample, default the origin), ``plots/velocity.png``, ``plots/path.png`` and
     ``media/flight.gif`` and ``.mp4`` (the first ``anim_seconds`` s, captioned with the active command; none with 0).
@@ -123,7 +124,10 @@ def write_steer_run(
         **network,
     )
     flown = _network_seconds(flight["t"], network["network"]) if network else {}
+    from animat.fly.drosophila.model import DrosophilaParams
+
     summary = {
+        "preset": "drosophila" if isinstance(params, DrosophilaParams) else "paper",
         **config,
         "seconds": float(f.t[-1]),
         **({"network_seconds": flown} if flown else {}),
@@ -155,9 +159,9 @@ def _write_media(run_dir: Path, params: FlyParams, f: Flown, speed: float, anim_
     """``plots/velocity.png`` (commanded and actual velocity), ``plots/path.png`` and the flight's animation
     (``media/flight.gif``, ``.mp4``: its first ``anim_seconds`` s, captioned with the active command) of a steered
     flight ``f``; the commands' target ``speed`` in u/s."""
-    from animat.fly.replay import write_flight_animation
-    from animat.fly.rollout import Trajectory
+    from animat.fly.drosophila.model import DrosophilaParams
 
+    drosophila = isinstance(params, DrosophilaParams)
     plots.commanded_velocity_plot(
         f.t,
         f.vel,
@@ -165,15 +169,24 @@ def _write_media(run_dir: Path, params: FlyParams, f: Flown, speed: float, anim_
         f.command,
         run_dir / "plots" / "velocity.png",
         title=f"{title}: commanded (dashed) and actual velocity",
-        unit=UNIT,
+        unit="m" if drosophila else UNIT,
     )
     plots.path_views_plot(f.pos, f.command, run_dir / "plots" / "path.png", body_length=params.body_length, title=title)
-    write_flight_animation(
-        params,
-        Trajectory(f.pos, f.quat, f.wing, f.crashed),
-        f.t,
-        run_dir / "media" / "flight.gif",
-        min(anim_seconds, float(f.t[-1])),
-        title=title,
-        captions=[f"command: {c}" for c in f.command],
-    )
+    if drosophila:
+        from animat.fly.drosophila.replay import write_steered_animation as write_animation
+    else:
+        from animat.fly.replay import write_steered_animation as write_animation
+    seconds = min(anim_seconds, float(f.t[-1]))
+    gif, captions = run_dir / "media" / "flight.gif", [f"command: {c}" for c in f.command]
+    write_animation(params, f.t, f.pos, f.quat, f.wing, f.crashed, gif, seconds, title=title, captions=captions)
+
+
+def write_steer_report(run_dir: Path, params) -> Path:
+    """``report.html`` of a steered flight in ``run_dir``, drawn with the fly that flew it (``params``)."""
+    from animat.fly.drosophila.model import DrosophilaParams
+
+    if isinstance(params, DrosophilaParams):
+        from animat.fly.drosophila.report import write_drosophila_report as write
+    else:
+        from animat.fly.report import write_fly_report as write
+    return write(run_dir, params=params)
