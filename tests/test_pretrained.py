@@ -56,7 +56,9 @@ def dry_parse(words: list[str]) -> list[str]:
     return path
 
 
-@pytest.mark.parametrize("name", ["walk", "jog", "drosophila-hover", "paper", "cape", "skirt", "locomotion"])
+@pytest.mark.parametrize(
+    "name", ["walk", "jog", "drosophila-hover", "drosophila", "paper", "cape", "skirt", "locomotion"]
+)
 def test_every_command_a_provenance_states_parses_with_this_cli(name):
     """Each ``animat …`` line of the PROVENANCE.md names a verb that exists and options it accepts (typos, a
     renamed or dropped option, a prose word inside the command fail); the artefact's own command is among them."""
@@ -68,6 +70,7 @@ def test_every_command_a_provenance_states_parses_with_this_cli(name):
         "walk": ("animat", "imitate", "train"),
         "jog": ("animat", "imitate", "train"),
         "drosophila-hover": ("animat", "fly", "train"),
+        "drosophila": ("animat", "fly", "train"),
         "paper": ("animat", "fly", "train-steering"),
         "cape": ("animat", "surrogate", "train"),
         "skirt": ("animat", "surrogate", "train"),
@@ -100,7 +103,9 @@ def _git_commits_here() -> bool:
     return out.returncode == 0 and out.stdout.strip() == "false"
 
 
-@pytest.mark.parametrize("name", ["walk", "jog", "drosophila-hover", "paper", "cape", "skirt", "locomotion"])
+@pytest.mark.parametrize(
+    "name", ["walk", "jog", "drosophila-hover", "drosophila", "paper", "cape", "skirt", "locomotion"]
+)
 def test_the_commits_a_provenance_names_are_commit_ids_of_this_repository(name):
     """Every ``commit X`` / ``commits X`` with a digit in X names a 7–40 hex id; in a full clone each is a
     commit of this repository (a shallow clone, as CI's checkout, has not the history: there only the form is
@@ -167,17 +172,19 @@ def test_the_walk_policy_is_the_configs_network():
     assert policy.manifest["obs_norm"]["enabled"] == config["normalize_obs"]
 
 
-def test_the_paper_set_ships_exactly_the_networks_its_steering_json_names_each_with_its_stated_seed():
+@pytest.mark.parametrize("name", ["paper", "drosophila"])
+def test_a_steering_set_ships_exactly_the_networks_its_steering_json_names_each_with_its_stated_seed(name):
     """steering.json's networks (switch, goal, alternates) are the folder's subfolders, no more, no fewer; each is a
     run directory reduced to config.json and best_genome.npz/.json, its genome loads with the config's layers, its
     name is the PROVENANCE's (``NAMEC`` stands for forwardC …), and its config's seed is one the PROVENANCE states."""
     from animat.evolve.genome_file import load_genome
 
-    folder = pretrained.resolve("pretrained:paper")
-    text = _mentioned(_text("paper"))
+    folder = pretrained.resolve(f"pretrained:{name}")
+    text = _mentioned(_text(name))
     steering = json.loads((folder / "steering.json").read_text())
+    assert steering["preset"] == name
     alternates = {n for names in steering.get("alternates", {}).values() for n in names}
-    named = set(steering["switch"].values()) | {steering["goal"]} | alternates
+    named = set(steering["switch"].values()) | ({steering["goal"]} if steering["goal"] else set()) | alternates
     subfolders = {p.name for p in folder.iterdir() if p.is_dir()}
     assert named == subfolders, named ^ subfolders
     assert {p.name for p in folder.iterdir() if p.is_file()} == {"PROVENANCE.md", "steering.json"}
