@@ -76,3 +76,60 @@ def test_steer_flies_a_drosophila_set_into_a_run_directory_in_metres(hover_set, 
     assert "drosophila" in (out / "report.html").read_text()
     code, _, err = animat_cli("fly", "steer", str(hover_set), "--commands", "up:1", "--out", str(tmp_path / "up"))
     assert code == 2 and "no network for command 'up'" in err
+
+
+@pytest.fixture(scope="module")
+def full_set(hover_set, tmp_path_factory) -> Path:
+    """``hover_set`` with the hover network under every command (what a hand-over pool's random scripts fly)."""
+    from animat.fly.steer.commands import COMMANDS
+
+    root = tmp_path_factory.mktemp("drosophila_full")
+    shutil.copytree(hover_set / "hover", root / "hover")
+    record = json.loads((hover_set / "steering.json").read_text())
+    record["switch"] = {c: "hover" for c in COMMANDS}
+    (root / "steering.json").write_text(json.dumps(record))
+    return root
+
+
+def test_a_drosophila_hand_over_pool_holds_the_states_its_networks_then_start_from(full_set, tmp_path, animat_cli):
+    """``animat fly handovers`` of a drosophila set: the fly's state at each of a random script's six hand-overs
+    (moving: the hover network drifts), in the start pool's format; a training's perturbed starts are those states
+    (drawn by its seed, start 0 at rest); a run from the pool records its digest and refuses it changed."""
+    from animat import runs
+    from animat.fly.drosophila.replay import load_for_replay
+    from animat.fly.drosophila.rollout import pool_start_states, start_states
+    from animat.fly.steer.tracking import read_start_pool
+
+    pool_file = tmp_path / "pool.npz"
+    code, _, err = animat_cli(
+        "fly", "handovers", str(full_set), "--scripts", "1", "--seed", "3", "--out", str(pool_file)
+    )
+    assert code == 0, err
+    pool = read_start_pool(pool_file)
+    assert {k: v.shape for k, v in pool.items()} == {"vel": (6, 3), "quat": (6, 4), "omega": (6, 3), "wing": (6, 2, 3)}
+    assert (np.linalg.norm(pool["vel"], axis=1) > 1e-3).all()  # m/s: states in flight, not at rest
+    np.testing.assert_allclose(np.linalg.norm(pool["quat"], axis=1), 1.0, atol=1e-5)
+    params, _ = load_for_replay(full_set / "hover")
+    starts, rest = pool_start_states(params, 4, 7, pool), start_states(params, 1)
+    for key in ("vel", "quat", "omega"):
+        np.testing.assert_array_equal(getattr(starts, key)[0], getattr(rest, key)[0])
+        drawn = getattr(starts, key)[1:]
+        assert all(any(np.array_equal(d, p) for p in pool[key]) for d in drawn), key
+    assert len({tuple(v) for v in starts.vel[1:]}) == 3  # drawn without repeats while the pool has enough
+    np.testing.assert_array_equal(pool_start_states(params, 4, 7, pool).vel, starts.vel)  # the seed decides
+    from animat.errors import ConfigError
+    from animat.fly.drosophila.options import DrosophilaTrainConfig
+    from animat.fly.drosophila.tasks import task_starts
+    from animat.fly.drosophila.train import fitness_of
+    from animat.fly.train import start_pool_record
+
+    cfg = DrosophilaTrainConfig.build(None, fitness="up", seconds=1.0, starts=4, seed=7, start_pool=str(pool_file))
+    record = start_pool_record(cfg, tmp_path, resume=False)  # what config.json records
+    assert record == {"start_pool_sha256": runs.sha256_hex(pool_file.read_bytes())}
+    fitness = fitness_of(cfg, record["start_pool_sha256"])
+    assert (fitness.start_pool, fitness.start_pool_sha256) == (str(pool_file), record["start_pool_sha256"])
+    flown = task_starts(params, 4, 7, fitness.start_pool, fitness.start_pool_sha256)
+    np.testing.assert_array_equal(flown.vel, starts.vel)
+    runs.atomic_save_npz(pool_file, **{**pool, "vel": pool["vel"] * 2})
+    with pytest.raises(ConfigError, match="changed since this run began"):
+        task_starts(params, 4, 7, fitness.start_pool, fitness.start_pool_sha256)

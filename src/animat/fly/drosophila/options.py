@@ -44,6 +44,11 @@ class DrosophilaTrainConfig:
         1.0, "A direction task's weight on its 0.5 s windows' velocity error (per m/s of speed)", ge=0
     )
     starts: int = option(2, "Start states per fly (start 0 at rest; the others perturbed)", ge=1)
+    start_pool: str | None = option(
+        None,
+        "Draw the perturbed starts (all but start 0, at rest) from this .npz of a steered fly's states at its "
+        "hand-overs (animat fly handovers of a drosophila steering set): the states a network must take over from",
+    )
     noise: float = option(0.05, "Sensor-noise std on the perturbed starts (network-input units)", ge=0)
     power_weight: float = option(
         0.01, "Fitness cost per W/kg of mechanical power (aerodynamic + induced + inertial)", ge=0

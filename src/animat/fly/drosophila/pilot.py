@@ -79,7 +79,7 @@ class DrosophilaPilot:
         self.dt = float(self.params.sample_dt)
         self.body_length = float(self.params.body_length)
         self.lookahead = 0.0 if lookahead is None else float(lookahead)
-        self.ticks = 0
+        self.ticks, self._wing = 0, np.zeros((2, 3), np.float32)
         starts = start_states(self.params, 2, int(seed))
         state = jax.tree_util.tree_map(lambda a: jnp.asarray(a[1 if seed else 0 : (1 if seed else 0) + 1]), starts)
         first = self._network("hover")
@@ -121,6 +121,13 @@ class DrosophilaPilot:
         self.direction = np.asarray(DIRECTIONS.get(name, (0.0, 0.0, 0.0)), float)
         self._ref = (self.carry[0].pos[0], self.carry[4], jnp.asarray(self.direction * self.speed, jnp.float32))
 
+    def pool_state(self) -> dict:
+        """The fly's state as a start pool keeps it (:func:`animat.fly.steer.pilot.handover_states`): ``vel``,
+        ``quat``, ``omega`` and the wing angles ``wing`` (2, 3) rad of the last sample
+        (:func:`animat.fly.drosophila.rollout.pool_start_states` starts from the first three)."""
+        s = self.state
+        return {"vel": s.vel, "quat": s.quat, "omega": s.omega, "wing": self._wing}
+
     def tick(self) -> dict:
         """One sample: ``{"t": s, "position": (3,) m, "velocity": (3,) m/s, "quat": (4,), "wing": (2, 3) rad,
         "command": name, "command_direction": (3,) world unit vector (zeros for hover), "crashed": bool,
@@ -129,13 +136,13 @@ class DrosophilaPilot:
 
         self.carry, wing = self._advance(self._net, self.carry, *self._ref)
         self.ticks += 1
-        s, wing = jax.device_get((self.state, wing))
+        s, self._wing = jax.device_get((self.state, wing))
         return {
             "t": self.t,
             "position": s.pos,
             "velocity": s.vel,
             "quat": s.quat,
-            "wing": np.asarray(wing),
+            "wing": np.asarray(self._wing),
             "command": self.name,
             "command_direction": self.direction.copy(),
             "crashed": bool(s.crashed),

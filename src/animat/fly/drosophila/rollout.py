@@ -271,6 +271,19 @@ def start_states(params: DrosophilaParams, n: int, seed: int = 0, scale: float =
     )
 
 
+def pool_start_states(params: DrosophilaParams, n: int, seed: int, pool: dict[str, np.ndarray]) -> DrosophilaState:
+    """``n`` start states: start 0 at rest in the hover posture (:func:`start_states`), the others states of a start
+    pool (:func:`animat.fly.steer.tracking.read_start_pool`: the velocity, orientation and angular velocity of a
+    steered fly at its hand-overs, :func:`animat.fly.steer.pilot.handover_states`) drawn by ``seed`` (without
+    repeats while the pool has enough), at the origin. The wings start a new beat from the network's first choice
+    (:func:`start_carry`), as a network taking over at a wingbeat's end does."""
+    base = start_states(params, n, seed)
+    size = len(pool["vel"])
+    idx = np.random.default_rng(seed).choice(size, n - 1, replace=size < n - 1)
+    pick = lambda start, key: np.concatenate([start[:1], pool[key][idx]]).astype(np.float32)
+    return base._replace(vel=pick(base.vel, "vel"), quat=pick(base.quat, "quat"), omega=pick(base.omega, "omega"))
+
+
 def n_ticks_for(params: DrosophilaParams, seconds: float) -> int:
     """Number of samples of ``sample_dt`` in ``seconds`` (at least 1)."""
     return max(1, int(round(seconds / params.sample_dt)))

@@ -12,7 +12,15 @@ import numpy as np
 from animat.errors import ConfigError
 from animat.fly.drosophila.model import DrosophilaParams
 from animat.fly.drosophila.power import mechanical_power_per_kg
-from animat.fly.drosophila.rollout import N_INPUTS, Trajectory, n_updates_for, simulate_population, start_states
+from animat.fly.drosophila.rollout import (
+    N_INPUTS,
+    DrosophilaState,
+    Trajectory,
+    n_updates_for,
+    pool_start_states,
+    simulate_population,
+    start_states,
+)
 from animat.fly.tasks import over_starts, tracking, window_velocity_error
 
 # a direction task's unit vector in the frame of the start's heading (body x forward, y left, z up; the starts face +x)
@@ -67,6 +75,16 @@ def power_cost(params: DrosophilaParams, traj: Trajectory, weight: float) -> np.
     return weight * power.mean(axis=-1)
 
 
+def task_starts(params: DrosophilaParams, n: int, seed: int, pool: str | None, sha256: str | None) -> DrosophilaState:
+    """A task's ``n`` start states: :func:`start_states` by ``seed``, or with ``pool`` (a start pool's ``.npz``,
+    checked against ``sha256``: :func:`animat.fly.steer.tracking.read_start_pool`) :func:`pool_start_states`."""
+    if pool is None:
+        return start_states(params, n, seed)
+    from animat.fly.steer.tracking import read_start_pool
+
+    return pool_start_states(params, n, seed, read_start_pool(pool, sha256))
+
+
 @dataclass(frozen=True)
 class HoverFitness:
     """Batched hover fitness for the engine: stacked network tree -> ``(P,)``. Picklable (for Ray)."""
@@ -79,6 +97,8 @@ class HoverFitness:
     noise: float = 0.0  # sensor-noise std (network-input units) on every start but the first
     power_weight: float = 0.0  # fitness per W/kg of mechanical power (aerodynamic + induced + inertial)
     peak_weight: float = 0.0  # fitness per body length of the largest height change (see hover)
+    start_pool: str | None = None  # the perturbed starts from this start pool's .npz (task_starts)
+    start_pool_sha256: str | None = None
 
     def __post_init__(self):
         if not self.seconds > 0:
@@ -93,7 +113,7 @@ class HoverFitness:
             raise ConfigError(f"peak_weight must be >= 0, got {self.peak_weight}")
 
     def __call__(self, nets) -> np.ndarray:
-        starts = start_states(self.params, self.starts, self.seed)
+        starts = task_starts(self.params, self.starts, self.seed, self.start_pool, self.start_pool_sha256)
         n_updates = n_updates_for(self.seconds)
         noise = (
             np.random.default_rng(self.seed + 1)
@@ -138,8 +158,8 @@ def direction_score(
 class DirectionFitness:
     """Batched fitness of a direction task for the engine (:func:`direction_score`): fly towards ``direction``
     (a key of :data:`DIRECTIONS`) at ``speed`` m/s from ``starts`` start states (start 0 at rest, the others
-    perturbed as :class:`HoverFitness`'s), each network tracking the reference point that moves so from its start.
-    Picklable (for Ray)."""
+    perturbed as :class:`HoverFitness`'s, or from ``start_pool``: :func:`task_starts`), each network tracking the
+    reference point that moves so from its start. Picklable (for Ray)."""
 
     params: DrosophilaParams
     seconds: float
@@ -152,6 +172,8 @@ class DirectionFitness:
     power_weight: float = 0.0
     position_weight: float = 0.25
     velocity_weight: float = 1.0
+    start_pool: str | None = None  # the perturbed starts from this start pool's .npz (task_starts)
+    start_pool_sha256: str | None = None
 
     def __post_init__(self):
         if self.direction not in DIRECTIONS:
@@ -169,7 +191,7 @@ class DirectionFitness:
         return np.asarray(DIRECTIONS[self.direction]) * self.speed
 
     def __call__(self, nets) -> np.ndarray:
-        starts = start_states(self.params, self.starts, self.seed)
+        starts = task_starts(self.params, self.starts, self.seed, self.start_pool, self.start_pool_sha256)
         noise = np.random.default_rng(self.seed + 1).normal(
             0.0, self.noise, (self.starts, n_updates_for(self.seconds), N_INPUTS)
         )

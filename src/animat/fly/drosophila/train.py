@@ -26,9 +26,11 @@ OUTPUT_NAMES = ["frequency"] + [
 ]
 
 
-def fitness_of(cfg: DrosophilaTrainConfig) -> HoverFitness | DirectionFitness:
-    """The run's batched fitness (deterministic: its perturbed starts and noise come from the run's seed)."""
+def fitness_of(cfg: DrosophilaTrainConfig, start_pool_sha256: str | None = None) -> HoverFitness | DirectionFitness:
+    """The run's batched fitness (deterministic: its perturbed starts and noise come from the run's seed, or its start
+    pool, checked against ``start_pool_sha256``)."""
     activations = layer_activations(cfg.layers, cfg.activations)
+    pool = {"start_pool": cfg.start_pool, "start_pool_sha256": start_pool_sha256}
     if cfg.fitness != "hover":
         return DirectionFitness(
             cfg.fly_params(),
@@ -42,6 +44,7 @@ def fitness_of(cfg: DrosophilaTrainConfig) -> HoverFitness | DirectionFitness:
             cfg.power_weight,
             cfg.position_weight,
             cfg.velocity_weight,
+            **pool,
         )
     return HoverFitness(
         cfg.fly_params(),
@@ -52,6 +55,7 @@ def fitness_of(cfg: DrosophilaTrainConfig) -> HoverFitness | DirectionFitness:
         cfg.noise,
         cfg.power_weight,
         cfg.peak_weight,
+        **pool,
     )
 
 
@@ -70,10 +74,14 @@ def train(
     Writes ``config.json``, ``metrics.csv``, ``checkpoints/`` (resumable), ``best_genome.npz/.json``,
     ``plots/fitness.png``, the best fly's replay (:func:`animat.fly.drosophila.replay.write_replay`) and
     ``report.html``; returns ``summary.json``'s content."""
+    from animat.fly.train import start_pool_record
+
     params = cfg.fly_params()
+    pool = start_pool_record(cfg, out, resume)
+    fitness = fitness_of(cfg, pool.get("start_pool_sha256"))
     t0 = time.perf_counter()
     best, best_fitness, history, generation = evolve(
-        cfg, out, fitness_of(cfg), OUTPUT_NAMES, resume=resume, from_run=from_run, on_generation=on_generation
+        cfg, out, fitness, OUTPUT_NAMES, resume=resume, from_run=from_run, on_generation=on_generation, record=pool
     )
     train_seconds = time.perf_counter() - t0
     check_genome(best)
@@ -84,7 +92,6 @@ def train(
         {"preset": "drosophila", "drosophila": params.to_dict(), "seconds": cfg.seconds},
     )
     plots.fitness_plot(history, out / "plots" / "fitness.png", title=f"drosophila, {cfg.fitness} fitness")
-    fitness = fitness_of(cfg)
     flight = write_replay(
         params,
         best,

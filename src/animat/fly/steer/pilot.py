@@ -313,6 +313,10 @@ class Pilot:
         self.flying = self._candidates[best].name
         self._net = jax.tree_util.tree_map(lambda a: a[best], self._stacked)
 
+    def pool_state(self) -> dict:
+        """The fly's state as a start pool keeps it (:func:`handover_states`): vel, quat, omega and wing."""
+        return {key: getattr(self.state, key) for key in ("vel", "quat", "omega", "wing")}
+
     def tick(self) -> dict:
         """One control tick: ``{"t": s, "position": (3,), "velocity": (3,), "quat": (4,), "wing": (2, 3),
         "command": name, "command_direction": (3,) world unit vector (zeros for hover), "crashed": bool,
@@ -368,7 +372,8 @@ def handover_states(steering, scripts: int, seed: int = 0, speed: float | None =
     the states a network must take over from in flight. A network trained from them (``start_pool``) is
     trained for the hand-overs it will meet; uniform ranges of velocity, tilt and spin miss the
     combinations of wing phase, body rocking and speed that flight produces. 6 states a script (the
-    flight's start, at rest, is left out), crashed ones left out."""
+    flight's start, at rest, is left out), crashed ones left out. Either preset's set (:func:`make_pilot`; the
+    fruit fly's in m/s)."""
 
     if int(scripts) < 1:
         raise ConfigError(f"a start pool needs at least 1 script, got {scripts}")
@@ -379,8 +384,8 @@ def handover_states(steering, scripts: int, seed: int = 0, speed: float | None =
         )  # the plain switcher's hand-overs (the pools train its networks)
         for k, (name, seconds) in enumerate(parse_script(random_script(np.random.default_rng(int(seed) + i)))):
             if k and not bool(pilot.state.crashed):
-                for key, values in keep.items():
-                    values.append(np.asarray(getattr(pilot.state, key), np.float32))
+                for key, value in pilot.pool_state().items():
+                    keep[key].append(np.asarray(value, np.float32))
             pilot.command(name)
             for _ in range(max(1, int(round(seconds / pilot.dt)))):
                 pilot.tick()
