@@ -24,6 +24,7 @@ from animat.fly.steer.steering_set import (
 )
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+DROSOPHILA = 'version = 2\npreset = "drosophila"\nspeed = 0.3\n'
 COMMANDS = ("hover", "forward", "back", "left", "right", "up", "down")
 
 
@@ -125,6 +126,10 @@ def test_a_version_1_toml_upgrades_to_the_dataclasses_of_version_2(tmp_path):
         ('speed = 2.0\n[network.hover]\ntask = "hover"\n', "unknown steering-set key"),
         ("speed = 2.0\n", r"lists no \[networks.NAME\]"),
         ('[networks.up]\ntask = "up"\nstart_pool = "p"\n', r"names start pool 'p', which is no \[pools.NAME\]"),
+        (DROSOPHILA + '[networks.g]\ntask = "goal"\n', "needs a task of the drosophila preset"),
+        (DROSOPHILA + '[networks.up]\ntask = "up"\ntask_speed = 1\n', r"unknown training option\(s\) \['task_speed'\]"),
+        (DROSOPHILA + '[networks.up]\ntask = "up"\nfrom = "hover"\n', "pretrained:NAME or a run directory"),
+        (DROSOPHILA + '[networks.h]\ntake = "pretrained:drosophila-hover"\n', "it needs a task"),
     ],
 )
 def test_bad_steering_toml_is_one_line(tmp_path, text, match):
@@ -132,3 +137,17 @@ def test_bad_steering_toml_is_one_line(tmp_path, text, match):
     with pytest.raises(ConfigError, match=match) as caught:
         read_steering_config(tmp_path / "set.toml")
     one_line(caught)
+
+
+def test_the_fruit_flys_steering_toml_reads_into_drosophila_networks_each_its_direction_recipes_run():
+    """configs/fly_drosophila_steer.toml: a drosophila set at 0.3 m/s with one network per command, the hover
+    network taken as pretrained:drosophila-hover is, and each direction network trained from it with the options of
+    ``animat fly train --config configs/fly_drosophila_forward.toml --fitness NAME`` (the runs that train it)."""
+    from animat.fly.drosophila.options import DrosophilaTrainConfig
+
+    steering = read_steering_config(CONFIGS / "fly_drosophila_steer.toml")
+    assert steering.record == SteeringRecord("drosophila", 0.3, {c: c for c in COMMANDS}, None, {})
+    assert steering.networks["hover"] == SetNetwork("hover", "hover", None, taken="pretrained:drosophila-hover")
+    for name in COMMANDS[1:]:
+        recipe = DrosophilaTrainConfig.build(CONFIGS / "fly_drosophila_forward.toml", fitness=name)
+        assert steering.networks[name] == SetNetwork(name, name, recipe, "pretrained:drosophila-hover"), name

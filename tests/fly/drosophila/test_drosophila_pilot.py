@@ -133,3 +133,37 @@ def test_a_drosophila_hand_over_pool_holds_the_states_its_networks_then_start_fr
     runs.atomic_save_npz(pool_file, **{**pool, "vel": pool["vel"] * 2})
     with pytest.raises(ConfigError, match="changed since this run began"):
         task_starts(params, 4, 7, fitness.start_pool, fitness.start_pool_sha256)
+
+
+def test_train_steering_builds_a_drosophila_set_from_the_shipped_hover(tmp_path, animat_cli):
+    """``animat fly train-steering`` of a ``preset = "drosophila"`` TOML (configs/fly_drosophila_steer.toml's form,
+    tiny): the hover network taken as pretrained:drosophila-hover is (its files byte for byte), a direction network
+    trained from it; run again, both are kept; the set steers."""
+    from animat import runs
+
+    toml = tmp_path / "set.toml"
+    toml.write_text(
+        'version = 2\npreset = "drosophila"\nspeed = 0.3\n[train]\nstrategy = "open_es"\ninit_std = 0.01\n'
+        "population = 4\nseconds = 1.0\nstarts = 1\ngenerations = 1\nreplay_seconds = 0.01\nanim_seconds = 0.0\n"
+        "drosophila = {thorax_resonance_hz = 218.0, induced_power_factor = 1.2}\n"
+        '[networks.hover]\ntask = "hover"\ntake = "pretrained:drosophila-hover"\n'
+        '[networks.up]\ntask = "up"\nfrom = "pretrained:drosophila-hover"\n'
+    )
+    out = tmp_path / "set"
+    stamps = []
+    for _ in range(2):
+        code, _, err = animat_cli("fly", "train-steering", "--config", str(toml), "--out", str(out))
+        assert code == 0, err
+        stamps.append([(out / n / "summary.json").stat().st_mtime_ns for n in ("hover", "up")])
+    assert stamps[0] == stamps[1]  # the second run kept both
+    shipped = resolve("pretrained:drosophila-hover")
+    for name in ("config.json", "best_genome.npz", "best_genome.json"):
+        assert (out / "hover" / name).read_bytes() == (shipped / name).read_bytes(), name
+    config = runs.read_json(out / "up" / "config.json")
+    assert (config["fitness"], config["generations"], Path(config["from"]["path"])) == ("up", 1, shipped)
+    record = runs.read_json(out / "steering.json")
+    assert (record["preset"], record["switch"]) == ("drosophila", {"hover": "hover", "up": "up"})
+    code, _, err = animat_cli(
+        "fly", "steer", str(out), "--commands", "up:0.02", "--no-animation", "--out", str(tmp_path / "s")
+    )
+    assert code == 0, err

@@ -23,6 +23,7 @@ from pathlib import Path
 from animat import runs
 from animat.config import check_known, load_toml
 from animat.errors import ConfigError
+from animat.fly.drosophila.options import DrosophilaTrainConfig
 from animat.fly.options import DistillConfig, TrainConfig
 from animat.fly.steer.commands import COMMANDS, check_command
 
@@ -142,18 +143,20 @@ class SetNetwork:
     """One network of a steering set, trained into the steering directory's sub-folder ``name`` for ``task``:
     by evolution with ``config`` (its ``start_pool`` unset: the pool is ``pool``), from the final population of
     network ``source`` (its ``from``) or of the goal network of ``distill`` (distilled first); or, with ``config``
-    None, ``distill``'s goal network as it is (a ``[distill.NAME]`` that the set flies, trained last)."""
+    None, ``distill``'s goal network as it is (a ``[distill.NAME]`` that the set flies, trained last), or the network
+    of the run ``taken`` as it is (``take = "pretrained:NAME"``)."""
 
     name: str
     task: str
-    config: TrainConfig | None
+    config: TrainConfig | DrosophilaTrainConfig | None
     source: str | None = None
     pool: StartPool | None = None
     distill: DistillStage | None = None
+    taken: str | None = None  # ``take = "pretrained:NAME"`` (or a run directory): that run's network as it is
 
     @property
     def distilled_only(self) -> bool:
-        return self.config is None
+        return self.config is None and self.taken is None
 
 
 @dataclass(frozen=True)
@@ -182,7 +185,7 @@ def read_steering_config(path: str | Path) -> SteeringSet:
     missing = [key for key in ("preset", "speed") if key not in spec]
     if missing:
         raise ConfigError(f"{str(path)!r}: a version {TOML_VERSION} steering set names its {' and '.join(missing)}")
-    reader = _SetReader(path, spec)
+    reader = _SetReader(path, spec, str(spec["preset"]))
     for name, own in dict(spec.get("networks", {})).items():
         reader.add_network(name, {**dict(spec.get("train", {})), "speed": spec["speed"], **dict(own)})
     networks = dict(reader.networks)
@@ -221,8 +224,8 @@ class _SetReader:
     ``[pools.NAME]``): a :class:`DistillStage` that a goal network names as ``from = "NAME"`` (it goes on by
     evolution)."""
 
-    def __init__(self, path: str | Path, spec: dict) -> None:
-        self.path = path
+    def __init__(self, path: str | Path, spec: dict, preset: str = "paper") -> None:
+        self.path, self.preset = path, preset
         self.pools = {name: dict(p) for name, p in dict(spec.get("pools", {})).items()}
         self.distills = {name: dict(d) for name, d in dict(spec.get("distill", {})).items()}
         self.networks: dict[str, SetNetwork] = {}
@@ -256,27 +259,55 @@ class _SetReader:
         return DistillStage(stage, config, tuple(nets), {n: self.networks[n].task for n in nets}, pool)
 
     def add_network(self, name: str, options: dict) -> None:
-        """``[networks.NAME]`` with its ``options`` (the set's ``[train]`` and speed under its own)."""
-        source = options.pop("from", None)
-        cfg = TrainConfig.build(None, **options)
-        if cfg.task is None:
-            raise ConfigError(f"{str(self.path)!r}: network {name!r} has no task")
+        """``[networks.NAME]`` with its ``options`` (the set's ``[train]`` and speed under its own). Its ``from``: a
+        network or ``[distill.NAME]`` listed before, or a run outside the set (``pretrained:NAME`` or a path)."""
+        source, taken = options.pop("from", None), options.pop("take", None)
+        if taken is not None:
+            return self.add_taken(name, str(taken), options.get("task"))
+        cfg, task = self.network_config(name, options)
         taught = None
         if source in self.distills and source not in self.networks:
-            if cfg.task != "goal":
+            if task != "goal":
                 raise ConfigError(
                     f"{str(self.path)!r}: network {name!r} starts from distilled network {source!r}: only a goal "
                     "network can"
                 )
             taught = self.distill_of(source, repr(name))
-        elif source is not None and source not in self.networks:
+        elif source is not None and source not in self.networks and not outside_run(source):
             raise ConfigError(
                 f"{str(self.path)!r}: network {name!r} starts from {source!r}, which is not a network or "
-                "[distill.NAME] listed before it"
+                "[distill.NAME] listed before it, pretrained:NAME or a run directory"
             )
         pool = self.pool_of(f"network {name!r}", cfg.start_pool)
         config = cfg if pool is None else dataclasses.replace(cfg, start_pool=None)
-        self.networks[name] = SetNetwork(name, cfg.task, config, source, pool, taught)
+        self.networks[name] = SetNetwork(name, task, config, source, pool, taught)
+
+    def add_taken(self, name: str, taken: str, task) -> None:
+        """``[networks.NAME]`` with ``take = RUN``: the network of run ``taken`` (``pretrained:NAME`` or a directory)
+        for ``task``, as it is (its options beside ``task`` are not read)."""
+        if task not in COMMANDS or not outside_run(taken):
+            raise ConfigError(
+                f"{str(self.path)!r}: network {name!r} takes {taken!r}: it needs a task ({', '.join(COMMANDS)}) and "
+                f"pretrained:NAME or a run directory, got task {task!r}"
+            )
+        self.networks[name] = SetNetwork(name, task, None, taken=taken)
+
+    def network_config(self, name: str, options: dict) -> tuple[TrainConfig | DrosophilaTrainConfig, str]:
+        """The checked training options of network ``name`` and its task: a paper fly's :class:`TrainConfig` (its
+        ``task``), or for a ``preset = "drosophila"`` set a :class:`DrosophilaTrainConfig` whose ``fitness`` is the
+        task (hover or a direction: the preset has no goal network yet)."""
+        if self.preset == "drosophila":
+            task = options.pop("task", None)
+            if task not in COMMANDS:
+                raise ConfigError(
+                    f"{str(self.path)!r}: network {name!r} needs a task of the drosophila preset "
+                    f"({', '.join(COMMANDS)}), got {task!r}"
+                )
+            return DrosophilaTrainConfig.build(None, **options, fitness=task), task
+        cfg = TrainConfig.build(None, **options)
+        if cfg.task is None:
+            raise ConfigError(f"{str(self.path)!r}: network {name!r} has no task")
+        return cfg, cfg.task
 
     def add_distilled_only(self, stage: str) -> None:
         """``[distill.STAGE]`` flown as it is (trained last, after the networks it learns from)."""
@@ -297,6 +328,11 @@ class _SetReader:
                     f"{str(self.path)!r}: alternates of {key}: {n!r} is no {key} "
                     f"network{' or [distill.NAME]' if key == 'goal' else ''} listed"
                 )
+
+
+def outside_run(source: str) -> bool:
+    """Whether a network's ``from`` names a run outside its set: ``pretrained:NAME`` or a directory."""
+    return source.startswith("pretrained:") or Path(source).is_dir()
 
 
 def check_pool(path, name: str, pool: dict, before: dict[str, SetNetwork]) -> None:

@@ -20,6 +20,7 @@ from animat.fly.steer.steering_set import (
     DistillStage,
     SetNetwork,
     StartPool,
+    outside_run,
     read_steering_config,
 )
 
@@ -106,7 +107,9 @@ def train_steering(
         if only and name not in only:
             continue
         summary_file = out / name / "summary.json"
-        if net.distilled_only:
+        if net.taken is not None:
+            done[name] = take_network(out, net, on_network)
+        elif net.distilled_only:
             kept, t0 = summary_file.is_file(), time.perf_counter()
             distill_stage(out, net.distill, speed, on_network)
             done[name] = {
@@ -121,17 +124,44 @@ def train_steering(
     return done
 
 
+def take_network(out: Path, net: SetNetwork, on_network=None) -> dict:
+    """``out/NAME``: the network of run ``net.taken`` (``pretrained:NAME`` or a directory) as it is: its config.json and
+    best_genome.npz/.json copied, and a summary.json naming the run; kept when there. Returns ``{"state", "seconds",
+    "summary"}``."""
+    from animat.pretrained import resolve
+
+    where = out / net.name
+    if (where / "summary.json").is_file():
+        return {"state": "kept", "seconds": 0.0, "summary": runs.read_json(where / "summary.json")}
+    source = resolve(net.taken)
+    files = ("config.json", "best_genome.npz", "best_genome.json")
+    missing = [f for f in files if not (source / f).is_file()]
+    if missing:
+        raise CheckpointError(f"network {net.name!r} takes {net.taken!r}, which holds no {', '.join(missing)}")
+    where.mkdir(parents=True, exist_ok=True)
+    for f in files:
+        runs.atomic_write_bytes(where / f, (source / f).read_bytes())
+    summary = {"taken_from": net.taken, "task": net.task}
+    runs.atomic_write_json(where / "summary.json", summary)
+    if on_network is not None:
+        on_network(net.name, f"taken from {net.taken}")
+    return {"state": "trained", "seconds": 0.0, "summary": summary}
+
+
 def _train_network(out: Path, net: SetNetwork, speed: float, on_network) -> dict:
     """Train (or resume) network ``net`` of a set in ``out/NAME``: its distillation, ``from`` network and start pool
     first where it names them; returns ``{"state", "seconds", "summary"}``."""
-    from animat.fly.train import train
+    from animat.fly.presets import PRESETS
+    from animat.pretrained import resolve
 
     name, where = net.name, out / net.name
     resume = (where / "checkpoints").is_dir()
     if net.distill is not None and not resume:
         distill_stage(out, net.distill, speed, on_network)
     source = None if resume or net.source is None else out / net.source
-    if source is not None and not (source / "summary.json").is_file():
+    if source is not None and outside_run(net.source) and not (out / net.source).is_dir():
+        source = resolve(net.source)  # a run outside the set: pretrained:NAME or a directory
+    elif source is not None and not (source / "summary.json").is_file():
         raise CheckpointError(f"network {name!r} starts from {net.source!r}, which is not trained yet in {str(out)!r}")
     pool = pool_file(out, net.pool, speed, on_network)
     cfg = net.config if pool is None else dataclasses.replace(net.config, start_pool=pool)
@@ -139,7 +169,7 @@ def _train_network(out: Path, net: SetNetwork, speed: float, on_network) -> dict
         on_network(name, "resumed" if resume else "started")
     where.mkdir(exist_ok=True)
     t0 = time.perf_counter()
-    summary = train(cfg, where, resume=resume, from_run=source)
+    summary = PRESETS[cfg.preset].trainer()(cfg, where, resume=resume, from_run=source)
     result = {"state": "resumed" if resume else "trained", "seconds": time.perf_counter() - t0, "summary": summary}
     if on_network is not None:
         on_network(name, "finished")
