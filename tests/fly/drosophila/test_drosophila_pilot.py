@@ -167,3 +167,31 @@ def test_train_steering_builds_a_drosophila_set_from_the_shipped_hover(tmp_path,
         "fly", "steer", str(out), "--commands", "up:0.02", "--no-animation", "--out", str(tmp_path / "s")
     )
     assert code == 0, err
+
+
+def test_the_fruit_fly_plays_live_in_mm_slowed_down_and_writes_its_steered_run(hover_set, tmp_path):
+    """``animat play fly`` on a drosophila set (:class:`animat.fly.live.FlyLive` through its view): 5 ms steps shown
+    10 times slower, the page's scene and frames in mm (the frame's vertices are the scene's body and wings), the
+    status in mm and mm/s, and the run directory of ``fly steer`` when it ends."""
+    from animat import runs
+    from animat.fly.drosophila.geometry import N_OUTLINE, spheroid_mesh
+    from animat.fly.live import open as open_live
+
+    live = open_live(str(hover_set))
+    assert (live.dt, live.rate) == (pytest.approx(0.005), pytest.approx(0.1))
+    assert live.arena[1][0] == pytest.approx(40 * 2.5)  # 40 body lengths in mm
+    vertices = len(spheroid_mesh(live.params)[0])
+    frame = live.frame()
+    assert (len(frame["body"]["positions"]), len(frame["wings"]["positions"])) == (3 * vertices, 3 * 2 * 2 * N_OUTLINE)
+    for _ in range(10):
+        live.step()
+    live.command("forward")
+    for _ in range(10):
+        live.step()
+    status = live.status()
+    assert (status["t"], status["command"]) == (pytest.approx(0.1), "forward")
+    body = np.reshape(live.frame()["body"]["positions"], (-1, 3)).mean(axis=0)
+    assert np.linalg.norm(body - status["position"]) < 2.0  # mm: the body is drawn where the fly is
+    summary = live.write(tmp_path / "live", {})
+    assert summary["preset"] == "drosophila" and [s["command"] for s in summary["segments"]] == ["hover", "forward"]
+    assert runs.read_npz(tmp_path / "live" / "trajectory.npz")["position"].shape == (20, 3)

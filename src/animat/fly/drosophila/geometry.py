@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -51,9 +53,10 @@ def wing_outline(params: DrosophilaParams) -> np.ndarray:
     return np.concatenate([lead, trail]).astype(np.float32)
 
 
-def fly_world(params: DrosophilaParams, pos, quat, angles) -> tuple[np.ndarray, np.ndarray]:
-    """Body vertices ``(T, V, 3)`` and wing outlines ``(T, 2, 2 N_OUTLINE, 3)`` (right, left) in the world, m,
-    from ``pos (T, 3)`` m, ``quat (T, 4)`` and wing angles ``angles (T, 2, 3)`` rad."""
+@functools.lru_cache(maxsize=8)
+def points_function(params: DrosophilaParams):
+    """The jitted ``(pos (T, 3), quat (T, 4), angles (T, 2, 3)) -> (body (T, V, 3), wings (T, 2, 2 N_OUTLINE, 3))`` of
+    :func:`fly_world`, compiled once per fly (a live view draws with it every frame)."""
     verts = jnp.asarray(spheroid_mesh(params)[0])
     outline = jnp.asarray(wing_outline(params))
     hinge = jnp.asarray(params.hinge, jnp.float32) * MIRROR  # (2, 3)
@@ -64,7 +67,13 @@ def fly_world(params: DrosophilaParams, pos, quat, angles) -> tuple[np.ndarray, 
         wings = hinge[:, None, :] + outline[None, :, :1] * e_s[:, None, :] + outline[None, :, 1:] * e_c[:, None, :]
         return verts @ R.T + p, wings @ R.T + p
 
-    body, wings = jax.jit(jax.vmap(one))(
+    return jax.jit(jax.vmap(one))
+
+
+def fly_world(params: DrosophilaParams, pos, quat, angles) -> tuple[np.ndarray, np.ndarray]:
+    """Body vertices ``(T, V, 3)`` and wing outlines ``(T, 2, 2 N_OUTLINE, 3)`` (right, left) in the world, m,
+    from ``pos (T, 3)`` m, ``quat (T, 4)`` and wing angles ``angles (T, 2, 3)`` rad."""
+    body, wings = points_function(params)(
         jnp.asarray(pos, jnp.float32), jnp.asarray(quat, jnp.float32), jnp.asarray(angles, jnp.float32)
     )
     return np.asarray(body), np.asarray(wings)

@@ -121,6 +121,11 @@ class DrosophilaPilot:
         self.direction = np.asarray(DIRECTIONS.get(name, (0.0, 0.0, 0.0)), float)
         self._ref = (self.carry[0].pos[0], self.carry[4], jnp.asarray(self.direction * self.speed, jnp.float32))
 
+    def pose(self) -> tuple:
+        """The fly's position ``(3,)`` m, orientation ``(4,)`` and wing angles ``(2, 3)`` rad now."""
+        s = self.state
+        return s.pos, s.quat, self._wing
+
     def pool_state(self) -> dict:
         """The fly's state as a start pool keeps it (:func:`animat.fly.steer.pilot.handover_states`): ``vel``,
         ``quat``, ``omega`` and the wing angles ``wing`` (2, 3) rad of the last sample

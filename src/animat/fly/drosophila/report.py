@@ -49,7 +49,7 @@ def build(run_dir: Path, params=None, **_) -> Scene:
     t = traj["t"]
     n = int(np.searchsorted(t, t[0] + BEATS * beat)) + 1
     idx = np.arange(0, min(n, len(t)), max(1, -(-n // FRAMES)))
-    scene = _flight_scene(params, (t[idx] - t[0]) * SLOW_DOWN, traj, idx, notes)
+    scene = flight_scene(params, (t[idx] - t[0]) * SLOW_DOWN, traj, idx, notes)
     scene.notes.append(
         f"the first {BEATS} wingbeats ({(t[idx[-1]] - t[0]) * 1e3:.0f} ms of flight) slowed down {SLOW_DOWN}×: "
         f"the replay's clock shows slowed time; lengths in mm"
@@ -57,7 +57,7 @@ def build(run_dir: Path, params=None, **_) -> Scene:
     return scene
 
 
-def _flight_scene(params, times, traj: dict, idx: np.ndarray, notes: list) -> Scene:
+def flight_scene(params, times, traj: dict, idx: np.ndarray, notes: list) -> Scene:
     """The fly's spheroid body and wing outlines (mm) at samples ``idx`` of trajectory ``traj``, shown at ``times``
     s, its path and the camera following it."""
     from animat.fly.drosophila.geometry import N_OUTLINE, fly_world, spheroid_mesh
@@ -85,7 +85,7 @@ def _steered(run_dir: Path, params, notes: list) -> Scene:
     (the wings at whatever phase of their beat each frame catches)."""
     traj = read_trajectory(run_dir, keys=("t", "position", "quaternion", "wing_angles", "command"))
     idx = frame_indices(traj["t"])
-    scene = _flight_scene(params, traj["t"][idx], traj, idx, notes)
+    scene = flight_scene(params, traj["t"][idx], traj, idx, notes)
     scene.captions = [f"command: {c}" for c in traj["command"][idx].astype(str)]
     scene.notes.append("real time; lengths in mm; the wings are shown at the phase of their beat each frame catches")
     return scene

@@ -313,6 +313,10 @@ class Pilot:
         self.flying = self._candidates[best].name
         self._net = jax.tree_util.tree_map(lambda a: a[best], self._stacked)
 
+    def pose(self) -> tuple:
+        """The fly's position ``(3,)``, orientation ``(4,)`` and wing angles ``(2, 3)`` now (a live view draws them)."""
+        return self.state.pos, self.state.quat, self.state.wing
+
     def pool_state(self) -> dict:
         """The fly's state as a start pool keeps it (:func:`handover_states`): vel, quat, omega and wing."""
         return {key: getattr(self.state, key) for key in ("vel", "quat", "omega", "wing")}
