@@ -150,3 +150,28 @@ def test_play_character(browser, artefacts, tmp_path):
     assert errors == [] and [c["name"] for c in log["commands"]] == ["left"]
     assert {"trajectory.npz", "summary.json", "report.html"} <= {p.name for p in out.iterdir()}
     assert describe(out, systems.run_kinds())["verb"] == "play"  # animat info: imitate play's
+
+
+@pytest.mark.slow  # about 40 s: the fruit fly's networks compile, 8 s of play; the paper fly's test covers the page
+def test_play_the_fruit_fly(browser, artefacts, tmp_path):
+    """``animat play fly pretrained:drosophila``: the page shows it slowed down 10 times (rate 0.1: 8 s of play are
+    0.8 s of flight), in mm; held ArrowUp flies it along +x within 30° at more than half the set's 0.3 m/s."""
+    out = tmp_path / "run"
+    proc, url = start(["fly", "pretrained:drosophila"], out)
+    try:
+        page, errors = open_page(browser, url)
+        page.keyboard.down("ArrowUp")
+        held = sample(page, 8.0)
+        page.keyboard.up("ArrowUp")
+        last = [s for s in held if s["t"] >= held[-1]["t"] - 0.3]  # the last 0.3 s of flight
+        assert all(s["command"] == "forward" for s in last)
+        assert held[-1]["t"] - held[0]["t"] < 1.0  # 8 s of play: at most 0.8 s of flight (slowed down)
+        mean_velocity = np.mean([s["velocity"] for s in last], axis=0)  # mm/s
+        assert angle_deg(mean_velocity, [1.0, 0.0, 0.0]) < 30 and mean_velocity[0] > 150.0, mean_velocity
+        page.screenshot(path=str(artefacts / "play-drosophila.png"))
+        log = end(page, proc, out)
+    finally:
+        proc.kill()
+    assert errors == []
+    assert log["ended_by"] == "q" and [c["name"] for c in log["commands"]] == ["forward"]
+    assert json.loads((out / "summary.json").read_text())["preset"] == "drosophila"
