@@ -23,6 +23,7 @@ import numpy as np
 
 from animat.errors import ConfigError
 from animat.fly.options import CONTROLLERS
+from animat.fly.steer.commands import check_command
 
 
 @functools.lru_cache(maxsize=8)
@@ -111,7 +112,6 @@ class DrosophilaPilot:
         import jax.numpy as jnp
 
         from animat.fly.drosophila.tasks import DIRECTIONS
-        from animat.fly.steer.commands import check_command
 
         net = self._network(check_command(name))
         if tuple(net.genome.activations) != tuple(self._network("hover").genome.activations):

@@ -31,8 +31,9 @@ import numpy as np
 from animat import runs
 from animat.console import phase
 from animat.errors import CheckpointError, ConfigError
+from animat.fly.drosophila.model import DrosophilaParams
+from animat.fly.drosophila.pilot import DrosophilaPilot
 from animat.fly.options import CONTROLLERS, LOOKAHEAD_S, TrainConfig
-from animat.fly.presets import of_source
 from animat.fly.steer.commands import COMMANDS, check_command, direction, parse_script, random_script
 from animat.fly.steer.lookahead import lookahead_cost, lookahead_rollout, stack
 from animat.fly.steer.score import WINDOW_S
@@ -85,7 +86,7 @@ def load_network(folder: Path, name: str, goal: bool) -> Network:
         raise CheckpointError(
             f"steering directory {str(folder)!r} lists network {name!r}, but {str(where)!r} holds no best_genome.npz"
         )
-    if of_source(where).name == "drosophila":
+    if runs.read_run_config(where, "a fly training run directory").get("preset") == "drosophila":
         return _drosophila_network(where, str(name), goal)
     cfg = TrainConfig.build(None, **runs.read_run_config(where, "a fly training run directory"))
     genome = load_genome(where / "best_genome.npz").genome
@@ -115,12 +116,8 @@ def make_pilot(steering, controller: str = "switch", speed=None, seed: int = 0, 
     """The pilot of ``steering``'s fly (a :class:`Steering`, a directory or ``pretrained:NAME``): a :class:`Pilot`
     for the paper's fly, a :class:`animat.fly.drosophila.pilot.DrosophilaPilot` for the fruit fly; both take
     these arguments and answer ``command``/``tick`` alike."""
-    from animat.fly.drosophila.model import DrosophilaParams
-
     steering = steering if isinstance(steering, Steering) else load_steering(steering)
     if isinstance(steering.params, DrosophilaParams):
-        from animat.fly.drosophila.pilot import DrosophilaPilot
-
         return DrosophilaPilot(steering, controller, speed, seed, lookahead)
     return Pilot(steering, controller, speed, seed, lookahead)
 

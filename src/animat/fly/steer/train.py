@@ -13,6 +13,7 @@ from typing import Any
 
 from animat import runs
 from animat.errors import CheckpointError, ConfigError
+from animat.fly.presets import PRESETS
 from animat.fly.steer.distill import distill
 from animat.fly.steer.pilot import Steering, handover_states, load_network
 from animat.fly.steer.steering_set import (
@@ -23,6 +24,7 @@ from animat.fly.steer.steering_set import (
     outside_run,
     read_steering_config,
 )
+from animat.pretrained import resolve
 
 
 def record_pool(out: Path, pool: StartPool, speed: float) -> Path:
@@ -128,8 +130,6 @@ def take_network(out: Path, net: SetNetwork, on_network=None) -> dict:
     """``out/NAME``: the network of run ``net.taken`` (``pretrained:NAME`` or a directory) as it is: its config.json and
     best_genome.npz/.json copied, and a summary.json naming the run; kept when there. Returns ``{"state", "seconds",
     "summary"}``."""
-    from animat.pretrained import resolve
-
     where = out / net.name
     if (where / "summary.json").is_file():
         return {"state": "kept", "seconds": 0.0, "summary": runs.read_json(where / "summary.json")}
@@ -151,9 +151,6 @@ def take_network(out: Path, net: SetNetwork, on_network=None) -> dict:
 def _train_network(out: Path, net: SetNetwork, speed: float, on_network) -> dict:
     """Train (or resume) network ``net`` of a set in ``out/NAME``: its distillation, ``from`` network and start pool
     first where it names them; returns ``{"state", "seconds", "summary"}``."""
-    from animat.fly.presets import PRESETS
-    from animat.pretrained import resolve
-
     name, where = net.name, out / net.name
     resume = (where / "checkpoints").is_dir()
     if net.distill is not None and not resume:
