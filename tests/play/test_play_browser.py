@@ -55,6 +55,15 @@ def sample(page, seconds: float, every_ms: int = 100) -> list[dict]:
     return out
 
 
+def hold(page, key: str, seconds: float, last_s: float) -> tuple[list[dict], list[dict]]:
+    """Hold ``key`` for ``seconds`` (wall time) sampling the state; (every sample, those of the last ``last_s`` s of
+    simulated time)."""
+    page.keyboard.down(key)
+    held = sample(page, seconds)
+    page.keyboard.up(key)
+    return held, [s for s in held if s["t"] >= held[-1]["t"] - last_s]
+
+
 def end(page, proc: subprocess.Popen, out: Path) -> dict:
     """Press q; the process exits 0 and its run directory holds play.json (returned)."""
     page.keyboard.press("q")
@@ -73,10 +82,7 @@ def test_play_fly(browser, artefacts, tmp_path):
     proc, url = start(["fly", "pretrained:paper"], out)
     try:
         page, errors = open_page(browser, url)
-        page.keyboard.down("ArrowUp")
-        held = sample(page, 2.0)
-        page.keyboard.up("ArrowUp")
-        last = [s for s in held if s["t"] >= held[-1]["t"] - 1.0]
+        held, last = hold(page, "ArrowUp", 2.0, 1.0)
         assert all(s["command"] == "forward" for s in last)
         mean_velocity = np.mean([s["velocity"] for s in last], axis=0)
         assert angle_deg(mean_velocity, last[-1]["direction"]) < 30
@@ -160,10 +166,7 @@ def test_play_the_fruit_fly(browser, artefacts, tmp_path):
     proc, url = start(["fly", "pretrained:drosophila"], out)
     try:
         page, errors = open_page(browser, url)
-        page.keyboard.down("ArrowUp")
-        held = sample(page, 8.0)
-        page.keyboard.up("ArrowUp")
-        last = [s for s in held if s["t"] >= held[-1]["t"] - 0.3]  # the last 0.3 s of flight
+        held, last = hold(page, "ArrowUp", 8.0, 0.3)  # the last 0.3 s of flight
         assert all(s["command"] == "forward" for s in last)
         assert held[-1]["t"] - held[0]["t"] < 1.0  # 8 s of play: at most 0.8 s of flight (slowed down)
         mean_velocity = np.mean([s["velocity"] for s in last], axis=0)  # mm/s

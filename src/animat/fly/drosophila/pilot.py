@@ -83,7 +83,7 @@ class DrosophilaPilot:
         self.ticks, self._wing = 0, np.zeros((2, 3), np.float32)
         starts = start_states(self.params, 2, int(seed))
         state = jax.tree_util.tree_map(lambda a: jnp.asarray(a[1 if seed else 0 : (1 if seed else 0) + 1]), starts)
-        first = self._network("hover")
+        first = self.steering.switch_network("hover")
         self._advance, start = _sampler(self.params, tuple(first.genome.activations))
         self.carry = start({k: jnp.asarray(v) for k, v in first.genome.params.items()}, state)
         self.command("hover")
@@ -99,22 +99,14 @@ class DrosophilaPilot:
 
         return jax.tree_util.tree_map(lambda a: a[0], self.carry[0])
 
-    def _network(self, name: str):
-        if name not in self.steering.switch:
-            raise ConfigError(
-                f"steering directory {str(self.steering.folder)!r} has no network for command {name!r} "
-                f"(it has {', '.join(self.steering.switch)})"
-            )
-        return self.steering.switch[name]
-
     def command(self, name: str) -> None:
         """Switch to command ``name`` now: its network, and its reference point leaving the fly's position."""
         import jax.numpy as jnp
 
         from animat.fly.drosophila.tasks import DIRECTIONS
 
-        net = self._network(check_command(name))
-        if tuple(net.genome.activations) != tuple(self._network("hover").genome.activations):
+        net = self.steering.switch_network(check_command(name))
+        if tuple(net.genome.activations) != tuple(self.steering.switch_network("hover").genome.activations):
             raise ConfigError(f"network {net.name!r} has other activations than the set's hover network")
         self.name, self.net, self.flying = name, net, net.name
         self._net = {k: jnp.asarray(v) for k, v in net.genome.params.items()}

@@ -75,6 +75,15 @@ class Steering:
     def params(self):
         return next(iter(self.switch.values()), self.goal).params
 
+    def switch_network(self, name: str) -> Network:
+        """The switch controller's network for command ``name``; a one-line ConfigError where the set has none."""
+        if name not in self.switch:
+            raise ConfigError(
+                f"steering directory {str(self.folder)!r} has no network for command {name!r} "
+                f"(it has {', '.join(self.switch)})"
+            )
+        return self.switch[name]
+
 
 def load_network(folder: Path, name: str, goal: bool) -> Network:
     """The network in sub-folder ``name`` of steering directory ``folder``; CheckpointError/ConfigError (one
@@ -262,14 +271,7 @@ class Pilot:
         return self.ticks * self.dt
 
     def _network(self, name: str) -> Network:
-        if self.controller == "goal":
-            return self.steering.goal
-        if name not in self.steering.switch:
-            raise ConfigError(
-                f"steering directory {str(self.steering.folder)!r} has no network for command {name!r} "
-                f"(it has {', '.join(self.steering.switch)})"
-            )
-        return self.steering.switch[name]
+        return self.steering.goal if self.controller == "goal" else self.steering.switch_network(name)
 
     def command(self, name: str) -> None:
         """Switch to command ``name`` now: its network, and a new command frame at the fly's position and heading."""
