@@ -158,6 +158,32 @@ def test_play_character(browser, artefacts, tmp_path):
     assert describe(out, systems.run_kinds())["verb"] == "play"  # animat info: imitate play's
 
 
+def _speed(samples: list[dict]) -> float:
+    """The horizontal speed of the mean velocity of ``samples`` (the page's states)."""
+    return float(np.linalg.norm(np.mean([s["velocity"][:2] for s in samples], axis=0)))
+
+
+def test_play_the_characters_skills(browser, artefacts, tmp_path):
+    """``animat play imitate pretrained:locomotion`` (the skill selector): J switches the walk to the jog and the
+    character's speed rises (measured: walk 0.8-1.05 m/s, jog 2.6-3.0 m/s over the last 1.5 s of 3 s; the selector
+    falls once after the switch, and the page counts it). Cost: about 20 s."""
+    out = tmp_path / "run"
+    proc, url = start(["imitate", "pretrained:locomotion"], out)
+    try:
+        page, errors = open_page(browser, url)
+        walk = sample(page, 2.0)[-10:]
+        page.keyboard.press("j")
+        jog = sample(page, 3.0)[-15:]
+        page.screenshot(path=str(artefacts / "play-skills.png"))
+        log = end(page, proc, out)
+    finally:
+        proc.kill()
+    assert walk[-1]["command"].startswith("walk") and jog[-1]["command"].startswith("jog")
+    assert _speed(jog) > 1.8 * _speed(walk), (_speed(walk), _speed(jog))
+    assert errors == [] and log["ended_by"] == "q"
+    assert {"trajectory.npz", "summary.json", "report.html"} <= {p.name for p in out.iterdir()}
+
+
 @pytest.mark.slow  # about 40 s: the fruit fly's networks compile, 8 s of play; the paper fly's test covers the page
 def test_play_the_fruit_fly(browser, artefacts, tmp_path):
     """``animat play fly pretrained:drosophila``: the page shows it slowed down 10 times (rate 0.1: 8 s of play are
