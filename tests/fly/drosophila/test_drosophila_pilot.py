@@ -138,7 +138,8 @@ def test_a_drosophila_hand_over_pool_holds_the_states_its_networks_then_start_fr
 def test_train_steering_builds_a_drosophila_set_from_the_shipped_hover(tmp_path, animat_cli):
     """``animat fly train-steering`` of a ``preset = "drosophila"`` TOML (configs/fly_drosophila_steer.toml's form,
     tiny): the hover network taken as pretrained:drosophila-hover is (its files byte for byte), a direction network
-    trained from it; run again, both are kept; the set steers."""
+    trained from it; run again, both are kept; the set steers; a copy of pretrained:drosophila's folders is kept as
+    finished (a set's training goes on from the shipped networks)."""
     from animat import runs
 
     toml = tmp_path / "set.toml"
@@ -167,6 +168,14 @@ def test_train_steering_builds_a_drosophila_set_from_the_shipped_hover(tmp_path,
         "fly", "steer", str(out), "--commands", "up:0.02", "--no-animation", "--out", str(tmp_path / "s")
     )
     assert code == 0, err
+    shipped_set, copied = resolve("pretrained:drosophila"), tmp_path / "copied"
+    for name in ("hover", "up"):  # a shipped set's folders (config.json and the genome) go on as finished networks
+        shutil.copytree(shipped_set / name, copied / name)
+    code, _, err = animat_cli("fly", "train-steering", "--config", str(toml), "--out", str(copied))
+    assert code == 0, err
+    for name in ("hover", "up"):
+        assert (copied / name / "best_genome.npz").read_bytes() == (shipped_set / name / "best_genome.npz").read_bytes()
+        assert not (copied / name / "checkpoints").exists(), name
 
 
 def test_the_fruit_fly_plays_live_in_mm_slowed_down_and_writes_its_steered_run(hover_set, tmp_path):

@@ -27,6 +27,14 @@ from animat.fly.steer.steering_set import (
 from animat.pretrained import resolve
 
 
+def finished(where: Path) -> bool:
+    """Whether network folder ``where`` holds a finished network: its run's ``summary.json``, or a shipped network's
+    ``best_genome.npz`` without a ``checkpoints/`` folder (a ``pretrained:`` set's folders are reduced to config.json
+    and the genome: copied into a steering directory, a set's training goes on from them)."""
+    shipped = (where / "best_genome.npz").is_file() and not (where / "checkpoints").is_dir()
+    return (where / "summary.json").is_file() or shipped
+
+
 def record_pool(out: Path, pool: StartPool, speed: float) -> Path:
     """``out/NAME.npz``: start pool ``pool`` recorded from ``out``'s trained networks (:func:`handover_states`, written
     atomically); kept when it exists."""
@@ -34,7 +42,7 @@ def record_pool(out: Path, pool: StartPool, speed: float) -> Path:
     if file.is_file():
         return file
     for net in pool.networks:
-        if not (out / net / "summary.json").is_file():
+        if not finished(out / net):
             raise CheckpointError(
                 f"start pool {pool.name!r} flies network {net!r}, which is not trained yet in {str(out)!r}"
             )
@@ -64,7 +72,7 @@ def distill_stage(
     if (where / "summary.json").is_file():
         return where
     for net in stage.networks:
-        if not (out / net / "summary.json").is_file():
+        if not finished(out / net):
             raise CheckpointError(
                 f"[distill.{stage.name}] learns from network {net!r}, which is not trained yet in {str(out)!r}"
             )
@@ -90,11 +98,11 @@ def train_steering(
     on_network: Callable[[str, str], Any] | None = None,
 ) -> dict[str, dict]:
     """Train the steering set of TOML ``config`` (:func:`read_steering_config`) into directory ``out``:
-    ``steering.json`` and one run directory per network. Resumable: a finished network (its
-    ``summary.json``) is kept, an interrupted one resumed from its checkpoint, a new one started (from its
-    ``from`` network's final population where it names one; from its ``start_pool``'s states, that pool
-    recorded into ``out/NAME.npz`` when first needed, :func:`record_pool`). ``only``: these networks only (e.g. to
-    train two parts of a set in two processes). ``on_network(name, what)`` is told each step. Returns
+    ``steering.json`` and one run directory per network. Resumable: a finished network (:func:`finished`) is kept,
+    an interrupted one resumed from its checkpoint, a new one started (from its ``from`` network's final population
+    where it names one; from its ``start_pool``'s states, that pool recorded into ``out/NAME.npz`` when first needed,
+    :func:`record_pool`). ``only``: these networks only (e.g. to train two parts of a set in two processes).
+    ``on_network(name, what)`` is told each step. Returns
     ``{name: {"state": "kept"|"resumed"|"trained", "seconds": wall s, "summary": ...}}``."""
     steering_set = read_steering_config(config)
     networks, speed = steering_set.networks, steering_set.record.speed
@@ -119,8 +127,9 @@ def train_steering(
                 "seconds": 0.0 if kept else time.perf_counter() - t0,
                 "summary": runs.read_json(summary_file),
             }
-        elif summary_file.is_file():
-            done[name] = {"state": "kept", "seconds": 0.0, "summary": runs.read_json(summary_file)}
+        elif finished(out / name):
+            summary = runs.read_json(summary_file) if summary_file.is_file() else {}
+            done[name] = {"state": "kept", "seconds": 0.0, "summary": summary}
         else:
             done[name] = _train_network(out, net, speed, on_network)
     return done
@@ -131,8 +140,9 @@ def take_network(out: Path, net: SetNetwork, on_network=None) -> dict:
     best_genome.npz/.json copied, and a summary.json naming the run; kept when there. Returns ``{"state", "seconds",
     "summary"}``."""
     where = out / net.name
-    if (where / "summary.json").is_file():
-        return {"state": "kept", "seconds": 0.0, "summary": runs.read_json(where / "summary.json")}
+    if finished(where):
+        summary = runs.read_json(where / "summary.json") if (where / "summary.json").is_file() else {}
+        return {"state": "kept", "seconds": 0.0, "summary": summary}
     source = resolve(net.taken)
     files = ("config.json", "best_genome.npz", "best_genome.json")
     missing = [f for f in files if not (source / f).is_file()]
@@ -158,7 +168,7 @@ def _train_network(out: Path, net: SetNetwork, speed: float, on_network) -> dict
     source = None if resume or net.source is None else out / net.source
     if source is not None and outside_run(net.source) and not (out / net.source).is_dir():
         source = resolve(net.source)  # a run outside the set: pretrained:NAME or a directory
-    elif source is not None and not (source / "summary.json").is_file():
+    elif source is not None and not finished(source):
         raise CheckpointError(f"network {name!r} starts from {net.source!r}, which is not trained yet in {str(out)!r}")
     pool = pool_file(out, net.pool, speed, on_network)
     cfg = net.config if pool is None else dataclasses.replace(net.config, start_pool=pool)
