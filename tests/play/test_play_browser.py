@@ -105,7 +105,6 @@ def test_play_fly(browser, artefacts, tmp_path):
     (artefacts / "play-fly.json").write_text(json.dumps(figures))
 
 
-@pytest.mark.slow  # about 23 s; the fly's test covers the server and page in the default suite
 def test_play_flock(browser, artefacts, tmp_path):
     """A click on the ground sets the flock's target; its centre moves toward it. Cost: about 20 s."""
     out = tmp_path / "run"
