@@ -129,6 +129,23 @@ def test_play_flock(browser, artefacts, tmp_path):
     assert describe(out, systems.run_kinds())["verb"] == "run"  # animat info: a flocking run
 
 
+def press_in_play(browser, args: list[str], out: Path, key: str, seconds: tuple[float, float]):
+    """``animat play ARGS`` into ``out``: sample the page's state ``seconds[0]`` s, press ``key``, sample ``seconds[1]``
+    s, take a screenshot, press q. Returns (the states before, after, play.json with the PNG bytes as its
+    ``screenshot``, the console errors)."""
+    proc, url = start(args, out)
+    try:
+        page, errors = open_page(browser, url)
+        before = sample(page, seconds[0])
+        page.keyboard.press(key)
+        after = sample(page, seconds[1])
+        shot = page.screenshot()
+        log = end(page, proc, out)
+    finally:
+        proc.kill()
+    return before, after, {**log, "screenshot": shot}, errors
+
+
 def _heading_deg(states: list[dict]) -> float:
     """Direction (deg, counter-clockwise from +x) of the mean horizontal velocity of ``states``."""
     vx, vy = np.mean([s["velocity"][:2] for s in states], axis=0)
@@ -139,16 +156,9 @@ def test_play_character(browser, artefacts, tmp_path):
     """pretrained:walk has no speed input (no task goal): ArrowLeft turns its heading 30° left (its reference clip
     turned, :mod:`animat.imitate.live`). Cost: about 20 s."""
     out = tmp_path / "run"
-    proc, url = start(["imitate", "pretrained:walk"], out)
-    try:
-        page, errors = open_page(browser, url)
-        before = sample(page, 1.5)[-10:]
-        page.keyboard.press("ArrowLeft")
-        after = sample(page, 3.5)[-10:]
-        page.screenshot(path=str(artefacts / "play-character.png"))
-        log = end(page, proc, out)
-    finally:
-        proc.kill()
+    before, after, log, errors = press_in_play(browser, ["imitate", "pretrained:walk"], out, "ArrowLeft", (1.5, 3.5))
+    before, after = before[-10:], after[-10:]
+    (artefacts / "play-character.png").write_bytes(log.pop("screenshot"))
     turned = (_heading_deg(after) - _heading_deg(before) + 180) % 360 - 180
     assert 15 < turned < 45, turned
     assert "fell" not in after[-1]["command"] and after[-1]["rtf"] is not None
@@ -167,16 +177,9 @@ def test_play_the_characters_skills(browser, artefacts, tmp_path):
     character's speed rises (measured: walk 0.8-1.05 m/s, jog 2.6-3.0 m/s over the last 1.5 s of 3 s; the selector
     falls once after the switch, and the page counts it). Cost: about 20 s."""
     out = tmp_path / "run"
-    proc, url = start(["imitate", "pretrained:locomotion"], out)
-    try:
-        page, errors = open_page(browser, url)
-        walk = sample(page, 2.0)[-10:]
-        page.keyboard.press("j")
-        jog = sample(page, 3.0)[-15:]
-        page.screenshot(path=str(artefacts / "play-skills.png"))
-        log = end(page, proc, out)
-    finally:
-        proc.kill()
+    walk, jog, log, errors = press_in_play(browser, ["imitate", "pretrained:locomotion"], out, "j", (2.0, 3.0))
+    walk, jog = walk[-10:], jog[-15:]
+    (artefacts / "play-skills.png").write_bytes(log.pop("screenshot"))
     assert walk[-1]["command"].startswith("walk") and jog[-1]["command"].startswith("jog")
     assert _speed(jog) > 1.8 * _speed(walk), (_speed(walk), _speed(jog))
     assert errors == [] and log["ended_by"] == "q"
