@@ -11,6 +11,7 @@ import numpy as np
 from animat import runs
 from animat.console import phase
 from animat.errors import ConfigError
+from animat.fly.drosophila.model import DrosophilaParams
 from animat.fly.model import FlyParams
 from animat.fly.steer.commands import parse_script
 from animat.fly.steer.live import TerminalKeys, fly_interactive
@@ -20,6 +21,11 @@ from animat.viz import plots
 
 UNIT = "u"  # the paper preset's simulation length unit
 TICK_KEYS = ("t", "position", "velocity", "quat", "wing", "command", "command_direction", "crashed", "network")
+
+
+def preset_of(params) -> str:
+    """The preset of the fly whose parameters are ``params``: ``drosophila`` or ``paper``."""
+    return "drosophila" if isinstance(params, DrosophilaParams) else "paper"
 
 
 def stack_ticks(records: list[dict]) -> dict[str, np.ndarray]:
@@ -124,10 +130,8 @@ def write_steer_run(
         **network,
     )
     flown = _network_seconds(flight["t"], network["network"]) if network else {}
-    from animat.fly.drosophila.model import DrosophilaParams
-
     summary = {
-        "preset": "drosophila" if isinstance(params, DrosophilaParams) else "paper",
+        "preset": preset_of(params),
         **config,
         "seconds": float(f.t[-1]),
         **({"network_seconds": flown} if flown else {}),
@@ -159,9 +163,7 @@ def _write_media(run_dir: Path, params: FlyParams, f: Flown, speed: float, anim_
     """``plots/velocity.png`` (commanded and actual velocity), ``plots/path.png`` and the flight's animation
     (``media/flight.gif``, ``.mp4``: its first ``anim_seconds`` s, captioned with the active command) of a steered
     flight ``f``; the commands' target ``speed`` in u/s."""
-    from animat.fly.drosophila.model import DrosophilaParams
-
-    drosophila = isinstance(params, DrosophilaParams)
+    drosophila = preset_of(params) == "drosophila"
     plots.commanded_velocity_plot(
         f.t,
         f.vel,
@@ -183,9 +185,7 @@ def _write_media(run_dir: Path, params: FlyParams, f: Flown, speed: float, anim_
 
 def write_steer_report(run_dir: Path, params) -> Path:
     """``report.html`` of a steered flight in ``run_dir``, drawn with the fly that flew it (``params``)."""
-    from animat.fly.drosophila.model import DrosophilaParams
-
-    if isinstance(params, DrosophilaParams):
+    if preset_of(params) == "drosophila":
         from animat.fly.drosophila.report import write_drosophila_report as write
     else:
         from animat.fly.report import write_fly_report as write
